@@ -1,0 +1,8 @@
+"""`replay bisect` (placeholder until implemented)."""
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    pass

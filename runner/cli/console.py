@@ -1,0 +1,21 @@
+"""One console for all output: reports on stdout, progress and errors on stderr."""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def print_json(data: Any) -> None:
+    """Machine output: plain JSON on stdout, never decorated."""
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def error_line(message: str) -> None:
+    err.print(f"replay: error: {message}", markup=False)

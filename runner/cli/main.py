@@ -1,0 +1,91 @@
+"""The `replay` command: thin typer commands, one module each, calling the stages.
+
+`replay CAPSULE [...]` is `replay run CAPSULE [...]`.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+import typer
+
+from ..errors import Exit, ReplayError
+from . import bisect, diff, inspect, render, run, shell, signature, verify
+from .console import error_line
+
+app = typer.Typer(
+    name="replay",
+    help="Hermetic replay of recorded runs: rebuild the recorded environment as an image, "
+    "rerun the command, say whether the recorded outcome came back.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+
+@app.callback()
+def _root(
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks of unexpected errors."),
+) -> None:
+    """Exit codes: 0 success, 1 negative answer, 2 bad input or usage, 3 environment failure."""
+
+
+for module in (run, inspect, diff, verify, signature, render, shell, bisect):
+    module.register(app)
+
+_COMMANDS = {"run", "inspect", "diff", "verify", "signature", "render", "shell", "bisect"}
+
+
+def _argv(args: list[str]) -> list[str]:
+    """Insert the implicit `run` when the first word is not a command."""
+    for i, a in enumerate(args):
+        if a in ("-h", "--help", "--version"):
+            return args
+        if a.startswith("-"):
+            continue
+        if a not in _COMMANDS:
+            return args[:i] + ["run"] + args[i:]
+        return args
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args or os.environ.get("REPLAY_DEBUG") == "1"
+    args = [a for a in args if a != "--debug"]
+    if args == ["--version"]:
+        from .. import __version__
+
+        print(f"replay {__version__}")
+        return 0
+    try:
+        # standalone mode: typer/click handle usage errors themselves (exit 2) and
+        # end with SystemExit; everything else reaches the handlers below.
+        app(args=_argv(args), prog_name="replay")
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    except ReplayError as e:
+        if debug:
+            traceback.print_exc()
+        error_line(e.line())
+        return int(e.exit_code)
+    except KeyboardInterrupt:
+        error_line("interrupted")
+        return 130
+    except Exception as e:  # the unexpected: one line, the traceback only with --debug
+        if debug:
+            traceback.print_exc()
+        error_line(f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)")
+        return int(Exit.ENVIRONMENT)
+    return 0
+
+
+def entry() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry()

@@ -1,0 +1,86 @@
+"""Typed errors. Only the CLI turns them into one line and an exit code.
+
+Exit codes (everywhere): 0 success, 1 a negative answer, 2 bad input or usage,
+3 the environment failed (no engine, a build that could not run).
+"""
+from __future__ import annotations
+
+from enum import IntEnum
+from pathlib import Path
+
+
+class Exit(IntEnum):
+    OK = 0
+    NEGATIVE = 1
+    BAD_INPUT = 2
+    ENVIRONMENT = 3
+
+
+class ReplayError(Exception):
+    """Base of every error replay raises on purpose."""
+
+    exit_code: Exit = Exit.ENVIRONMENT
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def line(self) -> str:
+        return self.message
+
+
+class CapsuleError(ReplayError):
+    """A capsule that cannot be read: names the file and the problem (exit 2)."""
+
+    exit_code = Exit.BAD_INPUT
+
+    def __init__(self, path: Path | str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = str(path)
+        self.problem = problem
+
+
+class UnsupportedVersion(CapsuleError):
+    """A format version newer than this replay understands."""
+
+    def __init__(self, path: Path | str, found: str, understood: str, fmt: str) -> None:
+        super().__init__(
+            path,
+            f"{fmt} format {found} is newer than this replay understands ({understood}); upgrade replay",
+        )
+        self.found = found
+        self.understood = understood
+
+
+class UsageError(ReplayError):
+    """Bad arguments or options (exit 2)."""
+
+    exit_code = Exit.BAD_INPUT
+
+
+class EngineUnavailable(ReplayError):
+    """No Docker engine answers (exit 3)."""
+
+    exit_code = Exit.ENVIRONMENT
+
+
+class BuildFailed(ReplayError):
+    """An image build that could not complete (exit 3)."""
+
+    exit_code = Exit.ENVIRONMENT
+
+    def __init__(self, message: str, log_tail: str = "") -> None:
+        super().__init__(message)
+        self.log_tail = log_tail
+
+
+class SourceUnavailable(ReplayError):
+    """A runtime, package or repository that no configured source offers (exit 3)."""
+
+    exit_code = Exit.ENVIRONMENT
+
+
+class NeedsInput(ReplayError):
+    """The capsule lacks something only the user can supply (e.g. --source) (exit 2)."""
+
+    exit_code = Exit.BAD_INPUT
