@@ -1,8 +1,47 @@
-"""`replay inspect` (placeholder until implemented)."""
+"""`replay inspect CAPSULE`: what a capsule records, group by group."""
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
+from rich.table import Table
+from rich.text import Text
+
+from ..capsules import read_capsule
+from ..capsules.model import to_data
+from ..inspect import Section, printable, sections
+from . import console
+
+
+def section_view(section: Section) -> Table | Text:
+    """A section as a two-column table, or one dim line saying why it is empty."""
+    if not section.rows:
+        return Text.assemble((section.title, "bold"), (f": {section.empty}", "dim"))
+    table = Table(
+        title=section.title, title_justify="left", title_style="bold", show_header=False, box=None,
+        padding=(0, 2, 0, 2),
+    )
+    table.add_column(style="cyan", overflow="fold")
+    table.add_column(overflow="fold")
+    table.add_column(style="yellow")
+    for row in section.rows:
+        # Text(), not a markup string: capsule values are untrusted and may hold "[...]".
+        table.add_row(Text(printable(row.label)), Text(printable(row.value)), Text(row.flag or ""))
+    return table
 
 
 def register(app: typer.Typer) -> None:
-    pass
+    @app.command("inspect")
+    def inspect_command(
+        capsule: Annotated[Path, typer.Argument(help="Capsule file or directory.")],
+        as_json: Annotated[bool, typer.Option("--json", help="Print the whole model as JSON.")] = False,
+        full: Annotated[bool, typer.Option("--all", help="List every resolved package.")] = False,
+    ) -> None:
+        """Show what a capsule records: command, outcome, platform, runtimes, packages, env..."""
+        model = read_capsule(capsule)
+        if as_json:
+            console.print_json(to_data(model))
+            return
+        for section in sections(model, full=full):
+            console.out.print(section_view(section))

@@ -1,8 +1,37 @@
-"""`replay render` (placeholder until implemented)."""
+"""`replay render CAPSULE [-o DIR]`: the Dockerfile and build context, without building."""
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
 
 import typer
 
+from ..capsules import read_capsule
+from ..config import settings
+from ..planner import make_plan
+from ..render import render, write_context
+from . import options as o
+from .console import err, out
+
 
 def register(app: typer.Typer) -> None:
-    pass
+    @app.command("render")
+    def render_cmd(
+        capsule: Annotated[Path, typer.Argument(help="The capsule to render.")],
+        output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the whole build context here.")] = None,
+        env: o.EnvOpt = [],
+        all_runtimes: o.AllRuntimesOpt = False,
+        no_pin: o.NoPinOpt = False,
+        repo: o.RepoOpt = None,
+        ref: o.RefOpt = None,
+        patch: o.PatchOpt = None,
+        source: o.SourceOpt = None,
+    ) -> None:
+        """Print the Dockerfile (dry run), or write the build context with -o DIR."""
+        s = settings()
+        plan = make_plan(read_capsule(capsule), s, o.plan_options(env, None, all_runtimes, no_pin, repo, ref, patch, source, None))
+        if output is None:
+            out.print(render(plan, s), markup=False, highlight=False)
+            return
+        ctx = write_context(plan, s, output)
+        err.print(f"replay: build context written to {ctx.path} (docker build {ctx.path})", markup=False)

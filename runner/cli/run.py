@@ -1,8 +1,44 @@
-"""`replay run` (placeholder until implemented)."""
+"""`replay CAPSULE` (= `replay run CAPSULE`): rebuild, rerun, judge."""
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
 
 import typer
 
+from ..job import replay_capsule
+from ..replay import Progress, ReplayOptions
+from ..report import show
+from . import options as o
+from .console import err, out, print_json
+
 
 def register(app: typer.Typer) -> None:
-    pass
+    @app.command("run")
+    def run_cmd(
+        capsule: Annotated[Path, typer.Argument(help="A twin capsule, a NovaFabric capsule directory, or a CodeInstances file.")],
+        attempts: Annotated[int, typer.Option("--attempts", "-n", min=1, max=50, help="Runs in fresh containers.")] = 3,
+        timeout: Annotated[float, typer.Option("--timeout", help="Seconds per attempt.")] = 600.0,
+        memory: Annotated[str, typer.Option("--memory", help="Memory limit per attempt.")] = "4g",
+        env: o.EnvOpt = [],
+        salt: o.SaltOpt = None,
+        all_runtimes: o.AllRuntimesOpt = False,
+        no_pin: o.NoPinOpt = False,
+        repo: o.RepoOpt = None,
+        ref: o.RefOpt = None,
+        patch: o.PatchOpt = None,
+        source: o.SourceOpt = None,
+        http: o.HttpOpt = None,
+        trust_key: Annotated[list[Path], typer.Option("--trust-key", help="PEM public key of a trusted signer.")] = [],
+        as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+        verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Stream the build and the command's output.")] = False,
+    ) -> None:
+        """Replay CAPSULE: exit 0 reproduced (or fixed), 1 another verdict, 2 bad input, 3 environment failure."""
+        plan_opts = o.plan_options(env, salt, all_runtimes, no_pin, repo, ref, patch, source, http)
+        opts = ReplayOptions(attempts=attempts, timeout=timeout, memory=memory, verbose=verbose, plan=plan_opts)
+        report = replay_capsule(capsule, opts, Progress(err), trust_keys=trust_key)
+        if as_json:
+            print_json(report.to_json())
+        else:
+            show(report, out)
+        raise typer.Exit(report.exit_code)

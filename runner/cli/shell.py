@@ -1,8 +1,36 @@
-"""`replay shell` (placeholder until implemented)."""
+"""`replay shell CAPSULE`: an interactive shell in the replayed environment."""
 from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Annotated
 
 import typer
 
+from ..replay import Progress, Replayer, ReplayOptions
+from . import options as o
+from .console import err
+
 
 def register(app: typer.Typer) -> None:
-    pass
+    @app.command("shell")
+    def shell_cmd(
+        capsule: Annotated[Path, typer.Argument(help="The capsule whose environment to enter.")],
+        env: o.EnvOpt = [],
+        repo: o.RepoOpt = None,
+        ref: o.RefOpt = None,
+        source: o.SourceOpt = None,
+    ) -> None:
+        """Build the replay image and open bash in it, with the recorded environment set (no network)."""
+        replayer = Replayer(ReplayOptions(plan=o.plan_options(env, None, False, False, repo, ref, None, source, None)),
+                            Progress(err))
+        try:
+            _, plan = replayer.load(capsule)
+            image = replayer.image(plan)
+            spec = replayer.run_spec(plan, image)
+            spec = dataclasses.replace(spec, argv=("bash",), tty=True, stdin_open=True)
+            err.print(f"replay: recorded command: {' '.join(plan.argv)}", markup=False)
+            code = replayer.engine.interactive(spec)
+        finally:
+            replayer.close()
+        raise typer.Exit(code)

@@ -1,0 +1,50 @@
+"""Options shared by the commands that replay (run, render, shell, bisect)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ..capsules import read_capsule
+from ..errors import UsageError
+from ..planner import PlanOptions
+
+EnvOpt = Annotated[list[str], typer.Option("--env", "-e", help="NAME=VALUE: supply or override a variable (NAME= sets it empty).")]
+SaltOpt = Annotated[Optional[str], typer.Option("--salt", envvar="REPLAY_SALT", help="The salt twin hashed values with, to check --env values.")]
+RepoOpt = Annotated[Optional[str], typer.Option("--repo", help="Fetch the commit from this clone, fork or mirror (path or URL).")]
+RefOpt = Annotated[Optional[str], typer.Option("--ref", help="Replay the environment against another commit, without the diff.")]
+PatchOpt = Annotated[Optional[Path], typer.Option("--patch", help="Apply this fix on top (verdict: fixed / not-fixed).")]
+SourceOpt = Annotated[Optional[Path], typer.Option("--source", help="Use this directory as the source (capsules that record none).")]
+HttpOpt = Annotated[Optional[Path], typer.Option("--http", help="Serve this CodeInstances instance's recorded HTTP calls.")]
+AllRuntimesOpt = Annotated[bool, typer.Option("--all-runtimes", help="Install every recorded runtime a source offers.")]
+NoPinOpt = Annotated[bool, typer.Option("--no-pin", help="Keep the lockfile's versions instead of the recorded installed ones.")]
+
+
+def parse_env(items: list[str]) -> tuple[tuple[str, str], ...]:
+    out = []
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name or not name.replace("_", "a").isalnum() or name[0].isdigit():
+            raise UsageError(f"--env {item!r}: expected NAME=VALUE")
+        out.append((name, value))
+    return tuple(out)
+
+
+def plan_options(env: list[str], salt: str | None, all_runtimes: bool, no_pin: bool, repo: str | None,
+                 ref: str | None, patch: Path | None, source: Path | None, http: Path | None) -> PlanOptions:
+    patch_text = ""
+    if patch is not None:
+        try:
+            patch_text = patch.read_text()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"--patch {patch}: {exc.strerror if isinstance(exc, OSError) else 'not a text file'}") from exc
+    if source is not None and not source.is_dir():
+        raise UsageError(f"--source {source}: not a directory")
+    instance = None
+    if http is not None:
+        instance = read_capsule(http)
+        if instance.provenance.format.value != "codeinstances":
+            raise UsageError(f"--http {http}: not a CodeInstances instance ({instance.provenance.format.value})")
+    return PlanOptions(env_overrides=parse_env(env), salt=salt, all_runtimes=all_runtimes, pin=not no_pin,
+                       repo=repo, ref=ref, patch=patch_text, source_dir=str(source) if source else None, http=instance)

@@ -1,0 +1,99 @@
+"""`replay CAPSULE`, the use case: verify, plan, build, run the attempts, judge."""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from .capsules import verify_capsule
+from .plan import Plan
+from .replay import Attempt, BuiltImage, Progress, Replayer, ReplayOptions, judge
+from .report import ReplayReport, verification_summary
+
+
+def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
+                   trust_keys: Sequence[Path] = ()) -> ReplayReport:
+    replayer = Replayer(options, progress)
+    try:
+        with progress.step("verify capsule"):
+            verified = verify_capsule(path, trust_keys)
+        with progress.step("plan"):
+            capsule, plan = replayer.load(path)
+        expected = replayer.expected(capsule)
+        image = replayer.image(plan)
+        attempts, http = _attempts(replayer, plan, image, expected, progress)
+        verdict = judge(expected, attempts, patched=bool(plan.source and plan.source.patch))
+        notes = list(plan.notes)
+        if image.context and image.context.restored:
+            notes += list(image.context.restored.notes)
+        if verified is not None and not verified.valid:
+            notes.append("the capsule did not verify: see the verification problems")
+        return ReplayReport(
+            verdict=verdict,
+            capsule={"path": str(path), "format": capsule.provenance.format.value, "id": plan.capsule_id},
+            expected=expected, attempts=tuple(attempts), fidelity=plan.fidelity + _clock_rows(plan),
+            steps=tuple(progress.timings),
+            image={"ref": image.ref, "built": image.built, "build_s": round(image.build_s, 3),
+                   "builder": replayer.engine.builder_name, "base": plan.base.key},
+            verification=verification_summary(verified), drift=image.drift, http=http, notes=tuple(notes),
+        )
+    finally:
+        replayer.close()
+
+
+def _attempts(replayer: Replayer, plan: Plan, image: BuiltImage, expected: Any,
+              progress: Progress) -> tuple[list[Attempt], dict[str, Any] | None]:
+    attempts: list[Attempt] = []
+    http: dict[str, Any] | None = None
+    with ExitStack() as stack:
+        extra_env: list[tuple[str, str]] = []
+        kw: dict[str, Any] = {}
+        session = None
+        if plan.network == "replay":
+            session = stack.enter_context(_http_session(replayer, plan))
+            extra_env += list(session.env)
+            kw = {"network": session.network, "dns_opts": tuple(session.dns_opts), "mounts": tuple(session.mounts)}
+        for i in range(replayer.options.attempts):
+            clock_env = _clock_env(plan)
+            spec = replayer.run_spec(plan, image, extra_env=[*extra_env, *clock_env], **kw)
+            with progress.step(f"attempt {i + 1}/{replayer.options.attempts}"):
+                attempts.append(replayer.attempt(plan, image, expected, spec))
+        if session is not None:
+            http = _http_summary(session.report())
+    return attempts, http
+
+
+def _http_session(replayer: Replayer, plan: Plan) -> Any:
+    from .baseimage import base_ref
+    from .httpreplay.session import HttpReplaySession
+
+    return HttpReplaySession(replayer.engine, replayer.settings, plan.http_calls, replayer.label,
+                             base_ref(replayer.settings, plan.base),
+                             allowed_hosts=plan.allowed_hosts, denied_hosts=plan.denied_hosts)
+
+
+def _http_summary(report: Any) -> dict[str, Any]:
+    if dataclasses.is_dataclass(report):
+        from .capsules.model import to_data
+
+        return to_data(report)  # type: ignore[no-any-return]
+    return dict(report)
+
+
+def _clock_env(plan: Plan) -> list[tuple[str, str]]:
+    if not plan.clock_start:
+        return []
+    from .clock import faketime_env
+
+    return list(faketime_env(plan.clock_start))
+
+
+def _clock_rows(plan: Plan) -> tuple[Any, ...]:
+    from .plan import Fidelity
+
+    if not plan.clock_start:
+        return (Fidelity("clock", "not recorded", "real time", "not applied", "the capsule records no clock"),)
+    return (Fidelity("clock", plan.clock_start, plan.clock_start, "exact",
+                     "libfaketime: applies to dynamically linked programs, not static binaries or Go"),)

@@ -1,0 +1,115 @@
+"""What to build and run: the replay plan, an immutable value derived from a capsule.
+
+The plan is the single input of rendering (build time) and running (run time).
+Bisect varies it fact by fact (see facts.py); nothing downstream reads the capsule.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .capsules.model import Artifact, FrozenMap, HttpCall, RecordedValue
+
+FidelityStatus = Literal["exact", "approximated", "not applied", "recorded, not installed"]
+
+
+@dataclass(frozen=True)
+class Fidelity:
+    fact: str  # e.g. "runtime node", "env TZ", "platform distro"
+    recorded: str
+    replayed: str
+    status: FidelityStatus
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class BaseImage:
+    distro: str  # debian
+    suite: str  # bookworm
+    version: str  # 12
+    libc_version: str  # glibc version the suite ships
+    python: str  # python3 version the suite ships
+
+    @property
+    def key(self) -> str:
+        return f"{self.distro}:{self.suite}"
+
+
+@dataclass(frozen=True)
+class Runtime:
+    name: str  # node | python
+    recorded: str | None
+    version: str  # what will be installed
+    source: str  # npm-registry | nodejs.org | debian
+    exact: bool
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A package manager installed at a version."""
+
+    name: str  # npm | pnpm | yarn | pip
+    version: str
+
+
+@dataclass(frozen=True)
+class Lock:
+    manager: str  # npm | pnpm | yarn | pip | uv
+    path: str  # relative to the repo root
+    sha256: str | None  # expected; checked inside the build
+
+
+@dataclass(frozen=True)
+class Source:
+    remote: str | None
+    commit: str | None
+    diff: str = ""  # applied on top of the commit
+    diff_truncated: bool = False
+    diff_redacted: bool = False
+    untracked: tuple[str, ...] = ()
+    patch: str = ""  # --patch: a fix applied after the diff
+    local_dir: str | None = None  # --source DIR: used as is instead of a commit
+
+
+@dataclass(frozen=True)
+class EnvSetting:
+    """One variable at run time: set to a value, set empty, or made absent."""
+
+    state: Literal["set", "empty", "absent"]
+    value: str = ""
+
+
+@dataclass(frozen=True)
+class Plan:
+    title: str
+    capsule_id: str
+    base: BaseImage
+    argv: tuple[str, ...]
+    workdir_rel: str = "."  # relative to the repository (or workspace) root
+    runtimes: tuple[Runtime, ...] = ()
+    tools: tuple[Tool, ...] = ()
+    lock: Lock | None = None
+    node_pins: FrozenMap[str, str] = field(default_factory=FrozenMap)  # package -> version
+    python_pins: FrozenMap[str, str] = field(default_factory=FrozenMap)
+    pin_node: bool = True
+    source: Source | None = None
+    inputs: tuple[Artifact, ...] = ()
+    capsule_dir: str | None = None  # where the inputs are read from
+    locales: tuple[str, ...] = ()  # generated at build time (e.g. en_US.UTF-8)
+    env: FrozenMap[str, EnvSetting] = field(default_factory=FrozenMap)
+    network: Literal["none", "replay", "allow"] = "none"
+    allowed_hosts: tuple[str, ...] = ()
+    denied_hosts: tuple[str, ...] = ()
+    http_calls: tuple[HttpCall, ...] = ()
+    values: tuple[RecordedValue, ...] = ()
+    clock_start: str | None = None  # RFC 3339; the replay starts the clock here
+    faketime: bool = False  # libfaketime installed in the image
+    fidelity: tuple[Fidelity, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def runtime(self, name: str) -> Runtime | None:
+        return next((r for r in self.runtimes if r.name == name), None)
+
+    def tool(self, name: str) -> Tool | None:
+        return next((t for t in self.tools if t.name == name), None)

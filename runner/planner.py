@@ -1,0 +1,271 @@
+"""From a capsule to a replay plan: what to install, restore, set and run.
+
+Every recorded fact ends up in the plan or in the fidelity table (exact,
+approximated with the reason, or not applied with the reason); nothing is
+dropped silently.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import posixpath
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from .baseimage import choose_base
+from .capsules.model import Capsule, FrozenMap
+from .config import Settings
+from .errors import NeedsInput, UsageError
+from .plan import EnvSetting, Fidelity, Lock, Plan, Runtime, Source, Tool
+from .providers import COMMAND_RUNTIME, ECOSYSTEM_RUNTIME, NODE_TOOLS, resolve_node_tool, resolve_runtime
+
+HOST_SPECIFIC = {"HOME", "PATH", "USER", "USERNAME", "LOGNAME", "SHELL", "PWD", "OLDPWD", "HOSTNAME", "TMPDIR"}
+NOT_LOCALES = {"C", "POSIX", "C.UTF-8", "C.utf8"}
+DEFAULT_NODE = "22"  # major used when a command needs node and the capsule records none
+SKIP_PY_PINS = {"pip", "setuptools", "wheel"}
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    env_overrides: tuple[tuple[str, str], ...] = ()
+    salt: str | None = None
+    all_runtimes: bool = False
+    pin: bool = True
+    repo: str | None = None  # --repo PATH_OR_URL
+    ref: str | None = None  # --ref SHA: another commit, without the diff
+    patch: str = ""  # --patch FILE's content
+    source_dir: str | None = None  # --source DIR
+    http: Capsule | None = None  # --http INSTANCE
+
+
+def make_plan(capsule: Capsule, settings: Settings, opts: PlanOptions = PlanOptions()) -> Plan:
+    rows: list[Fidelity] = []
+    notes: list[str] = []
+    py_recorded = capsule.runtimes.get("python") or (capsule.python.version if capsule.python else None)
+    base, base_rows = choose_base(capsule.platform, py_recorded)
+    rows += base_rows
+    needed = _needed_runtimes(capsule)
+    runtimes = _runtimes(capsule, needed, base, settings, opts, rows)
+    tools = _tools(capsule, runtimes, settings, rows)
+    env, locales = _env(capsule, opts, rows, notes)
+    source, workdir = _source(capsule, opts, rows, notes)
+    calls = (opts.http or capsule).http_calls
+    values = (opts.http or capsule).values
+    network, allowed, denied = _network(capsule, bool(calls), rows, notes)
+    clock = _clock_start(capsule, opts)
+    return Plan(
+        title=_title(capsule), capsule_id=_capsule_id(capsule), base=base, argv=capsule.command.argv,
+        workdir_rel=workdir, runtimes=runtimes, tools=tools, lock=_lock(capsule, rows),
+        node_pins=FrozenMap({k: v[0] for k, v in sorted(capsule.resolved.node.items()) if len(v) == 1}),
+        python_pins=_python_pins(capsule), pin_node=opts.pin, source=source,
+        inputs=capsule.inputs, capsule_dir=_capsule_dir(capsule), locales=locales, env=env,
+        network=network, allowed_hosts=allowed, denied_hosts=denied, http_calls=calls, values=values,
+        clock_start=clock, faketime=clock is not None, fidelity=tuple(rows), notes=tuple(notes),
+    )
+
+
+def _title(c: Capsule) -> str:
+    return f"{c.provenance.format.value} {' '.join(c.command.argv)[:80]}"
+
+
+def _capsule_id(c: Capsule) -> str:
+    if c.provenance.capsule_id:
+        return c.provenance.capsule_id.replace("sha256:", "")[:26]
+    return hashlib.sha256(repr(c.command).encode()).hexdigest()[:16]
+
+
+def _capsule_dir(c: Capsule) -> str | None:
+    return c.provenance.path if c.inputs else None
+
+
+def _needed_runtimes(c: Capsule) -> set[str]:
+    needed: set[str] = set()
+    if c.command.argv:
+        prog = PurePosixPath(c.command.argv[0]).name
+        prog = prog.rstrip("0123456789.") if prog.startswith("python") else prog
+        if prog in COMMAND_RUNTIME:
+            needed.add(COMMAND_RUNTIME[prog])
+    for pm in c.package_managers:
+        if pm.ecosystem in ECOSYSTEM_RUNTIME:
+            needed.add(ECOSYSTEM_RUNTIME[pm.ecosystem])
+    if c.resolved.node:
+        needed.add("node")
+    if c.resolved.python or c.python:
+        needed.add("python")
+    return needed
+
+
+def _runtimes(c: Capsule, needed: set[str], base, settings: Settings, opts: PlanOptions,
+              rows: list[Fidelity]) -> tuple[Runtime, ...]:
+    out: list[Runtime] = []
+    recorded = dict(c.runtimes)
+    if c.python and c.python.version and "python" not in recorded:
+        recorded["python"] = c.python.version
+    for name in sorted(set(recorded) | needed):
+        version = recorded.get(name)
+        if name not in needed and not opts.all_runtimes:
+            rows.append(Fidelity(f"runtime {name}", version or "-", "-", "recorded, not installed",
+                                 "the command does not need it (--all-runtimes installs it)"))
+            continue
+        if version is None:
+            version = base.python if name == "python" else DEFAULT_NODE
+            rows.append(Fidelity(f"runtime {name}", "not recorded", "default", "approximated",
+                                 "the capsule records no version; the documented default is used"))
+        runtime, row = resolve_runtime(name, version, base, settings)
+        if runtime is not None and version == DEFAULT_NODE and name == "node":
+            runtime = Runtime("node", None, runtime.version, runtime.source, False, "default (newest 22.x)")
+        rows.append(row)
+        if runtime is not None:
+            out.append(runtime)
+    return tuple(out)
+
+
+def _tools(c: Capsule, runtimes: tuple[Runtime, ...], settings: Settings, rows: list[Fidelity]) -> tuple[Tool, ...]:
+    if not any(r.name == "node" for r in runtimes):
+        return ()
+    wanted: dict[str, str | None] = {"npm": None}
+    for pm in c.package_managers:
+        if pm.name in NODE_TOOLS:
+            wanted[pm.name] = pm.declared or pm.version
+    for name in list(wanted):
+        wanted[name] = wanted[name] or c.tools.get(name)
+    out = []
+    for name, version in wanted.items():
+        if version is None:
+            version = "10"
+            rows.append(Fidelity(f"package manager {name}", "not recorded", "default", "approximated",
+                                 "the capsule records no version; newest 10.x"))
+        tool, row = resolve_node_tool(name, version.split("+")[0], settings)
+        rows.append(row)
+        if tool:
+            out.append(tool)
+    return tuple(sorted(out, key=lambda t: t.name))
+
+
+def _lock(c: Capsule, rows: list[Fidelity]) -> Lock | None:
+    for pm in c.package_managers:
+        if pm.lockfile and pm.name in ("npm", "pnpm", "yarn"):
+            rows.append(Fidelity("lockfile", pm.lockfile, pm.lockfile, "exact", "sha256 checked inside the build"))
+            return Lock(pm.name, pm.lockfile, pm.lockfile_sha256)
+        if pm.lockfile:
+            rows.append(Fidelity("lockfile", pm.lockfile, "-", "not applied",
+                                 f"{pm.name} lockfiles are not installed yet; resolved versions are pinned instead"))
+    return None
+
+
+def _python_pins(c: Capsule) -> FrozenMap[str, str]:
+    return FrozenMap({k: v for k, v in sorted(c.resolved.python.items()) if k not in SKIP_PY_PINS})
+
+
+def _env(c: Capsule, opts: PlanOptions, rows: list[Fidelity], notes: list[str]) -> tuple[FrozenMap[str, EnvSetting], tuple[str, ...]]:
+    env: dict[str, EnvSetting] = {}
+    for name, fact in c.env.items():
+        if fact.host_specific or name in HOST_SPECIFIC:
+            rows.append(Fidelity(f"env {name}", "host value" if fact.value else fact.state, "container's own",
+                                 "not applied", "host-specific: mapped to the container's, not copied"))
+        elif fact.state == "set" and fact.value is None:
+            rows.append(Fidelity(f"env {name}", "set (value not recorded)", "unset", "not applied",
+                                 "value not recorded; supply it with --env NAME=VALUE"))
+        else:
+            env[name] = EnvSetting(fact.state, fact.value or "")
+    tz_recorded = c.env.get("TZ")
+    if (tz_recorded is None or tz_recorded.value is None) and c.locale.time_zone:
+        env["TZ"] = EnvSetting("set", c.locale.time_zone)
+        rows.append(Fidelity("env TZ", f"time zone {c.locale.time_zone}", c.locale.time_zone, "exact",
+                             "TZ set from the recorded time zone"))
+    if c.locale.lang and "LANG" not in env:
+        env["LANG"] = EnvSetting("set", c.locale.lang)
+    if c.locale.lc_all and "LC_ALL" not in env:
+        env["LC_ALL"] = EnvSetting("set", c.locale.lc_all)
+    for name, value in opts.env_overrides:
+        _check_hash(c, name, value, opts.salt, notes)
+        env[name] = EnvSetting("set" if value else "empty", value)
+        rows.append(Fidelity(f"env {name}", _describe(c, name), value or "(empty)", "not applied" if name in c.env else "exact",
+                             "overridden with --env"))
+    locales = sorted({s.value for k, s in env.items() if k in ("LANG", "LC_ALL") or k.startswith("LC_")
+                      if s.state == "set" and s.value and s.value not in NOT_LOCALES})
+    return FrozenMap(sorted(env.items())), tuple(locales)
+
+
+def _describe(c: Capsule, name: str) -> str:
+    fact = c.env.get(name)
+    if fact is None:
+        return "not recorded"
+    return fact.value if fact.value is not None else fact.state
+
+
+def _check_hash(c: Capsule, name: str, value: str, salt: str | None, notes: list[str]) -> None:
+    fact = c.env.get(name)
+    if fact is None or fact.hash is None:
+        return
+    if salt is None:
+        notes.append(f"env {name}: the capsule holds a salted hash; pass --salt to check the supplied value")
+        return
+    digest = hmac.new(salt.encode(), value.encode(), hashlib.sha256).hexdigest()[:32]
+    if digest != fact.hash:
+        raise UsageError(f"--env {name}: the supplied value does not match the capsule's salted hash")
+    notes.append(f"env {name}: the supplied value matches the capsule's salted hash")
+
+
+def _source(c: Capsule, opts: PlanOptions, rows: list[Fidelity], notes: list[str]) -> tuple[Source | None, str]:
+    workdir = _workdir(c)
+    if opts.source_dir:
+        return Source(remote=None, commit=None, patch=opts.patch, local_dir=opts.source_dir), workdir
+    repo = c.repo
+    if repo is None or repo.commit is None:
+        if opts.repo or opts.ref:
+            raise NeedsInput(f"{c.provenance.path}: the capsule records no commit; --repo/--ref need one (use --source DIR)")
+        if c.inputs or c.provenance.format.value == "codeinstances":
+            notes.append("no source recorded: the working directory holds only the capsule's inputs")
+            return None, workdir
+        raise NeedsInput(f"{c.provenance.path}: the capsule records no source (no git commit); pass --source DIR")
+    commit = opts.ref or repo.commit
+    diff = "" if opts.ref else (repo.diff or "")
+    if opts.ref:
+        rows.append(Fidelity("repo commit", repo.commit, opts.ref, "not applied", "--ref: another commit, without the diff"))
+    else:
+        rows.append(Fidelity("repo commit", repo.commit, repo.commit, "exact"))
+    if repo.diff is None and repo.dirty:
+        rows.append(Fidelity("repo diff", "dirty, not recorded", "-", "not applied", "the format does not record the diff"))
+    for name in repo.untracked:
+        rows.append(Fidelity("untracked file", name, "-", "not applied", "names only are recorded; not restorable"))
+    return Source(remote=opts.repo or repo.remote, commit=commit, diff=diff, diff_truncated=repo.diff_truncated,
+                  diff_redacted=repo.diff_redacted, untracked=repo.untracked, patch=opts.patch), workdir
+
+
+def _workdir(c: Capsule) -> str:
+    cwd = c.command.cwd
+    if not cwd or c.command.cwd_is_host_path:
+        return "."
+    norm = posixpath.normpath(cwd)
+    if norm.startswith("..") or norm.startswith("/"):
+        raise NeedsInput(f"{c.provenance.path}: command.cwd {cwd!r} leaves the repository")
+    return norm
+
+
+def _network(c: Capsule, has_calls: bool, rows: list[Fidelity], notes: list[str]) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    policy = c.policy
+    allowed = policy.allowed_hosts if policy else ()
+    denied = policy.denied_hosts if policy else ()
+    if has_calls:
+        rows.append(Fidelity("network", "recorded HTTP calls", "replay server", "exact",
+                             "hosts resolve to the replay server; nothing leaves"))
+        return "replay", allowed, denied
+    if policy and policy.egress == "allow":
+        rows.append(Fidelity("network", "egress allow", "bridge network", "exact", "the capsule's policy allows egress"))
+        notes.append("network allowed by the capsule's replay policy: this replay is not hermetic")
+        return "allow", allowed, denied
+    if policy and policy.egress == "policy":
+        rows.append(Fidelity("network", "egress policy", "none", "approximated",
+                             "host allow-lists need recorded traffic (--http); replayed without network"))
+    return "none", allowed, denied
+
+
+def _clock_start(c: Capsule, opts: PlanOptions) -> str | None:
+    src = opts.http or c
+    clocks = [v.value for v in src.values if v.kind == "clock"]
+    if clocks:
+        return clocks[0]
+    if c.policy and (c.policy.freeze_clock or c.policy.injected_now):
+        return c.policy.injected_now or c.wallclock_at_start or c.provenance.created_at
+    return None

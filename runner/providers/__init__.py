@@ -1,0 +1,53 @@
+"""Runtime and package-manager providers.
+
+Each provider decides, for a recorded version, what it can install (exact, or the
+nearest it offers, reported as approximated) and fetches the verified artifacts
+into the build context. Official distributions are tried first, then sources
+reachable here (node from the npm registry's platform packages; CPython from the
+distro's packages).
+"""
+from __future__ import annotations
+
+from ..plan import BaseImage, Fidelity, Runtime, Tool
+from ..config import Settings
+from . import node, python
+from .versions import nearest
+
+RUNTIME_PROVIDERS = {"node": node.resolve, "python": python.resolve}
+
+# What runtime each package manager / command needs.
+ECOSYSTEM_RUNTIME = {"node": "node", "python": "python"}
+COMMAND_RUNTIME = {
+    "node": "node", "npx": "node", "npm": "node", "pnpm": "node", "yarn": "node", "corepack": "node",
+    "jest": "node", "vitest": "node", "mocha": "node", "tsc": "node", "tsx": "node",
+    "python": "python", "python3": "python", "pip": "python", "pip3": "python", "pytest": "python",
+    "uv": "python", "poetry": "python", "tox": "python",
+}
+NODE_TOOLS = ("npm", "pnpm", "yarn")
+
+
+def resolve_runtime(name: str, recorded: str, base: BaseImage, settings: Settings) -> tuple[Runtime | None, Fidelity]:
+    provider = RUNTIME_PROVIDERS.get(name)
+    if provider is None:
+        return None, Fidelity(f"runtime {name}", recorded, "-", "not applied", "no provider for this runtime yet")
+    return provider(recorded, base, settings)
+
+
+def resolve_node_tool(name: str, recorded: str, settings: Settings) -> tuple[Tool | None, Fidelity]:
+    from .fetch import npm_versions
+
+    if name == "yarn" and not recorded.startswith("1."):
+        return None, Fidelity(f"package manager {name}", recorded, "-", "not applied",
+                              "yarn >= 2 installs through corepack from a site not reachable here")
+    try:
+        available = npm_versions(settings, name)
+    except Exception as exc:  # SourceUnavailable or a malformed document
+        return None, Fidelity(f"package manager {name}", recorded, "-", "not applied", str(exc))
+    chosen = nearest(recorded, available)
+    if chosen is None:
+        return None, Fidelity(f"package manager {name}", recorded, "-", "not applied",
+                              f"the npm registry offers no {name} near {recorded}")
+    exact = chosen == recorded
+    return Tool(name, chosen), Fidelity(f"package manager {name}", recorded, chosen,
+                                        "exact" if exact else "approximated",
+                                        "" if exact else f"{name}@{recorded} is not on the registry; nearest release")

@@ -1,0 +1,125 @@
+"""Downloads from package registries, verified and cached on the host.
+
+Artifacts are fetched host side (where the host's CA store, proxy settings and
+cache live) and verified against the registry's integrity hash before they enter
+a build context; builds then install them without the network.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import shutil
+import urllib.error
+import urllib.parse
+import urllib.request
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
+
+from ..config import Settings
+from ..errors import SourceUnavailable
+
+
+def _retryable(exc: BaseException) -> bool:
+    if isinstance(exc, urllib.error.HTTPError):
+        return exc.code >= 500 or exc.code == 429
+    return isinstance(exc, (urllib.error.URLError, TimeoutError, ConnectionError)) and not _dns_failure(exc)
+
+
+def _dns_failure(exc: BaseException) -> bool:
+    return "Name or service not known" in str(exc) or "nodename nor servname" in str(exc)
+
+
+@retry(retry=retry_if_exception(_retryable), stop=stop_after_attempt(3), wait=wait_exponential(0.5, max=4),
+       reraise=True)
+def _get(url: str, timeout: float) -> bytes:
+    req = urllib.request.Request(url, headers={"User-Agent": "replay", "Accept": "application/json, */*"})
+    with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - https registry URLs only
+        return bytes(resp.read())
+
+
+def get(url: str, timeout: float = 60.0) -> bytes:
+    try:
+        return _get(url, timeout)
+    except urllib.error.HTTPError as exc:
+        raise SourceUnavailable(f"{url}: HTTP {exc.code}") from exc
+    except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
+        raise SourceUnavailable(f"{url}: {getattr(exc, 'reason', exc)}") from exc
+
+
+@lru_cache(maxsize=256)
+def npm_packument(registry: str, name: str) -> dict[str, Any]:
+    """The registry's document of a package (all versions)."""
+    quoted = urllib.parse.quote(name, safe="@")
+    try:
+        return dict(json.loads(get(f"{registry}/{quoted.replace('/', '%2f')}")))
+    except SourceUnavailable as exc:
+        if "HTTP 404" in str(exc):
+            raise SourceUnavailable(f"npm registry has no package {name}") from exc
+        raise
+
+
+def npm_versions(settings: Settings, name: str) -> list[str]:
+    return list(npm_packument(settings.npm_registry, name).get("versions", {}))
+
+
+def npm_tarball(settings: Settings, name: str, version: str) -> Path:
+    """Download <name>@<version> from the npm registry, checked against its integrity."""
+    meta = npm_packument(settings.npm_registry, name).get("versions", {}).get(version)
+    if not meta:
+        raise SourceUnavailable(f"npm registry has no {name}@{version}")
+    dist = meta.get("dist", {})
+    integrity = dist.get("integrity") or ""
+    url = _via_registry(settings, str(dist.get("tarball", "")))
+    return cached_download(settings, url, integrity, f"{name.replace('/', '-').lstrip('@')}-{version}.tgz")
+
+
+def _via_registry(settings: Settings, url: str) -> str:
+    """Tarball URLs name the registry they came from; fetch through the configured one."""
+    parts = urllib.parse.urlsplit(url)
+    reg = urllib.parse.urlsplit(settings.npm_registry)
+    return urllib.parse.urlunsplit((reg.scheme, reg.netloc, reg.path.rstrip("/") + parts.path, "", ""))
+
+
+def check_integrity(data: bytes, integrity: str) -> bool:
+    """Subresource-integrity ("sha512-<base64>") or a plain "sha256:<hex>"."""
+    if integrity.startswith("sha256:"):
+        return hashlib.sha256(data).hexdigest() == integrity[7:]
+    for item in integrity.split():
+        algo, _, digest = item.partition("-")
+        if algo in ("sha512", "sha384", "sha256", "sha1"):
+            if base64.b64encode(hashlib.new(algo, data).digest()).decode() == digest:
+                return True
+    return False
+
+
+def cached_download(settings: Settings, url: str, integrity: str, filename: str) -> Path:
+    if not integrity:
+        raise SourceUnavailable(f"{url}: the registry gives no integrity hash; refusing an unverified download")
+    key = hashlib.sha256(integrity.encode()).hexdigest()[:24]
+    dest = settings.downloads / key / filename
+    if dest.exists():
+        return dest
+    data = get(url, timeout=300)
+    if not check_integrity(data, integrity):
+        raise SourceUnavailable(f"{url}: integrity check failed (expected {integrity[:40]}…)")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_suffix(".part")
+    tmp.write_bytes(data)
+    tmp.replace(dest)
+    return dest
+
+
+def place(src: Path, context_dir: Path) -> str:
+    """Put a cached artifact into a build context (hard link when possible)."""
+    context_dir.mkdir(parents=True, exist_ok=True)
+    dest = context_dir / src.name
+    if not dest.exists():
+        try:
+            dest.hardlink_to(src)
+        except OSError:
+            shutil.copy2(src, dest)
+    return dest.name

