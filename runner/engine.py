@@ -13,6 +13,7 @@ SDK's classic builder is used.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -345,10 +346,13 @@ def _quietly(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
 
 
 def _last_error(lines: Sequence[str]) -> str:
-    for line in reversed(lines):
-        low = line.lower()
-        if "error" in low or "failed" in low or "mismatch" in low:
-            return line.strip()[:300]
+    """The most telling line of a failed build's log (our own `replay:` lines first)."""
+    for marker in ("replay:", "error", "failed", "mismatch"):
+        for line in reversed(lines):
+            text = re.sub(r"^#\d+ [\d.]+ ", "", line.strip())
+            low = text.lower()
+            if marker in low and "executor failed" not in low and "did not complete successfully" not in low:
+                return text[:300]
     return (lines[-1].strip()[:300] if lines else "no output")
 
 

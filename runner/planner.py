@@ -168,6 +168,8 @@ def _env(c: Capsule, opts: PlanOptions, rows: list[Fidelity], notes: list[str]) 
                                  "value not recorded; supply it with --env NAME=VALUE"))
         else:
             env[name] = EnvSetting(fact.state, fact.value or "")
+            shown = fact.value if fact.state == "set" else fact.state
+            rows.append(Fidelity(f"env {name}", shown or "", shown or "", "exact"))
     tz_recorded = c.env.get("TZ")
     if (tz_recorded is None or tz_recorded.value is None) and c.locale.time_zone:
         env["TZ"] = EnvSetting("set", c.locale.time_zone)
@@ -180,10 +182,13 @@ def _env(c: Capsule, opts: PlanOptions, rows: list[Fidelity], notes: list[str]) 
     for name, value in opts.env_overrides:
         _check_hash(c, name, value, opts.salt, notes)
         env[name] = EnvSetting("set" if value else "empty", value)
+        rows[:] = [r for r in rows if r.fact != f"env {name}"]
         rows.append(Fidelity(f"env {name}", _describe(c, name), value or "(empty)", "not applied" if name in c.env else "exact",
                              "overridden with --env"))
     locales = sorted({s.value for k, s in env.items() if k in ("LANG", "LC_ALL") or k.startswith("LC_")
                       if s.state == "set" and s.value and s.value not in NOT_LOCALES})
+    for loc in locales:
+        rows.append(Fidelity("locale", loc, loc, "exact", "generated in the image with localedef"))
     return FrozenMap(sorted(env.items())), tuple(locales)
 
 

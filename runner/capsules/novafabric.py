@@ -82,10 +82,10 @@ def _manifest(root: Path) -> dict[str, Any]:
 def _check_version(path: Path, doc: Mapping[str, Any]) -> None:
     version = doc.get("schema_version")
     match = _VERSION.match(version) if isinstance(version, str) else None
-    if match is None:
+    if not isinstance(version, str) or match is None:
         raise CapsuleError(path, f"schema_version {version!r} is not a version number")
     if int(match.group(1)) > 1:
-        raise UnsupportedVersion(path, version, UNDERSTOOD, "NovaFabric Run Capsule")  # type: ignore[arg-type]
+        raise UnsupportedVersion(path, version, UNDERSTOOD, "NovaFabric Run Capsule")
 
 
 def _distributed(root: Path, tolerant: bool = False) -> dict[str, Any] | None:

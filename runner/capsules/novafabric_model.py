@@ -22,6 +22,7 @@ from .model import (
     Format,
     FrozenMap,
     Locale,
+    Outcome,
     PackageManager,
     Platform,
     Provenance,
@@ -61,11 +62,11 @@ def run_capsule(
         repo=_repo(manifest.get("git")),
         env=_env(env.get("runtime_env") or {}),
         locale=_locale(env),
-        redaction=Redaction(proof_findings=proof["findings_count"]["total"]) if proof else None,
-        inputs=_artifacts(manifest["inputs"], "inputs/"),
-        expected_outputs=_artifacts(manifest["outputs"], "outputs/"),
+        redaction=Redaction(proof_findings=int(proof["findings_count"]["total"])) if proof else None,
+        inputs=_artifacts(root, manifest["inputs"], "inputs"),
+        expected_outputs=_artifacts(root, manifest["outputs"], "outputs"),
         policy=_policy(policy, wallclock or manifest.get("created_at")),
-        python=_python(python),
+        python=_python(root, python),
         wallclock_at_start=wallclock,
         working_directory=manifest["working_directory"],
     )
@@ -105,12 +106,17 @@ def _command(root: Path, manifest: Mapping[str, Any]) -> Command:
     )
 
 
+def _inside(root: Path, rel: Any, file: str, what: str) -> Path:
+    """A path the replay will read from: one that leaves the capsule makes it unreadable."""
+    try:
+        return inside(root, rel)
+    except PathEscape as e:
+        raise CapsuleError(root / file, f"{what}: {e}") from None
+
+
 def _stream(root: Path, rel: str) -> Body:
     """A recorded stream; capture writes the file only when the stream was not empty."""
-    try:
-        path = inside(root, rel)
-    except PathEscape as e:
-        raise CapsuleError(root / rel, str(e)) from None
+    path = _inside(root, rel, rel, "recorded output")
     if not path.exists():
         return Body(text="")
     data = read_capped(path, MAX_OUTPUT_BYTES)
@@ -130,9 +136,11 @@ def _runtimes(host: Mapping[str, Any], python: Mapping[str, Any] | None) -> Froz
     return FrozenMap({"python": version} if version else {})
 
 
-def _python(python: Mapping[str, Any] | None) -> PythonEnv | None:
+def _python(root: Path, python: Mapping[str, Any] | None) -> PythonEnv | None:
     if not python:
         return None
+    if python.get("lock_file_ref") is not None:
+        _inside(root, python["lock_file_ref"], "env.lock", "python.lock_file_ref")
     return PythonEnv(
         interpreter=python.get("interpreter"),
         version=python.get("version"),
@@ -173,7 +181,9 @@ def _repo(git: Mapping[str, Any] | None) -> Repo | None:
     if not git:
         return None
     # diff None: NovaFabric records that the tree was dirty, never the diff itself.
-    return Repo(remote=git.get("remote_url"), commit=git["commit_sha"], branch=git["branch"], dirty=git["dirty"], diff=None)
+    return Repo(
+        remote=git.get("remote_url"), commit=git["commit_sha"], branch=git["branch"], dirty=git["dirty"], diff=None
+    )
 
 
 def _env(runtime_env: Mapping[str, Any]) -> FrozenMap[str, EnvFact]:
@@ -212,17 +222,18 @@ def file_artifacts(manifest: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [i for i in items if isinstance(i, dict) and not i.get("inline") and not i.get("external")]
 
 
-def _artifacts(items: list[Mapping[str, Any]], prefix: str) -> tuple[Artifact, ...]:
+def _artifacts(root: Path, items: list[Mapping[str, Any]], member: str) -> tuple[Artifact, ...]:
     artifacts = []
-    for item in items:
+    for i, item in enumerate(items):
         if item.get("inline") or item.get("external"):
             continue  # not a file in the capsule: nothing to place
         path = item["path"]
+        _inside(root, path, "capsule.yaml", f"{member}[{i}].path")
         artifacts.append(
             Artifact(
                 name=item["name"],
                 path=path,
-                logical_path=path.removeprefix(prefix),
+                logical_path=path.removeprefix(member + "/"),
                 sha256=_hex(item["content_hash"]),
                 size_bytes=item.get("size_bytes"),
                 media_type=item.get("media_type"),
@@ -241,7 +252,8 @@ def _hex(digest: str | None) -> str | None:
 def distributed_capsule(root: Path, doc: Mapping[str, Any]) -> Capsule:
     """A parent (or child) of a distributed run: no command of its own, only its members."""
     status = doc["status"]
-    outcome = {"COMPLETE": "pass", "FAILED": "fail", "PARTIALLY_COMPLETE": "fail"}.get(status)
+    outcomes: dict[str, Outcome] = {"COMPLETE": "pass", "FAILED": "fail", "PARTIALLY_COMPLETE": "fail"}
+    outcome = outcomes.get(status)  # RUNNING: no outcome yet
     provenance = Provenance(
         format=Format.NOVAFABRIC,
         format_version=doc["schema_version"],
@@ -251,7 +263,7 @@ def distributed_capsule(root: Path, doc: Mapping[str, Any]) -> Capsule:
         global_run_id=doc["global_run_id"],
         workers=workers(root, doc),
     )
-    return Capsule(provenance=provenance, command=Command(argv=(), cwd=None, status=status, outcome=outcome))  # type: ignore[arg-type]
+    return Capsule(provenance=provenance, command=Command(argv=(), cwd=None, status=status, outcome=outcome))
 
 
 def workers(root: Path, doc: Mapping[str, Any]) -> tuple[Worker, ...]:
@@ -266,7 +278,7 @@ def workers(root: Path, doc: Mapping[str, Any]) -> tuple[Worker, ...]:
             child = jsonload.load(sibling / "capsule.json")
         except CapsuleError:
             continue  # another capsule's problem, not this one's
-        if isinstance(child, dict) and child.get("parent_run_id") == doc.get("run_id") and child.get("global_run_id") == doc.get("global_run_id"):
+        if _is_child_of(child, doc):
             found.append(_worker(child))
     return tuple(sorted(found, key=lambda w: (w.rank if w.rank is not None else -1, w.run_id)))
 
@@ -282,13 +294,22 @@ def _siblings(root: Path) -> list[Path]:
     return siblings
 
 
+def _is_child_of(child: Any, doc: Mapping[str, Any]) -> bool:
+    return (
+        isinstance(child, dict)
+        and isinstance(child.get("run_id"), str)
+        and child.get("parent_run_id") == doc.get("run_id")
+        and child.get("global_run_id") == doc.get("global_run_id")
+    )
+
+
 def _worker(child: Mapping[str, Any]) -> Worker:
     rank = child.get("rank")
     return Worker(
-        run_id=str(child.get("run_id")),
+        run_id=child["run_id"],
         role=_str(child.get("capsule_role")),
         distribution_role=_str(child.get("distribution_role")),
-        rank=rank if isinstance(rank, int) and not isinstance(rank, bool) else None,
+        rank=int(rank) if isinstance(rank, int) and not isinstance(rank, bool) else None,
         status=_str(child.get("status")),
     )
 

@@ -100,7 +100,8 @@ def _pem_key(path: Path, pem: bytes) -> Any:
 
 
 def _spki(key: Any) -> bytes:
-    return key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)  # type: ignore[no-any-return]
+    der: bytes = key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return der
 
 
 def check_seal(root: Path, manifest: Mapping[str, Any], trusted: tuple[bytes, ...] | None) -> SealReport:
@@ -160,7 +161,9 @@ def _check_payload(payload: bytes, manifest: Mapping[str, Any]) -> list[Problem]
 def _differing_keys(signed: Any, manifest: Mapping[str, Any]) -> str:
     if not isinstance(signed, dict):
         return "the payload is not an object"
-    keys = sorted(k for k in set(signed) | set(manifest) if canonical_json(signed.get(k)) != canonical_json(manifest.get(k)))
+    keys = sorted(
+        k for k in set(signed) | set(manifest) if canonical_json(signed.get(k)) != canonical_json(manifest.get(k))
+    )
     return "members: " + ", ".join(keys[:8])
 
 
@@ -235,8 +238,8 @@ def _check_log_entry(root: Path, capsule_id: str) -> list[Problem]:
     logged = inner.get("capsule_id") if isinstance(inner, dict) else None
     if logged != capsule_id:
         return [Problem("warning", f"log entry names capsule {logged!r}, the payload is {capsule_id}", LOG_ENTRY)]
-    index = entry.get("leaf_index")
-    return [Problem("info", f"log entry: leaf {index} of tree size {entry.get('tree_size')} (inclusion not verified)", LOG_ENTRY)]
+    where = f"leaf {entry.get('leaf_index')} of tree size {entry.get('tree_size')}"
+    return [Problem("info", f"log entry: {where} (inclusion not verified)", LOG_ENTRY)]
 
 
 def _check_timestamp(root: Path) -> list[Problem]:

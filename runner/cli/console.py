@@ -2,12 +2,20 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
 from rich.console import Console
 
-out = Console(highlight=False, soft_wrap=True)
+def _width() -> int | None:
+    """Reports are wide tables: give them room when not on a terminal (CI logs, files)."""
+    if sys.stdout.isatty():
+        return None
+    return int(os.environ.get("COLUMNS", "140"))
+
+
+out = Console(highlight=False, soft_wrap=True, width=_width())
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 

@@ -371,7 +371,7 @@ def test_long_lines_are_linear(text: str) -> None:
 
 @pytest.mark.timeout(60)
 def test_many_lines_are_linear() -> None:
-    text = "ok at /home/u/x.js:1:2 (3 ms) 0xdeadbeef 2024-01-01T10:00:00Z\n" * 200_000
+    text = "ok at /home/u/x.js:1:2 (3 ms) 0xdeadbeef 2024-01-01T10:00:00Z\n" * 100_000
     started = time.monotonic()
     assert len(key_lines(text)) == 8
     compute(text, 1)

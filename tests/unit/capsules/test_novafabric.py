@@ -1,6 +1,7 @@
 """The NovaFabric Run Capsule reader: detect, read into the model, verify every problem."""
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import time
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from runner.capsules import novafabric, yamlload
+from runner.capsules import novafabric, read_capsule, yamlload
 from runner.capsules.model import Body, Capsule, Format
 from runner.capsules.verification import VerifyResult
 from runner.errors import CapsuleError, UnsupportedVersion
@@ -76,6 +77,12 @@ def test_directory_without_capsule_yaml_says_so(tmp_path: Path) -> None:
     with pytest.raises(CapsuleError) as info:
         novafabric.detect(tmp_path)
     assert info.value.line() == f"{tmp_path}: directory has no capsule.yaml (not a NovaFabric Run Capsule)"
+
+
+def test_registry_reads_it_and_explains_a_bare_directory(tmp_path: Path) -> None:
+    assert read_capsule(SEALED / "capsule.yaml").provenance.format is Format.NOVAFABRIC
+    with pytest.raises(CapsuleError, match="directory has no capsule.yaml"):
+        read_capsule(tmp_path)
 
 
 def test_yaml_mapping_that_is_not_a_manifest_is_refused(tmp_path: Path) -> None:
@@ -279,7 +286,7 @@ def test_extra_file_is_only_a_warning(sealed: Path) -> None:
 
 
 def test_size_mismatch_alone_is_a_warning(minimal: Path) -> None:
-    digest = "sha256:" + __import__("hashlib").sha256((minimal / "trace.jsonl").read_bytes()).hexdigest()
+    digest = "sha256:" + hashlib.sha256((minimal / "trace.jsonl").read_bytes()).hexdigest()
     _edit_manifest(minimal, evidence_digests={"trace.jsonl": {"sha256": digest, "size_bytes": 1}})
     result = novafabric.verify(minimal, [])
     assert result.valid
@@ -325,6 +332,8 @@ def test_absolute_artifact_path_is_invalid(minimal: Path) -> None:
     artifact = {"name": "x", "path": "/etc/passwd", "content_hash": "sha256:" + "0" * 64,
                 "size_bytes": 1, "media_type": "text/plain"}
     _edit_manifest(minimal, inputs=[artifact])
+    with pytest.raises(CapsuleError, match=r"inputs\[0\].path: '/etc/passwd' is an absolute path"):
+        _read(minimal)
     assert "artifact 'x': '/etc/passwd' is an absolute path" in _errors(novafabric.verify(minimal, []))
 
 
@@ -396,6 +405,13 @@ def test_oversized_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(yamlload.read_capped, "__defaults__", (100,))
     (tmp_path / "capsule.yaml").write_text("schema_version: 0.1.0\nrun_id: x\nnote: " + "y" * 200 + "\n")
     with pytest.raises(CapsuleError, match="over the 100 byte limit"):
+        novafabric.detect(tmp_path)
+
+
+def test_node_flood_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(yamlload, "MAX_NODES", 50)
+    (tmp_path / "capsule.yaml").write_text("schema_version: 0.1.0\nrun_id: x\nl: [" + ", ".join(["1"] * 60) + "]\n")
+    with pytest.raises(CapsuleError, match="more than 50 nodes"):
         novafabric.detect(tmp_path)
 
 

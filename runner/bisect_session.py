@@ -1,0 +1,223 @@
+"""`replay bisect BAD --good GOOD`: from two capsules to the search on the real engine.
+
+The environment bisect runs at the bad commit: every trial is the good capsule's plan
+moved to the bad capsule's commit, with a subset of the bad capsule's differing facts
+(facts.py) applied. The two ends are trials too: no fact (must pass) and every fact
+(must fail the recorded way). What facts.py cannot vary (the command, the commit,
+recorded HTTP exchanges, values whose content was not recorded...) is listed as not
+varied, with the reason, so that "no culprit" never hides where the cause may be.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import shlex
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from . import facts
+from .bisect import BisectResult, Candidate, NotVaried, Observation, Once, Run, repeat, search, with_context
+from .capsules.model import Capsule
+from .errors import BuildFailed, UsageError
+from .facts import Fact
+from .inspect import env_shown
+from .plan import BaseImage, EnvSetting, Lock, Plan, Runtime, Tool
+from .replay import Attempt, BuiltImage, Expected, classify
+
+SHOWN_MAX = 120  # a cell, not a dump: long values (a diff, a secret-looking blob) are cut
+
+
+class ReplayerLike(Protocol):
+    def load(self, path: Path) -> tuple[Capsule, Plan]: ...
+    def expected(self, capsule: Capsule) -> Expected: ...
+    def image(self, plan: Plan) -> BuiltImage: ...
+    def attempt(self, plan: Plan, image: BuiltImage) -> Attempt: ...
+
+
+class ProgressLike(Protocol):
+    def step(self, name: str) -> AbstractContextManager[Any]: ...
+    def say(self, text: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class BisectSettings:
+    attempts: int = 1  # per trial; see bisect.repeat for how they are judged together
+    jobs: int = 1
+
+
+def bisect_capsules(replayer: ReplayerLike, bad: Path, good: Path, settings: BisectSettings,
+                    progress: ProgressLike) -> BisectResult:
+    bad_capsule, bad_plan = replayer.load(bad)
+    good_capsule, good_plan = replayer.load(good)
+    expected = replayer.expected(bad_capsule)
+    check_ends(bad, expected, good, replayer.expected(good_capsule))
+    base = at_bad_commit(good_plan, bad_plan)
+    changes = facts.differences(base, bad_plan)
+    candidates = [candidate(f, base) for f in changes]
+    progress.say(f"{len(candidates)} candidate fact(s): {', '.join(c.key for c in candidates) or 'none'}")
+    trials = TrialRunner(replayer, expected, base, changes, settings.attempts, progress)
+    result = search(candidates, trials, jobs=settings.jobs)
+    varied = {c.key for c in candidates}
+    return with_context(result, not_varied(good_capsule, bad_capsule, good_plan, bad_plan, varied),
+                        context_notes(good_plan, bad_plan))
+
+
+def check_ends(bad: Path, bad_expected: Expected, good: Path, good_expected: Expected) -> None:
+    """Usage errors (exit 2) naming the capsule that is the wrong way round."""
+    if not bad_expected.failed:
+        raise UsageError(f"{bad}: the bad capsule recorded a pass; BAD must be a run that failed")
+    if good_expected.failed:
+        raise UsageError(f"{good}: the good capsule (--good) recorded a failure; GOOD must be a run that passed")
+
+
+def at_bad_commit(good: Plan, bad: Plan) -> Plan:
+    """The good plan at the bad commit, the base every trial starts from.
+
+    The diff stays the good one: it is a fact (source:diff) the search can vary. The
+    image also generates the bad plan's locales, so that LANG and LC_* stay run-time
+    facts (setting LANG to a locale the image lacks would change nothing).
+    """
+    source = good.source
+    if bad.source is not None:
+        g = good.source
+        source = dataclasses.replace(bad.source, diff=g.diff if g else "", diff_truncated=bool(g and g.diff_truncated),
+                                     diff_redacted=bool(g and g.diff_redacted))
+    locales = tuple(sorted(set(good.locales) | set(bad.locales)))
+    return dataclasses.replace(good, source=source, locales=locales)
+
+
+class TrialRunner:
+    """The search's test callback: facts -> plan -> image (once per set of build-time
+    keys) -> attempts, each judged against the bad capsule's recorded failure."""
+
+    def __init__(self, replayer: ReplayerLike, expected: Expected, base: Plan, changes: Sequence[Fact],
+                 attempts: int, progress: ProgressLike) -> None:
+        self.replayer, self.expected, self.base = replayer, expected, base
+        self.by_key = {f.key: f for f in changes}
+        self.ends = {frozenset(), frozenset(self.by_key)}
+        self.attempts, self.progress = attempts, progress
+        self.images: Once[tuple[str, ...], BuiltImage] = Once()
+
+    def __call__(self, keys: tuple[str, ...]) -> Observation:
+        chosen = [self.by_key[k] for k in keys]
+        try:
+            image, first = self.images.get(facts.build_keys(chosen), lambda: self.build(chosen))
+        except BuildFailed as e:
+            if frozenset(keys) in self.ends:
+                raise  # an end that cannot be built: nothing to compare with (exit 3)
+            # a variant that cannot be built (a runtime no source offers...) tells nothing
+            return Observation("inconclusive", f"build failed: {e.message}")
+        plan = facts.apply(self.base, chosen)
+        with self.progress.step(f"trial: good + {', '.join(keys)}" if keys else "trial: good"):
+            obs = repeat(lambda: self.once(plan, image), self.attempts)
+        return dataclasses.replace(obs, built=first and image.built, build_s=image.build_s if first else 0.0)
+
+    def build(self, chosen: Sequence[Fact]) -> BuiltImage:
+        # Only the build-time facts go into the image's plan: every trial with the same
+        # build-time keys then shares one image, whatever its run-time facts.
+        return self.replayer.image(facts.apply(self.base, [f for f in chosen if f.stage == "build"]))
+
+    def once(self, plan: Plan, image: BuiltImage) -> Run:
+        attempt = self.replayer.attempt(plan, image)
+        return Run(classify(self.expected, attempt), attempt.signature, attempt.duration_s)
+
+
+# --- what is shown ----------------------------------------------------------------------
+
+
+def candidate(fact: Fact, base: Plan) -> Candidate:
+    before = facts.facts(base).get(fact.key)
+    return Candidate(fact.key, fact.stage, fact.cost, shown(before.value if before else None), shown(fact.value))
+
+
+def shown(value: object) -> str | None:
+    """A fact's value as one short line (None: absent)."""
+    if value is None:
+        return None
+    if isinstance(value, EnvSetting):
+        text = value.value if value.state == "set" else f"({value.state})"
+    elif isinstance(value, (Runtime, Tool)):
+        text = f"{value.name} {value.version}"
+    elif isinstance(value, BaseImage):
+        text = f"{value.key} ({value.distro} {value.version})"
+    elif isinstance(value, Lock):
+        text = f"{value.path} ({value.manager}{', sha256 ' + value.sha256[:12] if value.sha256 else ''})"
+    elif isinstance(value, str) and "\n" in value:  # a diff
+        text = f"{value.count(chr(10)) + 1} lines, sha256 {_digest(value)}"
+    else:
+        text = str(value)
+    return text if len(text) <= SHOWN_MAX else text[: SHOWN_MAX - 1] + "…"
+
+
+def _digest(value: object) -> str:
+    return hashlib.sha256(repr(value).encode()).hexdigest()[:12]
+
+
+def _counted(items: tuple[Any, ...], noun: str) -> str | None:
+    return f"{len(items)} {noun}(s), #{_digest(items)}" if items else None
+
+
+# Plan fields facts.py does not model: (key, how shown, why every trial keeps the good one).
+_UNVARIED: tuple[tuple[str, Callable[[Plan], str | None], str], ...] = (
+    ("command:argv", lambda p: shlex.join(p.argv), "not an environment fact: every trial runs the good capsule's command"),
+    ("command:cwd", lambda p: p.workdir_rel, "every trial runs in the good capsule's working directory"),
+    ("repo:commit", lambda p: p.source.commit if p.source else None,
+     "commits are not bisected here (no --commits): every trial runs at the bad commit"),
+    ("inputs", lambda p: _counted(tuple((a.logical_path, a.sha256) for a in p.inputs), "file"),
+     "every trial gets the good capsule's input files"),
+    ("http", lambda p: _counted(p.http_calls, "call"),
+     "recorded HTTP exchanges are served, not varied: every trial gets the good capsule's"),
+    ("values", lambda p: _counted(p.values, "value"), "every trial replays the good capsule's clock and random values"),
+    ("clock", lambda p: p.clock_start, "every trial starts the clock where the good capsule did"),
+    ("network", lambda p: " ".join([p.network, *p.allowed_hosts, *(f"!{h}" for h in p.denied_hosts)]),
+     "every trial keeps the good capsule's network policy"),
+)
+
+
+def not_varied(good_capsule: Capsule, bad_capsule: Capsule, good: Plan, bad: Plan, varied: set[str]) -> list[NotVaried]:
+    out = [NotVaried(key, show(good), show(bad), why) for key, show, why in _UNVARIED if show(good) != show(bad)]
+    out += _env_not_varied(good_capsule, bad_capsule, varied)
+    for name in ("os", "arch"):
+        g, b = getattr(good_capsule.platform, name), getattr(bad_capsule.platform, name)
+        if g and b and g != b:
+            out.append(NotVaried(f"platform:{name}", g, b, "every trial runs on this machine's platform"))
+    return out
+
+
+def _env_not_varied(good: Capsule, bad: Capsule, varied: set[str]) -> list[NotVaried]:
+    """Recorded env differences that the plans do not carry (values not recorded,
+    host-specific variables): the search cannot apply them."""
+    out = []
+    for name in sorted(set(good.env) | set(bad.env)):
+        g, b = good.env.get(name), bad.env.get(name)
+        host = any(f is not None and f.host_specific for f in (g, b))
+        unknown = any(f is not None and f.state == "set" and f.value is None for f in (g, b))
+        # a difference without either reason is one the plans carry (a candidate) or
+        # one they fold away (TZ from the recorded time zone): nothing to report
+        if f"env:{name}" in varied or _env_key(g) == _env_key(b) or not (host or unknown):
+            continue
+        why = ("host-specific: every trial gets the container's own value" if host
+               else "its value was not recorded, so it cannot be applied")
+        out.append(NotVaried(f"env:{name}", env_shown(g) if g else None, env_shown(b) if b else None, why))
+    return out
+
+
+def _env_key(f: Any) -> tuple[Any, ...] | None:
+    return None if f is None else (f.state, f.value, f.hash)
+
+
+def context_notes(good: Plan, bad: Plan) -> list[str]:
+    g = good.source.commit if good.source else None
+    b = bad.source.commit if bad.source else None
+    notes = []
+    if g and b and g != b:
+        notes.append(f"the capsules are from different commits (good {g[:12]}, bad {b[:12]}): "
+                     "the environment bisect runs at the bad commit")
+        if good.source and good.source.diff:
+            notes.append("the good capsule's uncommitted diff is applied on the bad commit")
+    if set(bad.locales) - set(good.locales):
+        notes.append("the good image also generates the bad capsule's locales, so LANG/LC_* vary at run time")
+    return notes

@@ -1,0 +1,262 @@
+"""A replay network: the recorded HTTP/HTTPS traffic, served by a sidecar, and nothing else.
+
+Use (runner/replay.py)::
+
+    with HttpReplaySession(engine, settings, capsule.http_calls, label, base_ref,
+                           denied_hosts=policy_denied) as http:
+        for attempt in attempts:
+            http.begin_attempt()                      # fresh recording per run
+            c = http.container_settings()
+            spec = RunSpec(..., network=c.network, dns_opts=c.dns_opts,
+                           mounts=(*mounts, *c.mounts), env=(*env, *c.env))  # c.env last: it wins
+            engine.run(spec)
+            report = http.report()                    # HttpReport of that attempt
+    # http.report() still works after the block (the events were kept)
+
+What it sets up, and undoes on exit (also when setup fails half-way):
+- the sidecar image (images/httpreplay, FROM base_ref), built once and tagged by the
+  content hash of its build context;
+- an internal Docker network (no route out), its bridge named `rpl<12 hex>`, with an
+  `iptables -I INPUT -i <bridge> -j DROP` rule so it cannot reach the host's own
+  services either (Docker isolates internal networks in FORWARD only). Without
+  iptables the rule is skipped and a note says so;
+- a CA made for this replay (its private key never leaves this process) and a
+  certificate per recorded host; the sidecar gets the host certificates and keys,
+  the replayed container only the CA certificate;
+- the sidecar, with the recorded host names as network aliases (see hostplan.py for
+  the names left out), listening on every recorded port.
+
+The replayed container gets: the network; dns_opts timeout:1 attempts:1 (names not
+recorded fail in 1 s, not 10); the CA certificate mounted read-only over
+/etc/ssl/certs/ca-certificates.crt and at /replay/ca.crt; SSL_CERT_FILE,
+REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE and NODE_EXTRA_CA_CERTS naming it; proxy
+variables emptied (a recorded proxy host does not exist here). A Java keystore is
+not populated: Java programs do not trust the replay CA (noted in the report).
+The bind mounts need the engine on this machine (a remote DOCKER_HOST cannot see them).
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from ..capsules.model import HttpCall
+from ..config import Settings
+from ..engine import LABEL, Mount, RunSpec
+from ..errors import ReplayError
+from ..resources import images_dir
+from .ca import ReplayCA
+from .hostplan import HostPlan, calls_document, plan_hosts
+from .report import HttpReport, build_report
+
+CA_TARGETS = ("/etc/ssl/certs/ca-certificates.crt", "/replay/ca.crt")
+CA_ENV = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS")
+PROXY_ENV = ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
+DNS_OPTS = ("timeout:1", "attempts:1")
+READY_TIMEOUT_S = 30.0
+JAVA_NOTE = "Java's keystore does not hold the replay CA: HTTPS from Java programs fails verification"
+_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}$")
+
+
+class HttpReplayError(ReplayError):
+    """The replay network could not be set up (exit 3)."""
+
+
+@dataclass(frozen=True)
+class ContainerSettings:
+    """What the replayed container's RunSpec needs to join the replay network."""
+
+    network: str
+    dns_opts: tuple[str, ...]
+    mounts: tuple[Mount, ...]
+    env: tuple[tuple[str, str], ...]
+
+
+def context_digest(context: Path, base_ref: str) -> str:
+    h = hashlib.sha256(base_ref.encode())
+    for f in sorted(p for p in context.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        h.update(f.relative_to(context).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def ensure_image(engine: Any, settings: Settings, base_ref: str, label: str,
+                 say: Callable[[str], None] = lambda s: None) -> str:
+    """The sidecar image, built once per content of images/httpreplay and base."""
+    if not _REF.match(base_ref):
+        raise HttpReplayError(f"base image reference {base_ref!r} is not a valid image name")
+    context = images_dir() / "httpreplay"
+    tag = f"{settings.image_repo}-httpreplay:{context_digest(context, base_ref)}"
+    if engine.image_exists(tag):
+        return tag
+    say(f"building the replay server image {tag} (once)")
+    with tempfile.TemporaryDirectory(prefix="replay-httpimg-") as tmp:
+        ctx = Path(tmp) / "ctx"
+        shutil.copytree(context, ctx, ignore=shutil.ignore_patterns("__pycache__"))
+        # The engine interface takes no build args: the base goes in as the ARG's default.
+        dockerfile = ctx / "Dockerfile"
+        text = re.sub(r"(?m)^ARG BASE=.*$", f"ARG BASE={base_ref}", dockerfile.read_text())
+        dockerfile.write_text(text)
+        for _ in engine.build(ctx, tag, {LABEL: label, f"{LABEL}.cache": "httpreplay"}):
+            pass
+    return tag
+
+
+def _iptables(action: str, bridge: str) -> str | None:
+    """Add (-I) or delete (-D) the INPUT drop rule; a reason when that is impossible."""
+    tool = shutil.which("iptables")
+    if tool is None:
+        return "iptables is not installed: the replay network can still reach this host's own services"
+    proc = subprocess.run([tool, action, "INPUT", "-i", bridge, "-j", "DROP"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        return f"iptables {action} failed ({proc.stderr.strip()[:200]}): the replay network can reach this host's services"
+    return None
+
+
+class HttpReplaySession:
+    def __init__(self, engine: Any, settings: Settings, calls: Sequence[HttpCall], label: str, base_ref: str,
+                 denied_hosts: Sequence[str] = (), say: Callable[[str], None] = lambda s: None) -> None:
+        self.engine, self.settings, self.label, self.base_ref, self.say = engine, settings, label, base_ref, say
+        self.calls = tuple(calls)
+        self.plan: HostPlan = plan_hosts(self.calls, denied_hosts)
+        short = uuid.uuid4().hex[:12]
+        self.network = f"replay-http-{short}"
+        self.bridge = f"rpl{short}"
+        self.dns_opts = DNS_OPTS
+        self.notes: list[str] = [JAVA_NOTE]
+        self._dir: Path | None = None
+        self._sidecar: str | None = None
+        self._rule = False
+        self._network_made = False
+        self._attempts = 0
+        self._final_events: list[str] | None = None
+
+    # -- context manager --------------------------------------------------------
+    def __enter__(self) -> HttpReplaySession:
+        try:
+            self._open()
+        except BaseException:
+            self._close()
+            raise
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._close()
+
+    def _open(self) -> None:
+        image = ensure_image(self.engine, self.settings, self.base_ref, self.label, self.say)
+        self._dir = Path(tempfile.mkdtemp(prefix="replay-http-"))
+        self._write_inputs()
+        labels = {LABEL: self.label}
+        self.engine.create_network(self.network, labels, internal=True, bridge_name=self.bridge)
+        self._network_made = True
+        problem = _iptables("-I", self.bridge)
+        self._rule = problem is None
+        if problem:
+            self.notes.append(problem)
+        self._sidecar = self.engine.start(self._sidecar_spec(image))
+        self._wait_ready()
+
+    def _sidecar_spec(self, image: str) -> RunSpec:
+        assert self._dir is not None
+        argv = ("python3", "-u", "/srv/httpreplay/server.py", "--calls", "/replay/in/calls.json",
+                "--certs", "/replay/in/certs", "--events", "/replay/out/events.jsonl")
+        return RunSpec(image=image, argv=argv, network=self.network, aliases=self.plan.aliases,
+                       labels=((LABEL, self.label),), memory="256m", pids_limit=512,
+                       mounts=(Mount(str(self._dir / "in"), "/replay/in", True),
+                               Mount(str(self._dir / "out"), "/replay/out", False)))
+
+    def _write_inputs(self) -> None:
+        assert self._dir is not None
+        doc, tokens = calls_document(self.calls, self.plan)
+        certs = self._dir / "in" / "certs"
+        certs.mkdir(parents=True)
+        (self._dir / "out").mkdir()
+        (self._dir / "out" / "events.jsonl").touch()
+        (self._dir / "in" / "calls.json").write_text(doc, encoding="utf-8")
+        ca = ReplayCA(self.label)
+        for host, token in tokens.items():
+            issued = ca.issue(host)
+            (certs / f"{token}.crt").write_bytes(issued.cert_pem)
+            (certs / f"{token}.key").write_bytes(issued.key_pem)
+            (certs / f"{token}.key").chmod(0o600)
+        (self._dir / "ca.crt").write_bytes(ca.cert_pem)
+
+    def _wait_ready(self) -> None:
+        assert self._sidecar is not None
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while time.monotonic() < deadline:
+            logs = self.engine.logs(self._sidecar)
+            if b"READY" in logs:
+                return
+            if b"Traceback" in logs:
+                break
+            time.sleep(0.05)
+        tail = self.engine.logs(self._sidecar).decode("utf-8", "replace").strip().splitlines()[-3:]
+        raise HttpReplayError(f"the replay server did not start: {' / '.join(tail) or 'no output'}")
+
+    def _close(self) -> None:
+        if self._final_events is None:
+            self._final_events = self._event_lines()
+        if self._sidecar:
+            self.engine.stop(self._sidecar)
+            self._sidecar = None
+        if self._network_made:
+            self.engine.remove_network(self.network)
+            self._network_made = False
+        if self._rule:
+            _iptables("-D", self.bridge)
+            self._rule = False
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    # -- for the replayed container -----------------------------------------------
+    @property
+    def mounts(self) -> tuple[Mount, ...]:
+        assert self._dir is not None, "use HttpReplaySession as a context manager"
+        return tuple(Mount(str(self._dir / "ca.crt"), target, True) for target in CA_TARGETS)
+
+    @property
+    def env(self) -> tuple[tuple[str, str], ...]:
+        return tuple((name, CA_TARGETS[1]) for name in CA_ENV) + tuple((name, "") for name in PROXY_ENV)
+
+    def container_settings(self) -> ContainerSettings:
+        return ContainerSettings(self.network, self.dns_opts, self.mounts, self.env)
+
+    def begin_attempt(self) -> None:
+        """Call before each run: the second and later runs get the whole recording again."""
+        self._attempts += 1
+        if self._attempts == 1 or self._sidecar is None:
+            return
+        marks = self._count_attempts()
+        self.engine.exec(self._sidecar, ["python3", "-c", "import os, signal; os.kill(1, signal.SIGHUP)"])
+        deadline = time.monotonic() + 5.0
+        while self._count_attempts() == marks and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+    # -- after the run --------------------------------------------------------------
+    def _event_lines(self) -> list[str]:
+        if self._final_events is not None:
+            return self._final_events
+        if self._dir is None:
+            return []
+        path = self._dir / "out" / "events.jsonl"
+        return path.read_text(encoding="utf-8", errors="replace").splitlines() if path.exists() else []
+
+    def _count_attempts(self) -> int:
+        return sum(1 for line in self._event_lines() if '"event": "attempt"' in line)
+
+    def report(self) -> HttpReport:
+        """The last attempt: calls served, requests unmatched, recorded calls unused."""
+        return build_report(self.calls, self._event_lines(), self.plan.unservable, self.plan.unobservable,
+                            self.notes)
