@@ -151,7 +151,9 @@ class ReplayServer:
         scheme = "https" if tls else "http"
         candidates = self.hosts_on(scheme, port)
         host = (parse_sni(hello) if tls else None) or (candidates[0] if len(candidates) == 1 else None)
-        if host is not None and self._connect_error(conn, (scheme, host.lower(), port), tls):
+        failure = self.matcher.take_connect_error((scheme, host.lower(), port)) if host else None
+        if failure is not None:
+            self._emulate_error(conn, failure, tls_pending=tls)
             return
         if tls:
             ctx = self.contexts.get((host or "").lower()) or next(iter(self.contexts.values()), None)
@@ -161,42 +163,51 @@ class ReplayServer:
             conn = ctx.wrap_socket(conn, server_side=True)
         self._requests(conn, scheme, port, host)
 
-    def _connect_error(self, conn: socket.socket, origin: Tuple[str, str, int], tls: bool) -> bool:
-        call = self.matcher.take_connect_error(origin)
-        if call is None:
-            return False
-        self._emulate_error(conn, call, tls_pending=tls)
-        return True
-
     def _requests(self, conn: socket.socket, scheme: str, port: int, host: Optional[str]) -> None:
+        failure: Optional[m.Recorded] = None
         rfile = conn.makefile("rb")
+        try:
+            failure = self._request_loop(conn, rfile, scheme, port, host)
+        finally:
+            rfile.close()  # the socket really closes (or resets) only once its file is closed
+        if failure is not None:
+            self._emulate_error(conn, failure, tls_pending=False)
+        else:
+            conn.close()
+
+    def _request_loop(self, conn: socket.socket, rfile: Any, scheme: str, port: int,
+                      host: Optional[str]) -> Optional[m.Recorded]:
+        """Answer requests until the connection ends; a recorded failure to emulate, if one matched."""
         first = True
         while not self.stop.is_set():
             incoming = read_request(rfile, conn)
             if incoming is None:
-                break
+                return None
             # Plain HTTP names its host in the Host header; TLS named it in the SNI.
             name = (host or incoming.host if scheme == "https" else incoming.host or host) or ""
-            if first and host is None and self._connect_error(conn, (scheme, name.lower(), port), False):
-                return
+            if first and host is None:
+                failure = self.matcher.take_connect_error((scheme, name.lower(), port))
+                if failure is not None:
+                    return failure
             first = False
             req = m.from_target(incoming.method, scheme, name, port, incoming.target, incoming.body)
-            if not self._answer(conn, req, incoming):
-                return
-        conn.close()
+            call = self.matcher.take(req)
+            if call is not None and call.response is None:
+                return call
+            close = self._answer(conn, req, incoming, call)
+            if close:
+                return None
+        return None
 
-    def _answer(self, conn: socket.socket, req: m.Request, incoming: Incoming) -> bool:
-        """Answer one request; False when the connection is finished."""
-        call = self.matcher.take(req)
-        if call is None:
+    def _answer(self, conn: socket.socket, req: m.Request, incoming: Incoming, call: Optional[m.Recorded]) -> bool:
+        """Answer one request with its recorded response (or the unmatched one); True to close."""
+        if call is None or call.response is None:
             return self._unmatched(conn, req, incoming)
-        if call.response is None:
-            self._emulate_error(conn, call, tls_pending=False)
-            return False
         data, close = render_response(call.response, incoming.method == "HEAD", incoming.wants_close)
-        conn.sendall(data)
+        # Logged before answering: once the client has its answer, the log already says so.
         self.events.write("served", seq=call.seq, method=req.method, url=req.url, outcome=f"response {call.response.status}")
-        return not close
+        conn.sendall(data)
+        return close
 
     def _unmatched(self, conn: socket.socket, req: m.Request, incoming: Incoming) -> bool:
         nearest, diffs = self.matcher.nearest(req)
@@ -214,7 +225,7 @@ class ReplayServer:
             ("X-Replay", "unmatched")), body)
         data, close = render_response(unmatched, incoming.method == "HEAD", incoming.wants_close)
         conn.sendall(data)
-        return not close
+        return close
 
     # -- recorded failures ---------------------------------------------------------
     def _emulate_error(self, conn: socket.socket, call: m.Recorded, tls_pending: bool) -> None:

@@ -2,7 +2,7 @@
 
 The envelope's payload is the manifest (with ``evidence_digests``) as canonical
 JSON; capsule.yaml is bound to it by value, and evidence_digests bind every other
-file (checked in novafabric.py). Both DSSE pre-authentication encodings and both
+file (checked in novafabric_verify.py). Both DSSE pre-authentication encodings and both
 base64 alphabets are accepted because envelopes made before NovaFabric 0.103 used
 the legacy ones.
 """
@@ -12,7 +12,6 @@ import base64
 import binascii
 import hashlib
 import json
-import os
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass

@@ -1,0 +1,206 @@
+"""The replay server, run in-process on 127.0.0.1 ephemeral ports."""
+from __future__ import annotations
+
+import base64
+import http.client
+import json
+import socket
+import ssl
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import server as srv
+from runner.httpreplay.ca import ReplayCA
+
+BINARY = bytes(range(256)) * 3
+HOSTS = {"api.example.com": "h0", "flaky.example.com": "h1", "plain.example.com": "h2"}
+
+
+def _b64(data: bytes | None) -> str | None:
+    return None if data is None else base64.b64encode(data).decode()
+
+
+def _call(seq: int, method: str, url: str, status: int = 200, body: bytes | None = b"",
+          headers: list[list[str]] | None = None, req_body: bytes | None = None,
+          error: str | None = None, reason: str = "OK") -> dict[str, Any]:
+    return {"seq": seq, "method": method, "url": url, "body": _b64(req_body),
+            "response": None if error else {"status": status, "reason": reason, "body": _b64(body),
+                                             "headers": headers if headers is not None else
+                                             [["Content-Length", str(len(body or b""))]]},
+            "error": {"kind": error, "message": "recorded"} if error else None}
+
+
+CALLS = [
+    _call(1, "GET", "https://api.example.com/v1/greeting", body=b'{"message": "hello"}', headers=[
+        ["Content-Type", "application/json"], ["Content-Length", "20"], ["Date", "Tue, 13 Oct 2026 08:00:00 GMT"]]),
+    _call(2, "GET", "https://api.example.com/blob", body=BINARY,
+          headers=[["Content-Type", "application/octet-stream"], ["Content-Length", str(len(BINARY))]]),
+    _call(3, "POST", "https://api.example.com/items", req_body=b'{"name": "a"}', status=201, body=b"made a",
+          reason="Created"),
+    _call(4, "POST", "https://api.example.com/items", req_body=b'{"name": "b"}', status=201, body=b"made b",
+          reason="Created"),
+    _call(5, "GET", "https://api.example.com/counter", body=b"one"),
+    _call(6, "GET", "https://api.example.com/counter", body=b"two"),
+    _call(7, "GET", "https://api.example.com/reset", error="reset"),
+    _call(8, "GET", "https://api.example.com/slow", error="timeout"),
+    _call(9, "GET", "https://flaky.example.com/", error="connect-refused"),
+    _call(10, "GET", "https://flaky.example.com/", error="tls"),
+    _call(11, "GET", "https://flaky.example.com/", error="connect-timeout"),
+    _call(12, "GET", "https://flaky.example.com/", body=b"finally"),
+    _call(13, "GET", "http://plain.example.com/stream", body=b"no length here",
+          headers=[["Content-Type", "text/plain"]]),
+    _call(14, "GET", "http://refused.example.com:81/", error="connect-refused"),
+]
+
+
+@dataclass
+class Running:
+    server: srv.ReplayServer
+    ports: dict[int, int]
+    ca_pem: bytes
+    events: Path
+    tmp: Path
+
+    def client_ctx(self) -> ssl.SSLContext:
+        ctx = ssl.create_default_context(cadata=self.ca_pem.decode())
+        return ctx
+
+    def https(self, host: str = "api.example.com", timeout: float = 5) -> http.client.HTTPSConnection:
+        real = self.ports[443]
+        ctx = self.client_ctx()
+
+        class Conn(http.client.HTTPSConnection):
+            def connect(self) -> None:  # the recorded name, reached at 127.0.0.1:<ephemeral>
+                raw = socket.create_connection(("127.0.0.1", real), timeout)
+                self.sock = ctx.wrap_socket(raw, server_hostname=host)
+
+        return Conn(host, 443, timeout=timeout, context=ctx)
+
+    def http(self, host: str = "plain.example.com", timeout: float = 5) -> http.client.HTTPConnection:
+        real = self.ports[80]
+
+        class Conn(http.client.HTTPConnection):
+            def connect(self) -> None:
+                self.sock = socket.create_connection(("127.0.0.1", real), timeout)
+
+        return Conn(host, 80, timeout=timeout)
+
+    def event_list(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.events.read_text().splitlines()]
+
+
+@pytest.fixture()
+def running(tmp_path: Path) -> Iterator[Running]:
+    ca = ReplayCA("test")
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    for host, token in HOSTS.items():
+        issued = ca.issue(host)
+        (certs / f"{token}.crt").write_bytes(issued.cert_pem)
+        (certs / f"{token}.key").write_bytes(issued.key_pem)
+    events = tmp_path / "events.jsonl"
+    doc = {"version": 1, "hosts": HOSTS, "calls": CALLS}
+    server = srv.ReplayServer(doc, str(certs), srv.EventLog(str(events)), bind="127.0.0.1",
+                              port_map={443: 0, 80: 0, 81: 0})
+    ports = server.start()
+    yield Running(server, ports, ca.cert_pem, events, tmp_path)
+    server.shutdown()
+
+
+def _get(conn: http.client.HTTPConnection, path: str, method: str = "GET", body: bytes | None = None) -> tuple[int, str, list[tuple[str, str]], bytes]:
+    conn.request(method, path, body=body)
+    resp = conn.getresponse()
+    return resp.status, resp.reason, resp.getheaders(), resp.read()
+
+
+def test_serves_recorded_response_byte_for_byte_with_recorded_headers_only(running: Running) -> None:
+    status, reason, headers, body = _get(running.https(), "/v1/greeting")
+    assert (status, reason, body) == (200, "OK", b'{"message": "hello"}')
+    assert headers == [("Content-Type", "application/json"), ("Content-Length", "20"),
+                       ("Date", "Tue, 13 Oct 2026 08:00:00 GMT")]  # no Server, no refreshed Date
+
+
+def test_raw_response_bytes_are_exactly_the_recording(running: Running) -> None:
+    raw = socket.create_connection(("127.0.0.1", running.ports[443]), 5)
+    tls = running.client_ctx().wrap_socket(raw, server_hostname="api.example.com")
+    tls.sendall(b"GET /v1/greeting HTTP/1.1\r\nHost: api.example.com\r\nConnection: close\r\n\r\n")
+    data = b""
+    while chunk := tls.recv(65536):
+        data += chunk
+    assert data == (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 20\r\n"
+                    b"Date: Tue, 13 Oct 2026 08:00:00 GMT\r\n\r\n{\"message\": \"hello\"}")
+
+
+def test_binary_body(running: Running) -> None:
+    assert _get(running.https(), "/blob")[3] == BINARY
+
+
+def test_post_body_picks_the_matching_call(running: Running) -> None:
+    conn = running.https()
+    assert _get(conn, "/items", "POST", b'{"name": "b"}')[1:4:2] == ("Created", b"made b")
+    assert _get(conn, "/items", "POST", b'{"name": "a"}')[3] == b"made a"
+    assert [e["seq"] for e in running.event_list() if e["event"] == "served"] == [4, 3]
+
+
+def test_identical_requests_in_recorded_order_then_unmatched(running: Running) -> None:
+    conn = running.https()
+    assert [_get(conn, "/counter")[3] for _ in range(2)] == [b"one", b"two"]
+    status, _, _, body = _get(conn, "/counter")
+    assert status == 599
+    unmatched = [e for e in running.event_list() if e["event"] == "unmatched"]
+    assert unmatched[0]["differences"][0]["part"] == "order"
+    assert b"already served" in body
+
+
+def test_unmatched_gets_an_error_response_and_is_reported_with_nearest(running: Running) -> None:
+    status, reason, _, body = _get(running.https(), "/v1/greetings?lang=fr")
+    assert (status, reason) == (599, "Not In Recording")
+    assert b"Nearest recorded call: #1" in body and b"never forwards" in body
+    event = [e for e in running.event_list() if e["event"] == "unmatched"][0]
+    assert event["nearest"] == 1
+    assert event["url"] == "https://api.example.com/v1/greetings?lang=fr"
+    assert [d["part"] for d in event["differences"]] == ["path", "query"]
+
+
+def test_reset_is_a_tcp_reset(running: Running) -> None:
+    with pytest.raises(ConnectionResetError):
+        _get(running.https(), "/reset")
+
+
+def test_timeout_is_no_answer(running: Running) -> None:
+    with pytest.raises(TimeoutError):
+        _get(running.https(timeout=1), "/slow")
+
+
+def test_connection_failures_replay_in_order_then_success(running: Running) -> None:
+    with pytest.raises(ConnectionResetError):  # connect-refused on a port that also answers: a reset
+        _get(running.https("flaky.example.com"), "/")
+    with pytest.raises(ssl.SSLError, match="HANDSHAKE_FAILURE"):
+        _get(running.https("flaky.example.com"), "/")
+    with pytest.raises(TimeoutError):
+        _get(running.https("flaky.example.com", timeout=1), "/")
+    assert _get(running.https("flaky.example.com"), "/")[3] == b"finally"
+    outcomes = {e["seq"]: e["outcome"] for e in running.event_list() if e["event"] == "served"}
+    assert outcomes == {9: "error connect-refused: reset", 10: "error tls: tls handshake failure",
+                        11: "error connect-timeout: no answer", 12: "response 200"}
+
+
+def test_port_with_only_refused_calls_is_not_listened_on(running: Running) -> None:
+    assert 81 not in running.ports and {80, 443} <= set(running.ports)
+
+
+def test_plain_http_without_length_closes_the_connection(running: Running) -> None:
+    status, _, headers, body = _get(running.http(), "/stream")
+    assert (status, body) == (200, b"no length here")
+    assert headers == [("Content-Type", "text/plain"), ("Connection", "close")]
+
+
+def test_new_attempt_serves_the_recording_again(running: Running) -> None:
+    assert _get(running.https(), "/counter")[3] == b"one"
+    running.server.new_attempt()
+    assert _get(running.https(), "/counter")[3] == b"one"
+    assert any(e["event"] == "attempt" for e in running.event_list())
