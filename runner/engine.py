@@ -28,6 +28,8 @@ from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_ex
 from .errors import BuildFailed, EngineUnavailable, ReplayError
 
 LABEL = "replay"  # every image, container and network replay makes carries it
+# BuildKit's plain progress: "#7 [4/9] RUN …" when a step starts, "#7 CACHED" when served from the cache.
+_BK_STEP = re.compile(r"^#(\d+) (\[[^\]]*\d+/\d+\]|CACHED)")
 
 START_HINT = (
     "no Docker engine answers; start one with scripts/setup "
@@ -44,6 +46,7 @@ class BuildEvent:
     kind: Literal["log", "done"]
     text: str = ""
     image_id: str | None = None
+    steps_run: int = 0  # with "done": build steps that ran (not served from the cache)
 
 
 @dataclass(frozen=True)
@@ -199,29 +202,36 @@ class DockerEngine:
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
                                     errors="replace")
             tail: list[str] = []
+            started: set[str] = set()
+            cached: set[str] = set()
             assert proc.stdout
             for line in proc.stdout:
                 tail = (tail + [line.rstrip()])[-40:]
+                m = _BK_STEP.match(line)
+                if m and " FROM " not in line:
+                    (cached if m.group(2) == "CACHED" else started).add(m.group(1))
                 yield BuildEvent("log", line.rstrip("\n"))
             if proc.wait() != 0:
                 raise BuildFailed(f"image build failed ({_last_error(tail)})", "\n".join(tail))
-            yield BuildEvent("done", image_id=iid.read_text().strip())
+            yield BuildEvent("done", image_id=iid.read_text().strip(), steps_run=len(started - cached))
 
     def _build_sdk(self, context: Path, tag: str, labels: Mapping[str, str], network: str) -> Iterator[BuildEvent]:
         tail: list[str] = []
         stream = _sdk_call(self.client.api.build, path=str(context), tag=tag, rm=True, forcerm=True, decode=True,
                            labels=dict(labels), network_mode=network)
         image_id = None
+        ran = 0
         for chunk in stream:
             if "stream" in chunk:
                 for line in chunk["stream"].splitlines():
+                    ran += line.strip().startswith("---> Running in")
                     tail = (tail + [line])[-40:]
                     yield BuildEvent("log", line)
             if "error" in chunk:
                 raise BuildFailed(f"image build failed ({chunk['error'].strip()[:300]})", "\n".join(tail))
             if "aux" in chunk and "ID" in chunk["aux"]:
                 image_id = chunk["aux"]["ID"]
-        yield BuildEvent("done", image_id=image_id or self.client.images.get(tag).id)
+        yield BuildEvent("done", image_id=image_id or self.client.images.get(tag).id, steps_run=ran)
 
     # -- containers ---------------------------------------------------------
     def _create(self, spec: RunSpec, detach: bool = False) -> Any:

@@ -35,7 +35,7 @@ def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
             capsule={"path": str(path), "format": capsule.provenance.format.value, "id": plan.capsule_id},
             expected=expected, attempts=tuple(attempts), fidelity=plan.fidelity + _clock_rows(plan),
             steps=tuple(progress.timings),
-            image={"ref": image.ref, "built": image.built, "build_s": round(image.build_s, 3),
+            image={"ref": image.ref, "built": image.built, "build_s": round(image.build_s, 3), "steps_run": image.steps_run,
                    "builder": replayer.engine.builder_name, "base": plan.base.key},
             verification=verification_summary(verified), drift=image.drift, http=http, notes=tuple(notes),
         )

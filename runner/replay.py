@@ -61,6 +61,7 @@ class BuiltImage:
     build_s: float
     context: Context | None = None
     drift: tuple[dict[str, str], ...] = ()
+    steps_run: int = 0  # build steps that ran; 0 when everything came from the cache
 
 
 @dataclass(frozen=True)
@@ -191,16 +192,17 @@ class Replayer:
                 ctx = write_context(plan, self.settings, ctx_dir)
             tag = f"{self.settings.image_repo}:{plan.capsule_id[:12].lower()}-{_digest(ctx_dir)[:12]}"
             start = time.monotonic()
-            built = False
+            built, steps_run = False, 0
             if not engine.image_exists(tag):
                 with self.progress.step(f"build image ({engine.builder_name})"):
                     for event in engine.build(ctx_dir, tag, {LABEL: "image", "replay.capsule": plan.capsule_id}):
                         if event.kind == "log" and self.options.verbose:
                             self.progress.say(event.text)
+                        steps_run = event.steps_run if event.kind == "done" else steps_run
                 built = True
             else:
                 self.progress.say(f"image {tag} is cached: nothing to build")
-            result = BuiltImage(tag, built, time.monotonic() - start, ctx, self._drift(tag, plan))
+            result = BuiltImage(tag, built, time.monotonic() - start, ctx, self._drift(tag, plan), steps_run)
             self._built[ctx_dir.name] = result
             return result
 

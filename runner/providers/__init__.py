@@ -34,13 +34,13 @@ def resolve_runtime(name: str, recorded: str, base: BaseImage, settings: Setting
 
 
 def resolve_node_tool(name: str, recorded: str, settings: Settings) -> tuple[Tool | None, Fidelity]:
-    from .fetch import npm_versions
+    from .fetch import npm_has, npm_versions
 
     if name == "yarn" and not recorded.startswith("1."):
         return None, Fidelity(f"package manager {name}", recorded, "-", "not applied",
                               "yarn >= 2 installs through corepack from a site not reachable here")
     try:
-        available = npm_versions(settings, name)
+        available = [recorded] if npm_has(settings, name, recorded) else npm_versions(settings, name)
     except Exception as exc:  # SourceUnavailable or a malformed document
         return None, Fidelity(f"package manager {name}", recorded, "-", "not applied", str(exc))
     chosen = nearest(recorded, available)

@@ -66,9 +66,25 @@ def npm_versions(settings: Settings, name: str) -> list[str]:
     return list(npm_packument(settings.npm_registry, name).get("versions", {}))
 
 
+@lru_cache(maxsize=512)
+def npm_version_doc(registry: str, name: str, version: str) -> dict[str, Any] | None:
+    """One version's document (small), or None when the registry does not have it."""
+    quoted = urllib.parse.quote(name, safe="@").replace("/", "%2f")
+    try:
+        return dict(json.loads(get(f"{registry}/{quoted}/{urllib.parse.quote(version)}")))
+    except SourceUnavailable as exc:
+        if "HTTP 404" in str(exc) or "HTTP 405" in str(exc):
+            return None
+        raise
+
+
+def npm_has(settings: Settings, name: str, version: str) -> bool:
+    return npm_version_doc(settings.npm_registry, name, version) is not None
+
+
 def npm_tarball(settings: Settings, name: str, version: str) -> Path:
     """Download <name>@<version> from the npm registry, checked against its integrity."""
-    meta = npm_packument(settings.npm_registry, name).get("versions", {}).get(version)
+    meta = npm_version_doc(settings.npm_registry, name, version)
     if not meta:
         raise SourceUnavailable(f"npm registry has no {name}@{version}")
     dist = meta.get("dist", {})

