@@ -20,11 +20,10 @@ failing subset in a fixed order wins, whatever finished first.
 from __future__ import annotations
 
 import math
-import threading
-from collections.abc import Callable, Hashable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Literal
 
 from .capsules.model import to_data
 
@@ -109,77 +108,6 @@ def result_data(result: BisectResult) -> dict[str, Any]:
     data["also_failing"] = [t.number for t in result.also_failing]  # the trials are listed once
     data["variant_builds"] = result.variant_builds
     return data
-
-
-# --- attempts -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Run:
-    """One attempt as bisect sees it."""
-
-    verdict: Verdict
-    signature: str | None
-    seconds: float
-
-
-def repeat(once: Callable[[], Run], attempts: int) -> Observation:
-    """Run up to `attempts` times and judge them together.
-
-    Rule: one attempt that fails the recorded way makes the trial "recorded" (a
-    signature match is specific, and a flaky failure otherwise hides behind passes), so
-    the attempts stop there; "pass" needs every attempt to pass; otherwise "other" when
-    some attempt failed another way, else "inconclusive" (timed out).
-    """
-    runs: list[Run] = []
-    for _ in range(max(1, attempts)):
-        runs.append(once())
-        if runs[-1].verdict == "recorded":
-            break
-    verdicts = tuple(r.verdict for r in runs)
-    verdict = judge(verdicts)
-    decider = next((r for r in runs if r.verdict == verdict), None)
-    signature = None if verdict == "pass" or decider is None else decider.signature
-    return Observation(verdict, signature, run_s=sum(r.seconds for r in runs), attempts=verdicts)
-
-
-def judge(verdicts: Sequence[Verdict]) -> Verdict:
-    if "recorded" in verdicts:
-        return "recorded"
-    if verdicts and all(v == "pass" for v in verdicts):
-        return "pass"
-    return "other" if "other" in verdicts else "inconclusive"
-
-
-# --- images, once each ----------------------------------------------------------------
-
-K = TypeVar("K", bound=Hashable)
-V = TypeVar("V")
-
-
-class Once(Generic[K, V]):
-    """Compute each key's value once, even when threads ask for it at the same time.
-
-    A failure is remembered too: a variant image that cannot be built is not tried again.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._cells: dict[K, Future[V]] = {}
-
-    def get(self, key: K, make: Callable[[], V]) -> tuple[V, bool]:
-        """The value, and whether this call made it."""
-        with self._lock:
-            cell = self._cells.get(key)
-            first = cell is None
-            if cell is None:
-                cell = self._cells[key] = Future()
-        if first:
-            try:
-                cell.set_result(make())
-            except BaseException as e:  # handed to every waiter, then raised here too
-                cell.set_exception(e)
-        return cell.result(), first
 
 
 # --- the search -----------------------------------------------------------------------
@@ -278,7 +206,8 @@ class _Search:
             parts = self.split(c, n)
             hit = self.first_failing(sorted(parts, key=self.price))
             if hit is not None:
-                c, n = [k for k in c if k in hit], self.start([k for k in c if k in hit])
+                c = [k for k in c if k in hit]
+                n = self.start(c)
                 continue
             if n > 2:  # with two parts the complements are the parts themselves
                 whole = frozenset(c)

@@ -12,14 +12,16 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import shlex
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Hashable, Sequence
+from concurrent.futures import Future
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from . import facts
-from .bisect import BisectResult, Candidate, NotVaried, Observation, Once, Run, repeat, search, with_context
+from .bisect import BisectResult, Candidate, NotVaried, Observation, Verdict, search, with_context
 from .capsules.model import Capsule
 from .errors import BuildFailed, UsageError
 from .facts import Fact
@@ -28,6 +30,8 @@ from .plan import BaseImage, EnvSetting, Lock, Plan, Runtime, Tool
 from .replay import Attempt, BuiltImage, Expected, classify
 
 SHOWN_MAX = 120  # a cell, not a dump: long values (a diff, a secret-looking blob) are cut
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
 
 class ReplayerLike(Protocol):
@@ -44,7 +48,7 @@ class ProgressLike(Protocol):
 
 @dataclass(frozen=True)
 class BisectSettings:
-    attempts: int = 1  # per trial; see bisect.repeat for how they are judged together
+    attempts: int = 1  # per trial; repeat() says how they are judged together
     jobs: int = 1
 
 
@@ -87,6 +91,74 @@ def at_bad_commit(good: Plan, bad: Plan) -> Plan:
                                      diff_redacted=bool(g and g.diff_redacted))
     locales = tuple(sorted(set(good.locales) | set(bad.locales)))
     return dataclasses.replace(good, source=source, locales=locales)
+
+
+# --- attempts -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Run:
+    """One attempt as bisect sees it."""
+
+    verdict: Verdict
+    signature: str | None
+    seconds: float
+
+
+def repeat(once: Callable[[], Run], attempts: int) -> Observation:
+    """Run up to `attempts` times and judge them together.
+
+    Rule: one attempt that fails the recorded way makes the trial "recorded" (a
+    signature match is specific, and a flaky failure otherwise hides behind passes), so
+    the attempts stop there; "pass" needs every attempt to pass; otherwise "other" when
+    some attempt failed another way, else "inconclusive" (timed out).
+    """
+    runs: list[Run] = []
+    for _ in range(max(1, attempts)):
+        runs.append(once())
+        if runs[-1].verdict == "recorded":
+            break
+    verdicts = tuple(r.verdict for r in runs)
+    verdict = judge(verdicts)
+    decider = next((r for r in runs if r.verdict == verdict), None)
+    signature = None if verdict == "pass" or decider is None else decider.signature
+    return Observation(verdict, signature, run_s=sum(r.seconds for r in runs), attempts=verdicts)
+
+
+def judge(verdicts: Sequence[Verdict]) -> Verdict:
+    if "recorded" in verdicts:
+        return "recorded"
+    if verdicts and all(v == "pass" for v in verdicts):
+        return "pass"
+    return "other" if "other" in verdicts else "inconclusive"
+
+
+# --- images, once each ----------------------------------------------------------------
+
+
+class Once(Generic[K, V]):
+    """Compute each key's value once, even when threads ask for it at the same time.
+
+    A failure is remembered too: a variant image that cannot be built is not tried again.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cells: dict[K, Future[V]] = {}
+
+    def get(self, key: K, make: Callable[[], V]) -> tuple[V, bool]:
+        """The value, and whether this call made it."""
+        with self._lock:
+            cell = self._cells.get(key)
+            first = cell is None
+            if cell is None:
+                cell = self._cells[key] = Future()
+        if first:
+            try:
+                cell.set_result(make())
+            except BaseException as e:  # handed to every waiter, then raised here too
+                cell.set_exception(e)
+        return cell.result(), first
 
 
 class TrialRunner:
@@ -165,7 +237,8 @@ _UNVARIED: tuple[tuple[str, Callable[[Plan], str | None], str], ...] = (
     ("command:argv", lambda p: shlex.join(p.argv), "not an environment fact: every trial runs the good capsule's command"),
     ("command:cwd", lambda p: p.workdir_rel, "every trial runs in the good capsule's working directory"),
     ("repo:commit", lambda p: p.source.commit if p.source else None,
-     "commits are not bisected here (no --commits): every trial runs at the bad commit"),
+     "commits are not bisected here (no --commits): every trial runs at the bad commit, "
+     "or the good one when the bad capsule records none"),
     ("inputs", lambda p: _counted(tuple((a.logical_path, a.sha256) for a in p.inputs), "file"),
      "every trial gets the good capsule's input files"),
     ("http", lambda p: _counted(p.http_calls, "call"),

@@ -47,7 +47,7 @@ def _table(title: str, *columns: str) -> Table:
 def _applied(t: Trial, everything: int) -> str:
     if t.role in ("good end", "both ends"):
         return "none (good end)"
-    if t.role == "bad end" or (everything and len(t.keys) == everything):
+    if t.role == "bad end":
         return f"all {everything} (bad end)"
     return ", ".join(t.keys)
 
@@ -62,8 +62,10 @@ def _trials_table(r: BisectResult) -> Table:
     table = _table("trials", "#", "facts applied", "verdict", "signature", "build", "run")
     for t in r.trials:
         verdict = Text(t.verdict, _VERDICT_STYLE[t.verdict])
-        if len(t.attempts) > 1:
+        if len(set(t.attempts)) > 1:  # mixed attempts say how flaky the trial was
             verdict.append(f" ({', '.join(t.attempts)})", "dim")
+        elif len(t.attempts) > 1:
+            verdict.append(f" ×{len(t.attempts)}", "dim")
         table.add_row(str(t.number), printable(_applied(t, len(r.candidates))), verdict,
                       _cell(t.signature or ""), _build_cell(t), f"{t.run_s:.1f}s")
     return table
@@ -99,8 +101,8 @@ def _show(bad: Path, good: Path, r: BisectResult) -> None:
 def register(app: typer.Typer) -> None:
     @app.command("bisect")
     def bisect_command(
-        bad: Annotated[Path, typer.Argument(help="Capsule of the run that failed.")],
-        good: Annotated[Path, typer.Option("--good", help="Capsule of a run that passed.")],
+        bad: Annotated[Path, typer.Argument(metavar="BAD", help="Capsule of the run that failed.")],
+        good: Annotated[Path, typer.Option("--good", metavar="GOOD", help="Capsule of a run that passed.")],
         attempts: Annotated[int, typer.Option("--attempts", min=1, max=100,
                                               help="Runs per trial: one failing the recorded way decides; "
                                                    "a pass needs all to pass.")] = 1,

@@ -9,18 +9,8 @@ from collections.abc import Callable, Iterable
 
 import pytest
 
-from runner.bisect import (
-    SINGLETONS_UP_TO,
-    Candidate,
-    Observation,
-    Once,
-    Run,
-    Verdict,
-    judge,
-    repeat,
-    result_data,
-    search,
-)
+from runner.bisect import SINGLETONS_UP_TO, Candidate, Observation, Verdict, result_data, search
+from runner.bisect_session import Once, Run, judge, repeat
 
 
 def candidates(run: int = 0, build: int = 0) -> list[Candidate]:
@@ -35,7 +25,7 @@ class Fake:
     """A test function failing the recorded way when any culprit set is applied."""
 
     def __init__(self, *culprits: Iterable[str], others: Iterable[Iterable[str]] = (),
-                 stages: dict[str, str] | None = None) -> None:
+                 stages: dict[str, str] | None = None, delay: float = 0.0) -> None:
         self.culprits = [frozenset(c) for c in culprits]
         self.others = [frozenset(c) for c in others]
         self.calls: list[frozenset[str]] = []
@@ -43,11 +33,12 @@ class Fake:
         self.images: Once[frozenset[str], str] = Once()
         self.image_calls: Counter[frozenset[str]] = Counter()
         self.lock = threading.Lock()
+        self.delay = delay
 
     def image(self, keys: frozenset[str]) -> str:
         with self.lock:
             self.image_calls[keys] += 1
-        time.sleep(0.001)  # lets racing threads meet
+        time.sleep(self.delay)  # lets racing threads meet
         return f"img{sorted(keys)}"
 
     def __call__(self, keys: tuple[str, ...]) -> Observation:
@@ -238,7 +229,7 @@ def test_small_run_time_sets_go_one_fact_at_a_time() -> None:
 def test_each_image_is_built_once() -> None:
     cands = candidates(3, 9)
     for jobs in (1, 3, 8):
-        fake = fake_for(cands, ["env:R1", "pin:node:b04"], ["pin:node:b07", "pin:node:b08"])
+        fake = fake_for(cands, ["env:R1", "pin:node:b04"], ["pin:node:b07", "pin:node:b08"], delay=0.005)
         result = search(cands, fake, jobs=jobs)
         assert max(fake.image_calls.values()) == 1
         assert set(fake.image_calls) == {frozenset(t.image_keys) for t in result.trials}
