@@ -8,6 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from .capsules import verify_capsule
+import tempfile
+
+from .engine import Mount
 from .plan import Plan
 from .replay import Attempt, BuiltImage, Progress, Replayer, ReplayOptions, judge
 from .report import ReplayReport, verification_summary
@@ -48,16 +51,17 @@ def _attempts(replayer: Replayer, plan: Plan, image: BuiltImage, expected: Any,
     attempts: list[Attempt] = []
     http: dict[str, Any] | None = None
     with ExitStack() as stack:
-        extra_env: list[tuple[str, str]] = []
-        kw: dict[str, Any] = {}
-        session = None
-        if plan.network == "replay":
-            session = stack.enter_context(_http_session(replayer, plan))
-            extra_env += list(session.env)
-            kw = {"network": session.network, "dns_opts": tuple(session.dns_opts), "mounts": tuple(session.mounts)}
+        session = stack.enter_context(_http_session(replayer, plan, progress)) if plan.network == "replay" else None
+        extra_env, mounts = _random_values(plan, stack)
         for i in range(replayer.options.attempts):
-            clock_env = _clock_env(plan)
-            spec = replayer.run_spec(plan, image, extra_env=[*extra_env, *clock_env], **kw)
+            env, kw = list(extra_env), {"mounts": mounts}
+            if session is not None:
+                session.begin_attempt()
+                c = session.container_settings()
+                env += list(c.env)
+                kw = {"network": c.network, "dns_opts": c.dns_opts, "mounts": (*mounts, *c.mounts)}
+            env += _clock_env(plan)  # computed just before the run: the offset is to "now"
+            spec = replayer.run_spec(plan, image, extra_env=env, **kw)
             with progress.step(f"attempt {i + 1}/{replayer.options.attempts}"):
                 attempts.append(replayer.attempt(plan, image, expected, spec))
         if session is not None:
@@ -65,13 +69,24 @@ def _attempts(replayer: Replayer, plan: Plan, image: BuiltImage, expected: Any,
     return attempts, http
 
 
-def _http_session(replayer: Replayer, plan: Plan) -> Any:
+def _http_session(replayer: Replayer, plan: Plan, progress: Progress) -> Any:
     from .baseimage import base_ref
     from .httpreplay.session import HttpReplaySession
 
     return HttpReplaySession(replayer.engine, replayer.settings, plan.http_calls, replayer.label,
-                             base_ref(replayer.settings, plan.base),
-                             allowed_hosts=plan.allowed_hosts, denied_hosts=plan.denied_hosts)
+                             base_ref(replayer.settings, plan.base), denied_hosts=plan.denied_hosts,
+                             say=progress.say)
+
+
+def _random_values(plan: Plan, stack: ExitStack) -> tuple[list[tuple[str, str]], tuple[Mount, ...]]:
+    """Recorded random values, in a documented file hook libraries read (REPLAY_RANDOM_VALUES)."""
+    if not any(v.kind == "random" for v in plan.values):
+        return [], ()
+    from .clock import RANDOM_VALUES_PATH, random_values_env, random_values_file
+
+    tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="replay-values-")))
+    path = random_values_file(plan.values, tmp)
+    return list(random_values_env()), (Mount(str(path), RANDOM_VALUES_PATH, True),)
 
 
 def _http_summary(report: Any) -> dict[str, Any]:

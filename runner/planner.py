@@ -107,13 +107,13 @@ def _runtimes(c: Capsule, needed: set[str], base, settings: Settings, opts: Plan
             rows.append(Fidelity(f"runtime {name}", version or "-", "-", "recorded, not installed",
                                  "the command does not need it (--all-runtimes installs it)"))
             continue
-        if version is None:
-            version = base.python if name == "python" else DEFAULT_NODE
-            rows.append(Fidelity(f"runtime {name}", "not recorded", "default", "approximated",
-                                 "the capsule records no version; the documented default is used"))
+        defaulted = version is None
+        version = version or (base.python if name == "python" else DEFAULT_NODE)
         runtime, row = resolve_runtime(name, version, base, settings)
-        if runtime is not None and version == DEFAULT_NODE and name == "node":
-            runtime = Runtime("node", None, runtime.version, runtime.source, False, "default (newest 22.x)")
+        if defaulted and runtime is not None:
+            why = f"the capsule records no version; the default ({runtime.source} {runtime.version}) is used"
+            runtime = Runtime(name, None, runtime.version, runtime.source, False, why)
+            row = Fidelity(f"runtime {name}", "not recorded", runtime.version, "approximated", why)
         rows.append(row)
         if runtime is not None:
             out.append(runtime)
