@@ -118,7 +118,15 @@ def _show_key_lines(report: ReplayReport, console: Any) -> None:
 def _show_http(http: dict[str, Any], console: Any) -> None:
     console.print(f"http: {len(http.get('served', []))} served, {len(http.get('unmatched', []))} unmatched, "
                   f"{len(http.get('unused', []))} unused", markup=False)
+    for c in http.get("served", []):
+        extra = f" ({c['approximated']})" if c.get("approximated") else ""
+        console.print(f"  served #{c['seq']}: {c['method']} {c['url']} -> {c['outcome']}{extra}", markup=False)
     for u in http.get("unmatched", []):
-        console.print(f"  unmatched: {u}", markup=False)
-    for u in http.get("unused", []):
-        console.print(f"  never requested: {u}", markup=False)
+        why = "; ".join(f"{d['part']}: {d['why']}" for d in u.get("differences", []))
+        near = f", nearest #{u['nearest']} {u['nearest_request']}" if u.get("nearest") is not None else ""
+        console.print(f"  UNMATCHED (not forwarded): {u['method']} {u['url']}{near}{': ' + why if why else ''}",
+                      markup=False)
+    for c in http.get("unused", []):
+        console.print(f"  never requested: #{c['seq']} {c['method']} {c['url']}", markup=False)
+    for note in http.get("notes", []):
+        console.print(f"  note: {note}", markup=False)
