@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
+import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -73,7 +74,8 @@ def faketime_env(start_rfc3339: str, now: dt.datetime | None = None,
     if start is None:
         raise ValueError(f"not an RFC 3339 time: {start_rfc3339!r}")
     current = now or dt.datetime.now(dt.timezone.utc)
-    offset = round((current - start).total_seconds())
+    # Whole seconds, rounded so the program's clock starts at or just after the recorded time, never before.
+    offset = math.floor((current - start).total_seconds())
     spec = f"-{offset}s" if offset >= 0 else f"+{-offset}s"
     lib = FAKETIME_LIBS.get(arch, FAKETIME_LIBS["x86_64"])
     return (("LD_PRELOAD", lib), ("FAKETIME", spec), ("DONT_FAKE_MONOTONIC", "1"))

@@ -14,6 +14,7 @@ so a long recording costs one dictionary look-up per request.
 from __future__ import annotations
 
 import base64
+import difflib
 import json
 import threading
 from dataclasses import dataclass
@@ -151,6 +152,10 @@ def _same_json(a: bytes, b: bytes) -> bool:
         return False
 
 
+def _alike(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, a, b).ratio()
+
+
 def _short(data: bytes) -> str:
     import hashlib
 
@@ -210,10 +215,12 @@ class Matcher:
     def nearest(self, r: Request) -> Tuple[Optional[Recorded], Tuple[Difference, ...]]:
         """The recorded call closest to a request that matched nothing, and how they differ."""
         used = set(self.used())
-        best: Optional[Tuple[Tuple[int, int, int, int], Recorded, Tuple[Difference, ...]]] = None
+        best: Optional[Tuple[Tuple[int, int, float, int, int], Recorded, Tuple[Difference, ...]]] = None
         for call in self.calls:
             diffs = differences(r, call.request)
-            rank = (len(diffs), int(any(d.part == "host" for d in diffs)), int(call.seq in used), call.seq)
+            # Fewest differing parts, then the same host, then the most alike URL, then not yet served.
+            rank = (len(diffs), int(any(d.part == "host" for d in diffs)), -_alike(r.url, call.request.url),
+                    int(call.seq in used), call.seq)
             if best is None or rank < best[0]:
                 best = (rank, call, diffs)
         if best is None:

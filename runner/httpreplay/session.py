@@ -16,10 +16,11 @@ Use (runner/replay.py)::
 What it sets up, and undoes on exit (also when setup fails half-way):
 - the sidecar image (images/httpreplay, FROM base_ref), built once and tagged by the
   content hash of its build context;
-- an internal Docker network (no route out), its bridge named `rpl<12 hex>`, with an
-  `iptables -I INPUT -i <bridge> -j DROP` rule so it cannot reach the host's own
-  services either (Docker isolates internal networks in FORWARD only). Without
-  iptables the rule is skipped and a note says so;
+- an internal Docker network (nothing leaves it), its bridge named `rpl<12 hex>`, with
+  iptables REJECT rules for that bridge in INPUT (so it cannot reach the host's own
+  services: Docker isolates internal networks in FORWARD only) and DOCKER-USER (so a
+  connection to an outside address fails at once instead of hanging). Without
+  iptables the rules are skipped and the report's notes say what that costs;
 - a CA made for this replay (its private key never leaves this process) and a
   certificate per recorded host; the sidecar gets the host certificates and keys,
   the replayed container only the CA certificate;
@@ -110,14 +111,31 @@ def ensure_image(engine: Any, settings: Settings, base_ref: str, label: str,
     return tag
 
 
-def _iptables(action: str, bridge: str) -> str | None:
-    """Add (-I) or delete (-D) the INPUT drop rule; a reason when that is impossible."""
+def _rules(bridge: str) -> tuple[tuple[str, tuple[str, ...], str], ...]:
+    """(chain, rule, what is lost without it). REJECT, not DROP: a blocked connection fails at once.
+
+    INPUT: Docker isolates internal networks in FORWARD only, so without this rule the
+    replay network reaches the host's own services. DOCKER-USER (evaluated first in
+    FORWARD): Docker gives an internal network a default route and drops what leaves
+    it, so a connection to any outside address hangs until its timeout; traffic
+    between the program and the sidecar (bridge to the same bridge) is left alone.
+    """
+    return (
+        ("INPUT", ("-i", bridge, "-j", "REJECT", "--reject-with", "icmp-port-unreachable"),
+         "the replay network can reach this host's own services"),
+        ("DOCKER-USER", ("-i", bridge, "!", "-o", bridge, "-j", "REJECT", "--reject-with", "icmp-net-unreachable"),
+         "connections to outside addresses hang until their timeout instead of failing at once (nothing leaves)"),
+    )
+
+
+def _iptables(action: str, chain: str, rule: Sequence[str]) -> str | None:
+    """Insert (-I) or delete (-D) one rule; the reason when that is impossible."""
     tool = shutil.which("iptables")
     if tool is None:
-        return "iptables is not installed: the replay network can still reach this host's own services"
-    proc = subprocess.run([tool, action, "INPUT", "-i", bridge, "-j", "DROP"], capture_output=True, text=True)
+        return "iptables is not installed"
+    proc = subprocess.run([tool, action, chain, *rule], capture_output=True, text=True)
     if proc.returncode != 0:
-        return f"iptables {action} failed ({proc.stderr.strip()[:200]}): the replay network can reach this host's services"
+        return f"iptables {action} {chain} failed ({proc.stderr.strip()[:200]})"
     return None
 
 
@@ -134,7 +152,7 @@ class HttpReplaySession:
         self.notes: list[str] = [JAVA_NOTE]
         self._dir: Path | None = None
         self._sidecar: str | None = None
-        self._rule = False
+        self._added_rules: list[tuple[str, tuple[str, ...]]] = []
         self._network_made = False
         self._attempts = 0
         self._final_events: list[str] | None = None
@@ -159,10 +177,12 @@ class HttpReplaySession:
         labels = {LABEL: self.label}
         self.engine.create_network(self.network, labels, internal=True, bridge_name=self.bridge)
         self._network_made = True
-        problem = _iptables("-I", self.bridge)
-        self._rule = problem is None
-        if problem:
-            self.notes.append(problem)
+        for chain, rule, loss in _rules(self.bridge):
+            problem = _iptables("-I", chain, rule)
+            if problem:
+                self.notes.append(f"{problem}: {loss}")
+            else:
+                self._added_rules.append((chain, rule))
         self._sidecar = self.engine.start(self._sidecar_spec(image))
         self._wait_ready()
 
@@ -213,9 +233,9 @@ class HttpReplaySession:
         if self._network_made:
             self.engine.remove_network(self.network)
             self._network_made = False
-        if self._rule:
-            _iptables("-D", self.bridge)
-            self._rule = False
+        while self._added_rules:
+            chain, rule = self._added_rules.pop()
+            _iptables("-D", chain, rule)
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None

@@ -6,6 +6,7 @@ import http.client
 import json
 import socket
 import ssl
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -204,3 +205,15 @@ def test_new_attempt_serves_the_recording_again(running: Running) -> None:
     running.server.new_attempt()
     assert _get(running.https(), "/counter")[3] == b"one"
     assert any(e["event"] == "attempt" for e in running.event_list())
+
+
+def test_a_client_that_distrusts_the_ca_is_noted(running: Running) -> None:
+    raw = socket.create_connection(("127.0.0.1", running.ports[443]), 5)
+    with pytest.raises(ssl.SSLCertVerificationError):
+        ssl.create_default_context().wrap_socket(raw, server_hostname="api.example.com")
+    for _ in range(100):
+        notes = [e["text"] for e in running.event_list() if e["event"] == "note"]
+        if notes:
+            break
+        time.sleep(0.02)
+    assert "does it trust the replay CA?" in notes[0]

@@ -1,0 +1,148 @@
+"""The session's lifecycle against a fake engine (the real one: tests/integration)."""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runner.capsules.model import HttpCall, HttpError, HttpRequest, HttpResponse
+from runner.config import Settings
+from runner.engine import BuildEvent, RunSpec
+from runner.httpreplay import session as sess
+from runner.httpreplay.session import HttpReplayError, HttpReplaySession, context_digest, ensure_image
+
+
+class FakeEngine:
+    def __init__(self, have_image: bool = True, logs: bytes = b"READY [443]\n") -> None:
+        self.have_image, self._logs = have_image, logs
+        self.built: list[tuple[str, str, dict[str, str]]] = []
+        self.networks: dict[str, dict[str, Any]] = {}
+        self.started: list[RunSpec] = []
+        self.stopped: list[str] = []
+        self.execs: list[list[str]] = []
+
+    def image_exists(self, ref: str) -> bool:
+        return self.have_image
+
+    def build(self, context: Path, tag: str, labels: Mapping[str, str]) -> Iterator[BuildEvent]:
+        self.built.append((tag, (context / "Dockerfile").read_text(), dict(labels)))
+        yield BuildEvent("done", image_id="sha256:x")
+
+    def create_network(self, name: str, labels: Mapping[str, str], internal: bool = True,
+                       bridge_name: str | None = None) -> str:
+        self.networks[name] = {"labels": dict(labels), "internal": internal, "bridge": bridge_name}
+        return name
+
+    def remove_network(self, name: str) -> None:
+        self.networks.pop(name)
+
+    def start(self, spec: RunSpec) -> str:
+        self.started.append(spec)
+        return "ctr1"
+
+    def logs(self, cid: str) -> bytes:
+        return self._logs
+
+    def exec(self, cid: str, argv: list[str]) -> tuple[int, bytes]:
+        self.execs.append(argv)
+        events = Path(self.started[0].mounts[1].source) / "events.jsonl"
+        with events.open("a") as fh:  # what the server does on SIGHUP
+            fh.write(json.dumps({"event": "attempt"}) + "\n")
+        return 0, b""
+
+    def stop(self, cid: str) -> None:
+        self.stopped.append(cid)
+
+
+CALLS = (
+    HttpCall(1, 1.0, HttpRequest("GET", "https://api.example.com/v1"), HttpResponse(200, "OK", (), None)),
+    HttpCall(2, 2.0, HttpRequest("GET", "https://nowhere.example.com/"), error=HttpError("dns", "ENOTFOUND")),
+)
+
+
+@pytest.fixture()
+def rules(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, tuple[str, ...]]]:
+    seen: list[tuple[str, str, tuple[str, ...]]] = []
+
+    def fake(action: str, chain: str, rule: tuple[str, ...]) -> str | None:
+        seen.append((action, chain, tuple(rule)))
+        return None
+
+    monkeypatch.setattr(sess, "_iptables", fake)
+    return seen
+
+
+def test_session_sets_up_and_tears_down_everything(rules: list[tuple[str, str, tuple[str, ...]]]) -> None:
+    engine = FakeEngine()
+    with HttpReplaySession(engine, Settings(), CALLS, "rid", "replay-base/debian:bookworm") as http:
+        net = engine.networks[http.network]
+        assert net == {"labels": {"replay": "rid"}, "internal": True, "bridge": http.bridge}
+        assert len(http.bridge) <= 15
+        assert [(a, c, r[:2]) for a, c, r in rules] == [("-I", "INPUT", ("-i", http.bridge)),
+                                                        ("-I", "DOCKER-USER", ("-i", http.bridge))]
+        assert rules[1][2][2:4] == ("!", "-o")  # the program still reaches the sidecar on the same bridge
+        (sidecar,) = engine.started
+        assert sidecar.aliases == ("api.example.com",)  # the dns-only host gets no alias
+        assert sidecar.network == http.network and ("replay", "rid") in sidecar.labels
+        inputs = Path(sidecar.mounts[0].source)
+        doc = json.loads((inputs / "calls.json").read_text())
+        assert [c["seq"] for c in doc["calls"]] == [1]
+        assert sorted(p.name for p in (inputs / "certs").iterdir()) == ["h0.crt", "h0.key"]
+        c = http.container_settings()
+        assert c.network == http.network and c.dns_opts == ("timeout:1", "attempts:1")
+        assert [m.target for m in c.mounts] == ["/etc/ssl/certs/ca-certificates.crt", "/replay/ca.crt"]
+        assert all(m.read_only and "PRIVATE KEY" not in Path(m.source).read_text() for m in c.mounts)
+        env = dict(c.env)
+        assert env["SSL_CERT_FILE"] == env["NODE_EXTRA_CA_CERTS"] == "/replay/ca.crt"
+        assert env["REQUESTS_CA_BUNDLE"] == env["CURL_CA_BUNDLE"] == "/replay/ca.crt" and env["HTTPS_PROXY"] == ""
+        events = Path(sidecar.mounts[1].source) / "events.jsonl"
+        events.write_text(json.dumps({"event": "served", "seq": 1, "method": "GET",
+                                      "url": "https://api.example.com/v1", "outcome": "response 200"}) + "\n")
+        workdir = inputs.parent
+    assert engine.stopped == ["ctr1"] and engine.networks == {}
+    assert [(a, c) for a, c, _ in rules[2:]] == [("-D", "DOCKER-USER"), ("-D", "INPUT")]
+    assert rules[2][2] == rules[1][2] and rules[3][2] == rules[0][2] and not workdir.exists()
+    report = http.report()  # still available after the block
+    assert [s.seq for s in report.served] == [1] and report.unused == ()
+    assert any("#2: dns error" in n for n in report.notes)
+
+
+def test_begin_attempt_signals_the_server_from_the_second_run(rules: list[tuple[str, str, tuple[str, ...]]]) -> None:
+    engine = FakeEngine()
+    with HttpReplaySession(engine, Settings(), CALLS, "rid", "base:1") as http:
+        http.begin_attempt()
+        assert engine.execs == []
+        http.begin_attempt()
+        assert "SIGHUP" in engine.execs[0][-1]
+
+
+def test_a_server_that_does_not_start_is_one_error_and_leaves_nothing(rules: list[tuple[str, str, tuple[str, ...]]]) -> None:
+    engine = FakeEngine(logs=b"Traceback (most recent call last):\nOSError: [Errno 98] Address in use\n")
+    with pytest.raises(HttpReplayError, match="did not start: .*Address in use"):
+        with HttpReplaySession(engine, Settings(), CALLS, "rid", "base:1"):
+            pass
+    assert engine.stopped == ["ctr1"] and engine.networks == {} and [r[0] for r in rules] == ["-I", "-I", "-D", "-D"]
+
+
+def test_no_iptables_is_a_note_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sess.shutil, "which", lambda name: None)
+    with HttpReplaySession(FakeEngine(), Settings(), CALLS, "rid", "base:1") as http:
+        pass
+    notes = http.report().notes
+    assert any(n.startswith("iptables is not installed: the replay network can reach this host") for n in notes)
+
+
+def test_image_is_built_once_per_content_with_the_base_as_arg_default(tmp_path: Path) -> None:
+    engine = FakeEngine(have_image=False)
+    tag = ensure_image(engine, Settings(), "replay-base/debian:trixie", "rid")
+    ((built_tag, dockerfile, labels),) = engine.built
+    assert built_tag == tag and tag.endswith(context_digest(sess.images_dir() / "httpreplay", "replay-base/debian:trixie"))
+    assert "ARG BASE=replay-base/debian:trixie\n" in dockerfile and labels["replay"] == "rid"
+    assert ensure_image(FakeEngine(have_image=True), Settings(), "replay-base/debian:trixie", "rid") == tag
+    other = ensure_image(FakeEngine(have_image=True), Settings(), "replay-base/debian:bookworm", "rid")
+    assert other != tag
+    with pytest.raises(HttpReplayError, match="not a valid image name"):
+        ensure_image(engine, Settings(), "x; rm -rf /", "rid")
