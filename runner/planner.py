@@ -15,9 +15,10 @@ from pathlib import PurePosixPath
 from .baseimage import choose_base
 from .capsules.model import Capsule, FrozenMap
 from .config import Settings
-from .errors import NeedsInput, UsageError
+from .errors import CapsuleError, NeedsInput, UsageError
 from .plan import EnvSetting, Fidelity, Lock, Plan, Runtime, Source, Tool
 from .providers import COMMAND_RUNTIME, ECOSYSTEM_RUNTIME, NODE_TOOLS, resolve_node_tool, resolve_runtime
+from .render import is_valid
 
 HOST_SPECIFIC = {"HOME", "PATH", "USER", "USERNAME", "LOGNAME", "SHELL", "PWD", "OLDPWD", "HOSTNAME", "TMPDIR"}
 NOT_LOCALES = {"C", "POSIX", "C.UTF-8", "C.utf8"}
@@ -56,7 +57,7 @@ def make_plan(capsule: Capsule, settings: Settings, opts: PlanOptions = PlanOpti
     return Plan(
         title=_title(capsule), capsule_id=_capsule_id(capsule), base=base, argv=capsule.command.argv,
         workdir_rel=workdir, runtimes=runtimes, tools=tools, lock=_lock(capsule, rows),
-        node_pins=FrozenMap({k: v[0] for k, v in sorted(capsule.resolved.node.items()) if len(v) == 1}),
+        node_pins=_node_pins(capsule),
         python_pins=_python_pins(capsule), pin_node=opts.pin, source=source,
         inputs=capsule.inputs, capsule_dir=_capsule_dir(capsule), locales=locales, env=env,
         network=network, allowed_hosts=allowed, denied_hosts=denied, http_calls=calls, values=values,
@@ -109,7 +110,7 @@ def _runtimes(c: Capsule, needed: set[str], base, settings: Settings, opts: Plan
             continue
         defaulted = version is None
         version = version or (base.python if name == "python" else DEFAULT_NODE)
-        runtime, row = resolve_runtime(name, version, base, settings)
+        runtime, row = resolve_runtime(name, _valid(c, "version", version, f"runtime {name}"), base, settings)
         if defaulted and runtime is not None:
             why = f"the capsule records no version; the default ({runtime.source} {runtime.version}) is used"
             runtime = Runtime(name, None, runtime.version, runtime.source, False, why)
@@ -145,6 +146,9 @@ def _tools(c: Capsule, runtimes: tuple[Runtime, ...], settings: Settings, rows: 
 def _lock(c: Capsule, rows: list[Fidelity]) -> Lock | None:
     for pm in c.package_managers:
         if pm.lockfile and pm.name in ("npm", "pnpm", "yarn"):
+            rel = PurePosixPath(pm.lockfile)
+            if rel.is_absolute() or ".." in rel.parts:
+                raise CapsuleError(c.provenance.path, f"lockfile path {pm.lockfile!r} leaves the repository")
             rows.append(Fidelity("lockfile", pm.lockfile, pm.lockfile, "exact", "sha256 checked inside the build"))
             return Lock(pm.name, pm.lockfile, pm.lockfile_sha256)
         if pm.lockfile:
@@ -153,8 +157,23 @@ def _lock(c: Capsule, rows: list[Fidelity]) -> Lock | None:
     return None
 
 
+def _valid(c: Capsule, kind: str, value: str, what: str) -> str:
+    """A capsule's value that reaches a URL or the build: refused here, naming the file."""
+    if not is_valid(kind, value):
+        raise CapsuleError(c.provenance.path, f"{what}: {value!r} is not a valid {kind}")
+    return value
+
+
+def _node_pins(c: Capsule) -> FrozenMap[str, str]:
+    pins = {k: v[0] for k, v in sorted(c.resolved.node.items()) if len(v) == 1}
+    return FrozenMap({_valid(c, "npm package", k, "resolved node package"): _valid(c, "version", v, f"resolved node {k}")
+                      for k, v in pins.items()})
+
+
 def _python_pins(c: Capsule) -> FrozenMap[str, str]:
-    return FrozenMap({k: v for k, v in sorted(c.resolved.python.items()) if k not in SKIP_PY_PINS})
+    pins = {k: v for k, v in sorted(c.resolved.python.items()) if k not in SKIP_PY_PINS}
+    return FrozenMap({_valid(c, "python package", k, "resolved python package"): _valid(c, "version", v, f"resolved python {k}")
+                      for k, v in pins.items()})
 
 
 def _env(c: Capsule, opts: PlanOptions, rows: list[Fidelity], notes: list[str]) -> tuple[FrozenMap[str, EnvSetting], tuple[str, ...]]:
@@ -187,7 +206,11 @@ def _env(c: Capsule, opts: PlanOptions, rows: list[Fidelity], notes: list[str]) 
                              "overridden with --env"))
     locales = sorted({s.value for k, s in env.items() if k in ("LANG", "LC_ALL") or k.startswith("LC_")
                       if s.state == "set" and s.value and s.value not in NOT_LOCALES})
+    overridden = {value for _, value in opts.env_overrides}
     for loc in locales:
+        if loc in overridden and not is_valid("locale", loc):
+            raise UsageError(f"--env: {loc!r} is not a valid locale")
+        _valid(c, "locale", loc, "env LANG/LC_*")
         rows.append(Fidelity("locale", loc, loc, "exact", "generated in the image with localedef"))
     return FrozenMap(sorted(env.items())), tuple(locales)
 

@@ -26,10 +26,20 @@ from .resources import templates_dir
 from .source import Restored, restore
 
 _VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$")
-_NPM_NAME = re.compile(r"^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9_][a-z0-9._~-]*$")
+# Legacy npm names may hold capitals (JSONStream); never a leading "-" (an npm option).
+_NPM_NAME = re.compile(r"^(@[A-Za-z0-9][A-Za-z0-9._~-]*/)?[A-Za-z0-9_][A-Za-z0-9._~-]*$")
 _PY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _LOCALE = re.compile(r"^[A-Za-z]{2,3}(_[A-Za-z]{2})?(\.[A-Za-z0-9-]+)?(@[a-z]+)?$")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+_KINDS = {"version": _VERSION, "npm package": _NPM_NAME, "python package": _PY_NAME, "locale": _LOCALE}
+
+
+def is_valid(kind: str, value: str) -> bool:
+    """Whether a capsule's value of this kind (version, npm package, python package, locale)
+    may reach a build; the planner refuses the capsule early, naming its file, otherwise."""
+    return bool(_KINDS[kind].match(value))
 
 
 def _environment() -> jinja2.Environment:

@@ -1,0 +1,108 @@
+"""Builders for the replay integration tests: git repos, twin capsules as a recorder
+writes them, and the CLI called in-process."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runner import signature as sig
+from runner.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[2]
+TZ_CLOCK = ROOT / "examples" / "tz-clock"
+NOVA = ROOT / "tests" / "fixtures" / "examples" / "novafabric"
+
+# A fixed identity and dates, so the commits (and so the image cache keys) are stable.
+_GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
+    "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.com",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+}
+
+
+def git(cwd: Path, *args: str) -> str:
+    proc = subprocess.run(["git", *args], cwd=cwd, env={**os.environ, **_GIT_ENV},
+                          capture_output=True, text=True, check=True)
+    return proc.stdout
+
+
+def git_repo(path: Path, files: Mapping[str, str]) -> str:
+    """A one-commit repository holding these files; returns the commit."""
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    for name, text in files.items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_text(text)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "init")
+    return git(path, "rev-parse", "HEAD").strip()
+
+
+def clone_tz_clock(dest: Path) -> Path:
+    git(dest.parent, "clone", "-q", str(TZ_CLOCK / "repo.bundle"), str(dest))
+    return dest
+
+
+def env_facts(**facts: str | None) -> dict[str, dict[str, str]]:
+    """NAME=value sets it, NAME=None records it absent."""
+    return {name: ({"state": "absent"} if value is None else {"state": "set", "value": value})
+            for name, value in facts.items()}
+
+
+def twin_capsule(argv: Sequence[str], output: str, exit_code: int, *, python: str | None = None,
+                 resolved_python: Mapping[str, str] | None = None, repo: dict[str, Any] | None = None,
+                 env: Mapping[str, Any] | None = None, time_zone: str | None = None) -> dict[str, Any]:
+    """A twin v1 capsule of a run on Debian 12, its failure fields computed from the output
+    the command really printed, as twin's recorder does."""
+    failure = None
+    if exit_code != 0:
+        fs = sig.compute(output, exit_code, None)
+        failure = {"signature": fs.signature, "keyLines": list(fs.key_lines), "outputTail": sig.output_tail(output)}
+    resolved: dict[str, Any] = {"node": {}}
+    if resolved_python is not None:
+        resolved["python"] = dict(resolved_python)
+    return {
+        "twin": 1, "createdAt": "2026-11-27T14:03:11.482Z", "generator": "twin 0.1.0",
+        "command": {"argv": list(argv), "cwd": ".", "exitCode": exit_code, "signal": None, "durationMs": 120,
+                    "outcome": "fail" if exit_code else "pass", "failure": failure},
+        "os": {"platform": "linux", "arch": "x64", "release": "6.1.0-27-amd64", "distro": "debian",
+               "distroVersion": "12", "libc": "glibc", "libcVersion": "2.36"},
+        "runtimes": {"python": python} if python else {},
+        "tools": {}, "packageManagers": [], "resolved": resolved, "repo": repo,
+        "env": dict(env or {}),
+        "locale": {"timeZone": time_zone, "locale": "en-US"},
+        "redaction": {"rulesVersion": 2, "valuesIncluded": sorted(env or {}), "hashedValues": False, "scrubbed": {}},
+    }
+
+
+def repo_fact(remote: str, commit: str, diff: str = "") -> dict[str, Any]:
+    return {"remote": remote, "commit": commit, "branch": "main", "dirty": bool(diff), "diff": diff,
+            "diffTruncated": False, "diffRedacted": False, "untracked": []}
+
+
+def write_json(path: Path, data: Any) -> Path:
+    path.write_text(json.dumps(data, indent=2))
+    return path
+
+
+def replay(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, dict[str, Any]]:
+    """`replay ARGS --json` in-process: the exit code and the parsed report."""
+    rc = main([str(a) for a in args] + ["--json"])
+    captured = capsys.readouterr()
+    assert captured.out.strip(), f"no report on stdout (exit {rc}); stderr: {captured.err[-2000:]}"
+    return rc, json.loads(captured.out)
+
+
+def replay_error(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, list[str]]:
+    """`replay ARGS` expected to stop on an error: the exit code and its error lines."""
+    rc = main([str(a) for a in args])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    return rc, [line for line in captured.err.splitlines() if line.startswith("replay: error:")]

