@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,9 @@ _SAFE_ENV = {
     "GIT_ASKPASS": "/bin/false",
     "GIT_SSH_COMMAND": "ssh -oBatchMode=yes",
 }
+
+
+_MIRROR_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -54,12 +58,19 @@ def _mirror(settings: Settings, remote: str, commit: str) -> Path:
     local = Path(remote).expanduser()
     url = str(local.resolve()) if local.exists() else remote
     cache = settings.repos / hashlib.sha256(url.encode()).hexdigest()[:20]
-    if not cache.exists():
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix="clone-", dir=cache.parent))
-        _git(["clone", "--bare", "--quiet", "--", url, str(tmp / "repo.git")])
-        (tmp / "repo.git").rename(cache)
-        shutil.rmtree(tmp, ignore_errors=True)
+    with _MIRROR_LOCK:  # bisect builds both ends at once: one clone per remote
+        if not cache.exists():
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix="clone-", dir=cache.parent))
+            try:
+                _git(["clone", "--bare", "--quiet", "--", url, str(tmp / "repo.git")])
+                try:
+                    (tmp / "repo.git").rename(cache)
+                except OSError:
+                    if not cache.exists():  # another process won the race: use its clone
+                        raise
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
     if _git(["cat-file", "-e", f"{commit}^{{commit}}"], cwd=cache, check=False).returncode != 0:
         _git(["fetch", "--quiet", "--", url, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"], cwd=cache, check=False)
         if _git(["cat-file", "-e", f"{commit}^{{commit}}"], cwd=cache, check=False).returncode != 0:

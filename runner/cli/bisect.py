@@ -14,8 +14,10 @@ from ..bisect import BisectResult, Trial, result_data
 from ..bisect_session import BisectSettings, bisect_capsules
 from ..errors import Exit
 from ..inspect import printable
+from ..planner import PlanOptions
 from ..replay import Progress, Replayer, ReplayOptions
 from . import console
+from .options import RepoOpt
 
 _VERDICT_STYLE = {"recorded": "red", "pass": "green", "other": "yellow", "inconclusive": "dim"}
 _STATUS_LINE = {
@@ -109,6 +111,7 @@ def register(app: typer.Typer) -> None:
         jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, show_default="cores",
                                                  help="Trials run at the same time.")] = None,
         timeout: Annotated[float, typer.Option("--timeout", min=1.0, help="Seconds per run.")] = 600.0,
+        repo: RepoOpt = None,  # both capsules' commits are fetched from it
         as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show build logs and output.")] = False,
     ) -> None:
@@ -117,7 +120,7 @@ def register(app: typer.Typer) -> None:
         Exit 0 when a minimal set is found, 1 when not (baseline fails, not reproduced, no culprit).
         """
         progress = Progress(console.err)
-        replayer = Replayer(ReplayOptions(timeout=timeout, verbose=verbose), progress)
+        replayer = Replayer(ReplayOptions(timeout=timeout, verbose=verbose, plan=PlanOptions(repo=repo)), progress)
         try:
             result = bisect_capsules(replayer, bad, good, BisectSettings(attempts, jobs or _cores()), progress)
         finally:
