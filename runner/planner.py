@@ -243,7 +243,7 @@ def _source(c: Capsule, opts: PlanOptions, rows: list[Fidelity], notes: list[str
     if repo is None or repo.commit is None:
         if opts.repo or opts.ref:
             raise NeedsInput(f"{c.provenance.path}: the capsule records no commit; --repo/--ref need one (use --source DIR)")
-        if c.inputs or c.provenance.format.value == "codeinstances":
+        if c.inputs or c.provenance.format.value in ("codeinstances", "twin"):  # twin: run outside a git tree
             notes.append("no source recorded: the working directory holds only the capsule's inputs")
             return None, workdir
         raise NeedsInput(f"{c.provenance.path}: the capsule records no source (no git commit); pass --source DIR")

@@ -1,0 +1,58 @@
+"""`replay CAPSULE` under recorded HTTP traffic, end to end through the CLI (issue 4)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from runner.cli.main import main
+
+pytestmark = pytest.mark.integration
+
+FETCH = Path(__file__).resolve().parents[1] / "fixtures" / "examples" / "codeinstances" / "fetch-greeting.json"
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
+    rc = main([*args, "--json"])
+    return rc, json.loads(capsys.readouterr().out)
+
+
+def test_codeinstances_instance_replays_on_its_own(engine: object, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, report = _run(capsys, str(FETCH), "-n", "2")
+    assert (rc, report["verdict"]) == (0, "reproduced")
+    assert [a["stdout"] for a in report["attempts"]] == ["hello\n", "hello\n"]
+    assert [c["seq"] for c in report["http"]["served"]] == [1]
+    assert report["http"]["unmatched"] == [] and report["http"]["unused"] == []
+    assert any(f["fact"] == "clock" and f["status"] == "exact" for f in report["fidelity"])
+
+
+def _twin_fetching(tmp_path: Path) -> Path:
+    """A twin capsule (run outside a git tree) whose command fetches the recorded URL."""
+    data = json.loads(FETCH.read_text())
+    capsule = {
+        "twin": 1, "createdAt": "2026-10-13T08:00:00.000Z", "generator": "twin 0.1.0",
+        "command": {"argv": data["command"]["argv"], "cwd": ".", "exitCode": 0, "signal": None,
+                    "durationMs": 200, "outcome": "pass", "failure": None},
+        "os": {"platform": "linux", "arch": "x64", "release": "6.1.0", "distro": "debian", "distroVersion": "12",
+               "libc": "glibc", "libcVersion": "2.36"},
+        "runtimes": {"python": "3.11.2"}, "tools": {}, "packageManagers": [], "resolved": {}, "repo": None,
+        "env": {"TZ": {"state": "set", "value": "UTC"}}, "locale": {"timeZone": "UTC", "locale": "en-US"},
+        "redaction": {"rulesVersion": 2, "valuesIncluded": ["TZ"], "hashedValues": False, "scrubbed": {}},
+    }
+    path = tmp_path / "fetch.twin.json"
+    path.write_text(json.dumps(capsule))
+    return path
+
+
+def test_any_capsule_runs_under_an_instances_traffic(engine: object, capsys: pytest.CaptureFixture[str],
+                                                     tmp_path: Path) -> None:
+    capsule = _twin_fetching(tmp_path)
+    rc, report = _run(capsys, str(capsule), "-n", "1", "--http", str(FETCH))
+    assert (rc, report["verdict"]) == (0, "reproduced")
+    assert report["attempts"][0]["stdout"] == "hello\n"
+    # without the recorded traffic there is no network at all: the fetch fails
+    rc, report = _run(capsys, str(capsule), "-n", "1")
+    assert (rc, report["verdict"]) == (1, "not-reproduced")
+    assert report["attempts"][0]["exit_code"] != 0
+    assert report["http"] is None
