@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -161,6 +162,9 @@ class DockerEngine:
             return True
         except docker.errors.ImageNotFound:
             return False
+
+    def image_id(self, ref: str) -> str:
+        return str(self.client.images.get(ref).id)
 
     def image_env(self, ref: str) -> dict[str, str]:
         cfg = self.client.images.get(ref).attrs.get("Config") or {}
@@ -308,7 +312,8 @@ class DockerEngine:
     def interactive(self, spec: RunSpec) -> int:
         """An interactive session (replay shell): the engine CLI owns the terminal."""
         cli = shutil.which("docker") or "docker"
-        cmd = [cli, "run", "--rm", "-it", "--network", spec.network, "--entrypoint", ""]
+        tty = ["-it"] if sys.stdin.isatty() else ["-i"]  # piped input works too (scripts, tests)
+        cmd = [cli, "run", "--rm", *tty, "--network", spec.network, "--entrypoint", ""]
         for k, v in spec.env:
             cmd += ["-e", f"{k}={v}"]
         for k, v in spec.labels:

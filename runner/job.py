@@ -36,7 +36,7 @@ def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
         return ReplayReport(
             verdict=verdict,
             capsule={"path": str(path), "format": capsule.provenance.format.value, "id": plan.capsule_id},
-            expected=expected, attempts=tuple(attempts), fidelity=plan.fidelity + _clock_rows(plan),
+            expected=expected, attempts=tuple(attempts), fidelity=plan.fidelity + _libc_rows(capsule.platform.libc_version, image) + _clock_rows(plan),
             steps=tuple(progress.timings),
             image={"ref": image.ref, "built": image.built, "build_s": round(image.build_s, 3), "steps_run": image.steps_run,
                    "builder": replayer.engine.builder_name, "base": plan.base.key},
@@ -103,6 +103,19 @@ def _clock_env(plan: Plan) -> list[tuple[str, str]]:
     from .clock import faketime_env
 
     return list(faketime_env(plan.clock_start))
+
+
+def _libc_rows(recorded: str | None, image: BuiltImage) -> tuple[Any, ...]:
+    """The glibc the built image really has, checked against the capsule."""
+    from .plan import Fidelity
+
+    found = image.libc_version or "unknown"
+    if recorded is None:
+        return (Fidelity("libc in the image", "not recorded", f"glibc {found}", "approximated",
+                         "the capsule records no libc"),)
+    exact = recorded == image.libc_version
+    return (Fidelity("libc in the image", f"glibc {recorded}", f"glibc {found}", "exact" if exact else "approximated",
+                     "checked inside the built image" + ("" if exact else "; no base image offers that version")),)
 
 
 def _clock_rows(plan: Plan) -> tuple[Any, ...]:

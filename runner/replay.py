@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+
 from . import signature as sig
 from .capsules import read_capsule
 from .capsules.model import Capsule
@@ -62,6 +64,26 @@ class BuiltImage:
     context: Context | None = None
     drift: tuple[dict[str, str], ...] = ()
     steps_run: int = 0  # build steps that ran; 0 when everything came from the cache
+    libc_version: str | None = None  # read inside the built image
+
+
+@dataclass(frozen=True)
+class ImageFacts:
+    libc_version: str | None
+    drift: tuple[dict[str, str], ...]
+
+
+# A fixed probe (no capsule data): glibc's version, then the drift report the build wrote.
+_FACTS_PROBE = "getconf GNU_LIBC_VERSION | cut -d' ' -f2; echo ---; cat /opt/replay/drift.json 2>/dev/null || true"
+_TRANSIENT = ("Temporary failure resolving", "Could not connect", "Connection timed out", "ETIMEDOUT",
+              "ECONNRESET", "EAI_AGAIN", "503 Service Unavailable", "502 Bad Gateway", "Connection reset by peer",
+              "Hash Sum mismatch", "ReadTimeoutError")
+
+
+def _transient_build(exc: BaseException) -> bool:
+    from .errors import BuildFailed
+
+    return isinstance(exc, BuildFailed) and any(t in exc.log_tail for t in _TRANSIENT)
 
 
 @dataclass(frozen=True)
@@ -129,8 +151,7 @@ def classify(expected: Expected, attempt: Attempt) -> Classification:
         return "inconclusive"
     stdout_ok = expected.stdout is None or attempt.stdout == expected.stdout
     if not expected.failed:
-        return "recorded" if attempt.exit_code == (expected.exit_code or 0) and stdout_ok else (
-            "pass" if attempt.exit_code == 0 else "other")
+        return "recorded" if attempt.exit_code == (expected.exit_code or 0) and stdout_ok else "other"
     if attempt.exit_code == 0 and attempt.signal is None:
         return "pass"
     same_end = (attempt.signal == expected.signal) if expected.signal else (attempt.exit_code == expected.exit_code)
@@ -195,30 +216,55 @@ class Replayer:
             built, steps_run = False, 0
             if not engine.image_exists(tag):
                 with self.progress.step(f"build image ({engine.builder_name})"):
-                    for event in engine.build(ctx_dir, tag, {LABEL: "image", "replay.capsule": plan.capsule_id}):
-                        if event.kind == "log" and self.options.verbose:
-                            self.progress.say(event.text)
-                        steps_run = event.steps_run if event.kind == "done" else steps_run
+                    steps_run = self._build(ctx_dir, tag, plan)
                 built = True
             else:
                 self.progress.say(f"image {tag} is cached: nothing to build")
-            result = BuiltImage(tag, built, time.monotonic() - start, ctx, self._drift(tag, plan), steps_run)
+            facts = self._image_facts(tag)
+            result = BuiltImage(tag, built, time.monotonic() - start, ctx, facts.drift, steps_run, facts.libc_version)
             self._built[ctx_dir.name] = result
             return result
+
+    def _build(self, ctx_dir: Path, tag: str, plan: Plan) -> int:
+        """Build, retrying (with backoff) when the log shows a mirror or registry hiccup."""
+        labels = {LABEL: "image", "replay.capsule": plan.capsule_id}
+
+        def once() -> int:
+            steps = 0
+            for event in self.engine.build(ctx_dir, tag, labels):
+                if event.kind == "log" and self.options.verbose:
+                    self.progress.say(event.text)
+                steps = event.steps_run if event.kind == "done" else steps
+            return steps
+
+        retrying = Retrying(retry=retry_if_exception(_transient_build), stop=stop_after_attempt(3),
+                            wait=wait_exponential(multiplier=2, max=20), reraise=True,
+                            before_sleep=lambda rs: self.progress.say(
+                                f"build hit a transient failure; retrying ({rs.attempt_number}/3)"))
+        return int(retrying(once))
+
+    def _image_facts(self, tag: str) -> ImageFacts:
+        """What the built image really holds (glibc, drifted packages), read once per image."""
+        image_id = self.engine.image_id(tag)
+        cache = self.settings.cache_dir / "images" / f"{image_id.replace(':', '-')}.json"
+        if cache.exists():
+            data = json.loads(cache.read_text())
+        else:
+            res = self.engine.run(RunSpec(image=tag, argv=("sh", "-c", _FACTS_PROBE), labels=((LABEL, self.label),),
+                                          timeout_s=60))
+            libc, _, drift = res.stdout.decode("utf-8", "replace").partition("\n---\n")
+            try:
+                drifted = json.loads(drift or "{}").get("drift", [])
+            except ValueError:
+                drifted = []
+            data = {"libc_version": libc.strip() or None, "drift": drifted}
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            cache.write_text(json.dumps(data))
+        return ImageFacts(data.get("libc_version"), tuple(data.get("drift") or ()))
 
     def _key_lock(self, key: str) -> threading.Lock:
         with self._lock:
             return self._locks.setdefault(key, threading.Lock())
-
-    def _drift(self, tag: str, plan: Plan) -> tuple[dict[str, str], ...]:
-        if not plan.node_pins or plan.runtime("node") is None:
-            return ()
-        res = self.engine.run(RunSpec(image=tag, argv=("cat", "/opt/replay/drift.json"), labels=((LABEL, self.label),),
-                                      timeout_s=60))
-        try:
-            return tuple(json.loads(res.stdout or b"{}").get("drift", []))
-        except ValueError:
-            return ()
 
     def run_spec(self, plan: Plan, image: BuiltImage, extra_env: Sequence[tuple[str, str]] = (),
                  network: str | None = None, **kw: object) -> RunSpec:

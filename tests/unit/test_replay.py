@@ -1,0 +1,123 @@
+"""Verdict rules and the build retry (the engine faked only to inject faults)."""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from runner.capsules import read_capsule
+from runner.capsules.model import Body
+from runner.engine import BuildEvent
+from runner.errors import BuildFailed
+from runner.replay import Attempt, Expected, Progress, Replayer, classify, expected_of, judge
+
+ROOT = Path(__file__).resolve().parents[2]
+TZ = ROOT / "examples" / "tz-clock" / "capsule.json"
+FETCH = ROOT / "tests" / "fixtures" / "examples" / "codeinstances" / "fetch-greeting.json"
+
+
+def att(code: int | None, signature: str = "", stdout: bytes = b"", timed_out: bool = False) -> Attempt:
+    return Attempt(code, None, signature, (), 0.1, timed_out, stdout)
+
+
+def test_expected_of_a_twin_failure_uses_the_recorded_signature() -> None:
+    exp = expected_of(read_capsule(TZ))
+    assert exp.failed and exp.exit_code == 1
+    assert exp.signature == "exit1:799fec462e83a86f" and exp.signature_source == "recorded"
+
+
+def test_expected_falls_back_to_the_output_tail_when_the_recorded_signature_is_another_rule() -> None:
+    capsule = read_capsule(TZ)
+    failure = dataclasses.replace(capsule.command.failure, signature="exit1:0000000000000000")
+    capsule = dataclasses.replace(capsule, command=dataclasses.replace(capsule.command, failure=failure))
+    exp = expected_of(capsule)
+    assert exp.signature == "exit1:799fec462e83a86f"
+    assert exp.signature_source.startswith("recomputed")
+
+
+def test_expected_of_codeinstances_compares_stdout() -> None:
+    exp = expected_of(read_capsule(FETCH))
+    assert not exp.failed and exp.stdout == b"hello\n"
+
+
+@pytest.mark.parametrize("attempt,kind", [
+    (att(1, "exit1:abc"), "recorded"),
+    (att(1, "exit1:other"), "other"),
+    (att(2, "exit2:abc"), "other"),
+    (att(0, "exit0:x"), "pass"),
+    (att(None, timed_out=True), "inconclusive"),
+])
+def test_classify_against_a_recorded_failure(attempt: Attempt, kind: str) -> None:
+    assert classify(Expected(True, 1, None, "exit1:abc"), attempt) == kind
+
+
+def test_classify_a_recorded_pass_checks_stdout_byte_for_byte() -> None:
+    exp = Expected(False, 0, None, None, (), b"hello\n")
+    assert classify(exp, att(0, stdout=b"hello\n")) == "recorded"
+    assert classify(exp, att(0, stdout=b"hello")) == "other"
+    assert classify(exp, att(1, stdout=b"hello\n")) == "other"
+
+
+def _judged(kinds: list[str], failed: bool = True, patched: bool = False) -> str:
+    attempts = [dataclasses.replace(att(1), classification=k) for k in kinds]  # type: ignore[arg-type]
+    return judge(Expected(failed, 1, None, "s"), attempts, patched)
+
+
+def test_judge_verdicts() -> None:
+    assert _judged(["recorded"] * 3) == "reproduced"
+    assert _judged(["pass"] * 3) == "not-reproduced"
+    assert _judged(["other"] * 3) == "different-failure"
+    assert _judged(["recorded", "pass", "recorded"]) == "flaky"
+    assert _judged(["inconclusive"] * 2) == "inconclusive"
+    assert _judged(["other"], failed=False) == "not-reproduced"
+    assert _judged(["pass", "pass"], patched=True) == "fixed"
+    assert _judged(["pass", "recorded"], patched=True) == "not-fixed"
+
+
+class FlakyMirrorEngine:
+    """Fault injection: the first build hits a mirror timeout, the second succeeds."""
+
+    builder_name = "fake"
+
+    def __init__(self, transient: bool) -> None:
+        self.calls = 0
+        self.transient = transient
+
+    def build(self, ctx: Path, tag: str, labels: dict[str, str]):
+        self.calls += 1
+        if self.calls == 1:
+            tail = "E: Failed to fetch http://deb.debian.org/x  Temporary failure resolving 'deb.debian.org'" \
+                if self.transient else "npm ERR! 404 Not Found"
+            raise BuildFailed("image build failed", tail)
+        yield BuildEvent("done", image_id="sha256:1", steps_run=3)
+
+
+def test_a_transient_build_failure_is_retried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import runner.replay as rp
+
+    monkeypatch.setattr(rp, "wait_exponential", lambda **kw: (lambda rs: 0))
+    replayer = Replayer(progress=Progress())
+    replayer._engine._engine = FlakyMirrorEngine(transient=True)  # type: ignore[assignment]
+    assert replayer._build(tmp_path, "t:1", _plan()) == 3
+    assert replayer._engine._engine.calls == 2  # type: ignore[union-attr]
+
+
+def test_a_real_build_failure_is_not_retried(tmp_path: Path) -> None:
+    replayer = Replayer(progress=Progress())
+    replayer._engine._engine = FlakyMirrorEngine(transient=False)  # type: ignore[assignment]
+    with pytest.raises(BuildFailed):
+        replayer._build(tmp_path, "t:1", _plan())
+    assert replayer._engine._engine.calls == 1  # type: ignore[union-attr]
+
+
+def _plan():
+    from runner.baseimage import DEFAULT
+    from runner.plan import Plan
+
+    return Plan(title="t", capsule_id="c", base=DEFAULT, argv=("true",))
+
+
+def test_body_data_decodes_text_and_base64() -> None:
+    assert Body(text="hé").data == "hé".encode()
+    assert Body(base64="AAE=").data == b"\x00\x01"
