@@ -18,12 +18,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import requests
 from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from .errors import BuildFailed, EngineUnavailable, ReplayError
@@ -256,22 +258,24 @@ class DockerEngine:
         return _retrying(_sdk_call)(self.client.containers.create, **kwargs)
 
     def run(self, spec: RunSpec, on_output: Callable[[bytes], None] | None = None) -> RunResult:
+        import docker.errors
+
         ctr = self._create(spec)
         started = time.monotonic()
         try:
-            ctr.start()
+            try:
+                ctr.start()
+            except docker.errors.APIError as exc:  # e.g. the recorded executable does not exist here
+                msg = (getattr(exc, "explanation", None) or str(exc)).encode()
+                return RunResult(127, msg, b"", msg, time.monotonic() - started)
             if on_output is not None:
-                for chunk in ctr.logs(stream=True, follow=True):
-                    on_output(chunk)
-                    if time.monotonic() - started > spec.timeout_s:
-                        break
+                threading.Thread(target=_follow, args=(ctr, on_output), daemon=True).start()
             timed_out = False
             try:
-                remaining = max(1.0, spec.timeout_s - (time.monotonic() - started))
-                status = ctr.wait(timeout=remaining)
+                status = ctr.wait(timeout=spec.timeout_s)
                 code: int | None = int(status.get("StatusCode", -1))
-            except Exception:  # requests' ReadTimeout: the command outlived --timeout
-                ctr.kill()
+            except requests.exceptions.ReadTimeout:  # the command outlived --timeout
+                _quietly(ctr.kill)
                 timed_out, code = True, None
             duration = time.monotonic() - started
             ctr.reload()
@@ -314,14 +318,14 @@ class DockerEngine:
         cli = shutil.which("docker") or "docker"
         tty = ["-it"] if sys.stdin.isatty() else ["-i"]  # piped input works too (scripts, tests)
         cmd = [cli, "run", "--rm", *tty, "--network", spec.network, "--entrypoint", ""]
-        for k, v in spec.env:
-            cmd += ["-e", f"{k}={v}"]
+        for k, _ in spec.env:  # values go through the environment, never the command line (ps)
+            cmd += ["-e", k]
         for k, v in spec.labels:
             cmd += ["--label", f"{k}={v}"]
         if spec.workdir:
             cmd += ["-w", spec.workdir]
         cmd += [spec.image, *spec.argv]
-        return subprocess.call(cmd)
+        return subprocess.call(cmd, env={**os.environ, **dict(spec.env)})
 
     # -- networks and cleanup -----------------------------------------------
     def create_network(self, name: str, labels: Mapping[str, str], internal: bool = True,
@@ -345,6 +349,15 @@ class DockerEngine:
         for ctr in self.client.containers.list(all=True, filters=flt):
             _quietly(ctr.remove, force=True)
         _quietly(self.client.networks.prune, filters=flt)
+
+
+def _follow(ctr: Any, on_output: Callable[[bytes], None]) -> None:
+    """Stream a container's output (-v) beside the wait, so a silent command still times out."""
+    try:
+        for chunk in ctr.logs(stream=True, follow=True):
+            on_output(chunk)
+    except Exception:
+        pass
 
 
 def _docker_mount(m: Mount) -> Any:

@@ -5,11 +5,13 @@ image() and attempt() are thread-safe so independent trials can run in parallel.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -154,7 +156,10 @@ def classify(expected: Expected, attempt: Attempt) -> Classification:
         return "recorded" if attempt.exit_code == (expected.exit_code or 0) and stdout_ok else "other"
     if attempt.exit_code == 0 and attempt.signal is None:
         return "pass"
-    same_end = (attempt.signal == expected.signal) if expected.signal else (attempt.exit_code == expected.exit_code)
+    if expected.signal:
+        same_end = attempt.signal == expected.signal
+    else:  # a failure recorded with no exit code matches any non-zero exit
+        same_end = expected.exit_code is None or attempt.exit_code == expected.exit_code
     same_sig = expected.signature is None or attempt.signature == expected.signature
     return "recorded" if same_end and same_sig and stdout_ok else "other"
 
@@ -182,7 +187,7 @@ class Replayer:
         self.options = options
         self.progress = progress or Progress()
         self.settings = settings or load_settings()
-        self.label = options.label or f"r{int(time.time())}-{threading.get_ident() % 10000}"
+        self.label = options.label or f"r-{uuid.uuid4().hex[:12]}"  # unique: close() removes what carries it
         self._engine = EngineHolder(options.builder)
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
@@ -206,24 +211,28 @@ class Replayer:
         with self._key_lock(ctx_dir.name):
             if ctx_dir.name in self._built:
                 return self._built[ctx_dir.name]
-            engine = self.engine
             with self.progress.step(f"resolve base {plan.base.suite}"):
-                ensure_base(engine, self.settings, plan.base, self.progress.say)
+                ensure_base(self.engine, self.settings, plan.base, self.progress.say)
             with self.progress.step("fetch runtimes, package managers and source"):
                 ctx = write_context(plan, self.settings, ctx_dir)
             tag = f"{self.settings.image_repo}:{plan.capsule_id[:12].lower()}-{_digest(ctx_dir)[:12]}"
-            start = time.monotonic()
-            built, steps_run = False, 0
-            if not engine.image_exists(tag):
-                with self.progress.step(f"build image ({engine.builder_name})"):
-                    steps_run = self._build(ctx_dir, tag, plan)
-                built = True
-            else:
-                self.progress.say(f"image {tag} is cached: nothing to build")
-            facts = self._image_facts(tag)
-            result = BuiltImage(tag, built, time.monotonic() - start, ctx, facts.drift, steps_run, facts.libc_version)
-            self._built[ctx_dir.name] = result
-            return result
+            with self._key_lock(tag):
+                return self._image_of(plan, ctx_dir, ctx, tag)
+
+    def _image_of(self, plan: Plan, ctx_dir: Path, ctx: Context, tag: str) -> BuiltImage:
+        engine = self.engine
+        start = time.monotonic()
+        built, steps_run = False, 0
+        if not engine.image_exists(tag):
+            with self.progress.step(f"build image ({engine.builder_name})"):
+                steps_run = self._build(ctx_dir, tag, plan)
+            built = True
+        else:
+            self.progress.say(f"image {tag} is cached: nothing to build")
+        facts = self._image_facts(tag)
+        result = BuiltImage(tag, built, time.monotonic() - start, ctx, facts.drift, steps_run, facts.libc_version)
+        self._built[ctx_dir.name] = result
+        return result
 
     def _build(self, ctx_dir: Path, tag: str, plan: Plan) -> int:
         """Build, retrying (with backoff) when the log shows a mirror or registry hiccup."""
@@ -259,7 +268,9 @@ class Replayer:
                 drifted = []
             data = {"libc_version": libc.strip() or None, "drift": drifted}
             cache.parent.mkdir(parents=True, exist_ok=True)
-            cache.write_text(json.dumps(data))
+            part = cache.with_name(f"{cache.name}.{uuid.uuid4().hex}.part")
+            part.write_text(json.dumps(data))
+            part.replace(cache)  # atomic: parallel trials never read half a file
         return ImageFacts(data.get("libc_version"), tuple(data.get("drift") or ()))
 
     def _key_lock(self, key: str) -> threading.Lock:
@@ -277,18 +288,26 @@ class Replayer:
                        timeout_s=self.options.timeout, memory=self.options.memory,
                        pids_limit=self.options.pids_limit, **kw)  # type: ignore[arg-type]
 
-    def attempt(self, plan: Plan, image: BuiltImage, expected: Expected | None = None,
-                spec: RunSpec | None = None) -> Attempt:
-        spec = spec or self.run_spec(plan, image)
+    def attempt(self, plan: Plan, image: BuiltImage, expected: Expected | None = None) -> Attempt:
+        """One attempt in a fresh container, in the plan's whole hermetic world (HTTP, clock, values)."""
+        from .attempts import run_attempts
+
+        attempts, _ = run_attempts(self, plan, image, expected, 1, self.progress, label_steps=False)
+        return attempts[0]
+
+    def run_one(self, plan: Plan, image: BuiltImage, expected: Expected | None, spec: RunSpec) -> Attempt:
         on_output = (lambda b: self.progress.say(b.decode("utf-8", "replace").rstrip())) if self.options.verbose else None
         res = self.engine.run(spec, on_output)
         text = res.output.decode("utf-8", "replace")
-        fs = sig.compute(text, res.exit_code, res.signal)
+        # Docker reports a signal as 128+n; that is the recorded way only when a signal was recorded.
+        by_signal = res.signal if (expected is None or expected.signal) else None
+        code = None if by_signal else res.exit_code
+        fs = sig.compute(text, code, by_signal)
         tail = "\n".join(text.splitlines()[-40:])
-        att = Attempt(res.exit_code, res.signal, fs.signature, fs.key_lines, res.duration_s, res.timed_out,
+        att = Attempt(code, by_signal, fs.signature, fs.key_lines, res.duration_s, res.timed_out or res.oom_killed,
                       res.stdout, tail)
         if expected is not None:
-            att = Attempt(**{**att.__dict__, "classification": classify(expected, att)})
+            att = dataclasses.replace(att, classification=classify(expected, att))
         return att
 
     def close(self) -> None:

@@ -59,7 +59,7 @@ def show(report: ReplayReport, console: Any) -> None:
     from rich.table import Table
 
     c = report.capsule
-    console.print(f"[bold]{c.get('format')}[/bold] capsule {c.get('path')}  ({c.get('id')})")
+    console.print(f"{c.get('format')} capsule {c.get('path')}  ({c.get('id')})", markup=False)
     v = report.verification
     if v:
         trust = {True: "trusted signer", False: "signer NOT trusted", None: "signer not checked"}[v.get("trusted")]
@@ -71,14 +71,14 @@ def show(report: ReplayReport, console: Any) -> None:
     steps.add_column("step")
     steps.add_column("time", justify="right")
     for name, secs in report.steps:
-        steps.add_row(name, f"{secs:.1f}s")
+        steps.add_row(*_plain(name, f"{secs:.1f}s"))
     console.print(steps)
     att = Table(title="attempts", header_style="bold")
     for col in ("#", "exit", "signature", "as recorded?", "time"):
         att.add_column(col)
     for i, a in enumerate(report.attempts, 1):
         end = a.signal or ("timeout" if a.timed_out else str(a.exit_code))
-        att.add_row(str(i), end, a.signature, a.classification, f"{a.duration_s:.1f}s")
+        att.add_row(*_plain(str(i), end, a.signature, a.classification, f"{a.duration_s:.1f}s"))
     console.print(att)
     exp = report.expected
     console.print(f"recorded: {'fail' if exp.failed else 'pass'}"
@@ -90,7 +90,7 @@ def show(report: ReplayReport, console: Any) -> None:
     for col in ("fact", "recorded", "replayed", "status", "why"):
         fid.add_column(col, overflow="fold")
     for f in report.fidelity:
-        fid.add_row(f.fact, f.recorded, f.replayed, f.status, f.why)
+        fid.add_row(*_plain(f.fact, f.recorded, f.replayed, f.status, f.why))
     console.print(fid)
     if report.drift:
         console.print(f"drifted packages ({len(report.drift)}): " + ", ".join(
@@ -100,6 +100,13 @@ def show(report: ReplayReport, console: Any) -> None:
     for note in report.notes:
         console.print(f"note: {note}", markup=False)
     console.print(f"[bold]verdict: {report.verdict}[/bold]")
+
+
+def _plain(*values: str) -> list[Any]:
+    """Table cells as plain text: capsule strings are never read as rich markup."""
+    from rich.text import Text
+
+    return [Text(str(v)) for v in values]
 
 
 def _show_key_lines(report: ReplayReport, console: Any) -> None:

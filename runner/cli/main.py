@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import traceback
 
@@ -40,16 +41,18 @@ _COMMANDS = {"run", "inspect", "diff", "verify", "signature", "render", "shell",
 
 
 def _argv(args: list[str]) -> list[str]:
-    """Insert the implicit `run` when the first word is not a command."""
-    for i, a in enumerate(args):
-        if a in ("-h", "--help", "--version"):
-            return args
-        if a.startswith("-"):
-            continue
-        if a not in _COMMANDS:
-            return args[:i] + ["run"] + args[i:]
+    """`replay [OPTIONS] CAPSULE ...` is `replay run [OPTIONS] CAPSULE ...`."""
+    if any(a in ("-h", "--help", "--version") for a in args[:1]):
         return args
-    return args
+    first_word = next((a for a in args if not a.startswith("-")), None)
+    if first_word is None or first_word in _COMMANDS:
+        return args
+    return ["run", *args]
+
+
+def _terminate(signum: int, frame: object) -> None:
+    """SIGTERM (a cancelled CI job) cleans up like Ctrl-C: containers, networks, rules."""
+    raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"replay {__version__}")
         return 0
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         # standalone mode: typer/click handle usage errors themselves (exit 2) and
         # end with SystemExit; everything else reaches the handlers below.

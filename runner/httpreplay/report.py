@@ -111,7 +111,7 @@ def build_report(calls: Sequence[HttpCall], event_lines: Iterable[str],
                  unservable: Mapping[int, str], unobservable: Mapping[int, str],
                  notes: Sequence[str] = ()) -> HttpReport:
     """unservable: calls the replay could not offer (listed unused, with why);
-    unobservable: calls emulated where the server cannot see them (dns), noted only."""
+    unobservable: calls emulated where the server cannot see them (dns, refused on a closed port), noted only."""
     by_seq = {c.seq: c for c in calls}
     events = _events(event_lines)
     served = tuple(_served(e) for e in events if e.get("event") == "served" and isinstance(e.get("seq"), int))

@@ -42,3 +42,22 @@ def test_calls_document_keeps_every_byte_and_skips_unservable() -> None:
     assert [c["seq"] for c in doc["calls"]] == [1]
     assert base64.b64decode(doc["calls"][0]["response"]["body"]) == b"\x00\xff"
     assert doc["calls"][0]["response"]["headers"] == [["A", "b"]]
+
+
+def test_refused_on_a_port_the_server_leaves_closed_is_noted_not_unused() -> None:
+    plan = plan_hosts([
+        call(1, "http://api.example.com:8081/", "connect-refused"), call(2, "https://api.example.com/"),
+        call(3, "https://flaky.example.com/", "connect-refused"), call(4, "http://other.example.com:8081/x",
+                                                                       "connect-refused"),
+    ])
+    # port 443 also answers (#2): #3 is served there as a reset; port 8081 only ever refused
+    assert sorted(plan.unobservable) == [1, 4]
+    assert "port 8081 is closed" in plan.unobservable[1]
+    text, _ = calls_document([call(1, "http://api.example.com:8081/", "connect-refused")], plan)
+    assert json.loads(text)["calls"] == []
+
+
+def test_url_with_an_impossible_port_is_unservable_not_a_server_crash() -> None:
+    plan = plan_hosts([call(1, "https://api.example.com:99999/"), call(2, "https://api.example.com/")])
+    assert list(plan.unservable) == [1] and "port" in plan.unservable[1]
+    assert plan.aliases == ("api.example.com",)

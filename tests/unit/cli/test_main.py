@@ -1,0 +1,40 @@
+"""The CLI edge: the implicit `run`, one-line errors, exit codes."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from runner.cli.main import _argv, main
+
+
+@pytest.mark.parametrize("args,expected", [
+    (["capsule.json"], ["run", "capsule.json"]),
+    (["--env", "TZ=UTC", "capsule.json"], ["run", "--env", "TZ=UTC", "capsule.json"]),
+    (["capsule.json", "-n", "1"], ["run", "capsule.json", "-n", "1"]),
+    (["inspect", "capsule.json"], ["inspect", "capsule.json"]),
+    (["--help"], ["--help"]),
+    ([], []),
+])
+def test_implicit_run(args: list[str], expected: list[str]) -> None:
+    assert _argv(args) == expected
+
+
+def test_missing_capsule_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    rc = main(["inspect", str(tmp_path / "nope.json")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2
+    assert len(err) == 1 and "nope.json" in err[0] and "Traceback" not in err[0]
+
+
+def test_garbage_capsule_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b"\x00\xff\xfe garbage")
+    rc = main([str(bad), "-n", "1"])
+    err = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    assert rc == 2 and len(err) == 1 and "bad.json" in err[0]
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.startswith("replay ")
