@@ -10,6 +10,8 @@ because the CodeInstances id hashes numbers exactly as written (212.40 != 212.4)
 """
 from __future__ import annotations
 
+from collections import Counter
+
 import array
 import itertools
 import json
@@ -72,7 +74,8 @@ def _object_hook(found_duplicates: list[bool]) -> Callable[[list[tuple[str, Any]
         obj = JsonObject(pairs)
         if len(obj) != len(pairs):
             names = [key for key, _ in pairs]
-            obj.duplicates = tuple(sorted({key for key in names if names.count(key) > 1}))
+            counts = Counter(names)  # linear: a hostile file may repeat a key 100,000 times
+            obj.duplicates = tuple(sorted(key for key, n in counts.items() if n > 1))
             found_duplicates.append(True)
         return obj
 

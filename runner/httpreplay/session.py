@@ -225,17 +225,21 @@ class HttpReplaySession:
         raise HttpReplayError(f"the replay server did not start: {' / '.join(tail) or 'no output'}")
 
     def _close(self) -> None:
+        """Undo everything, each step on its own: one failing must not leak the others."""
         if self._final_events is None:
             self._final_events = self._event_lines()
+        steps: list[Callable[[], Any]] = []
         if self._sidecar:
-            self.engine.stop(self._sidecar)
-            self._sidecar = None
+            steps.append(lambda s=self._sidecar: self.engine.stop(s))
         if self._network_made:
-            self.engine.remove_network(self.network)
-            self._network_made = False
-        while self._added_rules:
-            chain, rule = self._added_rules.pop()
-            _iptables("-D", chain, rule)
+            steps.append(lambda: self.engine.remove_network(self.network))
+        steps += [lambda c=chain, r=rule: _iptables("-D", c, r) for chain, rule in reversed(self._added_rules)]
+        for step in steps:
+            try:
+                step()
+            except Exception as exc:  # keep going; say what is left behind
+                self.say(f"cleanup step failed ({exc}); `docker network prune --filter label=replay` may be needed")
+        self._sidecar, self._network_made, self._added_rules = None, False, []
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None

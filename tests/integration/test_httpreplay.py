@@ -61,11 +61,6 @@ def calls(capsule: Capsule) -> tuple[HttpCall, ...]:
 
 
 @pytest.fixture(scope="module")
-def engine() -> DockerEngine:
-    return DockerEngine()
-
-
-@pytest.fixture(scope="module")
 def label() -> str:
     return f"test-http-{uuid.uuid4().hex[:8]}"
 
