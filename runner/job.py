@@ -26,6 +26,9 @@ def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
         notes = list(plan.notes)
         if image.context and image.context.restored:
             notes += list(image.context.restored.notes)
+        if http and (http.get("unmatched") or http.get("unused")):
+            notes.append(f"the program's HTTP traffic diverged from the recording: {len(http.get('unmatched', []))} "
+                         f"request(s) matched nothing, {len(http.get('unused', []))} recorded call(s) never made")
         if verified is not None and not verified.valid:
             notes.append("the capsule did not verify: see the verification problems")
         return ReplayReport(
