@@ -77,6 +77,8 @@ KINDS: tuple[FactKind, ...] = (
              _source_diff_apply),
     FactKind("lock", "build", 40, lambda p: {"lock": p.lock} if p.lock else {},
              lambda p, k, v: dataclasses.replace(p, lock=v)),
+    FactKind("pylock", "build", 40, lambda p: {"pylock": p.python_lock} if p.python_lock else {},
+             lambda p, k, v: dataclasses.replace(p, python_lock=v)),
     FactKind("tool:", "build", 30, lambda p: {f"tool:{t.name}": t for t in p.tools}, _tuple_apply("tools", "tool:")),
     FactKind("runtime:", "build", 50, lambda p: {f"runtime:{r.name}": r for r in p.runtimes},
              _tuple_apply("runtimes", "runtime:")),

