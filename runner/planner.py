@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 
 from .baseimage import choose_base
 from .capsules.model import Capsule, FrozenMap
+from .clock import clock_start, parse_rfc3339
 from .config import Settings
 from .errors import NeedsInput, UsageError
 from .plan import EnvSetting, Fidelity, Plan, Runtime, Source
@@ -159,7 +160,8 @@ def _env(c: Capsule, opts: PlanOptions, rows: list[Fidelity], notes: list[str]) 
             shown = fact.value if fact.state == "set" else fact.state
             rows.append(Fidelity(f"env {name}", shown or "", shown or "", "exact"))
     tz_recorded = c.env.get("TZ")
-    if (tz_recorded is None or tz_recorded.value is None) and c.locale.time_zone:
+    # twin: the resolved zone applies when the capsule has no explicit TZ (TZ= empty is explicit: UTC)
+    if (tz_recorded is None or tz_recorded.state != "empty" and tz_recorded.value is None) and c.locale.time_zone:
         env["TZ"] = EnvSetting("set", c.locale.time_zone)
         rows.append(Fidelity("env TZ", f"time zone {c.locale.time_zone}", c.locale.time_zone, "exact",
                              "TZ set from the recorded time zone"))
@@ -171,17 +173,22 @@ def _env(c: Capsule, opts: PlanOptions, rows: list[Fidelity], notes: list[str]) 
         _check_hash(c, name, value, opts.salt, notes)
         env[name] = EnvSetting("set" if value else "empty", value)
         rows[:] = [r for r in rows if r.fact != f"env {name}"]
-        rows.append(Fidelity(f"env {name}", _describe(c, name), value or "(empty)", "not applied" if name in c.env else "exact",
-                             "overridden with --env"))
+        # the value may be a secret the user supplies: reports never show it
+        rows.append(Fidelity(f"env {name}", _describe(c, name), "(supplied)" if value else "(empty)",
+                             "not applied" if name in c.env else "exact", "overridden with --env"))
     locales = sorted({s.value for k, s in env.items() if k in ("LANG", "LC_ALL") or k.startswith("LC_")
                       if s.state == "set" and s.value and s.value not in NOT_LOCALES})
     overridden = {value for _, value in opts.env_overrides}
+    usable = []
     for loc in locales:
         if loc in overridden and not is_valid("locale", loc):
             raise UsageError(f"--env: {loc!r} is not a valid locale")
-        _valid(c, "locale", loc, "env LANG/LC_*")
+        if not is_valid("locale", loc):  # set as recorded, but nothing to generate it from
+            rows.append(Fidelity("locale", loc, "-", "not applied", "not a locale name localedef understands"))
+            continue
+        usable.append(loc)
         rows.append(Fidelity("locale", loc, loc, "exact", "generated in the image with localedef"))
-    return FrozenMap(sorted(env.items())), tuple(locales)
+    return FrozenMap(sorted(env.items())), tuple(usable)
 
 
 def _describe(c: Capsule, name: str) -> str:
@@ -259,10 +266,12 @@ def _network(c: Capsule, has_calls: bool, rows: list[Fidelity], notes: list[str]
 
 
 def _clock_start(c: Capsule, opts: PlanOptions) -> str | None:
+    """The first recorded clock value (by seq), else a NovaFabric policy's time; always a valid RFC 3339."""
     src = opts.http or c
-    clocks = [v.value for v in src.values if v.kind == "clock"]
-    if clocks:
-        return clocks[0]
-    if c.policy and (c.policy.freeze_clock or c.policy.injected_now):
-        return c.policy.injected_now or c.wallclock_at_start or c.provenance.created_at
-    return None
+    start = clock_start(src.values, None)
+    if start is None and c.policy and (c.policy.freeze_clock or c.policy.injected_now):
+        for candidate in (c.policy.injected_now, c.wallclock_at_start, c.provenance.created_at):
+            if candidate and parse_rfc3339(candidate):
+                return candidate
+        raise CapsuleError(c.provenance.path, "replay.yaml asks for a recorded clock but no valid time is recorded")
+    return start

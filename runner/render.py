@@ -237,9 +237,18 @@ def _write_deps(plan: Plan, dest: Path) -> None:
     if lock_rel.is_absolute() or ".." in lock_rel.parts:
         raise CapsuleError(plan.title, f"lockfile path {plan.lock.path!r} leaves the repository")
     for rel in (lock_rel, lock_rel.parent / "package.json"):
-        if (src / rel).is_file():
-            (deps / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src / rel, deps / rel)
+        _copy_inside(src, rel, deps)
+
+
+def _copy_inside(root: Path, rel: Path, dest: Path) -> None:
+    """Copy root/rel to dest/rel, refusing a symlink or a path that resolves outside root
+    (a repository can link its lockfile to a host file)."""
+    path = root / rel
+    if path.is_symlink() or not path.resolve().is_relative_to(root.resolve()):
+        raise CapsuleError(str(rel), "is a symlink or leaves the repository; refusing to copy it into the image")
+    if path.is_file():
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, dest / rel, follow_symlinks=False)
 
 
 # What a Python lockfile needs beside it to be installed without the rest of the source.
@@ -257,13 +266,15 @@ def _write_python_deps(plan: Plan, dest: Path) -> None:
     if rel.is_absolute() or ".." in rel.parts:
         raise CapsuleError(plan.title, f"lockfile path {lock.path!r} leaves the repository")
     src = dest / "src"
-    origin = Path(lock.capsule_file) if lock.capsule_file else src / rel
-    if origin.is_file():
-        (deps / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(origin, deps / rel)
+    if lock.capsule_file:  # inside the capsule directory (the reader keeps it there)
+        origin = Path(lock.capsule_file)
+        if origin.is_file() and not origin.is_symlink():
+            (deps / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(origin, deps / rel, follow_symlinks=False)
+    else:
+        _copy_inside(src, rel, deps)
     for name in _PY_MANIFESTS.get(lock.manager, ()):
-        if (src / rel.parent / name).is_file():
-            shutil.copy2(src / rel.parent / name, deps / rel.parent / name)
+        _copy_inside(src, rel.parent / name, deps)
 
 
 def _write_inputs(plan: Plan, dest: Path) -> None:

@@ -145,3 +145,29 @@ def test_a_novafabric_lock_without_a_path_is_reported(fixtures: Path) -> None:
     assert plan.python_lock is None
     assert row(plan, "lockfile") == ("uv.lock", "-", "not applied")
     assert plan.tool("uv") == Tool("uv", "0.9.9", "pypi")  # package_manager uv, no version: newest
+
+
+def test_a_value_supplied_with_env_never_reaches_the_fidelity_table() -> None:
+    from runner.capsules import read_capsule
+    from runner.config import Settings
+    from runner.planner import PlanOptions, make_plan
+
+    capsule = read_capsule(Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "examples" / "novafabric"
+                           / "01JC4Q7W9Z2M5N8P3R6T1V0X4B")
+    plan = make_plan(capsule, Settings(), PlanOptions(env_overrides=(("API_TOKEN", "s3cr3t-value"),)))
+    assert plan.env["API_TOKEN"].value == "s3cr3t-value"  # it is applied at run time...
+    assert "s3cr3t-value" not in repr(plan.fidelity) + repr(plan.notes)  # ...and never reported
+
+
+def test_an_explicitly_empty_tz_is_kept_empty() -> None:
+    import dataclasses
+
+    from runner.capsules import read_capsule
+    from runner.capsules.model import EnvFact, FrozenMap
+    from runner.config import Settings
+    from runner.planner import make_plan
+
+    capsule = read_capsule(Path(__file__).resolve().parents[2] / "examples" / "tz-clock" / "capsule.json")
+    env = dict(capsule.env) | {"TZ": EnvFact("TZ", "empty")}
+    plan = make_plan(dataclasses.replace(capsule, env=FrozenMap(env)), Settings())
+    assert plan.env["TZ"].state == "empty"

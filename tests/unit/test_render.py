@@ -149,8 +149,6 @@ def test_a_lockfile_path_leaving_the_repository_is_refused(capsys: pytest.Captur
                  id="node package name like an option"),
     pytest.param(lambda d: d["runtimes"].update(node=f"22.23.3; {HOSTILE_CMD}"), "runtime node: '22.23.3; ",
                  id="node version"),
-    pytest.param(lambda d: d["env"]["LANG"].update(value=f"en_US.UTF-8 {HOSTILE_CMD}"), "is not a valid locale",
-                 id="locale"),
 ])
 def test_a_hostile_value_is_refused_naming_the_file(capsys: pytest.CaptureFixture[str], tmp_path: Path,
                                                     change: Callable[[dict[str, Any]], None], problem: str) -> None:
@@ -160,6 +158,16 @@ def test_a_hostile_value_is_refused_naming_the_file(capsys: pytest.CaptureFixtur
         assert (rc, out) == (2, "")
         [line] = error_lines(err)
         assert line.startswith(f"replay: error: {capsule}: ") and problem in line
+
+
+def test_a_recorded_locale_that_is_no_locale_name_is_not_generated(capsys: pytest.CaptureFixture[str],
+                                                                    tmp_path: Path) -> None:
+    """It stays a plain run-time value; nothing is generated from it (the fidelity table says so)."""
+    capsule = variant(tmp_path, lambda d: d["env"]["LANG"].update(value=f"en_US.UTF-8 {HOSTILE_CMD}"))
+    rc, out, err = render(capsys, capsule, "--repo", BUNDLE, "-o", tmp_path / "ctx")
+    assert rc == 0, err
+    assert not (tmp_path / "ctx" / "locales.txt").exists()
+    assert HOSTILE_CMD not in (tmp_path / "ctx" / "Dockerfile").read_text()
 
 
 def test_a_hostile_locale_given_with_env_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
@@ -188,3 +196,16 @@ def test_other_hostile_values_never_reach_the_dockerfile(capsys: pytest.CaptureF
     title, body = dockerfile.split("\n", 1)
     assert title.startswith("# replay ") and HOSTILE_CMD not in body
     assert "COPY pkgs/npm-10.9.9.tgz /tmp/pkgs/" in body.splitlines()
+
+
+def test_a_lockfile_linked_to_a_host_file_is_refused(tmp_path: Path) -> None:
+    """A repository can make its lockfile a symlink to /etc/...: never copied into the image."""
+    from runner.errors import CapsuleError
+    from runner.render import _copy_inside
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "package-lock.json").symlink_to("/etc/hostname")
+    with pytest.raises(CapsuleError, match="symlink"):
+        _copy_inside(src, Path("package-lock.json"), tmp_path / "deps")
+    assert not (tmp_path / "deps" / "package-lock.json").exists()
