@@ -4,7 +4,7 @@ Clock: the program starts at the recorded time through libfaketime (LD_PRELOAD).
 A relative offset (FAKETIME="-<n>s") computed just before the run keeps one
 timeline for every process and lets the clock run on, so timers fire (an absolute
 FAKETIME freezes time and hangs Node's setTimeout; `@time` restarts the clock in
-every process). DONT_FAKE_MONOTONIC=1 leaves monotonic clocks real. The image must
+every process), and monotonic clocks move by the same offset. The image must
 have Debian's `libfaketime` package (the `faketime` package pulls it in).
 
 Random values: written to a JSON file mounted into the container, named by
@@ -78,7 +78,10 @@ def faketime_env(start_rfc3339: str, now: dt.datetime | None = None,
     offset = math.floor((current - start).total_seconds())
     spec = f"-{offset}s" if offset >= 0 else f"+{-offset}s"
     lib = FAKETIME_LIBS.get(arch, FAKETIME_LIBS["x86_64"])
-    return (("LD_PRELOAD", lib), ("FAKETIME", spec), ("DONT_FAKE_MONOTONIC", "1"))
+    # No DONT_FAKE_MONOTONIC: measured here, with it libfaketime 0.9.10 makes Python's time.sleep
+    # fail with EINVAL (an absolute clock_nanosleep deadline); without it a relative offset keeps
+    # monotonic time flowing, and Node's timers and Python's sleep both work.
+    return (("LD_PRELOAD", lib), ("FAKETIME", spec))
 
 
 def clock_limits_note() -> str:

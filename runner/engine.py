@@ -373,15 +373,18 @@ def _quietly(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
         pass
 
 
+_TELLING = ("mismatch", "EINTEGRITY", "npm error code", "npm ERR! code", "ERROR:", "E: ", "error", "failed")
+_NOISE = ("executor failed", "did not complete successfully", "A complete log of this run", "matches the capsule")
+
+
 def _last_error(lines: Sequence[str]) -> str:
-    """The most telling line of a failed build's log (our own `replay:` lines first)."""
-    for marker in ("replay:", "error", "failed", "mismatch"):
-        for line in reversed(lines):
-            text = re.sub(r"^#\d+ [\d.]+ ", "", line.strip())
-            low = text.lower()
-            if marker in low and "executor failed" not in low and "did not complete successfully" not in low:
+    """The most telling line of a failed build's log: specific markers first, noise skipped."""
+    cleaned = [re.sub(r"^#\d+ [\d.]+ ", "", line.strip()) for line in lines]
+    for marker in _TELLING:
+        for text in reversed(cleaned):
+            if marker.lower() in text.lower() and not any(n.lower() in text.lower() for n in _NOISE):
                 return text[:300]
-    return (lines[-1].strip()[:300] if lines else "no output")
+    return (cleaned[-1][:300] if cleaned else "no output")
 
 
 @dataclass

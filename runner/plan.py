@@ -72,6 +72,7 @@ class Source:
     untracked: tuple[str, ...] = ()
     patch: str = ""  # --patch: a fix applied after the diff
     local_dir: str | None = None  # --source DIR: used as is instead of a commit
+    remote_from_user: bool = False  # --repo: may be a local path or bundle (a capsule's own remote may not)
 
 
 @dataclass(frozen=True)

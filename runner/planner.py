@@ -233,7 +233,7 @@ def _source(c: Capsule, opts: PlanOptions, rows: list[Fidelity], notes: list[str
         rows.append(Fidelity("repo diff", "dirty, not recorded", "-", "not applied", "the format does not record the diff"))
     for name in repo.untracked:
         rows.append(Fidelity("untracked file", name, "-", "not applied", "names only are recorded; not restorable"))
-    return Source(remote=opts.repo or repo.remote, commit=commit, diff=diff, diff_truncated=repo.diff_truncated,
+    return Source(remote=opts.repo or repo.remote, remote_from_user=bool(opts.repo), commit=commit, diff=diff, diff_truncated=repo.diff_truncated,
                   diff_redacted=repo.diff_redacted, untracked=repo.untracked, patch=opts.patch), workdir
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Settings
-from .errors import SourceUnavailable
+from .errors import NeedsInput, SourceUnavailable
 from .plan import Source
 
 _SAFE_ENV = {
@@ -41,22 +42,53 @@ class Restored:
     notes: tuple[str, ...] = ()
 
 
-def _git(args: list[str], cwd: Path | None = None, check: bool = True, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+_COMMIT = re.compile(r"^[0-9a-fA-F]{7,64}$")
+_NETWORK_URL = re.compile(r"^(https?|git|ssh)://|^[\w.-]+@[\w.-]+:")  # scp-like user@host:path too
+GIT_TIMEOUT_S = 900
+
+
+def _git(args: list[str], cwd: Path | None = None, check: bool = True,
+         stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
     env = {**os.environ, **_SAFE_ENV}
-    proc = subprocess.run(["git", "-c", "protocol.ext.allow=never", "-c", "core.hooksPath=/dev/null", *args],
-                          cwd=cwd, env=env, capture_output=True, input=stdin)
+    # a remote that stalls (under 1 KB/s for a minute) is dropped rather than waited on forever
+    cmd = ["git", "-c", "protocol.ext.allow=never", "-c", "core.hooksPath=/dev/null",
+           "-c", "http.lowSpeedLimit=1000", "-c", "http.lowSpeedTime=60", *args]
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, input=stdin, timeout=GIT_TIMEOUT_S)
+    except subprocess.TimeoutExpired as exc:
+        raise SourceUnavailable(f"git {args[0]}: no result after {GIT_TIMEOUT_S} s") from exc
     if check and proc.returncode != 0:
         msg = proc.stderr.decode(errors="replace").strip().splitlines()
-        raise SourceUnavailable(f"git {args[0]}: {msg[-1] if msg else 'failed'}")
+        raise SourceUnavailable(f"git {args[0]}: {_no_credentials(msg[-1]) if msg else 'failed'}")
     return proc
 
 
-def _mirror(settings: Settings, remote: str, commit: str) -> Path:
-    """A cached bare clone of the remote that holds the commit."""
+def _no_credentials(text: str) -> str:
+    """URLs in messages lose their user:password@ part."""
+    return re.sub(r"(\w+://)[^/@\s]+@", r"\1", text)
+
+
+def check_commit(commit: str) -> str:
+    if not _COMMIT.match(commit):
+        raise SourceUnavailable(f"{commit!r} is not a commit id (7-64 hex digits)")
+    return commit
+
+
+def _mirror(settings: Settings, remote: str, commit: str, trusted: bool) -> Path:
+    """A cached bare clone of the remote that holds the commit.
+
+    A capsule's own remote must be a network URL: a local path or file:// would let
+    someone else's capsule copy any repository of this machine into an image. Local
+    clones and bundles come only from the user, through --repo (trusted)."""
+    shown = _no_credentials(remote)
     if remote.startswith("-"):
-        raise SourceUnavailable(f"refusing the remote {remote!r}: it looks like an option")
+        raise SourceUnavailable(f"refusing the remote {shown!r}: it looks like an option")
+    if not trusted and not _NETWORK_URL.match(remote):
+        raise NeedsInput(f"the capsule's remote {shown!r} is not a network URL; "
+                                "pass --repo PATH_OR_URL to use a local clone")
+    check_commit(commit)
     local = Path(remote).expanduser()
-    url = str(local.resolve()) if local.exists() else remote
+    url = str(local.resolve()) if trusted and local.exists() else remote
     cache = settings.repos / hashlib.sha256(url.encode()).hexdigest()[:20]
     with _MIRROR_LOCK:  # bisect builds both ends at once: one clone per remote
         if not cache.exists():
@@ -74,8 +106,20 @@ def _mirror(settings: Settings, remote: str, commit: str) -> Path:
     if _git(["cat-file", "-e", f"{commit}^{{commit}}"], cwd=cache, check=False).returncode != 0:
         _git(["fetch", "--quiet", "--", url, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"], cwd=cache, check=False)
         if _git(["cat-file", "-e", f"{commit}^{{commit}}"], cwd=cache, check=False).returncode != 0:
-            raise SourceUnavailable(f"commit {commit} is not in {remote} (pass --repo with a clone that has it)")
+            raise SourceUnavailable(f"commit {commit} is not in {shown} (pass --repo with a clone that has it)")
     return cache
+
+
+def _extract(cache: Path, commit: str, dest: Path) -> None:
+    """git archive piped into tar: the tree never sits whole in memory."""
+    env = {**os.environ, **_SAFE_ENV}
+    with subprocess.Popen(["git", "archive", "--format=tar", commit], cwd=cache, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as archive:
+        tar = subprocess.run(["tar", "-x", "--no-same-owner", "-C", str(dest)], stdin=archive.stdout,
+                             capture_output=True, timeout=GIT_TIMEOUT_S)
+        archive.wait(timeout=GIT_TIMEOUT_S)
+    if archive.returncode != 0 or tar.returncode != 0:
+        raise SourceUnavailable(f"git archive {commit}: the tree could not be extracted")
 
 
 def _apply(dest: Path, diff: str, label: str) -> tuple[str, tuple[str, ...]]:
@@ -95,6 +139,76 @@ def _apply(dest: Path, diff: str, label: str) -> tuple[str, tuple[str, ...]]:
         return status, rejected
     finally:
         os.unlink(fh.name)
+
+
+_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+
+
+def cut_to_whole_hunks(diff: str) -> tuple[str, str | None]:
+    """A truncated diff (cut at a line boundary) ends inside a hunk, which makes git refuse
+    the whole diff as corrupt: keep everything before that hunk, so what was recorded whole
+    still applies. Returns the kept diff and the file whose change was cut (None if none)."""
+    parts = diff.split("\n")  # not splitlines(): a changed line may hold \r or \f
+    lines = [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+    section, section_name, hunks_in_section = 0, None, 0
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("diff --git "):
+            section, section_name, hunks_in_section = i, _file_name(line), 0
+        elif line.startswith("GIT binary patch"):
+            end = _binary_end(lines, i + 1)
+            if end is None:
+                return "".join(lines[:section]), section_name
+            i = end
+            hunks_in_section += 1
+            continue
+        elif (m := _HUNK.match(line)) is not None:
+            end = _hunk_end(lines, i + 1, int(m.group(1) or 1), int(m.group(2) or 1))
+            if end is None:  # a header whose hunks were all cut away is dropped with it
+                return "".join(lines[:i] if hunks_in_section else lines[:section]), section_name
+            i = end
+            hunks_in_section += 1
+            continue
+        i += 1
+    if section_name is not None and hunks_in_section == 0 and any(l.startswith("--- ") for l in lines[section:]):
+        return "".join(lines[:section]), section_name  # cut between the file's header and its first hunk
+    return diff, None
+
+
+def _file_name(header: str) -> str:
+    parts = header.rstrip("\n").split(" b/", 1)
+    return parts[1] if len(parts) == 2 else header[len("diff --git "):].strip()
+
+
+def _hunk_end(lines: list[str], i: int, old: int, new: int) -> int | None:
+    """Index past a hunk's body, or None when the diff ends before it is whole."""
+    while old > 0 or new > 0:
+        if i >= len(lines):
+            return None
+        tag = lines[i][:1]
+        if tag == " " or lines[i] == "\n":  # an empty context line whose blank was stripped counts, as in git
+            old, new = old - 1, new - 1
+        elif tag == "-":
+            old -= 1
+        elif tag == "+":
+            new -= 1
+        elif tag != "\\":
+            return None  # a hunk shorter than its header says: corrupt, treated as cut here
+        i += 1
+    while i < len(lines) and lines[i].startswith("\\"):  # "\ No newline at end of file"
+        i += 1
+    return i
+
+
+def _binary_end(lines: list[str], i: int) -> int | None:
+    """Index past a binary patch (a forward and a reverse block, each ended by an empty line)."""
+    blocks = 0
+    while i < len(lines) and blocks < 2:
+        if lines[i].strip() == "":
+            blocks += 1
+        i += 1
+    return i if blocks == 2 else None
 
 
 def _touched(proc: subprocess.CompletedProcess[bytes]) -> bool:
@@ -117,14 +231,16 @@ def restore(source: Source, settings: Settings, dest: Path) -> Restored:
             raise SourceUnavailable("the capsule records a commit but no remote; pass --repo PATH_OR_URL")
         if not source.commit:
             raise SourceUnavailable("no commit to restore")
-        cache = _mirror(settings, source.remote, source.commit)
+        cache = _mirror(settings, source.remote, source.commit, source.remote_from_user)
         dest.mkdir(parents=True)
-        archive = _git(["archive", "--format=tar", source.commit], cwd=cache).stdout
-        subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+        _extract(cache, source.commit, dest)
         commit = source.commit
-        diff_status, rejected = _apply(dest, source.diff, "diff")
+        diff, cut_file = cut_to_whole_hunks(source.diff) if source.diff_truncated else (source.diff, None)
+        diff_status, rejected = _apply(dest, diff, "diff")
         if source.diff_truncated:
-            notes.append("the recorded diff was truncated: files past the cut are not restored")
+            notes.append("the recorded diff was truncated: applied up to the cut; "
+                         + (f"{cut_file}'s change at the cut and " if cut_file else "")
+                         + "files past the cut are not restored")
         if source.diff_redacted and diff_status != "applied":
             notes.append("the recorded diff was redacted (scrubbed secrets) and did not apply fully")
         if diff_status in ("partial", "failed"):

@@ -70,7 +70,10 @@ def main(argv: list[str] | None = None) -> int:
         # end with SystemExit; everything else reaches the handlers below.
         app(args=_argv(args), prog_name="replay")
     except SystemExit as e:
-        return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+        if code == 130:  # typer turns Ctrl-C into Exit(130) itself; cleanup has run by now
+            error_line("interrupted")
+        return code
     except ReplayError as e:
         if debug:
             traceback.print_exc()

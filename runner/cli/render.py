@@ -7,7 +7,9 @@ from typing import Annotated, Optional
 import typer
 
 from ..capsules import read_capsule
+from ..baseimage import base_ref
 from ..config import settings
+from ..errors import UsageError
 from ..planner import make_plan
 from ..render import render, write_context
 from . import options as o
@@ -33,5 +35,9 @@ def register(app: typer.Typer) -> None:
         if output is None:
             out.print(render(plan, s), markup=False, highlight=False)
             return
+        if output.exists() and any(output.iterdir()) and not (output / "replay-tools").is_dir():
+            raise UsageError(f"-o {output}: exists and is not a replay build context; refusing to overwrite it")
         ctx = write_context(plan, s, output)
-        err.print(f"replay: build context written to {ctx.path} (docker build {ctx.path})", markup=False)
+        err.print(f"replay: build context written to {ctx.path}; build it with `DOCKER_BUILDKIT=1 docker build "
+                  f"{ctx.path}` (the base image {base_ref(s, plan.base)} must exist: scripts/setup makes it)",
+                  markup=False)

@@ -3,7 +3,8 @@
 //   strip-root-scripts PKG   keep the root's lifecycle scripts out of the dependency layer
 //   root-prepare PKG         run them once the source is there (npm's `prepare` needs it)
 //   pin PINS DRIFT MODE REG  compare installed versions with the recorded ones; MODE=pin
-//                            installs the recorded version of every drifted package
+//                            installs the recorded version of every drifted package (and
+//                            without an installed lockfile, every recorded one)
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -24,14 +25,38 @@ function stripRootScripts(pkgPath) {
 }
 
 function rootPrepare(pkgPath) {
-  if (!fs.existsSync(SAVED) || !fs.existsSync(pkgPath)) return;
-  const saved = JSON.parse(fs.readFileSync(SAVED, 'utf8'));
-  for (const name of ['install', 'postinstall', 'prepare']) {
-    if (saved[name]) {
-      console.log(`replay: running the root's ${name} script now that the source is here`);
+  if (!fs.existsSync(pkgPath)) return;
+  // The source's package.json: the recorded diff may change its scripts.
+  const scripts = JSON.parse(fs.readFileSync(pkgPath, 'utf8')).scripts || {};
+  for (const name of rootRuns(scripts)) {
+    console.log(`replay: running the root's ${name} script now that the source is here`);
+    try {
       execFileSync('npm', ['run', name], { stdio: 'inherit' });
+    } catch (e) {
+      fail(`the root's ${name} script failed (${e.status === null ? e.signal : `exit ${e.status}`})`);
     }
   }
+}
+
+// The `npm run` calls that run each root lifecycle script once, in `npm ci`'s order.
+// `npm run X` runs preX and postX too: so `install` covers preinstall and postinstall,
+// and those run alone only without it (--ignore-scripts would skip them, but it also
+// leaks into every npm the scripts themselves call).
+function rootRuns(scripts) {
+  const has = (name) => typeof scripts[name] === 'string';
+  const runs = [];
+  for (const [pre, main, post] of [['preinstall', 'install', 'postinstall'], [null, 'prepublish', null],
+    ['preprepare', 'prepare', 'postprepare']]) {
+    if (has(main)) runs.push(main);
+    else runs.push(...[pre, post].filter((n) => n && has(n)));
+  }
+  return runs;
+}
+
+function fail(message) {
+  // One `replay:` line the build's error names, instead of node's stack trace.
+  console.error(`replay: ${message}`);
+  process.exit(1);
 }
 
 function installedVersion(name) {
@@ -44,6 +69,17 @@ function installedVersion(name) {
 
 function pin(pinsPath, driftPath, mode, registry) {
   const pins = JSON.parse(fs.readFileSync(pinsPath, 'utf8'));
+  if (!fs.existsSync(SAVED)) {
+    // No lockfile was installed (strip-root-scripts runs before every lockfile install; none
+    // recorded, or one replay cannot install): the recorded versions are all there is,
+    // whatever the mode. --force: a tree recorded elsewhere may
+    // hold another platform's packages and peer ranges a flat install trips over.
+    const specs = Object.entries(pins).map(([name, version]) => `${name}@${version}`);
+    fs.writeFileSync(driftPath, JSON.stringify({ mode, drift: [] }, null, 2));
+    console.log(`replay: no lockfile installed: installing the ${specs.length} recorded package(s)`);
+    npmInstall(specs, registry, ['--force', '--no-package-lock']);
+    return;
+  }
   const drift = [];
   for (const [name, recorded] of Object.entries(pins)) {
     const installed = installedVersion(name);
@@ -53,14 +89,32 @@ function pin(pinsPath, driftPath, mode, registry) {
   if (mode === 'pin' && drift.length) {
     const specs = drift.map((d) => `${d.name}@${d.recorded}`);
     console.log(`replay: pinning ${drift.length} drifted package(s): ${specs.join(' ')}`);
-    execFileSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', `--registry=${registry}`, ...specs],
-      { stdio: 'inherit' });
+    npmInstall(specs, registry, []);
+    const left = drift.filter((d) => installedVersion(d.name) !== d.recorded).map((d) => d.name);
+    if (left.length) fail(`pinning left ${left.join(', ')} at another version than the capsule's`);
   }
   console.log(`replay: ${drift.length} package(s) drifted from the capsule's resolved versions`);
 }
 
-const [cmd, ...args] = process.argv.slice(2);
-if (cmd === 'strip-root-scripts') stripRootScripts(args[0]);
-else if (cmd === 'root-prepare') rootPrepare(args[0]);
-else if (cmd === 'pin') pin(args[0], args[1], args[2], args[3]);
-else { console.error(`npm-deps.js: unknown command ${cmd}`); process.exit(2); }
+function npmInstall(specs, registry, extra) {
+  if (!specs.length) return;
+  try {
+    // --replace-registry-host=always: as for `npm ci`, the lockfile's own registry (a
+    // company one, unreachable here) is never used.
+    execFileSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', `--registry=${registry}`,
+      '--replace-registry-host=always', ...extra, ...specs], { stdio: 'inherit' });
+  } catch (e) {
+    const shown = specs.length > 5 ? `${specs.slice(0, 5).join(' ')} and ${specs.length - 5} more` : specs.join(' ');
+    fail(`npm install of the recorded versions failed (${e.status === null ? e.signal : `exit ${e.status}`}): ${shown}`);
+  }
+}
+
+function main([cmd, ...args]) {
+  if (cmd === 'strip-root-scripts') stripRootScripts(args[0]);
+  else if (cmd === 'root-prepare') rootPrepare(args[0]);
+  else if (cmd === 'pin') pin(args[0], args[1], args[2], args[3]);
+  else { console.error(`npm-deps.js: unknown command ${cmd}`); process.exit(2); }
+}
+
+if (require.main === module) main(process.argv.slice(2));
+else module.exports = { rootRuns };  // for the unit tests

@@ -92,9 +92,28 @@ def write_json(path: Path, data: Any) -> Path:
     return path
 
 
+def with_local_repo(args: Sequence[str | Path]) -> list[str]:
+    """As a user would: a capsule whose remote is a local clone or bundle is replayed with
+    --repo naming it (replay refuses a capsule's own local remote)."""
+    out = [str(a) for a in args]
+    if "--repo" in out:
+        return out
+    for a in out:
+        path = Path(a)
+        if a.endswith(".json") and path.is_file():
+            try:
+                remote = (json.loads(path.read_text()).get("repo") or {}).get("remote")
+            except (ValueError, AttributeError):
+                return out
+            if remote and Path(remote).exists():
+                return [*out, "--repo", remote]
+            return out
+    return out
+
+
 def replay(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, dict[str, Any]]:
     """`replay ARGS --json` in-process: the exit code and the parsed report."""
-    rc = main([str(a) for a in args] + ["--json"])
+    rc = main(with_local_repo(args) + ["--json"])
     captured = capsys.readouterr()
     assert captured.out.strip(), f"no report on stdout (exit {rc}); stderr: {captured.err[-2000:]}"
     return rc, json.loads(captured.out)
@@ -102,7 +121,7 @@ def replay(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, 
 
 def replay_error(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, list[str]]:
     """`replay ARGS` expected to stop on an error: the exit code and its error lines."""
-    rc = main([str(a) for a in args])
+    rc = main(with_local_repo(args))
     captured = capsys.readouterr()
     assert "Traceback" not in captured.err
     return rc, [line for line in captured.err.splitlines() if line.startswith("replay: error:")]

@@ -19,7 +19,8 @@ import pytest
 from runner import signature as sig
 from runner.cli.main import main
 
-from .helpers import ROOT, TZ_CLOCK, clone_tz_clock, env_facts, git, git_repo, repo_fact, twin_capsule, write_json
+from .helpers import (ROOT, TZ_CLOCK, clone_tz_clock, env_facts, git, git_repo, repo_fact, twin_capsule,
+                      with_local_repo, write_json)
 
 pytestmark = pytest.mark.integration
 
@@ -85,7 +86,8 @@ def record_failure(capsule_path: Path, *replay_args: str) -> dict[str, Any]:
     data = json.loads(capsule_path.read_text())
     data["command"]["failure"] = None  # nothing to match yet: any run ending the same way counts
     write_json(capsule_path, data)
-    proc = subprocess.run([sys.executable, "-m", "runner", str(capsule_path), "-n", "1", "--json", *replay_args],
+    proc = subprocess.run([sys.executable, "-m", "runner", *with_local_repo([str(capsule_path), *replay_args]),
+                           "-n", "1", "--json"],
                           capture_output=True, text=True, timeout=600)
     assert proc.stdout.strip(), f"replay printed no report (exit {proc.returncode}): {proc.stderr[-2000:]}"
     attempt = json.loads(proc.stdout)["attempts"][0]
@@ -103,7 +105,7 @@ def record_failure(capsule_path: Path, *replay_args: str) -> dict[str, Any]:
 def mirror_remote(capsule: Path, dest: Path, *args: str) -> None:
     """Mirror a capsule's remote into the cache once, alone (`replay render -o`): trials
     whose images differ then build at once without racing to clone it."""
-    assert main(["render", str(capsule), "-o", str(dest), *args]) == 0
+    assert main(with_local_repo(["render", str(capsule), "-o", str(dest), *args])) == 0
 
 
 def node_capsule(repo: Path, commit: str, env: dict[str, Any], exit_code: int) -> dict[str, Any]:
@@ -129,7 +131,7 @@ def bundle_mirrored(tmp_path_factory: pytest.TempPathFactory) -> None:
 
 def bisect(capsys: pytest.CaptureFixture[str], bad: Path, good: Path, *args: str | Path) -> tuple[int, dict[str, Any]]:
     """`replay bisect BAD --good GOOD ARGS --json` in-process: the exit code and the result."""
-    rc = main(["bisect", str(bad), "--good", str(good), *map(str, args), "--json"])
+    rc = main(with_local_repo(["bisect", str(bad), "--good", str(good), *map(str, args)]) + ["--json"])
     captured = capsys.readouterr()
     assert captured.out.strip(), f"no result on stdout (exit {rc}); stderr: {captured.err[-2000:]}"
     return rc, json.loads(captured.out)

@@ -56,3 +56,15 @@ def test_any_capsule_runs_under_an_instances_traffic(engine: object, capsys: pyt
     assert (rc, report["verdict"]) == (1, "not-reproduced")
     assert report["attempts"][0]["exit_code"] != 0
     assert report["http"] is None
+
+
+def test_programs_that_sleep_run_under_the_recorded_clock(engine: object, capsys: pytest.CaptureFixture[str],
+                                                          tmp_path: Path) -> None:
+    """libfaketime with a relative offset: the recorded date, and sleeping still works."""
+    capsule = _twin_fetching(tmp_path)
+    data = json.loads(capsule.read_text())
+    data["command"]["argv"] = ["python3", "-c", "import time, datetime; time.sleep(0.2); print(datetime.date.today())"]
+    capsule.write_text(json.dumps(data))
+    rc, report = _run(capsys, str(capsule), "-n", "1", "--http", str(FETCH))
+    assert (rc, report["verdict"]) == (0, "reproduced"), report["attempts"][0]["output_tail"]
+    assert report["attempts"][0]["stdout"] == "2026-10-13\n"

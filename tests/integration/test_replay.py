@@ -63,7 +63,7 @@ def test_tz_clock_passes_under_utc(engine: object, capsys: pytest.CaptureFixture
     assert (rc, report["verdict"]) == (1, "not-reproduced")
     assert [(a["exit_code"], a["classification"]) for a in report["attempts"]] == [(0, "pass")]
     tz_rows = [f for f in report["fidelity"] if f["fact"] == "env TZ"]
-    assert [(r["replayed"], r["why"]) for r in tz_rows] == [("UTC", "overridden with --env")]
+    assert [(r["replayed"], r["why"]) for r in tz_rows] == [("(supplied)", "overridden with --env")]
 
 
 # -- 2. a pinned Python package ------------------------------------------------

@@ -1,0 +1,3 @@
+'use strict';
+// Prints the is-number version the installed tree resolves to.
+console.log(require('is-number/package.json').version);

@@ -1,0 +1,124 @@
+"""Truncated recorded diffs: what was recorded whole still applies (runner/source.py)."""
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from runner.source import cut_to_whole_hunks
+
+_GIT_ENV = {"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "T",
+            "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+
+
+def _git(cwd: Path, *args: str, stdin: str | None = None) -> tuple[int, str]:
+    """Exit code and stdout, bytes decoded as they are (text mode would turn \r\n into \n)."""
+    proc = subprocess.run(["git", *args], cwd=cwd, env={**os.environ, **_GIT_ENV}, capture_output=True,
+                          input=stdin.encode() if stdin is not None else None)
+    return proc.returncode, proc.stdout.decode()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A repo whose working tree differs from HEAD in a.txt (two hunks), b.txt and c.bin."""
+    lines = [f"line {i}\n" for i in range(1, 41)]
+    (tmp_path / "a.txt").write_text("".join(lines))
+    (tmp_path / "b.txt").write_text("one\ntwo\nthree")
+    (tmp_path / "c.bin").write_bytes(bytes(range(256)))
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-q", "-m", "init")
+    lines[1], lines[35] = "line 2 changed\n", "line 36 changed\r\n"
+    (tmp_path / "a.txt").write_text("".join(lines))
+    (tmp_path / "b.txt").write_text("one\ntwo\nthree and more")
+    (tmp_path / "c.bin").write_bytes(bytes(range(255, -1, -1)))
+    return tmp_path
+
+
+def _diff(repo: Path) -> str:
+    """The recorded diff; the working tree goes back to HEAD, where a replay applies it."""
+    diff = _git(repo, "diff", "HEAD", "--binary")[1]
+    _git(repo, "checkout", "-q", "--", ".")
+    return diff
+
+
+def _applies(repo: Path, diff: str) -> bool:
+    return _git(repo, "apply", "--check", "-", stdin=diff)[0] == 0
+
+
+def test_a_whole_diff_is_kept(repo: Path) -> None:
+    diff = _diff(repo)
+    assert "\r" in diff and "\\ No newline at end of file" in diff and "GIT binary patch" in diff
+    assert cut_to_whole_hunks(diff) == (diff, None)
+    assert _applies(repo, diff)
+
+
+def test_a_cut_inside_the_second_hunk_keeps_the_first(repo: Path) -> None:
+    cut_diff = (diff := _diff(repo))[:diff.index("+line 36 changed")]
+    assert not _applies(repo, cut_diff)  # git refuses all of it: "corrupt patch"
+    kept, cut = cut_to_whole_hunks(cut_diff)
+    assert cut == "a.txt"
+    assert "+line 2 changed" in kept and "line 36" not in kept
+    assert _applies(repo, kept)
+
+
+def test_a_cut_inside_a_later_file_keeps_the_earlier_files(repo: Path) -> None:
+    diff = _diff(repo)
+    kept, cut = cut_to_whole_hunks(diff[:diff.index("-three")])
+    assert cut == "b.txt"
+    assert kept == diff[:diff.index("diff --git a/b.txt")]
+    assert _applies(repo, kept)
+
+
+def test_a_cut_between_a_header_and_its_hunk_drops_the_header(repo: Path) -> None:
+    diff = _diff(repo)
+    b = diff.index("diff --git a/b.txt")
+    kept, cut = cut_to_whole_hunks(diff[:diff.index("@@", b)])
+    assert (kept, cut) == (diff[:b], "b.txt")
+
+
+def test_a_cut_inside_a_binary_patch_drops_that_file(repo: Path) -> None:
+    diff = _diff(repo)
+    c = diff.index("diff --git a/c.bin")
+    literal = diff.index("\n", diff.index("literal", c)) + 1
+    kept, cut = cut_to_whole_hunks(diff[:literal + 5])
+    assert (kept, cut) == (diff[:c], "c.bin")
+    assert _applies(repo, kept)
+
+
+def test_a_complete_binary_patch_is_whole(repo: Path) -> None:
+    diff = _diff(repo)
+    binary = diff[diff.index("diff --git a/c.bin"):]
+    assert cut_to_whole_hunks(binary) == (binary, None)
+
+
+def test_a_capsules_own_local_remote_is_refused(tmp_path: Path) -> None:
+    """Someone else's capsule must not make replay copy a repository of this machine into an image."""
+    from runner.config import Settings
+    from runner.errors import NeedsInput
+    from runner.plan import Source
+    from runner.source import restore
+
+    src = Source(remote=str(tmp_path), commit="a" * 40)
+    with pytest.raises(NeedsInput, match="--repo"):
+        restore(src, Settings(cache_dir=tmp_path / "cache"), tmp_path / "out")
+    with pytest.raises(NeedsInput):
+        restore(Source(remote="file:///etc", commit="a" * 40), Settings(cache_dir=tmp_path / "cache"), tmp_path / "o2")
+
+
+@pytest.mark.parametrize("commit", ["--output=/tmp/x", "HEAD; rm -rf /", "main", ""])
+def test_only_commit_ids_reach_git(commit: str, tmp_path: Path) -> None:
+    from runner.errors import SourceUnavailable
+    from runner.source import check_commit
+
+    with pytest.raises(SourceUnavailable):
+        check_commit(commit)
+
+
+def test_credentials_never_reach_messages() -> None:
+    from runner.source import _no_credentials
+
+    assert _no_credentials("fatal: https://sam:t0ken@git.example.com/x.git not found") == \
+        "fatal: https://git.example.com/x.git not found"
