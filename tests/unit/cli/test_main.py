@@ -38,3 +38,14 @@ def test_garbage_capsule_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--version"]) == 0
     assert capsys.readouterr().out.startswith("replay ")
+
+
+def test_no_engine_is_one_line_exit_3(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                                      tmp_path: Path) -> None:
+    """Replay never installs anything itself: without an engine it says how to start one."""
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-such.sock")
+    capsule = Path(__file__).resolve().parents[2] / "fixtures" / "examples" / "codeinstances" / "fetch-greeting.json"
+    rc = main([str(capsule), "-n", "1"])
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("replay: error:")]
+    assert rc == 3
+    assert len(errors) == 1 and "scripts/setup" in errors[0]
