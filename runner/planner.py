@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from .baseimage import choose_base
-from .capsules.model import Capsule, FrozenMap
+from .capsules.model import HOST_SPECIFIC_ENV, Capsule, FrozenMap
 from .clock import clock_start, parse_rfc3339
 from .config import Settings
 from .errors import NeedsInput, UsageError
@@ -23,7 +23,6 @@ from .toolplan import bundled_tool_rows, locks, node_tools, python_tools
 from .toolplan import valid as _valid
 from .render import is_valid
 
-HOST_SPECIFIC = {"HOME", "PATH", "USER", "USERNAME", "LOGNAME", "SHELL", "PWD", "OLDPWD", "HOSTNAME", "TMPDIR"}
 NOT_LOCALES = {"C", "POSIX", "C.UTF-8", "C.utf8"}
 DEFAULT_NODE = "22"  # major used when a command needs node and the capsule records none
 # What a runtime the command needs but the capsule does not record defaults to (nearest release).
@@ -149,7 +148,7 @@ def _python_pins(c: Capsule) -> FrozenMap[str, str]:
 def _env(c: Capsule, opts: PlanOptions, rows: list[Fidelity], notes: list[str]) -> tuple[FrozenMap[str, EnvSetting], tuple[str, ...]]:
     env: dict[str, EnvSetting] = {}
     for name, fact in c.env.items():
-        if fact.host_specific or name in HOST_SPECIFIC:
+        if fact.host_specific or name in HOST_SPECIFIC_ENV:
             rows.append(Fidelity(f"env {name}", "host value" if fact.value else fact.state, "container's own",
                                  "not applied", "host-specific: mapped to the container's, not copied"))
         elif fact.state == "set" and fact.value is None:

@@ -56,6 +56,11 @@ class Format(str, Enum):
 
 
 Outcome = Literal["pass", "fail"]
+
+# Variables whose recorded values describe the recording host, not the run: a replay
+# maps them to the container's own instead of copying them.
+HOST_SPECIFIC_ENV = frozenset({"HOME", "PATH", "USER", "USERNAME", "LOGNAME", "SHELL", "PWD", "OLDPWD",
+                               "HOSTNAME", "TMPDIR"})
 EnvState = Literal["set", "empty", "absent"]
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from ..errors import CapsuleError
 from . import jsonload
 from .model import (
+    HOST_SPECIFIC_ENV,
     Artifact,
     Body,
     Capsule,
@@ -36,7 +37,6 @@ from .model import (
 from .yamlload import PathEscape, inside, read_capped
 
 # Values a replay maps to the container's own rather than copies.
-HOST_SPECIFIC = frozenset({"HOME", "PATH", "USER", "SHELL", "USERNAME", "LOGNAME", "PWD"})
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024
 MAX_SIBLINGS = 10_000
 _PEP503 = re.compile(r"[-_.]+")
@@ -189,7 +189,7 @@ def _repo(git: Mapping[str, Any] | None) -> Repo | None:
 def _env(runtime_env: Mapping[str, Any]) -> FrozenMap[str, EnvFact]:
     recorded = runtime_env.get("recorded") or {}
     return FrozenMap(
-        (name, EnvFact(name, "set" if value else "empty", value=value, host_specific=name in HOST_SPECIFIC))
+        (name, EnvFact(name, "set" if value else "empty", value=value, host_specific=name in HOST_SPECIFIC_ENV))
         for name, value in sorted(recorded.items())
     )
 

@@ -18,6 +18,7 @@ from .jsonload import (
     one_of, sniff,
 )
 from .model import (
+    HOST_SPECIFIC_ENV,
     Capsule, Command, EnvFact, Failure, Format, FrozenMap, Locale, PackageManager, Platform, Provenance, Redaction,
     Repo, Resolved,
 )
@@ -27,7 +28,6 @@ FORMAT = Format.TWIN
 UNDERSTOOD = 1
 # Values that describe the recording host, not the project: a replay maps them to
 # the container's own instead of copying them.
-HOST_SPECIFIC = frozenset({"HOME", "PATH", "USER", "SHELL", "PWD"})
 _STRING_LISTS = Kind("an object of string lists", STRINGS.test)
 
 
@@ -198,7 +198,7 @@ def _env(s: Shape, facts: dict[str, Any]) -> FrozenMap[str, EnvFact]:
             state=state,
             value=s.get(fact, w, "value", STRING, optional=True),
             hash=s.get(fact, w, "hash", STRING, optional=True),
-            host_specific=name in HOST_SPECIFIC,
+            host_specific=name in HOST_SPECIFIC_ENV,
         )
     return FrozenMap(env)
 
