@@ -136,9 +136,22 @@ def host_listener() -> Iterator[int]:
     sock = socket.socket()
     sock.bind(("0.0.0.0", 0))
     sock.listen(4)
+    sock.settimeout(0.2)
     accepted: list[object] = []
-    threading.Thread(target=lambda: accepted.append(sock.accept()), daemon=True).start()
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            try:
+                accepted.append(sock.accept())
+            except (TimeoutError, OSError):
+                continue
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
     yield sock.getsockname()[1]
+    done.set()
+    watcher.join(timeout=2)
     sock.close()
     assert accepted == []
 
