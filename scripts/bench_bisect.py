@@ -21,6 +21,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 REPLAY = str(ROOT / ".venv" / "bin" / "replay")
+BUNDLE = ROOT / "examples" / "tz-clock" / "repo.bundle"
 
 Row = Callable[[str, str, str, bool | None], None]
 
@@ -29,7 +30,7 @@ def bisect(bad: Path, good: Path, env: dict[str, str]) -> tuple[float, dict[str,
     """`replay bisect BAD --good GOOD --json` as a user runs it: seconds, and the result
     (None when it printed none: the error is on stderr, shown by the caller)."""
     start = time.monotonic()
-    proc = subprocess.run([REPLAY, "bisect", str(bad), "--good", str(good), "--json"], env=env,
+    proc = subprocess.run([REPLAY, "bisect", str(bad), "--good", str(good), "--repo", str(BUNDLE), "--json"], env=env,
                           capture_output=True, text=True, timeout=1800)
     secs = time.monotonic() - start
     try:
