@@ -1,38 +1,30 @@
 """The engine interface in front of the docker SDK.
 
-Build yields events, run returns a result; SDK errors become replay's own typed
+Build yields events (builders.py: BuildKit through the engine's CLI, or the SDK's
+classic builder), run returns a result; SDK errors become replay's own typed
 errors. Transient failures (the daemon restarting, a socket hiccup) are retried
 with tenacity and reported when they give up.
-
-Builds go through BuildKit via the engine's own CLI when one that can drive it is
-installed (a reasoned exception, as repo2docker makes: measured here, BuildKit
-builds a Node replay cold in 18.5 s against 31-38 s classic, and re-sends only the
-changed files, so a source-only rebuild takes 0.8 s against 11 s). Otherwise the
-SDK's classic builder is used.
 """
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import requests
 from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-from .errors import BuildFailed, EngineUnavailable, ReplayError
+from .builders import BuildEvent, build_with_cli, build_with_sdk, find_buildkit_cli
+from .errors import EngineUnavailable, ReplayError
 
 LABEL = "replay"  # every image, container and network replay makes carries it
-# BuildKit's plain progress: "#7 [4/9] RUN …" when a step starts, "#7 CACHED" when served from the cache.
-_BK_STEP = re.compile(r"^#(\d+) (\[[^\]]*\d+/\d+\]|CACHED)")
 
 START_HINT = (
     "no Docker engine answers; start one with scripts/setup "
@@ -42,14 +34,6 @@ START_HINT = (
 
 class TransientEngineError(ReplayError):
     """A failure worth retrying (daemon restarting, connection reset)."""
-
-
-@dataclass(frozen=True)
-class BuildEvent:
-    kind: Literal["log", "done"]
-    text: str = ""
-    image_id: str | None = None
-    steps_run: int = 0  # with "done": build steps that ran (not served from the cache)
 
 
 @dataclass(frozen=True)
@@ -122,20 +106,6 @@ def _sdk_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         raise
 
 
-def find_buildkit_cli() -> list[str] | None:
-    """A docker CLI able to build with BuildKit without a buildx plugin, or with one."""
-    candidates = [c for c in (shutil.which("docker"), "/usr/bin/docker") if c and os.path.exists(c)]
-    for cli in dict.fromkeys(candidates):
-        if subprocess.run([cli, "buildx", "version"], capture_output=True).returncode == 0:
-            return [cli, "buildx", "build", "--load"]
-    for cli in dict.fromkeys(candidates):
-        out = subprocess.run([cli, "version", "--format", "{{.Client.Version}}"], capture_output=True, text=True)
-        major = out.stdout.strip().split(".")[0]
-        if out.returncode == 0 and major.isdigit() and int(major) < 23:  # BuildKit built in, no buildx needed
-            return [cli, "build"]
-    return None
-
-
 class DockerEngine:
     """The real engine, through the docker SDK (and BuildKit's CLI for builds)."""
 
@@ -192,52 +162,9 @@ class DockerEngine:
 
     def build(self, context: Path, tag: str, labels: Mapping[str, str], network: str = "default") -> Iterator[BuildEvent]:
         if self._buildkit:
-            yield from self._build_cli(context, tag, labels, network)
+            yield from build_with_cli(self._buildkit, context, tag, labels, network)
         else:
-            yield from self._build_sdk(context, tag, labels, network)
-
-    def _build_cli(self, context: Path, tag: str, labels: Mapping[str, str], network: str) -> Iterator[BuildEvent]:
-        assert self._buildkit
-        with tempfile.TemporaryDirectory() as tmp:
-            iid = Path(tmp) / "iid"
-            cmd = [*self._buildkit, "--progress=plain", "-t", tag, "--iidfile", str(iid), "--network", network]
-            for k, v in labels.items():
-                cmd += ["--label", f"{k}={v}"]
-            cmd.append(str(context))
-            env = {**os.environ, "DOCKER_BUILDKIT": "1"}
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
-                                    errors="replace")
-            tail: list[str] = []
-            started: set[str] = set()
-            cached: set[str] = set()
-            assert proc.stdout
-            for line in proc.stdout:
-                tail = (tail + [line.rstrip()])[-40:]
-                m = _BK_STEP.match(line)
-                if m and " FROM " not in line:
-                    (cached if m.group(2) == "CACHED" else started).add(m.group(1))
-                yield BuildEvent("log", line.rstrip("\n"))
-            if proc.wait() != 0:
-                raise BuildFailed(f"image build failed ({_last_error(tail)})", "\n".join(tail))
-            yield BuildEvent("done", image_id=iid.read_text().strip(), steps_run=len(started - cached))
-
-    def _build_sdk(self, context: Path, tag: str, labels: Mapping[str, str], network: str) -> Iterator[BuildEvent]:
-        tail: list[str] = []
-        stream = _sdk_call(self.client.api.build, path=str(context), tag=tag, rm=True, forcerm=True, decode=True,
-                           labels=dict(labels), network_mode=network)
-        image_id = None
-        ran = 0
-        for chunk in stream:
-            if "stream" in chunk:
-                for line in chunk["stream"].splitlines():
-                    ran += line.strip().startswith("---> Running in")
-                    tail = (tail + [line])[-40:]
-                    yield BuildEvent("log", line)
-            if "error" in chunk:
-                raise BuildFailed(f"image build failed ({chunk['error'].strip()[:300]})", "\n".join(tail))
-            if "aux" in chunk and "ID" in chunk["aux"]:
-                image_id = chunk["aux"]["ID"]
-        yield BuildEvent("done", image_id=image_id or self.client.images.get(tag).id, steps_run=ran)
+            yield from build_with_sdk(self.client, context, tag, labels, network)
 
     # -- containers ---------------------------------------------------------
     def _create(self, spec: RunSpec, detach: bool = False) -> Any:
@@ -247,6 +174,9 @@ class DockerEngine:
             mem_limit=spec.memory, pids_limit=spec.pids_limit, tty=spec.tty, stdin_open=spec.stdin_open,
             mounts=[_docker_mount(m) for m in spec.mounts], dns_opt=list(spec.dns_opts) or None,
             entrypoint=[],
+            # the replayed program cannot gain privileges, and a chatty one cannot fill the disk
+            security_opt=["no-new-privileges"],
+            log_config={"type": "json-file", "config": {"max-size": "64m", "max-file": "1"}},
         )
         if spec.network in ("none", "bridge", "host"):
             kwargs["network_mode"] = spec.network
@@ -371,20 +301,6 @@ def _quietly(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
         fn(*args, **kwargs)
     except Exception:
         pass
-
-
-_TELLING = ("mismatch", "EINTEGRITY", "npm error code", "npm ERR! code", "ERROR:", "E: ", "error", "failed")
-_NOISE = ("executor failed", "did not complete successfully", "A complete log of this run", "matches the capsule")
-
-
-def _last_error(lines: Sequence[str]) -> str:
-    """The most telling line of a failed build's log: specific markers first, noise skipped."""
-    cleaned = [re.sub(r"^#\d+ [\d.]+ ", "", line.strip()) for line in lines]
-    for marker in _TELLING:
-        for text in reversed(cleaned):
-            if marker.lower() in text.lower() and not any(n.lower() in text.lower() for n in _NOISE):
-                return text[:300]
-    return (cleaned[-1][:300] if cleaned else "no output")
 
 
 @dataclass

@@ -16,7 +16,7 @@ from .baseimage import choose_base
 from .capsules.model import HOST_SPECIFIC_ENV, Capsule, FrozenMap
 from .clock import clock_start, parse_rfc3339
 from .config import Settings
-from .errors import NeedsInput, UsageError
+from .errors import CapsuleError, NeedsInput, UsageError
 from .plan import EnvSetting, Fidelity, Plan, Runtime, Source
 from .providers import BUNDLED_TOOLS, COMMAND_RUNTIME, ECOSYSTEM_RUNTIME, resolve_runtime
 from .toolplan import bundled_tool_rows, locks, node_tools, python_tools

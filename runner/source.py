@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Settings
-from .errors import NeedsInput, SourceUnavailable
+from .errors import NeedsInput, SourceUnavailable, UsageError
 from .plan import Source
 
 _SAFE_ENV = {
@@ -108,6 +108,21 @@ def _mirror(settings: Settings, remote: str, commit: str, trusted: bool) -> Path
         if _git(["cat-file", "-e", f"{commit}^{{commit}}"], cwd=cache, check=False).returncode != 0:
             raise SourceUnavailable(f"commit {commit} is not in {shown} (pass --repo with a clone that has it)")
     return cache
+
+
+def commits_between(settings: Settings, remote: str, trusted: bool, good: str, bad: str) -> list[tuple[str, str]]:
+    """(sha, subject) of the commits after `good` up to `bad`, oldest first, along bad's
+    first parents: the line `git bisect --first-parent` walks (a merged branch counts
+    as its merge commit)."""
+    cache = _mirror(settings, remote, bad, trusted)
+    _mirror(settings, remote, good, trusted)
+    if _git(["merge-base", "--is-ancestor", good, bad], cwd=cache, check=False).returncode != 0:
+        raise UsageError(f"the good commit {good[:12]} is not an ancestor of the bad commit {bad[:12]}: "
+                         "no line of commits leads from one to the other")
+    # both are checked hex ids (never options); NUL-separated because a subject is free text
+    out = _git(["log", "--first-parent", "--reverse", "--format=%H%x00%s", bad, f"^{good}", "--"], cwd=cache).stdout
+    rows = (line.partition("\0") for line in out.decode("utf-8", "replace").split("\n"))
+    return [(sha, subject) for sha, sep, subject in rows if sep]
 
 
 def _extract(cache: Path, commit: str, dest: Path) -> None:

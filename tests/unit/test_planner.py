@@ -171,3 +171,23 @@ def test_an_explicitly_empty_tz_is_kept_empty() -> None:
     env = dict(capsule.env) | {"TZ": EnvFact("TZ", "empty")}
     plan = make_plan(dataclasses.replace(capsule, env=FrozenMap(env)), Settings())
     assert plan.env["TZ"].state == "empty"
+
+
+def test_a_policy_clock_needs_a_valid_recorded_time() -> None:
+    import dataclasses
+
+    from runner.capsules import read_capsule
+    from runner.capsules.model import ReplayPolicy
+    from runner.config import Settings
+    from runner.errors import CapsuleError
+    from runner.planner import make_plan
+
+    capsule = read_capsule(Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "examples" / "novafabric"
+                           / "01JC4Q7W9Z2M5N8P3R6T1V0X4B")
+    frozen = dataclasses.replace(capsule, policy=ReplayPolicy(freeze_clock=True, injected_now="2026-10-14T09:12:03Z"))
+    assert make_plan(frozen, Settings()).clock_start == "2026-10-14T09:12:03Z"
+    broken = dataclasses.replace(capsule, policy=ReplayPolicy(freeze_clock=True, injected_now="not a time"),
+                                 wallclock_at_start=None,
+                                 provenance=dataclasses.replace(capsule.provenance, created_at=None))
+    with pytest.raises(CapsuleError, match="clock"):
+        make_plan(broken, Settings())
