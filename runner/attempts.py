@@ -7,7 +7,6 @@ both see the same hermetic world.
 """
 from __future__ import annotations
 
-import dataclasses
 import tempfile
 from contextlib import ExitStack
 from pathlib import Path
@@ -17,13 +16,14 @@ from .engine import Mount
 from .plan import Fidelity, Plan
 
 if TYPE_CHECKING:
+    from .httpreplay.report import HttpReport
     from .replay import Attempt, BuiltImage, Expected, Progress, Replayer
 
 
 def run_attempts(replayer: Replayer, plan: Plan, image: BuiltImage, expected: Expected | None, count: int,
-                 progress: Progress, label_steps: bool = True) -> tuple[list[Attempt], dict[str, Any] | None]:
+                 progress: Progress, label_steps: bool = True) -> tuple[list[Attempt], HttpReport | None]:
     attempts: list[Attempt] = []
-    http: dict[str, Any] | None = None
+    http: HttpReport | None = None
     with ExitStack() as stack:
         session = stack.enter_context(_http_session(replayer, plan, progress)) if plan.network == "replay" else None
         extra_env, mounts = _random_values(plan, stack)
@@ -42,7 +42,7 @@ def run_attempts(replayer: Replayer, plan: Plan, image: BuiltImage, expected: Ex
             else:
                 attempts.append(replayer.run_one(plan, image, expected, spec))
         if session is not None:
-            http = _http_summary(session.report())
+            http = session.report()
     return attempts, http
 
 
@@ -64,14 +64,6 @@ def _random_values(plan: Plan, stack: ExitStack) -> tuple[list[tuple[str, str]],
     tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="replay-values-")))
     path = random_values_file(plan.values, tmp)
     return list(random_values_env()), (Mount(str(path), RANDOM_VALUES_PATH, True),)
-
-
-def _http_summary(report: Any) -> dict[str, Any]:
-    if dataclasses.is_dataclass(report):
-        from .capsules.model import to_data
-
-        return to_data(report)  # type: ignore[no-any-return]
-    return dict(report)
 
 
 def clock_env(plan: Plan) -> list[tuple[str, str]]:

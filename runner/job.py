@@ -8,7 +8,7 @@ from typing import Any
 from .attempts import clock_rows, run_attempts
 from .capsules import verify_capsule
 from .replay import BuiltImage, Progress, Replayer, ReplayOptions, judge
-from .report import ReplayReport, verification_summary
+from .report import CapsuleRef, ImageInfo, ReplayReport, verification_of
 
 
 def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
@@ -26,20 +26,19 @@ def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
         notes = list(plan.notes)
         if image.context and image.context.restored:
             notes += list(image.context.restored.notes)
-        if http and (http.get("unmatched") or http.get("unused")):
-            notes.append(f"the program's HTTP traffic diverged from the recording: {len(http.get('unmatched', []))} "
-                         f"request(s) matched nothing, {len(http.get('unused', []))} recorded call(s) never made")
+        if http is not None and (http.unmatched or http.unused):
+            notes.append(f"the program's HTTP traffic diverged from the recording: {len(http.unmatched)} "
+                         f"request(s) matched nothing, {len(http.unused)} recorded call(s) never made")
         if verified is not None and not verified.valid:
             notes.append("the capsule did not verify: see the verification problems")
         return ReplayReport(
-            verdict=verdict,
-            capsule={"path": str(path), "format": capsule.provenance.format.value, "id": plan.capsule_id},
+            verdict=verdict, capsule=CapsuleRef(str(path), capsule.provenance.format.value, plan.capsule_id),
             expected=expected, attempts=tuple(attempts),
             fidelity=plan.fidelity + _libc_rows(capsule.platform.libc_version, image) + clock_rows(plan),
-            steps=tuple(progress.timings),
-            image={"ref": image.ref, "built": image.built, "build_s": round(image.build_s, 3),
-                   "steps_run": image.steps_run, "builder": replayer.engine.builder_name, "base": plan.base.key},
-            verification=verification_summary(verified), drift=image.drift, http=http, notes=tuple(notes),
+            image=ImageInfo(image.ref, image.built, image.build_s, image.steps_run, replayer.engine.builder_name,
+                            plan.base.key),
+            verification=verification_of(verified), steps=tuple(progress.timings), drift=image.drift,
+            http=http, notes=tuple(notes),
         )
     finally:
         replayer.close()

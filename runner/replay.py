@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
@@ -59,12 +59,30 @@ class Attempt:
 
 
 @dataclass(frozen=True)
+class Drift:
+    """A package whose installed version differed from the recorded one."""
+
+    name: str
+    recorded: str
+    installed: str
+
+
+def drift_of(entries: Any) -> tuple[Drift, ...]:
+    """The build's drift report (JSON written by templates/scripts/npm-deps.js), checked."""
+    out = []
+    for e in entries or ():
+        if isinstance(e, dict) and all(isinstance(e.get(k), str) for k in ("name", "recorded", "installed")):
+            out.append(Drift(e["name"], e["recorded"], e["installed"]))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
 class BuiltImage:
     ref: str
     built: bool
     build_s: float
     context: Context | None = None
-    drift: tuple[dict[str, str], ...] = ()
+    drift: tuple[Drift, ...] = ()
     steps_run: int = 0  # build steps that ran; 0 when everything came from the cache
     libc_version: str | None = None  # read inside the built image
 
@@ -72,7 +90,7 @@ class BuiltImage:
 @dataclass(frozen=True)
 class ImageFacts:
     libc_version: str | None
-    drift: tuple[dict[str, str], ...]
+    drift: tuple[Drift, ...]
 
 
 # A fixed probe (no capsule data): glibc's version, then the drift report the build wrote.
@@ -271,7 +289,7 @@ class Replayer:
             part = cache.with_name(f"{cache.name}.{uuid.uuid4().hex}.part")
             part.write_text(json.dumps(data))
             part.replace(cache)  # atomic: parallel trials never read half a file
-        return ImageFacts(data.get("libc_version"), tuple(data.get("drift") or ()))
+        return ImageFacts(data.get("libc_version"), drift_of(data.get("drift")))
 
     def _key_lock(self, key: str) -> threading.Lock:
         with self._lock:

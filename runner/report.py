@@ -1,28 +1,55 @@
 """The replay report: one value, shown as rich tables or as JSON."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from .capsules.model import to_data
 from .capsules.verification import VerifyResult
+from .httpreplay.report import HttpReport
 from .plan import Fidelity
-from .replay import Attempt, Expected, Verdict
+from .replay import Attempt, Drift, Expected, Verdict
 
 EXIT_FOR: dict[str, int] = {"reproduced": 0, "fixed": 0}
 
 
 @dataclass(frozen=True)
+class CapsuleRef:
+    path: str
+    format: str
+    id: str
+
+
+@dataclass(frozen=True)
+class ImageInfo:
+    ref: str
+    built: bool
+    build_s: float
+    steps_run: int
+    builder: str
+    base: str
+
+
+@dataclass(frozen=True)
+class Verification:
+    valid: bool | None
+    sealed: bool = False
+    trusted: bool | None = None
+    problems: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ReplayReport:
     verdict: Verdict
-    capsule: dict[str, Any]
+    capsule: CapsuleRef
     expected: Expected
     attempts: tuple[Attempt, ...]
     fidelity: tuple[Fidelity, ...]
+    image: ImageInfo
+    verification: Verification
     steps: tuple[tuple[str, float], ...] = ()
-    image: dict[str, Any] = field(default_factory=dict)
-    verification: dict[str, Any] = field(default_factory=dict)
-    drift: tuple[dict[str, str], ...] = ()
-    http: dict[str, Any] | None = None
+    drift: tuple[Drift, ...] = ()
+    http: HttpReport | None = None
     notes: tuple[str, ...] = ()
 
     @property
@@ -30,28 +57,23 @@ class ReplayReport:
         return EXIT_FOR.get(self.verdict, 1)
 
     def to_json(self) -> dict[str, Any]:
-        exp = asdict(self.expected)
-        exp["stdout"] = None if self.expected.stdout is None else self.expected.stdout.decode("utf-8", "replace")
-        attempts = []
-        for a in self.attempts:
-            d = asdict(a)
-            d["stdout"] = a.stdout.decode("utf-8", "replace")
-            attempts.append(d)
-        return {
-            "verdict": self.verdict, "exit_code": self.exit_code, "capsule": self.capsule, "expected": exp,
-            "attempts": attempts, "fidelity": [asdict(f) for f in self.fidelity],
-            "steps": [{"name": n, "seconds": round(s, 3)} for n, s in self.steps], "image": self.image,
-            "verification": self.verification, "drift": list(self.drift), "http": self.http, "notes": list(self.notes),
-        }
+        data = to_data(self)
+        data["exit_code"] = self.exit_code
+        data["expected"]["stdout"] = _text(self.expected.stdout)
+        for d, a in zip(data["attempts"], self.attempts):
+            d["stdout"] = _text(a.stdout)
+        data["steps"] = [{"name": n, "seconds": round(s, 3)} for n, s in self.steps]
+        data["image"]["build_s"] = round(self.image.build_s, 3)
+        return data
 
 
-def verification_summary(result: VerifyResult | None, error: str | None = None) -> dict[str, Any]:
-    if result is None:
-        return {"valid": None, "error": error}
-    return {
-        "valid": result.valid, "sealed": result.sealed, "trusted": result.trusted,
-        "problems": [f"{p.severity}: {p.message}" for p in result.problems],
-    }
+def _text(data: bytes | None) -> str | None:
+    return None if data is None else data.decode("utf-8", "replace")
+
+
+def verification_of(result: VerifyResult) -> Verification:
+    return Verification(result.valid, result.sealed, result.trusted,
+                        tuple(f"{p.severity}: {p.message}" for p in result.problems))
 
 
 def show(report: ReplayReport, console: Any) -> None:
@@ -59,14 +81,13 @@ def show(report: ReplayReport, console: Any) -> None:
     from rich.table import Table
 
     c = report.capsule
-    console.print(f"{c.get('format')} capsule {c.get('path')}  ({c.get('id')})", markup=False)
+    console.print(f"{c.format} capsule {c.path}  ({c.id})", markup=False)
     v = report.verification
-    if v:
-        trust = {True: "trusted signer", False: "signer NOT trusted", None: "signer not checked"}[v.get("trusted")]
-        state = "valid" if v.get("valid") else ("invalid" if v.get("valid") is False else "not verified")
-        console.print(f"verification: {state}" + (f", sealed, {trust}" if v.get("sealed") else ""))
-        for p in v.get("problems", [])[:10]:
-            console.print(f"  {p}", markup=False)
+    trust = {True: "trusted signer", False: "signer NOT trusted", None: "signer not checked"}[v.trusted]
+    state = "valid" if v.valid else ("invalid" if v.valid is False else "not verified")
+    console.print(f"verification: {state}" + (f", sealed, {trust}" if v.sealed else ""), markup=False)
+    for p in v.problems[:10]:
+        console.print(f"  {p}", markup=False)
     steps = Table(title="steps", show_header=True, header_style="bold")
     steps.add_column("step")
     steps.add_column("time", justify="right")
@@ -94,9 +115,9 @@ def show(report: ReplayReport, console: Any) -> None:
     console.print(fid)
     if report.drift:
         console.print(f"drifted packages ({len(report.drift)}): " + ", ".join(
-            f"{d['name']} {d['installed']}→{d['recorded']}" for d in report.drift[:20]), markup=False)
-    if report.http:
-        _show_http(report.http, console)
+            f"{d.name} {d.installed}→{d.recorded}" for d in report.drift[:20]), markup=False)
+    if report.http is not None:
+        _show_http(to_data(report.http), console)
     for note in report.notes:
         console.print(f"note: {note}", markup=False)
     console.print(f"[bold]verdict: {report.verdict}[/bold]")
