@@ -235,3 +235,15 @@ def test_a_second_replay_builds_nothing(engine: object, capsys: pytest.CaptureFi
     assert (rc2, second["verdict"], second["image"]["built"]) == (0, "reproduced", False)
     assert second["image"]["ref"] == first["image"]["ref"]
     assert not any(step["name"].startswith("build image") for step in second["steps"])
+
+
+def test_shell_opens_the_replayed_environment(engine: object) -> None:
+    """`replay shell`: the recorded environment, the restored source, no network; commands from stdin."""
+    import subprocess
+    import sys
+
+    script = 'echo "TZ=$TZ LANG=$LANG CI=${CI-unset}"; node --version; ls /work/repo/src; getent hosts pypi.org || echo offline\n'
+    proc = subprocess.run([sys.executable, "-m", "runner", "shell", str(TZ_CAPSULE), "--repo", str(BUNDLE)],
+                          input=script, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines() == ["TZ=America/New_York LANG=en_US.UTF-8 CI=unset", "v22.23.3", "dates.js", "offline"]
