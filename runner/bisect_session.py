@@ -289,6 +289,7 @@ def context_notes(good: Plan, bad: Plan) -> list[str]:
     if g and b and g != b:
         notes.append(f"the capsules are from different commits (good {g[:12]}, bad {b[:12]}): "
                      "the environment bisect runs at the bad commit")
+        notes.append("run with --commits to bisect the commits in the bad environment")
         if good.source and good.source.diff:
             notes.append("the good capsule's uncommitted diff is applied on the bad commit")
     if set(bad.locales) - set(good.locales):

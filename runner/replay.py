@@ -129,7 +129,7 @@ class Progress:
 
     def say(self, text: str) -> None:
         if not self._quiet and self._console is not None:
-            self._console.print(f"replay: {text}", markup=False, highlight=False)  # type: ignore[attr-defined]
+            self._console.print(f"replay: {text}", markup=False, highlight=False, emoji=False)  # type: ignore[attr-defined]
 
     @contextmanager
     def step(self, name: str) -> Iterator[None]:

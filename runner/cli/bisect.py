@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -10,9 +11,15 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from .. import source as git_source
 from ..bisect import BisectResult, Trial, result_data
+from ..bisect_commits import CommitsResult, Probe, Walk, bisect_commits, commits_data
 from ..bisect_session import BisectSettings, bisect_capsules
-from ..errors import Exit
+from ..bisect_sweep import Registry, SweepResult, bisect_sweep, summary, sweep_data
+from ..config import settings as load_settings
+from ..errors import Exit, UsageError
+from ..plan import Source
+from ..providers import fetch, pypi
 from ..inspect import printable
 from ..planner import PlanOptions
 from ..replay import Progress, Replayer, ReplayOptions
@@ -54,7 +61,7 @@ def _applied(t: Trial, everything: int) -> str:
     return ", ".join(t.keys)
 
 
-def _build_cell(t: Trial) -> Text:
+def _build_cell(t: Trial | Probe) -> Text:
     if t.built:
         return Text(f"{t.build_s:.1f}s")
     return Text("cached" if t.build_s == 0 else f"cached, {t.build_s:.1f}s", "dim")
@@ -63,14 +70,18 @@ def _build_cell(t: Trial) -> Text:
 def _trials_table(r: BisectResult) -> Table:
     table = _table("trials", "#", "facts applied", "verdict", "signature", "build", "run")
     for t in r.trials:
-        verdict = Text(t.verdict, _VERDICT_STYLE[t.verdict])
-        if len(set(t.attempts)) > 1:  # mixed attempts say how flaky the trial was
-            verdict.append(f" ({', '.join(t.attempts)})", "dim")
-        elif len(t.attempts) > 1:
-            verdict.append(f" ×{len(t.attempts)}", "dim")
-        table.add_row(str(t.number), printable(_applied(t, len(r.candidates))), verdict,
+        table.add_row(str(t.number), printable(_applied(t, len(r.candidates))), _verdict_cell(t),
                       _cell(t.signature or ""), _build_cell(t), f"{t.run_s:.1f}s")
     return table
+
+
+def _verdict_cell(t: Trial | Probe) -> Text:
+    verdict = Text(t.verdict, _VERDICT_STYLE[t.verdict])
+    if len(set(t.attempts)) > 1:  # mixed attempts say how flaky the trial was
+        verdict.append(f" ({', '.join(t.attempts)})", "dim")
+    elif len(t.attempts) > 1:
+        verdict.append(f" ×{len(t.attempts)}", "dim")
+    return verdict
 
 
 def _show(bad: Path, good: Path, r: BisectResult) -> None:
@@ -91,13 +102,100 @@ def _show(bad: Path, good: Path, r: BisectResult) -> None:
         for n in r.not_varied:
             nv.add_row(printable(n.key), _cell(n.good), _cell(n.bad), printable(n.reason))
         out.print(nv)
-    for note in r.notes:
-        out.print(Text(f"note: {printable(note)}", "dim"))
+    _notes(r.notes)
     out.print(Text(f"{len(r.trials)} trial(s), {r.variant_builds} variant image(s) built", "dim"))
     if r.found:
         out.print(Text(f"minimal set: {printable(' + '.join(r.minimal))}", "bold red"))
     else:
         out.print(Text(_STATUS_LINE[r.status], "bold"))
+
+
+def _notes(notes: tuple[str, ...]) -> None:
+    for note in notes:
+        console.out.print(Text(f"note: {printable(note)}", "dim"))
+
+
+def _probes_table(w: Walk, item: str, shown: Callable[[Probe], str]) -> Table:
+    table = _table("trials", "#", item, "verdict", "signature", "build", "run")
+    for t in w.probes:
+        role = "" if t.role == "search" else f" ({t.role})"
+        table.add_row(str(t.number), printable(shown(t) + role), _verdict_cell(t), _cell(t.signature or ""),
+                      _build_cell(t), f"{t.run_s:.1f}s")
+    return table
+
+
+_COMMITS_STATUS = {
+    "baseline fails": "baseline fails: the good commit does not pass in the bad environment",
+    "not reproduced": "not reproduced: the bad commit does not fail the recorded way here",
+}
+
+
+def _show_commits(bad: Path, good: Path, r: CommitsResult) -> None:
+    out = console.out
+    out.print(Text(f"bad:  {printable(str(bad))}\ngood: {printable(str(good))}"))
+    out.print(Text(f"{len(r.commits)} commit(s) after {r.walk.good[:12]} up to {r.commits[-1].sha[:12]} "
+                   "(first parents)", "dim"))
+    subjects = {c.sha: c.subject for c in r.commits}
+    out.print(_probes_table(r.walk, "commit", lambda t: f"{t.item[:12]} {subjects.get(t.item, '')}".rstrip()))
+    _notes(r.walk.notes)
+    out.print(Text(f"{len(r.walk.probes)} trial(s)", "dim"))
+    first = r.first_failing
+    if first is not None:
+        out.print(Text(f"first failing commit: {first.sha} {printable(first.subject)}", "bold red"))
+    else:
+        out.print(Text(_COMMITS_STATUS[r.walk.status], "bold"))
+
+
+def _show_sweep(bad: Path, good: Path, r: SweepResult) -> None:
+    out = console.out
+    out.print(Text(f"bad:  {printable(str(bad))}\ngood: {printable(str(good))}"))
+    out.print(Text(printable(f"{r.fact}: {r.walk.good} (good) to {r.walk.line[-1]} (bad), "
+                             f"the versions between from {r.source}"), "dim"))
+    out.print(_probes_table(r.walk, r.name, lambda t: t.item))
+    _notes(r.walk.notes)
+    out.print(Text(f"{len(r.walk.probes)} trial(s)", "dim"))
+    out.print(Text(printable(summary(r)), "bold red" if r.found else "bold"))
+
+
+def _history(src: Source, good: str) -> list[tuple[str, str]]:
+    assert src.remote and src.commit  # bisect_commits checked both
+    return git_source.commits_between(load_settings(), src.remote, src.remote_from_user, good, src.commit)
+
+
+def _versions(registry: Registry, package: str) -> list[str]:
+    settings = load_settings()
+    return fetch.npm_versions(settings, package) if registry == "npm" else pypi.versions(settings, package)
+
+
+Result = BisectResult | CommitsResult | SweepResult
+
+
+def _bisect(replayer: Replayer, bad: Path, good: Path, settings: BisectSettings, progress: Progress,
+            commits: bool, sweep: str | None) -> Result:
+    if commits:
+        return bisect_commits(replayer, bad, good, settings, progress, _history)
+    if sweep is not None:
+        return bisect_sweep(replayer, bad, good, sweep, settings, progress, _versions)
+    return bisect_capsules(replayer, bad, good, settings, progress)
+
+
+def _data(result: Result) -> dict[str, object]:
+    if isinstance(result, CommitsResult):
+        return {"mode": "commits", **commits_data(result)}
+    if isinstance(result, SweepResult):
+        return {"mode": "sweep", **sweep_data(result)}
+    return {"mode": "facts", **result_data(result)}
+
+
+def _report(bad: Path, good: Path, result: Result, as_json: bool) -> None:
+    if as_json:
+        console.print_json({"bad": str(bad), "good": str(good), **_data(result)})
+    elif isinstance(result, CommitsResult):
+        _show_commits(bad, good, result)
+    elif isinstance(result, SweepResult):
+        _show_sweep(bad, good, result)
+    else:
+        _show(bad, good, result)
 
 
 def register(app: typer.Typer) -> None:
@@ -112,21 +210,26 @@ def register(app: typer.Typer) -> None:
                                                  help="Trials run at the same time.")] = None,
         timeout: Annotated[float, typer.Option("--timeout", min=1.0, help="Seconds per run.")] = 600.0,
         repo: RepoOpt = None,  # both capsules' commits are fetched from it
+        commits: Annotated[bool, typer.Option("--commits", help="Bisect the commits from GOOD's to BAD's "
+                                                                "in BAD's environment instead.")] = False,
+        sweep: Annotated[str | None, typer.Option("--sweep", metavar="FACT",
+                                                  help="Find the first failing version of one differing fact "
+                                                       "(runtime:node, tool:npm, pin:python:six...) instead.")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show build logs and output.")] = False,
     ) -> None:
-        """Find a minimal set of environment facts that turns GOOD into BAD's recorded failure.
+        """Find a minimal set of environment facts that turns GOOD into BAD's recorded failure
+        (or, with --commits, the first failing commit; with --sweep FACT, the first failing version).
 
-        Exit 0 when a minimal set is found, 1 when not (baseline fails, not reproduced, no culprit).
+        Exit 0 when found, 1 when not (baseline fails, not reproduced, no culprit).
         """
+        if commits and sweep is not None:
+            raise UsageError("--commits and --sweep bisect different things: give one of them")
         progress = Progress(console.err)
         replayer = Replayer(ReplayOptions(timeout=timeout, verbose=verbose, plan=PlanOptions(repo=repo)), progress)
         try:
-            result = bisect_capsules(replayer, bad, good, BisectSettings(attempts, jobs or _cores()), progress)
+            result = _bisect(replayer, bad, good, BisectSettings(attempts, jobs or _cores()), progress, commits, sweep)
         finally:
             replayer.close()
-        if as_json:
-            console.print_json({"bad": str(bad), "good": str(good), **result_data(result)})
-        else:
-            _show(bad, good, result)
+        _report(bad, good, result, as_json)
         raise typer.Exit(int(Exit.OK if result.found else Exit.NEGATIVE))

@@ -15,8 +15,8 @@ def _width() -> int | None:
     return int(os.environ.get("COLUMNS", "140"))
 
 
-out = Console(highlight=False, soft_wrap=True, width=_width())
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+out = Console(highlight=False, soft_wrap=True, width=_width(), emoji=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 def print_json(data: Any) -> None:
@@ -26,4 +26,4 @@ def print_json(data: Any) -> None:
 
 
 def error_line(message: str) -> None:
-    err.print(f"replay: error: {message}", markup=False)
+    err.print(f"replay: error: {message}", markup=False, emoji=False)

@@ -105,7 +105,7 @@ def test_unbuildable_end_exits_3(monkeypatch: pytest.MonkeyPatch, capsys: pytest
 
 @pytest.mark.parametrize("args", [
     ["bisect", "bad.json"],  # --good is required
-    ["bisect", "bad.json", "--good", "good.json", "--commits"],
+    ["bisect", "bad.json", "--good", "good.json", "--commits", "--sweep", "runtime:node"],  # one or the other
     ["bisect", "bad.json", "--good", "good.json", "--sweep"],
     ["bisect", "bad.json", "--good", "good.json", "--attempts", "0"],
     ["bisect", "bad.json", "--good", "good.json", "--jobs", "0"],

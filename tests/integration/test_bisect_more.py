@@ -1,0 +1,146 @@
+"""`replay bisect --commits` and `--sweep FACT` end to end against the real Docker engine.
+
+Every trial builds (or reuses) a real image and runs a real container. The bad
+capsules' failure fields hold a failure really observed (record_failure).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runner.cli.main import main
+
+from .helpers import env_facts, git, git_repo, repo_fact, twin_capsule, write_json
+from .test_bisect import passed, record_failure
+
+pytestmark = pytest.mark.integration
+
+# Fails from the commit that sets ROUNDING = "up", and (whatever the commit) under STRICT=1.
+CHECK_PY = """\
+import os
+import sys
+
+ROUNDING = "{rounding}"
+if ROUNDING == "up" or os.environ.get("STRICT") == "1":
+    print("error: start of day is rounded up", file=sys.stderr, flush=True)
+    sys.exit(1)
+print("ok", flush=True)
+"""
+# (file changes, subject): the failure comes in with the third commit
+COMMITS = [({"check.py": CHECK_PY.format(rounding="down")}, "init"),
+           ({"README": "a clock\n"}, "add a readme"),
+           ({"check.py": CHECK_PY.format(rounding="up")}, "round start of day up"),
+           ({"README": "a clock that rounds\n"}, "docs"),
+           ({"NOTES": "2.0\n"}, "release 2.0")]
+
+# Fails from six 1.16.0 on; the message names no version, so every failing version fails the same way.
+SIX_PY = """\
+import sys
+
+import six
+
+if tuple(int(p) for p in six.__version__.split(".")[:2]) >= (1, 16):
+    print("error: this check needs six < 1.16", file=sys.stderr, flush=True)
+    sys.exit(1)
+print("ok", flush=True)
+"""
+
+
+@pytest.fixture(autouse=True)
+def wide(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "300")
+
+
+def bisect(capsys: pytest.CaptureFixture[str], bad: Path, good: Path, repo: Path,
+           *args: str) -> tuple[int, dict[str, Any]]:
+    """`replay bisect BAD --good GOOD --repo REPO ARGS --json` in-process."""
+    rc = main(["bisect", str(bad), "--good", str(good), "--repo", str(repo), *args, "--json"])
+    captured = capsys.readouterr()
+    assert captured.out.strip(), f"no result on stdout (exit {rc}); stderr: {captured.err[-2000:]}"
+    return rc, json.loads(captured.out)
+
+
+def python_capsule(repo: Path, commit: str, exit_code: int, env: dict[str, Any],
+                   six: str | None = None) -> dict[str, Any]:
+    data = twin_capsule(["python3", "check.py"], "", exit_code, python="3.11.2", env=env,
+                        resolved_python={"six": six} if six else None, repo=repo_fact(str(repo), commit))
+    data["command"]["failure"] = None  # recorded by record_failure for a bad capsule
+    return data
+
+
+# -- 1. --commits ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """A repository of five commits (fixed dates: stable commits, so cached images)."""
+    path = tmp_path_factory.mktemp("clock") / "repo"
+    shas = [git_repo(path, COMMITS[0][0])]
+    for files, subject in COMMITS[1:]:
+        for name, text in files.items():
+            (path / name).write_text(text)
+        git(path, "add", "-A")
+        git(path, "commit", "-q", "-m", subject)
+        shas.append(git(path, "rev-parse", "HEAD").strip())
+    return path, shas
+
+
+def commit_pair(dest: Path, repo: Path, good: str, bad: str, bad_env: dict[str, Any]) -> tuple[Path, Path]:
+    """(bad, good): the bad commit failing under bad_env (recorded), the good one passing."""
+    bad_path = write_json(dest / "bad.json", python_capsule(repo, bad, 1, bad_env))
+    record_failure(bad_path)
+    good_path = write_json(dest / "good.json", passed(python_capsule(repo, good, 0, env_facts(LANG="C.UTF-8",
+                                                                                               STRICT=None))))
+    return bad_path, good_path
+
+
+def test_commits_finds_the_commit_that_brought_the_failure(
+        engine: object, capsys: pytest.CaptureFixture[str], tmp_path: Path, history: tuple[Path, list[str]]) -> None:
+    repo, shas = history
+    bad, good = commit_pair(tmp_path, repo, shas[0], shas[-1], env_facts(LANG="en_US.UTF-8", STRICT=None))
+    rc, result = bisect(capsys, bad, good, repo, "--commits")
+    assert (rc, result["mode"], result["walk"]["status"]) == (0, "commits", "found"), result["walk"]
+    assert result["first_failing"] == {"sha": shas[2], "subject": "round start of day up"}
+    assert result["walk"]["last_passing"] == shas[1]
+    assert [c["sha"] for c in result["commits"]] == shas[1:]
+    probes = result["walk"]["probes"]
+    assert [(p["role"], p["verdict"]) for p in probes[:2]] == [("good end", "pass"), ("bad end", "recorded")]
+    assert {p["item"]: p["verdict"] for p in probes}[shas[2]] == "recorded"
+    recorded = json.loads(bad.read_text())["command"]["failure"]["signature"]
+    assert all(p["signature"] == recorded for p in probes if p["verdict"] == "recorded")
+    assert len(probes) <= 5  # four commits after the good one: the ends and at most three more
+
+
+def test_commits_says_when_the_good_commit_already_fails_in_the_bad_environment(
+        engine: object, capsys: pytest.CaptureFixture[str], tmp_path: Path, history: tuple[Path, list[str]]) -> None:
+    repo, shas = history
+    bad, good = commit_pair(tmp_path, repo, shas[0], shas[1], env_facts(LANG="C.UTF-8", STRICT="1"))
+    rc, result = bisect(capsys, bad, good, repo, "--commits")
+    assert (rc, result["walk"]["status"], result["first_failing"]) == (1, "baseline fails", None)
+    assert any(n.startswith(f"the good commit {shas[0][:12]} already fails in the bad environment (recorded")
+               for n in result["walk"]["notes"])
+    assert len(result["walk"]["probes"]) == 2
+
+
+# -- 2. --sweep ------------------------------------------------------------------------
+
+
+def test_sweep_finds_the_first_failing_six(engine: object, capsys: pytest.CaptureFixture[str],
+                                           tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    commit = git_repo(repo, {"check.py": SIX_PY})
+    env = env_facts(LANG="C.UTF-8")
+    bad = write_json(tmp_path / "bad.json", python_capsule(repo, commit, 1, env, six="1.17.0"))
+    record_failure(bad)
+    good = write_json(tmp_path / "good.json", passed(python_capsule(repo, commit, 0, env, six="1.15.0")))
+    rc, result = bisect(capsys, bad, good, repo, "--sweep", "pin:python:six", "-j", "2")
+    assert (rc, result["mode"], result["summary"]) == (0, "sweep", "fails from six 1.16.0 (last passing: 1.15.0)")
+    walk = result["walk"]
+    assert walk["line"] == ["1.16.0", "1.17.0"]  # what the index offers between the two ends
+    assert [(p["item"], p["role"], p["verdict"]) for p in walk["probes"]] == [
+        ("1.15.0", "good end", "pass"), ("1.17.0", "bad end", "recorded"), ("1.16.0", "search", "recorded")]
+    rc = main(["bisect", str(bad), "--good", str(good), "--repo", str(repo), "--sweep", "runtime:node"])
+    assert rc == 2 and "--sweep runtime:node is not among the differences" in capsys.readouterr().err

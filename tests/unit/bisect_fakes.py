@@ -1,0 +1,95 @@
+"""A fake replayer for the --commits and --sweep tests: the world's behaviour injected
+as a function of the plan, every build and run recorded."""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Literal
+
+from runner.capsules.model import Capsule, Command, Failure, Format, FrozenMap, Provenance
+from runner.errors import BuildFailed, CapsuleError
+from runner.plan import BaseImage, Plan, Runtime, Source, Tool
+from runner.replay import Attempt, BuiltImage, Expected, expected_of
+
+RECORDED = "exit1:0aee0834ac9c4d2d"
+OTHER = "exit2:1111111111111111"
+BOOKWORM = BaseImage("debian", "bookworm", "12", "2.36", "3.11")
+Outcome = Literal["recorded", "pass", "other"]
+
+
+def capsule(path: str, failed: bool) -> Capsule:
+    cmd = Command(argv=("npm", "test"), cwd=".", exit_code=1 if failed else 0, outcome="fail" if failed else "pass",
+                  failure=Failure(RECORDED, ("FAIL test/time.test.ts",)) if failed else None)
+    return Capsule(Provenance(Format.TWIN, "1", path), cmd)
+
+
+def plan(commit: str | None = "a" * 40, diff: str = "", node: str = "22.11.0", npm: str = "10.9.0",
+         six: str | None = None, lodash: str = "4.17.21", remote: str | None = "https://example.org/r.git") -> Plan:
+    return Plan(title="t", capsule_id="c0ffee00", base=BOOKWORM, argv=("npm", "test"),
+                runtimes=(Runtime("node", node, node, "nodejs.org", True),), tools=(Tool("npm", npm),),
+                node_pins=FrozenMap({"lodash": lodash}),
+                python_pins=FrozenMap({"six": six} if six else {}),
+                source=Source(remote, commit, diff) if commit else None)
+
+
+class FakeProgress:
+    def __init__(self) -> None:
+        self.said: list[str] = []
+
+    def say(self, text: str) -> None:
+        self.said.append(text)
+
+    @contextmanager
+    def step(self, name: str) -> Iterator[None]:
+        self.said.append(name)
+        yield
+
+
+class FakeReplayer:
+    def __init__(self, good: Plan, bad: Plan, outcome: Callable[[Plan], Outcome],
+                 broken: Callable[[Plan], bool] = lambda p: False, bad_capsule: Capsule | None = None) -> None:
+        self.capsules = {"good.json": (capsule("good.json", False), good),
+                         "bad.json": (bad_capsule or capsule("bad.json", True), bad)}
+        self.outcome, self.broken = outcome, broken
+        self.built: list[Plan] = []
+        self.ran: list[Plan] = []
+        self.lock = threading.Lock()
+        self.closed = False
+
+    def load(self, path: Path) -> tuple[Capsule, Plan]:
+        if str(path) not in self.capsules:
+            raise CapsuleError(path, "no such file")
+        return self.capsules[str(path)]
+
+    def expected(self, c: Capsule) -> Expected:
+        return expected_of(c)
+
+    def image(self, p: Plan) -> BuiltImage:
+        with self.lock:
+            self.built.append(p)
+        if self.broken(p):
+            raise BuildFailed("no such release")
+        return BuiltImage(f"img{len(self.built)}", True, 2.0)
+
+    def attempt(self, p: Plan, image: BuiltImage) -> Attempt:
+        with self.lock:
+            self.ran.append(p)
+        code, sig = {"recorded": (1, RECORDED), "pass": (0, "exit0:0000000000000000"), "other": (2, OTHER)}[
+            self.outcome(p)]
+        return Attempt(code, None, sig, (), 0.5)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def commit_of(p: Plan) -> str:
+    assert p.source is not None and p.source.commit is not None
+    return p.source.commit
+
+
+def node_of(p: Plan) -> str:
+    rt = p.runtime("node")
+    assert rt is not None
+    return rt.version
