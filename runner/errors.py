@@ -52,6 +52,12 @@ class UnsupportedVersion(CapsuleError):
         self.understood = understood
 
 
+class CapsuleRefused(ReplayError):
+    """A readable capsule that failed verification under --require-valid: a negative answer (exit 1)."""
+
+    exit_code = Exit.NEGATIVE
+
+
 class UsageError(ReplayError):
     """Bad arguments or options (exit 2)."""
 

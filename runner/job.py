@@ -7,6 +7,7 @@ from typing import Any
 
 from .attempts import clock_rows, run_attempts
 from .capsules import verify_capsule
+from .errors import CapsuleRefused
 from .replay import BuiltImage, Progress, Replayer, ReplayOptions, judge
 from .report import CapsuleRef, ImageInfo, ReplayReport, verification_of
 
@@ -17,6 +18,9 @@ def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
     try:
         with progress.step("verify capsule"):
             verified = verify_capsule(path, trust_keys)
+        if options.require_valid and (not verified.valid or verified.trusted is False):
+            problem = next((p.message for p in verified.problems if p.severity == "error"), "the signer is not trusted")
+            raise CapsuleRefused(f"{path}: does not verify ({problem}); not replayed (--require-valid)")
         with progress.step("plan"):
             capsule, plan = replayer.load(path)
         expected = replayer.expected(capsule)

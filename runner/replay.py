@@ -116,6 +116,7 @@ class ReplayOptions:
     plan: PlanOptions = field(default_factory=PlanOptions)
     builder: str = "auto"
     label: str = ""  # replay=<label> on everything made; a fresh one per process by default
+    require_valid: bool = False  # refuse (exit 1) a capsule that does not verify, or an untrusted signer
 
 
 class Progress:

@@ -30,12 +30,14 @@ def register(app: typer.Typer) -> None:
         source: o.SourceOpt = None,
         http: o.HttpOpt = None,
         trust_key: Annotated[list[Path], typer.Option("--trust-key", help="PEM public key of a trusted signer.")] = [],
+        require_valid: Annotated[bool, typer.Option("--require-valid", help="Refuse (exit 1) a capsule that does not verify or whose signer is not trusted.")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Stream the build and the command's output.")] = False,
     ) -> None:
         """Replay CAPSULE: exit 0 reproduced (or fixed), 1 another verdict, 2 bad input, 3 environment failure."""
         plan_opts = o.plan_options(env, salt, all_runtimes, no_pin, repo, ref, patch, source, http)
-        opts = ReplayOptions(attempts=attempts, timeout=timeout, memory=memory, verbose=verbose, plan=plan_opts)
+        opts = ReplayOptions(attempts=attempts, timeout=timeout, memory=memory, verbose=verbose, plan=plan_opts,
+                             require_valid=require_valid)
         report = replay_capsule(capsule, opts, Progress(err), trust_keys=trust_key)
         if as_json:
             print_json(report.to_json())

@@ -49,3 +49,19 @@ def test_no_engine_is_one_line_exit_3(capsys: pytest.CaptureFixture[str], monkey
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("replay: error:")]
     assert rc == 3
     assert len(errors) == 1 and "scripts/setup" in errors[0]
+
+
+def test_require_valid_refuses_a_tampered_capsule_before_building(capsys: pytest.CaptureFixture[str],
+                                                                  tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No engine is needed to refuse: verification comes first (the engine is made unreachable to prove it)."""
+    import shutil
+
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-such.sock")
+    sealed = Path(__file__).resolve().parents[2] / "fixtures" / "examples" / "novafabric" / "01JC4Q7W9Z2M5N8P3R6T1V0X4B"
+    copy = tmp_path / "capsule"
+    shutil.copytree(sealed, copy)
+    (copy / "inputs" / "poem.txt").write_text("the cat and the hat and the rat\n")
+    rc = main([str(copy), "--require-valid"])
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("replay: error:")]
+    assert rc == 1
+    assert len(errors) == 1 and "does not verify" in errors[0] and "--require-valid" in errors[0]
