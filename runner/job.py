@@ -18,8 +18,9 @@ def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
     try:
         with progress.step("verify capsule"):
             verified = verify_capsule(path, trust_keys)
-        if options.require_valid and (not verified.valid or verified.trusted is False):
-            problem = next((p.message for p in verified.problems if p.severity == "error"), "the signer is not trusted")
+        if options.require_valid and (not verified.valid or (trust_keys and verified.trusted is not True)):
+            problem = next((p.message for p in verified.problems if p.severity == "error"),
+                           "no valid signature from a trusted key")
             raise CapsuleRefused(f"{path}: does not verify ({problem}); not replayed (--require-valid)")
         with progress.step("plan"):
             capsule, plan = replayer.load(path)

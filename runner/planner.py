@@ -45,6 +45,8 @@ class PlanOptions:
 
 
 def make_plan(capsule: Capsule, settings: Settings, opts: PlanOptions = PlanOptions()) -> Plan:
+    if not capsule.command.argv:
+        raise CapsuleError(capsule.provenance.path, "the capsule records no command to replay (empty argv)")
     rows: list[Fidelity] = []
     notes: list[str] = []
     py_recorded = capsule.runtimes.get("python") or (capsule.python.version if capsule.python else None)

@@ -237,7 +237,15 @@ def restore(source: Source, settings: Settings, dest: Path) -> Restored:
         src = Path(source.local_dir)
         if not src.is_dir():
             raise SourceUnavailable(f"--source {src}: not a directory")
-        shutil.copytree(src, dest, symlinks=True, ignore=shutil.ignore_patterns(".git", "node_modules"))
+        target = dest.resolve()
+
+        def skip(directory: str, names: list[str]) -> list[str]:
+            # .git and node_modules stay out; so does any folder holding the context itself
+            # (--source /tmp would otherwise copy the copy into itself)
+            return [n for n in names if n in (".git", "node_modules")
+                    or target.is_relative_to(Path(directory, n).resolve())]
+
+        shutil.copytree(src, dest, symlinks=True, ignore=skip)
         commit = None
         diff_status = "none"
         rejected: tuple[str, ...] = ()

@@ -50,6 +50,20 @@ def _argv(args: list[str]) -> list[str]:
     return ["run", *args]
 
 
+def _is_usage_error(exc: BaseException) -> bool:
+    """click's (typer-vendored) usage and parameter errors, without importing click's internals."""
+    return hasattr(exc, "format_message") and getattr(exc, "exit_code", None) == 2
+
+
+def _is_abort(exc: BaseException) -> bool:
+    return type(exc).__name__ == "Abort"
+
+
+def _command(args: list[str]) -> str:
+    word = next((a for a in _argv(args) if not a.startswith("-")), None)
+    return f"{word} " if word in _COMMANDS else ""
+
+
 def _terminate(signum: int, frame: object) -> None:
     """SIGTERM (a cancelled CI job) cleans up like Ctrl-C: containers, networks, rules."""
     raise KeyboardInterrupt
@@ -66,23 +80,27 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     signal.signal(signal.SIGTERM, _terminate)
     try:
-        # standalone mode: typer/click handle usage errors themselves (exit 2) and
-        # end with SystemExit; everything else reaches the handlers below.
-        app(args=_argv(args), prog_name="replay")
+        # Not standalone: usage errors come here as exceptions and become one line.
+        result = app(args=_argv(args), prog_name="replay", standalone_mode=False)
+        return result if isinstance(result, int) else 0
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
         if code == 130:  # typer turns Ctrl-C into Exit(130) itself; cleanup has run by now
             error_line("interrupted")
         return code
-    except ReplayError as e:
-        if debug:
-            traceback.print_exc()
+    except ReplayError as e:  # expected: one line, even with --debug
         error_line(e.line())
         return int(e.exit_code)
     except KeyboardInterrupt:
         error_line("interrupted")
         return 130
     except Exception as e:  # the unexpected: one line, the traceback only with --debug
+        if _is_usage_error(e):
+            error_line(f"{e.format_message()} (see replay {_command(args)}--help)")  # type: ignore[attr-defined]
+            return int(Exit.BAD_INPUT)
+        if _is_abort(e):
+            error_line("interrupted")
+            return 130
         if debug:
             traceback.print_exc()
         error_line(f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)")

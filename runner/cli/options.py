@@ -1,6 +1,7 @@
 """Options shared by the commands that replay (run, render, shell, bisect)."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -41,6 +42,13 @@ def plan_options(env: list[str], salt: str | None, all_runtimes: bool, no_pin: b
             raise UsageError(f"--patch {patch}: {exc.strerror if isinstance(exc, OSError) else 'not a text file'}") from exc
     if source is not None and not source.is_dir():
         raise UsageError(f"--source {source}: not a directory")
+    if source is not None and (repo or ref or patch):
+        raise UsageError("--source replaces the recorded commit: it does not go with --repo, --ref or --patch")
+    if ref is not None and not re.fullmatch(r"[0-9a-fA-F]{7,64}", ref):
+        raise UsageError(f"--ref {ref!r}: not a commit id (7-64 hex digits)")
+    if repo is not None and not re.match(r"^(https?|git|ssh|file)://|^[\w.-]+@[\w.-]+:", repo) \
+            and not Path(repo).expanduser().exists():
+        raise UsageError(f"--repo {repo}: no such clone, bundle or URL")
     instance = None
     if http is not None:
         instance = read_capsule(http)

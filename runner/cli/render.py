@@ -35,6 +35,10 @@ def register(app: typer.Typer) -> None:
         if output is None:
             out.print(render(plan, s), markup=False, highlight=False)
             return
+        if output.exists() and not output.is_dir():
+            raise UsageError(f"-o {output}: not a directory")
+        if not output.parent.is_dir():
+            raise UsageError(f"-o {output}: {output.parent} does not exist")
         if output.exists() and any(output.iterdir()) and not (output / "replay-tools").is_dir():
             raise UsageError(f"-o {output}: exists and is not a replay build context; refusing to overwrite it")
         ctx = write_context(plan, s, output)

@@ -1,16 +1,19 @@
 """`replay CAPSULE` (= `replay run CAPSULE`): rebuild, rerun, judge."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from ..errors import UsageError
 from ..job import replay_capsule
 from ..replay import Progress, ReplayOptions
 from ..report import show
 from . import options as o
 from .console import err, out, print_json
+from .verify import check_trust_key
 
 
 def register(app: typer.Typer) -> None:
@@ -18,7 +21,7 @@ def register(app: typer.Typer) -> None:
     def run_cmd(
         capsule: Annotated[Path, typer.Argument(help="A twin capsule, a NovaFabric capsule directory, or a CodeInstances file.")],
         attempts: Annotated[int, typer.Option("--attempts", "-n", min=1, max=50, help="Runs in fresh containers.")] = 3,
-        timeout: Annotated[float, typer.Option("--timeout", help="Seconds per attempt.")] = 600.0,
+        timeout: Annotated[float, typer.Option("--timeout", min=1.0, help="Seconds per attempt.")] = 600.0,
         memory: Annotated[str, typer.Option("--memory", help="Memory limit per attempt.")] = "4g",
         env: o.EnvOpt = [],
         salt: o.SaltOpt = None,
@@ -35,6 +38,10 @@ def register(app: typer.Typer) -> None:
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Stream the build and the command's output.")] = False,
     ) -> None:
         """Replay CAPSULE: exit 0 reproduced (or fixed), 1 another verdict, 2 bad input, 3 environment failure."""
+        if not re.fullmatch(r"[1-9][0-9]*[bkmg]?", memory.strip().lower()):
+            raise UsageError(f"--memory {memory!r}: a size like 512m or 4g")
+        for key in trust_key:
+            check_trust_key(key)
         plan_opts = o.plan_options(env, salt, all_runtimes, no_pin, repo, ref, patch, source, http)
         opts = ReplayOptions(attempts=attempts, timeout=timeout, memory=memory, verbose=verbose, plan=plan_opts,
                              require_valid=require_valid)

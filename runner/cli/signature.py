@@ -1,6 +1,8 @@
 """`replay signature`: the failure signature of a command's output, as twin computes it."""
 from __future__ import annotations
 
+import signal as signal_module
+
 import re
 import sys
 from pathlib import Path
@@ -71,8 +73,13 @@ def _signal_name(raw: str | None) -> str | None:
     if raw is None:
         return None
     name = raw.strip().upper()
+    if name.isdigit():  # a number: its name on this platform
+        try:
+            return signal_module.Signals(int(name)).name
+        except ValueError:
+            raise UsageError(f"--signal: {raw!r} is not a signal number here") from None
     name = name if name.startswith("SIG") else f"SIG{name}"
-    if not _SIGNAL_NAME.fullmatch(name):
+    if not _SIGNAL_NAME.fullmatch(name) or name not in signal_module.Signals.__members__:
         raise UsageError(f"--signal: {raw!r} is not a signal name (e.g. SIGSEGV)")
     return name
 

@@ -122,3 +122,16 @@ def test_credentials_never_reach_messages() -> None:
 
     assert _no_credentials("fatal: https://sam:t0ken@git.example.com/x.git not found") == \
         "fatal: https://git.example.com/x.git not found"
+
+
+def test_a_source_dir_holding_the_context_is_not_copied_into_itself(tmp_path: Path) -> None:
+    from runner.config import Settings
+    from runner.plan import Source
+    from runner.source import restore
+
+    (tmp_path / "app.js").write_text("x")
+    dest = tmp_path / "work" / "ctx" / "src"  # the build context lives inside --source
+    dest.parent.mkdir(parents=True)
+    restore(Source(remote=None, commit=None, local_dir=str(tmp_path)), Settings(cache_dir=tmp_path / "c"), dest)
+    assert (dest / "app.js").read_text() == "x"
+    assert not (dest / "work").exists()

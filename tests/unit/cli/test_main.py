@@ -65,3 +65,52 @@ def test_require_valid_refuses_a_tampered_capsule_before_building(capsys: pytest
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("replay: error:")]
     assert rc == 1
     assert len(errors) == 1 and "does not verify" in errors[0] and "--require-valid" in errors[0]
+
+
+TZ = Path(__file__).resolve().parents[3] / "examples" / "tz-clock" / "capsule.json"
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["diff", str(TZ)], "Missing argument"),
+    (["run", str(TZ), "-n", "0"], "--attempts"),
+    (["--bogus"], "No such option"),
+    ([str(TZ), "--ref", "notasha"], "not a commit id"),
+    ([str(TZ), "--repo", "/nonexistent/clone"], "no such clone"),
+    ([str(TZ), "--source", "/tmp", "--repo", "/tmp"], "does not go with --repo"),
+    ([str(TZ), "--memory", "banana"], "--memory"),
+    ([str(TZ), "--timeout", "-1"], "--timeout"),
+    (["signature", str(TZ), "--signal", "NOTASIG"], "not a signal name"),
+])
+def test_usage_errors_are_one_line_exit_2(capsys: pytest.CaptureFixture[str], args: list[str], needle: str) -> None:
+    rc = main(args)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2
+    assert len(err) == 1 and err[0].startswith("replay: error:") and needle in err[0]
+
+
+def test_require_valid_with_a_trust_key_needs_a_trusted_signature(capsys: pytest.CaptureFixture[str],
+                                                                   tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Deleting the seal must not get a capsule past --require-valid --trust-key."""
+    import shutil
+
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-such.sock")
+    examples = Path(__file__).resolve().parents[2] / "fixtures" / "examples" / "novafabric"
+    copy = tmp_path / "capsule"
+    shutil.copytree(examples / "01JC4Q7W9Z2M5N8P3R6T1V0X4B", copy)
+    shutil.rmtree(copy / ".seal")
+    rc = main([str(copy), "--require-valid", "--trust-key", str(examples / "dana-p256.pub.pem")])
+    assert rc == 1
+    assert "does not verify" in capsys.readouterr().err
+
+
+def test_an_empty_command_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    import json
+
+    data = json.loads(TZ.read_text())
+    data["command"]["argv"] = []
+    capsule = tmp_path / "empty.json"
+    capsule.write_text(json.dumps(data))
+    rc = main(["render", str(capsule)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "empty argv" in err[0]
