@@ -90,7 +90,7 @@ def register(app: typer.Typer) -> None:
     def verify_command(
         capsule: Annotated[Path, typer.Argument(help="Capsule file or directory.")],
         trust_key: Annotated[
-            list[Path] | None, typer.Option("--trust-key", help="PEM public key to trust (repeatable).")
+            list[Path] | None, typer.Option("--trust-key", help="PEM public key to trust (repeatable); with it, exit 1 unless a valid signature comes from one of them.")
         ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     ) -> None:
