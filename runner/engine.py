@@ -65,9 +65,8 @@ class RunSpec:
 @dataclass(frozen=True)
 class RunResult:
     exit_code: int | None  # None when killed for the timeout
-    output: bytes  # stdout and stderr interleaved, as a terminal shows them
+    output: bytes  # stdout and stderr interleaved, as a terminal shows them (stderr alone is not needed)
     stdout: bytes
-    stderr: bytes
     duration_s: float
     timed_out: bool = False
     oom_killed: bool = False
@@ -197,7 +196,7 @@ class DockerEngine:
                 ctr.start()
             except docker.errors.APIError as exc:  # e.g. the recorded executable does not exist here
                 msg = (getattr(exc, "explanation", None) or str(exc)).encode()
-                return RunResult(127, msg, b"", msg, time.monotonic() - started)
+                return RunResult(127, msg, b"", time.monotonic() - started)
             if on_output is not None:
                 threading.Thread(target=_follow, args=(ctr, on_output), daemon=True).start()
             timed_out = False
@@ -212,7 +211,7 @@ class DockerEngine:
             state = ctr.attrs.get("State", {})
             return RunResult(
                 exit_code=code, output=ctr.logs(stdout=True, stderr=True), stdout=ctr.logs(stdout=True, stderr=False),
-                stderr=ctr.logs(stdout=False, stderr=True), duration_s=duration, timed_out=timed_out,
+                duration_s=duration, timed_out=timed_out,
                 oom_killed=bool(state.get("OOMKilled")), signal=_SIGNALS.get(code or 0) if code and code > 128 else None,
             )
         finally:

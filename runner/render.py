@@ -24,7 +24,7 @@ from .providers import debian as debian_provider
 from .providers import go as go_provider
 from .providers import node as node_provider
 from .providers import npmbin
-from .providers.fetch import npm_tarball, place
+from .providers.fetch import npm_tarball
 from .providers.pytools import PYTHON_TOOLS
 from .resources import templates_dir
 from .source import Restored, restore
@@ -166,7 +166,7 @@ def write_context(plan: Plan, settings: Settings, dest: Path) -> Context:
     _write_tools(dest)
     if settings.ca_files:
         for ca in settings.ca_files:
-            place(ca, dest / "host-ca")
+            _link(ca, dest / "host-ca" / ca.name)
     if plan.locales:
         (dest / "locales.txt").write_text("".join(_check(_LOCALE, l, "locale", plan.title) + "\n" for l in plan.locales))
     _write_runtimes(plan, settings, dest)
@@ -201,9 +201,7 @@ def _write_runtimes(plan: Plan, settings: Settings, dest: Path) -> None:
     node = plan.runtime("node")
     if node is not None:
         artifact = node_provider.fetch(node, settings)
-        target = dest / "pkgs" / (node_file_name(plan) or artifact.name)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(artifact, target)
+        _link(artifact, dest / "pkgs" / (node_file_name(plan) or artifact.name))
     for tool in plan.tools:
         if tool.source == "npm-registry":
             artifact = npm_tarball(settings, tool.name, tool.version)

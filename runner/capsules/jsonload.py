@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CapsuleError
+from .files import read_capped
 from .verification import Problem, Severity
 
 MAX_BYTES = 64 * 1024 * 1024
@@ -88,7 +89,7 @@ def _no_constant(name: str) -> Any:
 
 def load(path: Path, max_bytes: int = MAX_BYTES, max_depth: int = MAX_DEPTH) -> Any:
     """Parse a JSON file; CapsuleError naming the file on any kind of bad input."""
-    text = _text(path, _read_capped(path, max_bytes))
+    text = _text(path, read_capped(path, max_bytes))
     if _too_deep(text, max_depth):
         raise CapsuleError(path, f"JSON nested more than {max_depth} levels deep")
     found_duplicates: list[bool] = []
@@ -130,26 +131,6 @@ def sniff(path: Path) -> Any | None:
     if path.suffix.lower() != ".json" and stripped and not stripped.startswith(b"{"):
         return None
     return load(path)
-
-
-def _read_capped(path: Path, max_bytes: int) -> bytes:
-    try:
-        if not path.is_file():
-            raise CapsuleError(path, "not a regular file")
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise CapsuleError(path, f"file is {size} bytes, over the {_size(max_bytes)} limit")
-        with path.open("rb") as f:
-            raw = f.read(max_bytes + 1)  # the file may grow between stat and read
-    except OSError as e:
-        raise CapsuleError(path, f"cannot read: {e.strerror or e}") from None
-    if len(raw) > max_bytes:
-        raise CapsuleError(path, f"file is over the {_size(max_bytes)} limit")
-    return raw
-
-
-def _size(n: int) -> str:
-    return f"{n // 2**20} MiB" if n >= 2**20 and n % 2**20 == 0 else f"{n} byte"
 
 
 def _text(path: Path, raw: bytes) -> str:

@@ -34,7 +34,8 @@ from .model import (
     Resolved,
     Worker,
 )
-from .yamlload import PathEscape, inside, read_capped
+from .files import read_capped
+from .yamlload import PathEscape, inside
 
 # Values a replay maps to the container's own rather than copies.
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024

@@ -9,13 +9,13 @@ cannot hold. Paths named inside a capsule must stay inside its directory.
 from __future__ import annotations
 
 import re
-import stat
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
 
 from ..errors import CapsuleError
+from .files import read_capped
 
 MAX_BYTES = 16 * 1024 * 1024
 MAX_DEPTH = 64
@@ -57,28 +57,9 @@ class PathEscape(ValueError):
     """A path named inside a capsule that does not stay inside its directory."""
 
 
-def read_capped(path: Path, max_bytes: int = MAX_BYTES) -> bytes:
-    """The bytes of a regular file no bigger than ``max_bytes`` (a FIFO would block forever)."""
-    try:
-        st = path.stat()
-        if not stat.S_ISREG(st.st_mode):
-            raise CapsuleError(path, "not a regular file")
-        if st.st_size > max_bytes:
-            raise CapsuleError(path, f"file is {st.st_size} bytes, over the {max_bytes} byte limit")
-        with path.open("rb") as f:
-            raw = f.read(max_bytes + 1)  # the file may grow between stat and read
-    except FileNotFoundError:
-        raise CapsuleError(path, "missing") from None
-    except OSError as e:
-        raise CapsuleError(path, f"cannot read: {e.strerror or e}") from None
-    if len(raw) > max_bytes:
-        raise CapsuleError(path, f"file is over the {max_bytes} byte limit")
-    return raw
-
-
 def load_yaml(path: Path) -> Any:
     """Parse one YAML document into plain JSON-like data; CapsuleError on any bad input."""
-    text = _text(path, read_capped(path))
+    text = _text(path, read_capped(path, MAX_BYTES))
     try:
         _check_events(path, text)
         data = yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader

@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import shutil
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -127,15 +126,3 @@ def cached_download(settings: Settings, url: str, integrity: str, filename: str)
     tmp.write_bytes(data)
     tmp.replace(dest)
     return dest
-
-
-def place(src: Path, context_dir: Path) -> str:
-    """Put a cached artifact into a build context (hard link when possible)."""
-    context_dir.mkdir(parents=True, exist_ok=True)
-    dest = context_dir / src.name
-    if not dest.exists():
-        try:
-            dest.hardlink_to(src)
-        except OSError:
-            shutil.copy2(src, dest)
-    return dest.name

@@ -3,6 +3,7 @@ as a function of the plan, every build and run recorded."""
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -47,14 +48,20 @@ class FakeProgress:
         yield
 
 
-class FakeReplayer:
-    def __init__(self, good: Plan, bad: Plan, outcome: Callable[[Plan], Outcome],
-                 broken: Callable[[Plan], bool] = lambda p: False, bad_capsule: Capsule | None = None) -> None:
-        self.capsules = {"good.json": (capsule("good.json", False), good),
-                         "bad.json": (bad_capsule or capsule("bad.json", True), bad)}
-        self.outcome, self.broken = outcome, broken
+Rule = Callable[[Plan, int], tuple[int, str]]  # (plan, attempt number for that plan) -> exit code, signature
+
+
+class RuleReplayer:
+    """The Replayer API, with the world's behaviour injected: what fails, what cannot build."""
+
+    def __init__(self, capsules: dict[str, tuple[Capsule, Plan]], rule: Rule,
+                 broken: Callable[[Plan], bool] = lambda p: False,
+                 broken_message: Callable[[Plan], str] = lambda p: "no such release") -> None:
+        self.capsules = capsules
+        self.rule, self.broken, self.broken_message = rule, broken, broken_message
         self.built: list[Plan] = []
         self.ran: list[Plan] = []
+        self.tries: Counter[str] = Counter()
         self.lock = threading.Lock()
         self.closed = False
 
@@ -70,18 +77,32 @@ class FakeReplayer:
         with self.lock:
             self.built.append(p)
         if self.broken(p):
-            raise BuildFailed("no such release")
+            raise BuildFailed(self.broken_message(p))
         return BuiltImage(f"img{len(self.built)}", True, 2.0)
 
     def attempt(self, p: Plan, image: BuiltImage) -> Attempt:
         with self.lock:
             self.ran.append(p)
-        code, sig = {"recorded": (1, RECORDED), "pass": (0, "exit0:0000000000000000"), "other": (2, OTHER)}[
-            self.outcome(p)]
+            self.tries[repr(p)] += 1
+            n = self.tries[repr(p)]
+        code, sig = self.rule(p, n)
         return Attempt(code, None, sig, (), 0.5)
 
     def close(self) -> None:
         self.closed = True
+
+
+_ENDS = {"recorded": (1, RECORDED), "pass": (0, "exit0:0000000000000000"), "other": (2, OTHER)}
+
+
+class FakeReplayer(RuleReplayer):
+    """Outcomes named per plan ("recorded", "pass", "other")."""
+
+    def __init__(self, good: Plan, bad: Plan, outcome: Callable[[Plan], Outcome],
+                 broken: Callable[[Plan], bool] = lambda p: False, bad_capsule: Capsule | None = None) -> None:
+        super().__init__({"good.json": (capsule("good.json", False), good),
+                          "bad.json": (bad_capsule or capsule("bad.json", True), bad)},
+                         lambda p, n: _ENDS[outcome(p)], broken)
 
 
 def commit_of(p: Plan) -> str:

@@ -1,10 +1,7 @@
 """bisect_session: two capsules -> ends checked -> the search, on a fake replayer."""
 from __future__ import annotations
 
-import threading
-from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,7 +10,8 @@ from runner.bisect_session import BisectSettings, at_bad_commit, bisect_capsules
 from runner.capsules.model import Capsule, Command, EnvFact, Failure, Format, FrozenMap, Provenance
 from runner.errors import BuildFailed, CapsuleError, UsageError
 from runner.plan import BaseImage, EnvSetting, Plan, Runtime, Source
-from runner.replay import Attempt, BuiltImage, Expected, expected_of
+
+from .bisect_fakes import FakeProgress, Rule, RuleReplayer
 
 RECORDED = "exit1:0aee0834ac9c4d2d"
 BOOKWORM = BaseImage("debian", "bookworm", "12", "2.36", "3.11")
@@ -57,68 +55,19 @@ def node_of(p: Plan) -> str:
     return rt.version
 
 
-class FakeProgress:
-    def __init__(self) -> None:
-        self.said: list[str] = []
-
-    def say(self, text: str) -> None:
-        self.said.append(text)
-
-    @contextmanager
-    def step(self, name: str) -> Iterator[None]:
-        self.said.append(name)
-        yield
-
-
-Rule = Callable[[Plan, int], tuple[int, str]]  # (plan, attempt number for that plan) -> exit code, signature
-
-
 def fails_when(pred: Callable[[Plan], bool]) -> Rule:
     return lambda p, n: (1, RECORDED) if pred(p) else (0, "exit0:0000000000000000")
 
 
-class FakeReplayer:
-    """The Replayer API, with the world's behaviour injected: what fails, what cannot build."""
+class FakeReplayer(RuleReplayer):
+    """The two capsules of these tests, with the world's behaviour as a rule."""
 
     def __init__(self, rule: Rule, good: Capsule | None = None, bad: Capsule | None = None,
                  good_plan: Plan = GOOD, bad_plan: Plan = BAD,
                  broken: Callable[[Plan], bool] = lambda p: False) -> None:
-        self.capsules = {
-            "good.json": (good or capsule("good.json", False), good_plan),
-            "bad.json": (bad or capsule("bad.json", True), bad_plan),
-        }
-        self.rule, self.broken = rule, broken
-        self.built: list[Plan] = []
-        self.ran: list[Plan] = []
-        self.tries: Counter[str] = Counter()
-        self.lock = threading.Lock()
-        self.closed = False
-
-    def load(self, path: Path) -> tuple[Capsule, Plan]:
-        if str(path) not in self.capsules:
-            raise CapsuleError(path, "no such file")
-        return self.capsules[str(path)]
-
-    def expected(self, c: Capsule) -> Expected:
-        return expected_of(c)
-
-    def image(self, p: Plan) -> BuiltImage:
-        with self.lock:
-            self.built.append(p)
-        if self.broken(p):
-            raise BuildFailed(f"node {node_of(p)}: no such release")
-        return BuiltImage(f"img{len(self.built)}", True, 2.0)
-
-    def attempt(self, p: Plan, image: BuiltImage) -> Attempt:
-        with self.lock:
-            self.ran.append(p)
-            self.tries[repr(p)] += 1
-            n = self.tries[repr(p)]
-        code, sig = self.rule(p, n)
-        return Attempt(code, None, sig, (), 0.5)
-
-    def close(self) -> None:
-        self.closed = True
+        super().__init__({"good.json": (good or capsule("good.json", False), good_plan),
+                          "bad.json": (bad or capsule("bad.json", True), bad_plan)},
+                         rule, broken, lambda p: f"node {node_of(p)}: no such release")
 
 
 def run(fake: FakeReplayer, attempts: int = 1, jobs: int = 1):  # type: ignore[no-untyped-def]

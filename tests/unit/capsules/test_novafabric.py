@@ -402,7 +402,6 @@ def test_billion_laughs_is_refused_quickly(tmp_path: Path) -> None:
 
 def test_oversized_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(yamlload, "MAX_BYTES", 100)
-    monkeypatch.setattr(yamlload.read_capped, "__defaults__", (100,))
     (tmp_path / "capsule.yaml").write_text("schema_version: 0.1.0\nrun_id: x\nnote: " + "y" * 200 + "\n")
     with pytest.raises(CapsuleError, match="over the 100 byte limit"):
         novafabric.detect(tmp_path)

@@ -9,26 +9,14 @@ from typing import Any
 import pytest
 
 from runner.cli.main import main
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "examples"
-TWIN = EXAMPLES / "twin" / "echarts-new-york.json"
-CI = EXAMPLES / "codeinstances" / "fetch-greeting.json"
-NOVA = EXAMPLES / "novafabric" / "01JC4Q7W9Z2M5N8P3R6T1V0X4B"
-MINIMAL = EXAMPLES / "novafabric" / "minimal-run"
+from tests.examples import CI, MINIMAL, NOVA, TWIN, json_variant
 
 
-@pytest.fixture(autouse=True)
-def wide(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COLUMNS", "300")
 
 
 def variant(tmp_path: Path, change: Callable[[dict[str, Any]], None]) -> Path:
     """A copy of the twin example with one change."""
-    data = json.loads(TWIN.read_text())
-    change(data)
-    path = tmp_path / "variant.json"
-    path.write_text(json.dumps(data))
-    return path
+    return json_variant(TWIN, tmp_path, change)
 
 
 def diff_json(a: Path, b: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:

@@ -9,17 +9,9 @@ import pytest
 from runner.capsules import read_capsule
 from runner.capsules.model import to_data
 from runner.cli.main import main
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "examples"
-TWIN = EXAMPLES / "twin" / "echarts-new-york.json"
-CI = EXAMPLES / "codeinstances" / "fetch-greeting.json"
-NOVA = EXAMPLES / "novafabric" / "01JC4Q7W9Z2M5N8P3R6T1V0X4B"
-MINIMAL = EXAMPLES / "novafabric" / "minimal-run"
+from tests.examples import CI, MINIMAL, NOVA, TWIN
 
 
-@pytest.fixture(autouse=True)
-def wide(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COLUMNS", "300")  # rich would fold long values at 80 columns
 
 
 def test_inspect_twin_shows_each_group(capsys: pytest.CaptureFixture[str]) -> None:

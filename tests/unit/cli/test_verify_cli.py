@@ -11,19 +11,11 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from runner.cli.main import main
+from tests.examples import CI, EXAMPLES, MINIMAL, NOVA, TWIN
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "examples"
-TWIN = EXAMPLES / "twin" / "echarts-new-york.json"
-CI = EXAMPLES / "codeinstances" / "fetch-greeting.json"
-NOVA = EXAMPLES / "novafabric" / "01JC4Q7W9Z2M5N8P3R6T1V0X4B"
-MINIMAL = EXAMPLES / "novafabric" / "minimal-run"
 DANA = EXAMPLES / "novafabric" / "dana-p256.pub.pem"
 DANA_KEYID = "193eb6743a66bf9e92120204bcf7352dc5eb1ed111cf22699154d90fc39bf993"
 
-
-@pytest.fixture(autouse=True)
-def wide(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COLUMNS", "300")
 
 
 def verify_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
