@@ -1,0 +1,1 @@
+"""`replay farm`: replay every collected capsule each night, keep the history, say what changed."""
