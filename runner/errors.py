@@ -8,6 +8,13 @@ from __future__ import annotations
 from enum import IntEnum
 from pathlib import Path
 
+from .textsafe import shown
+
+# An error line names the file and the problem in about 300 characters: a capsule's
+# values are cut (with an ellipsis) and escaped, never echoed whole.
+PATH_LIMIT = 100
+PROBLEM_LIMIT = 200
+
 
 class Exit(IntEnum):
     OK = 0
@@ -35,7 +42,8 @@ class CapsuleError(ReplayError):
     exit_code = Exit.BAD_INPUT
 
     def __init__(self, path: Path | str, problem: str) -> None:
-        super().__init__(f"{path}: {problem}")
+        problem = shown(problem, PROBLEM_LIMIT)
+        super().__init__(f"{shown(str(path), PATH_LIMIT)}: {problem}")
         self.path = str(path)
         self.problem = problem
 

@@ -23,6 +23,7 @@ from .jsonload import (
 from .model import (
     Body, Capsule, Command, Format, HttpCall, HttpError, HttpRequest, HttpResponse, Provenance, RecordedValue,
 )
+from . import limits
 from .verification import VerifyResult
 
 FORMAT = Format.CODEINSTANCES
@@ -100,7 +101,8 @@ def _document(path: Path, parsed: Any) -> dict[str, Any]:
         number = found[len(PREFIX):]
         if re.fullmatch(r"[0-9]+", number) and number.strip("0"):
             raise UnsupportedVersion(path, found, VERSION, "codeinstances")
-        raise CapsuleError(path, f"format: unknown version {found!r} (this replay understands {VERSION})")
+        raise CapsuleError(path, f"format: unknown version {found[:80]!r} (this replay understands {VERSION})")
+    limits.check(path, doc, limits.CODEINSTANCES_RULES, limits.CODEINSTANCES_LONG)  # before any work that grows with them
     return doc
 
 

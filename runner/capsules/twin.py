@@ -22,6 +22,7 @@ from .model import (
     Capsule, Command, EnvFact, Failure, Format, FrozenMap, Locale, PackageManager, Platform, Provenance, Redaction,
     Repo, Resolved,
 )
+from . import limits
 from .verification import VerifyResult
 
 FORMAT = Format.TWIN
@@ -69,6 +70,7 @@ def _document(path: Path, parsed: Any) -> Any:
         raise UnsupportedVersion(path, f"v{version}", f"v{UNDERSTOOD}", "twin")
     if version < 1:
         raise CapsuleError(path, f"twin: unknown format version {version}")
+    limits.check(path, doc, limits.TWIN_RULES, limits.TWIN_LONG)  # before any work that grows with them
     return doc
 
 
