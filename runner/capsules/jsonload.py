@@ -203,6 +203,40 @@ def member_path(where: str, key: str) -> str:
     return f"{where}{step}" if step.startswith("[") else f"{where}.{step}"
 
 
+# --- lone UTF-16 surrogates ("\\ud800" escapes: valid JSON, but no text) ---------------
+
+
+def find_lone_surrogate(doc: Any) -> str | None:
+    """The JSON path of the first string (or member name) holding a lone surrogate, else None."""
+    stack: list[tuple[str, Any]] = [("", doc)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, str):
+            if _LONE_SURROGATE.search(value):
+                return where or "top level"
+        elif isinstance(value, dict):
+            for key, child in value.items():
+                if _LONE_SURROGATE.search(key):
+                    return member_path(where, _LONE_SURROGATE.sub("\ufffd", key))
+                stack.append((member_path(where, key), child))
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", child) for i, child in enumerate(value))
+    return None
+
+
+def replace_lone_surrogates(value: Any) -> Any:
+    """The document with every lone surrogate turned into U+FFFD, as Go's decoder reads it."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, JsonObject):
+        out = JsonObject((_LONE_SURROGATE.sub("\ufffd", k), replace_lone_surrogates(v)) for k, v in value.items())
+        out.duplicates = value.duplicates
+        return out
+    if isinstance(value, list):
+        return [replace_lone_surrogates(v) for v in value]
+    return value
+
+
 # --- CodeInstances canonical form -------------------------------------------------
 
 _ESCAPES = {0x22: '\\"', 0x5C: "\\\\", 0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0C: "\\f", 0x0D: "\\r"}

@@ -114,7 +114,8 @@ def exercise(path: Path, original: Capsule) -> Outcome:
     _step(outcome, "inspect", path, lambda: _inspect(capsule))
     _step(outcome, "inspect --json", path, lambda: _json(to_data(capsule)))
     _step(outcome, "diff", path, lambda: _json(diff_to_data(diff_capsules(original, capsule))))
-    _step(outcome, "render", path, lambda: render(make_plan(capsule, SETTINGS), SETTINGS))
+    # Encoded as it is printed or written: a lone surrogate reaching the Dockerfile would raise here.
+    _step(outcome, "render", path, lambda: render(make_plan(capsule, SETTINGS), SETTINGS).encode("utf-8"))
     return outcome
 
 
