@@ -221,7 +221,8 @@ def _policy(doc: Mapping[str, Any], wallclock: str | None) -> ReplayPolicy:
 
 def file_artifacts(manifest: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """Inputs and outputs stored as files in the capsule (not inline, not external)."""
-    items = [*(manifest.get("inputs") or []), *(manifest.get("outputs") or [])]
+    # verify() lists every problem, so it gets here with members of any type: only lists hold artifacts.
+    items = [item for key in ("inputs", "outputs") if isinstance(manifest.get(key), list) for item in manifest[key]]
     return [i for i in items if isinstance(i, dict) and not i.get("inline") and not i.get("external")]
 
 
