@@ -118,7 +118,8 @@ def _is_long_allowed(where: tuple[str, ...], patterns: frozenset[tuple[str, ...]
 
 
 def _name(where: tuple[str, ...]) -> str:
-    return ".".join(where) or "top level"
+    """``command.argv[3]``, as the readers name members."""
+    return "".join(f"[{s}]" if s.isdigit() else (f".{s}" if i else s) for i, s in enumerate(where)) or "top level"
 
 
 def argv_rules(prefix: tuple[str, ...]) -> tuple[Rule, ...]:

@@ -28,7 +28,22 @@ def _table(title: str, *columns: str) -> Table:
     return table
 
 
-def _group_table(group: str, facts: tuple[FactDiff, ...]) -> Table:
+# As in inspect: rich's table layout grows faster than its rows; a long group is printed as lines.
+TABLE_ROWS = 500
+
+
+def _group_lines(group: str, facts: tuple[FactDiff, ...]) -> Text:
+    text = Text(f"{group} (key: A -> B)\n", "bold", no_wrap=True, overflow="ignore")
+    for f in facts:
+        could = "  could change outcome" if f.could_change_outcome else ""
+        note = f"  ({printable(f.note)})" if f.note else ""
+        text.append(f"  {printable(f.key)}: {printable(f.a)} -> {printable(f.b)}{could}{note}\n")
+    return text
+
+
+def _group_table(group: str, facts: tuple[FactDiff, ...]) -> Table | Text:
+    if len(facts) > TABLE_ROWS:
+        return _group_lines(group, facts)
     table = _table(group, "key", "A", "B", "could change outcome", "note")
     for f in facts:
         could = Text("yes", "red") if f.could_change_outcome else Text("no", "dim")
