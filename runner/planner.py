@@ -20,8 +20,7 @@ from .errors import CapsuleError, NeedsInput, UsageError
 from .plan import EnvSetting, Fidelity, Plan, Runtime, Source
 from .providers import BUNDLED_TOOLS, COMMAND_RUNTIME, ECOSYSTEM_RUNTIME, resolve_runtime
 from .toolplan import bundled_tool_rows, locks, node_tools, python_tools
-from .toolplan import valid as _valid
-from .render import is_valid
+from .validate import Kind, check, is_valid, run_path, validate_plan
 
 NOT_LOCALES = {"C", "POSIX", "C.UTF-8", "C.utf8"}
 DEFAULT_NODE = "22"  # major used when a command needs node and the capsule records none
@@ -63,7 +62,7 @@ def make_plan(capsule: Capsule, settings: Settings, opts: PlanOptions = PlanOpti
     values = (opts.http or capsule).values
     network, allowed, denied = _network(capsule, bool(calls), rows, notes)
     clock = _clock_start(capsule, opts)
-    return Plan(
+    plan = Plan(
         title=_title(capsule), capsule_id=_capsule_id(capsule), base=base, argv=capsule.command.argv,
         workdir_rel=workdir, runtimes=runtimes, tools=tools, lock=lock, python_lock=python_lock,
         node_pins=_node_pins(capsule),
@@ -72,6 +71,11 @@ def make_plan(capsule: Capsule, settings: Settings, opts: PlanOptions = PlanOpti
         network=network, allowed_hosts=allowed, denied_hosts=denied, http_calls=calls, values=values,
         clock_start=clock, faketime=clock is not None, fidelity=tuple(rows), notes=tuple(notes),
     )
+    return validate_plan(plan, capsule.provenance.path)
+
+
+def _valid(c: Capsule, kind: Kind, value: str, what: str) -> str:
+    return check(kind, value, what, c.provenance.path)
 
 
 def _title(c: Capsule) -> str:
@@ -242,10 +246,7 @@ def _workdir(c: Capsule) -> str:
     cwd = c.command.cwd
     if not cwd or c.command.cwd_is_host_path:
         return "."
-    norm = posixpath.normpath(cwd)
-    if norm.startswith("..") or norm.startswith("/"):
-        raise NeedsInput(f"{c.provenance.path}: command.cwd {cwd!r} leaves the repository")
-    return norm
+    return run_path(posixpath.normpath(cwd), "command.cwd", c.provenance.path)
 
 
 def _network(c: Capsule, has_calls: bool, rows: list[Fidelity], notes: list[str]) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
