@@ -26,7 +26,8 @@ from .bisect_session import BisectSettings, ProgressLike, ReplayerLike, Run, che
 from .capsules.model import to_data
 from .errors import BuildFailed, SourceUnavailable, UsageError
 from .plan import Plan, Source
-from .replay import BuiltImage, Expected, classify
+from .outcome import Expected, classify
+from .replay import BuiltImage
 
 Role = Literal["good end", "bad end", "search"]
 WalkStatus = Literal["found", "baseline fails", "not reproduced"]

@@ -27,7 +27,8 @@ from .errors import BuildFailed, UsageError
 from .facts import Fact
 from .inspect import env_shown
 from .plan import BaseImage, EnvSetting, Lock, Plan, Runtime, Tool
-from .replay import Attempt, BuiltImage, Expected, classify
+from .outcome import Attempt, Expected, classify
+from .replay import BuiltImage
 
 SHOWN_MAX = 120  # a cell, not a dump: long values (a diff, a secret-looking blob) are cut
 K = TypeVar("K", bound=Hashable)

@@ -23,6 +23,15 @@ class Fidelity:
 
 
 @dataclass(frozen=True)
+class Drift:
+    """A package whose installed version differed from the recorded one."""
+
+    name: str
+    recorded: str
+    installed: str
+
+
+@dataclass(frozen=True)
 class BaseImage:
     distro: str  # debian
     suite: str  # bookworm

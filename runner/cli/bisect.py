@@ -189,7 +189,8 @@ def _data(result: Result) -> dict[str, object]:
 
 def _report(bad: Path, good: Path, result: Result, as_json: bool) -> None:
     if as_json:
-        console.print_json({"bad": str(bad), "good": str(good), **_data(result)})
+        console.print_result("bisect", int(Exit.OK if result.found else Exit.NEGATIVE),
+                             {"bad": str(bad), "good": str(good), **_data(result)})
     elif isinstance(result, CommitsResult):
         _show_commits(bad, good, result)
     elif isinstance(result, SweepResult):

@@ -8,11 +8,11 @@ from typing import Annotated
 import typer
 
 from ..errors import UsageError
-from ..job import replay_capsule
-from ..replay import Progress, ReplayOptions
-from ..report import show
+
+from ..replay import Progress, ReplayOptions, replay_capsule
+from ..report import show, to_json
 from . import options as o
-from .console import err, out, print_json
+from .console import err, out, print_result
 from .verify import check_trust_key
 
 
@@ -47,7 +47,7 @@ def register(app: typer.Typer) -> None:
                              require_valid=require_valid)
         report = replay_capsule(capsule, opts, Progress(err), trust_keys=trust_key)
         if as_json:
-            print_json(report.to_json())
+            print_result("run", report.exit_code, to_json(report))
         else:
             show(report, out)
         raise typer.Exit(report.exit_code)

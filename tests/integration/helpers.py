@@ -13,6 +13,7 @@ import pytest
 
 from runner import signature as sig
 from runner.cli.main import main
+from tests.envelope import envelope_of, result_of
 
 ROOT = Path(__file__).resolve().parents[2]
 TZ_CLOCK = ROOT / "examples" / "tz-clock"
@@ -116,7 +117,9 @@ def replay(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, 
     rc = main(with_local_repo(args) + ["--json"])
     captured = capsys.readouterr()
     assert captured.out.strip(), f"no report on stdout (exit {rc}); stderr: {captured.err[-2000:]}"
-    return rc, json.loads(captured.out)
+    data = envelope_of(captured.out)
+    assert data["exit_code"] == rc and data["command"] == "run", data["error"]
+    return rc, result_of(captured.out)
 
 
 def replay_error(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, list[str]]:

@@ -21,6 +21,7 @@ from runner.cli.main import main
 
 from .helpers import (ROOT, TZ_CLOCK, clone_tz_clock, env_facts, git, git_repo, repo_fact, twin_capsule,
                       with_local_repo, write_json)
+from tests.envelope import result_of
 
 pytestmark = pytest.mark.integration
 
@@ -90,7 +91,7 @@ def record_failure(capsule_path: Path, *replay_args: str) -> dict[str, Any]:
                            "-n", "1", "--json"],
                           capture_output=True, text=True, timeout=600)
     assert proc.stdout.strip(), f"replay printed no report (exit {proc.returncode}): {proc.stderr[-2000:]}"
-    attempt = json.loads(proc.stdout)["attempts"][0]
+    attempt = result_of(proc.stdout)["attempts"][0]
     assert attempt["exit_code"] == data["command"]["exitCode"], attempt["output_tail"]
     # The recorder keeps the tail; its signature must be the run's, or the capsule would lie.
     again = sig.compute(attempt["output_tail"], attempt["exit_code"], attempt["signal"])
@@ -134,7 +135,7 @@ def bisect(capsys: pytest.CaptureFixture[str], bad: Path, good: Path, *args: str
     rc = main(with_local_repo(["bisect", str(bad), "--good", str(good), *map(str, args)]) + ["--json"])
     captured = capsys.readouterr()
     assert captured.out.strip(), f"no result on stdout (exit {rc}); stderr: {captured.err[-2000:]}"
-    return rc, json.loads(captured.out)
+    return rc, result_of(captured.out)
 
 
 def by_keys(result: dict[str, Any]) -> dict[tuple[str, ...], dict[str, Any]]:

@@ -41,6 +41,7 @@ SIX_PY = """\
 import sys
 
 import six
+from tests.envelope import result_of
 
 if tuple(int(p) for p in six.__version__.split(".")[:2]) >= (1, 16):
     print("error: this check needs six < 1.16", file=sys.stderr, flush=True)
@@ -60,7 +61,7 @@ def bisect(capsys: pytest.CaptureFixture[str], bad: Path, good: Path, repo: Path
     rc = main(["bisect", str(bad), "--good", str(good), "--repo", str(repo), *args, "--json"])
     captured = capsys.readouterr()
     assert captured.out.strip(), f"no result on stdout (exit {rc}); stderr: {captured.err[-2000:]}"
-    return rc, json.loads(captured.out)
+    return rc, result_of(captured.out)
 
 
 def python_capsule(repo: Path, commit: str, exit_code: int, env: dict[str, Any],

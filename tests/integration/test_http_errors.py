@@ -30,6 +30,7 @@ BLOB = bytes(range(256)) * 4  # every byte value: not UTF-8, recorded as base64
 # argv[1] is a port on the test's own machine, which the replay network must not reach.
 PROGRAM = r'''
 import hashlib, ipaddress, socket, struct, sys, urllib.error, urllib.request
+from tests.envelope import result_of
 
 def call(label, url, data=None, show=lambda b: b.decode()):
     headers = {"Content-Type": "application/json"} if data else {}
@@ -170,7 +171,7 @@ def replayed(engine: object, tmp_path_factory: pytest.TempPathFactory,
     with contextlib.redirect_stdout(out):
         rc = main([str(instance), "-n", "1", "--json"])
     assert out.getvalue().strip(), f"no report (exit {rc})"
-    return rc, json.loads(out.getvalue())
+    return rc, result_of(out.getvalue())
 
 
 def _served(report: dict[str, Any]) -> dict[int, dict[str, Any]]:

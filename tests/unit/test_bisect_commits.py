@@ -21,6 +21,7 @@ from runner.source import commits_between
 from tests.integration.helpers import git, git_repo
 
 from .bisect_fakes import FakeProgress, FakeReplayer, Outcome, commit_of, node_of, plan
+from tests.envelope import result_of
 
 GOOD_SHA = "a" * 40
 LINE = [c * 40 for c in "bcdef"]  # five commits after the good one, the bad one (f…) last
@@ -172,7 +173,7 @@ def test_cli_json_and_exit_codes(monkeypatch: pytest.MonkeyPatch, capsys: pytest
     fake = FakeReplayer(GOOD_PLAN, BAD_PLAN, fails_from(LINE[3]))
     use(monkeypatch, fake)
     assert main(["bisect", "bad.json", "--good", "good.json", "--commits", "--json"]) == 0
-    data = json.loads(capsys.readouterr().out)
+    data = result_of(capsys.readouterr().out)
     assert (data["mode"], data["first_failing"]) == ("commits", {"sha": LINE[3], "subject": "docs"})
     assert data["walk"]["status"] == "found" and data["walk"]["probes"][0]["role"] == "good end"
     assert fake.closed
@@ -202,7 +203,7 @@ def test_without_commits_the_note_offers_them(monkeypatch: pytest.MonkeyPatch, c
                                               wide: None) -> None:
     use(monkeypatch, FakeReplayer(GOOD_PLAN, BAD_PLAN, lambda p: "recorded" if node_of(p) == "20.18.0" else "pass"))
     assert main(["bisect", "bad.json", "--good", "good.json", "--json"]) == 0
-    notes = json.loads(capsys.readouterr().out)["notes"]
+    notes = result_of(capsys.readouterr().out)["notes"]
     assert "run with --commits to bisect the commits in the bad environment" in notes
 
 

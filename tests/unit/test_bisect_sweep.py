@@ -18,6 +18,7 @@ from runner.plan import Plan, Runtime, Tool
 from runner.providers.versions import vkey
 
 from .bisect_fakes import FakeProgress, FakeReplayer, node_of, plan
+from tests.envelope import result_of
 
 NODE = ["21.7.3", "22.0.0", "22.1.0", "22.2.0", "22.3.0-rc.1", "22.3.0", "22.4.0", "22.4.1", "22.5.0", "23.0.0"]
 SIX = ["1.14.0", "1.15.0", "1.16.0", "1.17.0", "2.0.0b1"]
@@ -151,7 +152,7 @@ def use(monkeypatch: pytest.MonkeyPatch, fake: FakeReplayer, offered: list[str])
 def test_cli_sweep(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     use(monkeypatch, FakeReplayer(GOOD, BAD, node_from("22.4.0")), NODE)
     assert main(["bisect", "bad.json", "--good", "good.json", "--sweep", "runtime:node", "--json"]) == 0
-    data = json.loads(capsys.readouterr().out)
+    data = result_of(capsys.readouterr().out)
     assert (data["mode"], data["fact"], data["summary"]) == (
         "sweep", "runtime:node", "fails from node 22.4.0 (last passing: 22.3.0)")
     assert main(["bisect", "bad.json", "--good", "good.json", "--sweep", "runtime:node"]) == 0

@@ -10,6 +10,7 @@ import runner.cli.bisect as cli
 from runner.cli.main import main
 from runner.replay import Progress, ReplayOptions
 from tests.unit.test_bisect_session import FakeReplayer, Rule, capsule, fails_when, node_of, tz_of
+from tests.envelope import result_of
 
 
 @pytest.fixture(autouse=True)
@@ -34,7 +35,7 @@ def tz_rule() -> Rule:
 
 def bisect_json(capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, dict[str, Any]]:
     code = main(["bisect", "bad.json", "--good", "good.json", "--json", *extra])
-    return code, json.loads(capsys.readouterr().out)
+    return code, result_of(capsys.readouterr().out)
 
 
 def test_found_exits_0_with_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

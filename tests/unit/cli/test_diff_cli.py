@@ -10,6 +10,7 @@ import pytest
 
 from runner.cli.main import main
 from tests.examples import CI, MINIMAL, NOVA, TWIN, json_variant
+from tests.envelope import result_of
 
 
 
@@ -21,7 +22,7 @@ def variant(tmp_path: Path, change: Callable[[dict[str, Any]], None]) -> Path:
 
 def diff_json(a: Path, b: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
     code = main(["diff", str(a), str(b), "--json"])
-    return code, json.loads(capsys.readouterr().out)
+    return code, result_of(capsys.readouterr().out)
 
 
 def keys(data: dict[str, Any]) -> list[str]:
