@@ -22,7 +22,7 @@ from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_ex
 
 from ..errors import EngineUnavailable, ReplayError
 from .builders import BuildEvent, build_with_cli, build_with_sdk, find_buildkit_cli
-from .protocol import Containment, Mount, RunResult, RunSpec
+from .protocol import LABEL, Containment, Mount, RunResult, RunSpec
 
 START_HINT = (
     "no Docker engine answers; start one with scripts/setup "

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from runner.cli.main import main
+from tests.envelope import result_of
 
 from .helpers import env_facts, git, git_repo, repo_fact, twin_capsule, write_json
 from .test_bisect import passed, record_failure
@@ -41,7 +42,6 @@ SIX_PY = """\
 import sys
 
 import six
-from tests.envelope import result_of
 
 if tuple(int(p) for p in six.__version__.split(".")[:2]) >= (1, 16):
     print("error: this check needs six < 1.16", file=sys.stderr, flush=True)

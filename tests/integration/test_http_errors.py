@@ -21,6 +21,7 @@ import pytest
 
 from runner.capsules.codeinstances import compute_id
 from runner.cli.main import main
+from tests.envelope import result_of
 
 pytestmark = pytest.mark.integration
 
@@ -30,7 +31,6 @@ BLOB = bytes(range(256)) * 4  # every byte value: not UTF-8, recorded as base64
 # argv[1] is a port on the test's own machine, which the replay network must not reach.
 PROGRAM = r'''
 import hashlib, ipaddress, socket, struct, sys, urllib.error, urllib.request
-from tests.envelope import result_of
 
 def call(label, url, data=None, show=lambda b: b.decode()):
     headers = {"Content-Type": "application/json"} if data else {}

@@ -1,7 +1,6 @@
 """--commits: the pure walk, the session on a fake replayer, the CLI, and listing commits."""
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any

@@ -10,7 +10,7 @@ import pytest
 
 from runner.capsules import read_capsule
 from runner.config import Settings
-from runner.plan import Plan, Runtime, Tool
+from runner.plan import Plan, Tool
 from runner.planner import PlanOptions, make_plan
 from runner.render import render
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any

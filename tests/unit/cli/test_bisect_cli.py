@@ -1,7 +1,6 @@
 """`replay bisect BAD --good GOOD`: tables, --json, exit codes (on a fake replayer)."""
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest

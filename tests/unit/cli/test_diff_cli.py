@@ -1,7 +1,6 @@
 """`replay diff A B`: exit 1 when a fact that could change the outcome differs."""
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
