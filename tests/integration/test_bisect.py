@@ -160,8 +160,8 @@ def test_the_time_zone_is_found_among_six_differences_without_building_for_run_t
         ("tool:npm", "build", "npm 10.9.8", "npm 10.9.9"), ("runtime:node", "build", "node 22.23.2", "node 22.23.3")]
     trials = result["trials"]
     assert ends_first(result) == ["good end", "bad end"]
-    assert [t["verdict"] for t in trials[:2]] == ["pass", "recorded"]
-    assert by_keys(result)[("env:TZ",)]["verdict"] == "recorded"
+    assert [t["verdict"] for t in trials[:2]] == ["not-reproduced", "reproduced"]
+    assert by_keys(result)[("env:TZ",)]["verdict"] == "reproduced"
     assert by_keys(result)[("env:TZ",)]["signature"] == TZ_SIGNATURE
     assert len(trials) <= 2 * 3 + 2  # a single culprit among 6: at most 2*ceil(log2 6) + 2
     # Only the two ends' images exist: no other trial built, and every trial ran on one of them.
@@ -200,8 +200,8 @@ def test_two_variables_needed_together_are_both_reported(engine: object, capsys:
     assert [c["key"] for c in result["candidates"]] == [
         "env:CI", "env:FEATURE_A", "env:FEATURE_B", "env:LANG", "env:NODE_ENV"]
     trials = by_keys(result)
-    assert trials[("env:FEATURE_A",)]["verdict"] == "pass"
-    assert trials[("env:FEATURE_B",)]["verdict"] == "pass"
+    assert trials[("env:FEATURE_A",)]["verdict"] == "not-reproduced"
+    assert trials[("env:FEATURE_B",)]["verdict"] == "not-reproduced"
     assert "interaction: the failure needs these 2 facts together" in result["notes"]
     assert result["variant_builds"] == 0
     assert [t["number"] for t in result["trials"][1:] if t["built"]] == []  # one image for all of them
@@ -241,7 +241,7 @@ def test_a_pinned_python_dependency_is_found_among_run_time_differences(
         ("pin:python:six", "build", "1.17.0", "1.16.0")]
     recorded = json.loads(bad.read_text())["command"]["failure"]["signature"]
     assert by_keys(result)[("pin:python:six",)]["signature"] == recorded
-    assert by_keys(result)[("env:CI", "env:LANG")]["verdict"] == "pass"
+    assert by_keys(result)[("env:CI", "env:LANG")]["verdict"] == "not-reproduced"
     # the pin alone runs on the bad end's image: one variant image in all
     assert by_keys(result)[("pin:python:six",)]["built"] is False
 
@@ -286,7 +286,7 @@ def test_the_diff_is_found_with_repo_given_on_the_command_line(engine: object, c
     assert (rc, result["status"], result["minimal"]) == (0, "found", ["source:diff"]), result["trials"]
     assert [(c["key"], c["stage"]) for c in result["candidates"]] == [("env:LANG", "run"), ("source:diff", "build")]
     assert by_keys(result)[("source:diff",)]["signature"] == failure["signature"]
-    assert by_keys(result)[("env:LANG",)]["verdict"] == "pass"
+    assert by_keys(result)[("env:LANG",)]["verdict"] == "not-reproduced"
 
 
 # -- 5. differing commits --------------------------------------------------------------

@@ -8,7 +8,7 @@ import pytest
 import runner.cli.bisect as cli
 from runner.cli.main import main
 from runner.replay import Progress, ReplayOptions
-from tests.unit.test_bisect_session import FakeReplayer, Rule, capsule, fails_when, node_of, tz_of
+from tests.unit.bisect.test_env import FakeReplayer, Rule, capsule, fails_when, node_of, tz_of
 from tests.envelope import result_of
 
 
@@ -45,7 +45,7 @@ def test_found_exits_0_with_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest
     assert data["status"] == "found" and data["minimal"] == ["env:TZ"]
     assert (data["bad"], data["good"]) == ("bad.json", "good.json")
     assert [t["role"] for t in data["trials"][:2]] == ["good end", "bad end"]
-    assert data["trials"][0]["verdict"] == "pass" and data["trials"][1]["verdict"] == "recorded"
+    assert data["trials"][0]["verdict"] == "not-reproduced" and data["trials"][1]["verdict"] == "reproduced"
     assert options[0].timeout == 42.0
     assert fake.closed
 

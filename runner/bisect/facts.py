@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .capsules.model import FrozenMap
-from .plan import Plan
+from ..capsules.model import FrozenMap
+from ..plan import Plan
 
 Stage = Literal["build", "run"]
 _ABSENT = object()
