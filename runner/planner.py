@@ -16,6 +16,7 @@ from .baseimage import choose_base
 from .capsules.model import HOST_SPECIFIC_ENV, Capsule, FrozenMap
 from .clock import clock_start, parse_rfc3339
 from .config import Settings
+from .factkeys import normal_name
 from .errors import CapsuleError, NeedsInput, UsageError
 from .plan import EnvSetting, Fidelity, Plan, Runtime, Source
 from .providers import BUNDLED_TOOLS, COMMAND_RUNTIME, ECOSYSTEM_RUNTIME, resolve_runtime
@@ -146,7 +147,8 @@ def _node_pins(c: Capsule) -> FrozenMap[str, str]:
 
 
 def _python_pins(c: Capsule) -> FrozenMap[str, str]:
-    pins = {k: v for k, v in sorted(c.resolved.python.items()) if k not in SKIP_PY_PINS}
+    pins = {normal_name("python", k): v for k, v in sorted(c.resolved.python.items())}
+    pins = {k: v for k, v in sorted(pins.items()) if k not in SKIP_PY_PINS}
     return FrozenMap({_valid(c, "python package", k, "resolved python package"): _valid(c, "version", v, f"resolved python {k}")
                       for k, v in pins.items()})
 

@@ -16,7 +16,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .. import factkeys as keys
 from ..capsules.model import Capsule
+from ..diff import diff_capsules
 from ..inspect import env_shown
 from ..plan import BaseImage, EnvSetting, Lock, Plan, Runtime, Tool
 from . import facts
@@ -115,12 +117,10 @@ def _counted(items: tuple[Any, ...], noun: str) -> str | None:
 _UNVARIED: tuple[tuple[str, Callable[[Plan], str | None], str], ...] = (
     ("command:argv", lambda p: shlex.join(p.argv), "not an environment fact: every trial runs the good capsule's command"),
     ("command:cwd", lambda p: p.workdir_rel, "every trial runs in the good capsule's working directory"),
-    ("repo:commit", lambda p: p.source.commit if p.source else None,
+    (keys.SOURCE_COMMIT, lambda p: p.source.commit if p.source else None,
      "commits are not bisected here (no --commits): every trial runs at the bad commit, "
      "or the good one when the bad capsule records none"),
-    ("inputs", lambda p: _counted(tuple((a.logical_path, a.sha256) for a in p.inputs), "file"),
-     "every trial gets the good capsule's input files"),
-    ("http", lambda p: _counted(p.http_calls, "call"),
+    (keys.HTTP_CALLS, lambda p: _counted(p.http_calls, "call"),
      "recorded HTTP exchanges are served, not varied: every trial gets the good capsule's"),
     ("values", lambda p: _counted(p.values, "value"), "every trial replays the good capsule's clock and random values"),
     ("clock", lambda p: p.clock_start, "every trial starts the clock where the good capsule did"),
@@ -130,13 +130,42 @@ _UNVARIED: tuple[tuple[str, Callable[[Plan], str | None], str], ...] = (
 
 
 def not_varied(good_capsule: Capsule, bad_capsule: Capsule, good: Plan, bad: Plan, varied: set[str]) -> list[NotVaried]:
+    """Every difference `diff` reports that is not a candidate, under the same key, with why."""
     out = [NotVaried(key, show(good), show(bad), why) for key, show, why in _UNVARIED if show(good) != show(bad)]
     out += _env_not_varied(good_capsule, bad_capsule, varied)
-    for name in ("os", "arch"):
-        g, b = getattr(good_capsule.platform, name), getattr(bad_capsule.platform, name)
-        if g and b and g != b:
-            out.append(NotVaried(f"platform:{name}", g, b, "every trial runs on this machine's platform"))
+    listed = varied | {n.key for n in out}
+    for d in diff_capsules(good_capsule, bad_capsule).differences:
+        if d.key not in listed:
+            out.append(NotVaried(d.key, d.a, d.b, _why_not(d.key, varied)))
     return out
+
+
+# Recorded facts that reach a trial through another key: (key prefix, the key it is varied as).
+_VARIED_AS = (("platform:distro", keys.PLATFORM_BASE), ("platform:libc", keys.PLATFORM_BASE),
+              ("locale:timeZone", keys.env("TZ")), ("locale:lang", keys.env("LANG")),
+              ("locale:lc_all", keys.env("LC_ALL")), ("source:dirty", keys.SOURCE_DIFF))
+_WHY = (
+    ("platform:", "every trial runs on this machine's platform and kernel"),
+    ("locale:", "every trial gets the plans' locale variables (env:LANG, env:LC_*)"),
+    ("source:", "informational: what ran is the commit and its diff"),
+    ("input:", "every trial gets the good capsule's input files"),
+    ("http:", "recorded HTTP exchanges are served, not varied: every trial gets the good capsule's"),
+    ("pin:", "not pinned in the plans (installed at several versions, or a packaging tool): not varied"),
+    ("runtime:", "recorded, not installed: the command does not need it"),
+    ("tool:", "recorded, not installed here, or comes with its runtime"),
+    ("lock:", "the plans install the same lockfile (or none)"),
+    ("env:", "the plans set the same value (or it is host-specific)"),
+    ("command:", "not an environment fact: every trial runs the good capsule's command"),
+)
+
+
+def _why_not(key: str, varied: set[str]) -> str:
+    for prefix, as_key in _VARIED_AS:
+        if key.startswith(prefix):
+            return f"varied as {as_key}" if as_key in varied else f"both capsules map it to the same {as_key}"
+    if key.endswith(":declared") and key.rsplit(":", 1)[0] in varied:
+        return f"varied as {key.rsplit(':', 1)[0]}"
+    return next((why for prefix, why in _WHY if key.startswith(prefix)), "the plans do not carry this fact")
 
 
 def _env_not_varied(good: Capsule, bad: Capsule, varied: set[str]) -> list[NotVaried]:

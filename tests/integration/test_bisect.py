@@ -307,5 +307,5 @@ def test_differing_commits_are_reported_and_the_search_runs_at_the_bad_one(
     assert result["trials"][1]["signature"] == failure["signature"]
     assert (f"the capsules are from different commits (good {first[:12]}, bad {second[:12]}): "
             "the environment bisect runs at the bad commit") in result["notes"]
-    commits = [(n["good"], n["bad"]) for n in result["not_varied"] if n["key"] == "repo:commit"]
+    commits = [(n["good"], n["bad"]) for n in result["not_varied"] if n["key"] == "source:commit"]
     assert commits == [(first, second)]

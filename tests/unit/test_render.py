@@ -22,30 +22,8 @@ HOSTILE_CMD = "$(touch /tmp/pwned)"
 
 
 @pytest.fixture(autouse=True)
-def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def _offline(offline_registry: None) -> None:
     """No engine, no registry: anything reaching for one fails the test."""
-    def no_engine(*args: object, **kwargs: object) -> None:
-        raise AssertionError("replay render must not need the engine")
-
-    def packument(registry: str, name: str) -> dict[str, Any]:
-        return {"versions": {v: {"dist": {}} for v in VERSIONS.get(name, ())}}
-
-    def tarball(name: str) -> Callable[..., Path]:
-        def fetch(*args: object) -> Path:
-            path = tmp_path / "fake-downloads" / name
-            path.parent.mkdir(exist_ok=True)
-            path.write_bytes(b"fake " + name.encode())
-            return path
-        return fetch
-
-    monkeypatch.setattr("runner.engine.DockerEngine.__init__", no_engine)
-    monkeypatch.setattr("runner.providers.node._official_sha256", lambda settings, version: None)
-    monkeypatch.setattr("runner.providers.fetch.npm_packument", packument)
-    monkeypatch.setattr("runner.render.node_provider.fetch", tarball("node.tgz"))
-    monkeypatch.setattr("runner.render.npm_tarball", tarball("npm.tgz"))
-    monkeypatch.setenv("REPLAY_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("REPLAY_CA_CERTS", "none")
-    monkeypatch.setenv("REPLAY_BASE_REPO", "replay-base/debian")
 
 
 def variant(tmp_path: Path, change: Callable[[dict[str, Any]], None]) -> Path:

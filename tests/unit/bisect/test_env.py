@@ -117,7 +117,7 @@ def test_trials_run_at_the_bad_commit_with_the_good_command() -> None:
     assert {p.argv for p in fake.ran} == {("npx", "jest")}
     assert any("different commits" in n and "bad commit" in n for n in result.notes)
     nv = {n.key: n for n in result.not_varied}
-    assert (nv["repo:commit"].good, nv["repo:commit"].bad) == (GOOD_COMMIT, BAD_COMMIT)
+    assert (nv["source:commit"].good, nv["source:commit"].bad) == (GOOD_COMMIT, BAD_COMMIT)
     assert (nv["command:argv"].good, nv["command:argv"].bad) == ("npx jest", "npm test")
     assert "env:TZ" not in nv
 

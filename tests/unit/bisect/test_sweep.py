@@ -35,7 +35,7 @@ def test_offer_names_the_source_and_builds_the_value() -> None:
     assert (offer("pin:python:six").registry, offer("pin:python:six").package) == ("pypi", "six")
 
 
-@pytest.mark.parametrize("key", ["env:TZ", "runtime:python", "base", "source:diff", "lock", "tool:cargo", "pin:go:x"])
+@pytest.mark.parametrize("key", ["env:TZ", "runtime:python", "platform:base", "source:diff", "lock:npm", "tool:cargo", "pin:go:x"])
 def test_facts_no_source_lists_versions_of_are_refused(key: str) -> None:
     with pytest.raises(UsageError, match=f"--sweep {key} is not a version fact"):
         offer(key)

@@ -56,7 +56,7 @@ def test_tables(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[s
     out = capsys.readouterr().out
     assert "candidates" in out and "America/New_York" in out
     assert "none (good end)" in out and "all 4 (bad end)" in out
-    assert "not varied" in out and "repo:commit" in out
+    assert "not varied" in out and "source:commit" in out
     assert "different commits" in out
     assert out.rstrip().endswith("minimal set: env:TZ")
 
