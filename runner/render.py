@@ -18,6 +18,7 @@ import jinja2
 from . import __version__
 from .baseimage import base_ref
 from .config import Settings
+from .content import ContentStore, content_store
 from .errors import CapsuleError
 from .plan import Plan
 from .providers import debian as debian_provider
@@ -134,6 +135,7 @@ def write_context(plan: Plan, settings: Settings, dest: Path) -> Context:
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
     dockerfile = render(plan, settings)
+    store = content_store(settings.cache_dir)
     (dest / "Dockerfile").write_text(dockerfile)
     _write_tools(dest)
     if settings.ca_files:
@@ -144,18 +146,18 @@ def write_context(plan: Plan, settings: Settings, dest: Path) -> Context:
     _write_runtimes(plan, settings, dest)
     restored = None
     if plan.source is not None:
-        restored = restore(plan.source, settings, dest / "src")
+        restored = restore(plan.source, settings, dest / "src", store)
     _write_deps(plan, dest)
     (dest / "replay-tools" / "lockfile.sha256").write_text((plan.lock.sha256 or "") if plan.lock else "")
     (dest / "replay-tools" / "pylock.sha256").write_text((plan.python_lock.sha256 or "") if plan.python_lock else "")
-    _write_python_deps(plan, dest)
+    _write_python_deps(plan, dest, store)
     if plan.node_pins and plan.runtime("node"):
         (dest / "node-pins.json").write_text(json.dumps(dict(plan.node_pins.items()), indent=1))
     if plan.python_pins and plan.runtime("python"):
         lines = [f"{name}=={version}" for name, version in plan.python_pins.items()]
         (dest / "python-pins.txt").write_text("\n".join(lines) + "\n")
     if plan.inputs:
-        _write_inputs(plan, dest / "inputs")
+        _write_inputs(plan, dest / "inputs", store)
     return Context(dest, dockerfile, restored)
 
 
@@ -220,7 +222,7 @@ def _copy_inside(root: Path, rel: Path, dest: Path) -> None:
 _PY_MANIFESTS = {"uv": ("pyproject.toml",), "poetry": ("pyproject.toml",), "pipenv": ("Pipfile",), "pip": ()}
 
 
-def _write_python_deps(plan: Plan, dest: Path) -> None:
+def _write_python_deps(plan: Plan, dest: Path, store: ContentStore) -> None:
     """The Python lockfile and its manifest alone, in pydeps/ (a layer of their own)."""
     deps = dest / "pydeps"
     deps.mkdir()
@@ -229,20 +231,14 @@ def _write_python_deps(plan: Plan, dest: Path) -> None:
         return
     rel = Path(lock.path)
     src = dest / "src"
-    if lock.capsule_file:  # inside the capsule directory (the reader keeps it there)
-        origin = Path(lock.capsule_file)
-        if origin.is_file() and not origin.is_symlink():
-            (deps / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(origin, deps / rel, follow_symlinks=False)
+    if lock.content:  # shipped in the capsule: in the content store since planning
+        store.copy_to(lock.content, deps / rel)
     else:
         _copy_inside(src, rel, deps)
     for name in _PY_MANIFESTS.get(lock.manager, ()):
         _copy_inside(src, rel.parent / name, deps)
 
 
-def _write_inputs(plan: Plan, dest: Path) -> None:
-    base = Path(plan.capsule_dir or ".")
+def _write_inputs(plan: Plan, dest: Path, store: ContentStore) -> None:
     for art in plan.inputs:
-        target = dest / art.logical_path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(base / art.path, target)
+        store.copy_to(art.content, dest / art.logical_path)

@@ -11,6 +11,7 @@ from pathlib import Path, PurePosixPath
 
 from .capsules.model import Capsule, PackageManager
 from .config import Settings
+from .content import ContentStore
 from .plan import Fidelity, Lock, Runtime, Tool
 from .providers import BUNDLED_TOOLS, NODE_TOOLS, PYTHON_TOOLS, resolve_node_tool, resolve_python_tool
 from .validate import check, relative_path
@@ -92,7 +93,7 @@ def bundled_tool_rows(c: Capsule, runtimes: tuple[Runtime, ...]) -> list[Fidelit
     return rows
 
 
-def locks(c: Capsule, rows: list[Fidelity]) -> tuple[Lock | None, Lock | None]:
+def locks(c: Capsule, rows: list[Fidelity], store: ContentStore) -> tuple[Lock | None, Lock | None]:
     """The node lockfile and the Python lockfile to install (the first of each recorded)."""
     node: Lock | None = None
     python: Lock | None = None
@@ -103,7 +104,7 @@ def locks(c: Capsule, rows: list[Fidelity]) -> tuple[Lock | None, Lock | None]:
         if pm.name in NODE_LOCK_MANAGERS and node is None:
             node = _repo_lock(c, pm.name, pm, rows)
         elif kind in PY_LOCK_MANAGERS and python is None:
-            python = _python_lock(c, PY_LOCK_MANAGERS[kind], pm, rows)
+            python = _python_lock(c, PY_LOCK_MANAGERS[kind], pm, rows, store)
         else:
             why = _NOT_INSTALLED.get(kind, f"{pm.name} lockfiles are not installed yet; resolved versions are pinned instead")
             rows.append(Fidelity("lockfile", pm.lockfile, "-", "not applied", why))
@@ -134,7 +135,7 @@ def _repo_lock(c: Capsule, manager: str, pm: PackageManager, rows: list[Fidelity
     return Lock(manager, str(rel), pm.lockfile_sha256)
 
 
-def _python_lock(c: Capsule, manager: str, pm: PackageManager, rows: list[Fidelity]) -> Lock:
+def _python_lock(c: Capsule, manager: str, pm: PackageManager, rows: list[Fidelity], store: ContentStore) -> Lock:
     if not _in_capsule(c):
         lock = _repo_lock(c, manager, pm, rows)
         rows[-1] = Fidelity("lockfile", lock.path, lock.path, "exact", f"sha256 checked inside the build; {_how(manager)}")
@@ -144,7 +145,9 @@ def _python_lock(c: Capsule, manager: str, pm: PackageManager, rows: list[Fideli
     check("file name", name, "lock file kind", c.provenance.path)
     rows.append(Fidelity("lockfile", f"{ref} (in the capsule)", name, "exact",
                          f"sha256 checked inside the build; {_how(manager)}"))
-    return Lock(manager, name, pm.lockfile_sha256, capsule_file=str(Path(c.provenance.path) / ref))
+    origin = Path(c.provenance.path) / ref
+    content = store.put_file(origin, c.provenance.path, "lockfile") if origin.exists() else None
+    return Lock(manager, name, pm.lockfile_sha256, content=content)
 
 
 def _how(manager: str) -> str:

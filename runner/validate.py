@@ -118,6 +118,12 @@ def validate_plan(plan: "Plan", origin: str) -> "Plan":
     run_path(plan.workdir_rel, "command.cwd", origin)
     for art in plan.inputs:
         relative_path(art.logical_path, "input", origin)
+        check("sha256", art.content, "input content", origin)
+    for lk in (plan.lock, plan.python_lock):
+        if lk is not None and lk.content is not None:
+            check("sha256", lk.content, "lockfile content", origin)
+    if plan.source is not None and plan.source.local_tree is not None:
+        check("sha256", plan.source.local_tree, "source tree", origin)
     if plan.source is not None and plan.source.commit is not None:
         check("commit", plan.source.commit, "commit", origin)
     for name in plan.env:

@@ -42,8 +42,10 @@ def register(app: typer.Typer) -> None:
             raise UsageError(f"--memory {memory!r}: a size like 512m or 4g")
         for key in trust_key:
             check_trust_key(key)
-        plan_opts = o.plan_options(env, salt, all_runtimes, no_pin, repo, ref, patch, source, http)
+        plan_opts = o.plan_options(env=env, salt=salt, all_runtimes=all_runtimes, no_pin=no_pin, repo=repo, ref=ref,
+                                   patch=patch, source=source, http=http)
         opts = ReplayOptions(attempts=attempts, timeout=timeout, memory=memory, verbose=verbose, plan=plan_opts,
+                             secret_env=plan_opts.env_overrides,
                              require_valid=require_valid)
         report = replay_capsule(capsule, opts, Progress(err), trust_keys=trust_key)
         if as_json:
