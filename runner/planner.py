@@ -10,6 +10,7 @@ import hashlib
 import hmac
 import posixpath
 from dataclasses import dataclass
+from typing import Literal
 from pathlib import Path, PurePosixPath
 
 from .baseimage import choose_base
@@ -19,7 +20,7 @@ from .config import Settings
 from .factkeys import normal_name
 from .errors import CapsuleError, NeedsInput, UsageError
 from .content import ContentStore, content_store
-from .plan import EnvSetting, Fidelity, InputFile, Plan, Runtime, Source
+from .plan import BaseImage, EnvSetting, Fidelity, InputFile, Plan, Runtime, Source
 from .providers import BUNDLED_TOOLS, COMMAND_RUNTIME, ECOSYSTEM_RUNTIME, resolve_runtime
 from .toolplan import bundled_tool_rows, locks, node_tools, python_tools
 from .validate import Kind, check, is_valid, relative_path, run_path, validate_plan
@@ -118,7 +119,7 @@ def _needed_runtimes(c: Capsule) -> set[str]:
     return needed
 
 
-def _runtimes(c: Capsule, needed: set[str], base, settings: Settings, opts: PlanOptions,
+def _runtimes(c: Capsule, needed: set[str], base: BaseImage, settings: Settings, opts: PlanOptions,
               rows: list[Fidelity]) -> tuple[Runtime, ...]:
     out: list[Runtime] = []
     recorded = dict(c.runtimes)
@@ -260,7 +261,8 @@ def _workdir(c: Capsule) -> str:
     return run_path(posixpath.normpath(cwd), "command.cwd", c.provenance.path)
 
 
-def _network(c: Capsule, has_calls: bool, rows: list[Fidelity], notes: list[str]) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+def _network(c: Capsule, has_calls: bool, rows: list[Fidelity],
+             notes: list[str]) -> tuple[Literal["none", "replay", "allow"], tuple[str, ...], tuple[str, ...]]:
     policy = c.policy
     allowed = policy.allowed_hosts if policy else ()
     denied = policy.denied_hosts if policy else ()

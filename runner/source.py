@@ -187,7 +187,7 @@ def cut_to_whole_hunks(diff: str) -> tuple[str, str | None]:
             hunks_in_section += 1
             continue
         i += 1
-    if section_name is not None and hunks_in_section == 0 and any(l.startswith("--- ") for l in lines[section:]):
+    if section_name is not None and hunks_in_section == 0 and any(line.startswith("--- ") for line in lines[section:]):
         return "".join(lines[:section]), section_name  # cut between the file's header and its first hunk
     return diff, None
 

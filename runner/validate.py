@@ -92,7 +92,7 @@ def run_path(value: str, what: str, origin: str) -> str:
     return norm
 
 
-def validate_plan(plan: "Plan", origin: str) -> "Plan":
+def validate_plan(plan: Plan, origin: str) -> Plan:
     """Every plan value that reaches a Dockerfile line, a shell line, a tag, a label or a
     file name, checked once: after planning, and when a plan is read back from JSON."""
     check("id", plan.capsule_id, "capsule id", origin)

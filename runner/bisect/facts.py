@@ -47,7 +47,8 @@ def _map_apply(attr: str, prefix: str) -> Callable[[Plan, str, Any], Plan]:
             items.pop(name, None)
         else:
             items[name] = value
-        return dataclasses.replace(plan, **{attr: FrozenMap(items)})
+        changed: dict[str, Any] = {attr: FrozenMap(items)}
+        return dataclasses.replace(plan, **changed)
 
     return apply
 
@@ -58,7 +59,8 @@ def _tuple_apply(attr: str, prefix: str) -> Callable[[Plan, str, Any], Plan]:
         items = [x for x in getattr(plan, attr) if x.name != name]
         if value is not None:
             items.append(value)
-        return dataclasses.replace(plan, **{attr: tuple(sorted(items, key=lambda x: x.name))})
+        changed: dict[str, Any] = {attr: tuple(sorted(items, key=lambda x: x.name))}
+        return dataclasses.replace(plan, **changed)
 
     return apply
 
@@ -79,7 +81,8 @@ def _locks(plan: Plan) -> dict[str, Lock]:
 def _lock_apply(plan: Plan, key: str, value: Any) -> Plan:
     """lock:MANAGER goes to the node or the Python lockfile slot, by its manager."""
     slot = "lock" if key.removeprefix("lock:") in _NODE_MANAGERS else "python_lock"
-    return dataclasses.replace(plan, **{slot: value})
+    changed: dict[str, Any] = {slot: value}
+    return dataclasses.replace(plan, **changed)
 
 
 KINDS: tuple[FactKind, ...] = (

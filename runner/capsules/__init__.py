@@ -39,13 +39,15 @@ def read_capsule(path: Path | str) -> Capsule:
     """Read any capsule into the model; CapsuleError (exit 2) on bad input."""
     p = Path(path)
     reader, parsed = _detect(p)
-    return reader.read(p, parsed)
+    capsule: Capsule = reader.read(p, parsed)
+    return capsule
 
 
 def verify_capsule(path: Path | str, trust_keys: Sequence[Path] = ()) -> VerifyResult:
     p = Path(path)
     reader, _ = _detect(p)
-    return reader.verify(p, trust_keys)
+    result: VerifyResult = reader.verify(p, trust_keys)
+    return result
 
 
 def check_capsule(path: Path | str, trust_keys: Sequence[Path] = ()) -> tuple[Capsule, VerifyResult]:

@@ -21,6 +21,13 @@ out = Console(highlight=False, soft_wrap=True, width=_width(), emoji=False)
 err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
+def refresh() -> None:
+    """Read the width again for this command (a caller may have set COLUMNS since import)."""
+    width = _width()
+    if width is not None:
+        out.width = width
+
+
 def print_json(data: Any) -> None:
     """Machine output: plain JSON on stdout, never decorated."""
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")

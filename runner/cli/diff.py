@@ -50,8 +50,8 @@ def _show(a: Capsule, b: Capsule, d: CapsuleDiff) -> None:
         console.out.print(_group_table(group, facts))
     if d.not_comparable:
         console.out.print(_lone_table(d))
-    for c in d.caveats:
-        console.out.print(Text(f"note: {c.key}: {printable(c.note)}", "dim"))
+    for caveat in d.caveats:
+        console.out.print(Text(f"note: {caveat.key}: {printable(caveat.note)}", "dim"))
     count = len(d.outcome_keys)
     summary = f"{count} difference(s) that could change the outcome" if count else (
         "no difference that could change the outcome"

@@ -14,7 +14,7 @@ import typer
 from ..errors import Exit, ReplayError
 from . import bisect, diff, inspect, render, run, shell, signature, verify
 from ..envelope import envelope, error_of
-from .console import error_line, print_json
+from .console import error_line, print_json, refresh
 
 app = typer.Typer(
     name="replay",
@@ -80,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"replay {__version__}")
         return 0
     signal.signal(signal.SIGTERM, _terminate)
+    refresh()
     failure = _Failure(args)
     try:
         # Not standalone: usage errors come here as exceptions and become one line.

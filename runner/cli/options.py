@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -12,12 +12,12 @@ from ..errors import UsageError
 from ..planner import PlanOptions
 
 EnvOpt = Annotated[list[str], typer.Option("--env", "-e", help="NAME=VALUE: supply or override a variable (NAME= sets it empty).")]
-SaltOpt = Annotated[Optional[str], typer.Option("--salt", envvar="REPLAY_SALT", help="The salt twin hashed values with, to check --env values.")]
-RepoOpt = Annotated[Optional[str], typer.Option("--repo", help="Fetch the commit from this clone, fork or mirror (path or URL).")]
-RefOpt = Annotated[Optional[str], typer.Option("--ref", help="Replay the environment against another commit, without the diff.")]
-PatchOpt = Annotated[Optional[Path], typer.Option("--patch", help="Apply this fix on top (verdict: fixed / not-fixed).")]
-SourceOpt = Annotated[Optional[Path], typer.Option("--source", help="Use this directory as the source (capsules that record none).")]
-HttpOpt = Annotated[Optional[Path], typer.Option("--http", help="Serve this CodeInstances instance's recorded HTTP calls.")]
+SaltOpt = Annotated[str | None, typer.Option("--salt", envvar="REPLAY_SALT", help="The salt twin hashed values with, to check --env values.")]
+RepoOpt = Annotated[str | None, typer.Option("--repo", help="Fetch the commit from this clone, fork or mirror (path or URL).")]
+RefOpt = Annotated[str | None, typer.Option("--ref", help="Replay the environment against another commit, without the diff.")]
+PatchOpt = Annotated[Path | None, typer.Option("--patch", help="Apply this fix on top (verdict: fixed / not-fixed).")]
+SourceOpt = Annotated[Path | None, typer.Option("--source", help="Use this directory as the source (capsules that record none).")]
+HttpOpt = Annotated[Path | None, typer.Option("--http", help="Serve this CodeInstances instance's recorded HTTP calls.")]
 AllRuntimesOpt = Annotated[bool, typer.Option("--all-runtimes", help="Install every recorded runtime a source offers.")]
 NoPinOpt = Annotated[bool, typer.Option("--no-pin", help="Keep the lockfile's versions instead of the recorded installed ones.")]
 

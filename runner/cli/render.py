@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -20,7 +20,7 @@ def register(app: typer.Typer) -> None:
     @app.command("render")
     def render_cmd(
         capsule: Annotated[Path, typer.Argument(help="The capsule to render.")],
-        output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the whole build context here.")] = None,
+        output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the whole build context here.")] = None,
         env: o.EnvOpt = [],
         all_runtimes: o.AllRuntimesOpt = False,
         no_pin: o.NoPinOpt = False,

@@ -106,7 +106,7 @@ class DockerEngine:
         repo, tag = ref.rsplit(":", 1)
         with open(tar_path, "rb") as fh:
             self.client.api.import_image_from_data(fh.read(), repository=repo, tag=tag, changes=list(changes))
-        return self.client.images.get(ref).id
+        return str(self.client.images.get(ref).id)
 
     def try_pull(self, repo: str, tag: str) -> bool:
         """Pull from a registry when one is reachable; False (quietly) when not."""
@@ -186,10 +186,11 @@ class DockerEngine:
         return str(ctr.attrs["NetworkSettings"]["Networks"][network]["IPAddress"])
 
     def logs(self, container_id: str) -> bytes:
-        return bytes(self.client.containers.get(container_id).logs(stdout=True, stderr=True))
+        out: Any = self.client.containers.get(container_id).logs(stdout=True, stderr=True)
+        return bytes(out)
 
     def exec(self, container_id: str, argv: Sequence[str]) -> tuple[int, bytes]:
-        res = self.client.containers.get(container_id).exec_run(list(argv))
+        res: Any = self.client.containers.get(container_id).exec_run(list(argv))
         return int(res.exit_code), bytes(res.output)
 
     def put_files(self, container_id: str, directory: str, files: Mapping[str, bytes]) -> None:
@@ -246,7 +247,7 @@ class DockerEngine:
 
     def cleanup(self, label_value: str) -> None:
         """Remove every container and network labelled replay=<label_value>."""
-        flt = {"label": f"{LABEL}={label_value}"}
+        flt: dict[str, Any] = {"label": f"{LABEL}={label_value}"}
         for ctr in self.client.containers.list(all=True, filters=flt):
             _quietly(ctr.remove, force=True)
         _quietly(self.client.networks.prune, filters=flt)

@@ -13,7 +13,8 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from ..clock import (RANDOM_VALUES_PATH, clock_limits_note, faketime_env, random_values_env,
                      random_values_file)
@@ -60,7 +61,9 @@ class World:
     def attempt(self) -> AttemptSettings:
         """Settings for the next attempt; the clock offset is computed now, just before the run."""
         env = list(self._env)
-        network, dns_opts, mounts = None, (), self._mounts
+        network: str | None = None
+        dns_opts: tuple[str, ...] = ()
+        mounts = self._mounts
         if self._session is not None:
             self._session.begin_attempt()
             c = self._session.container_settings()

@@ -85,7 +85,7 @@ def _show_http(http: HttpReport, console: Any) -> None:
         near = f", nearest #{u.nearest} {u.nearest_request}" if u.nearest is not None else ""
         console.print(f"  UNMATCHED (not forwarded): {u.method} {u.url}{near}{': ' + why if why else ''}",
                       markup=False)
-    for c in http.unused:
-        console.print(f"  never requested: #{c.seq} {c.method} {c.url}", markup=False)
+    for unused in http.unused:
+        console.print(f"  never requested: #{unused.seq} {unused.method} {unused.url}", markup=False)
     for note in http.notes:
         console.print(f"  note: {note}", markup=False)

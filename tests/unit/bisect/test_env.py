@@ -212,7 +212,9 @@ def test_an_end_that_cannot_build_is_an_environment_failure() -> None:
 
 def test_flaky_failure_needs_attempts() -> None:
     # the recorded failure shows on every second run of a plan with TZ=America/New_York
-    rule: Rule = lambda p, n: (1, RECORDED) if tz_of(p) == "America/New_York" and n % 2 == 0 else (0, "exit0:x")
+    def rule(p: Plan, n: int) -> tuple[int, str]:
+        return (1, RECORDED) if tz_of(p) == "America/New_York" and n % 2 == 0 else (0, "exit0:x")
+
     assert run(FakeReplayer(rule)).status == "not reproduced"
     result = run(FakeReplayer(rule), attempts=2)
     assert result.minimal == ("env:TZ",)

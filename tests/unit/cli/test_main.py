@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from runner.cli.main import _argv, main
+from tests.examples import TZ_CAPSULE
 
 
 @pytest.mark.parametrize("args,expected", [
@@ -114,3 +115,13 @@ def test_an_empty_command_is_refused(capsys: pytest.CaptureFixture[str], tmp_pat
     rc = main(["render", str(capsule)])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and "empty argv" in err[0]
+
+
+def test_columns_set_before_a_command_takes_effect(monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from runner.cli import console
+
+    monkeypatch.setenv("COLUMNS", "61")
+    main(["inspect", str(TZ_CAPSULE)])
+    capsys.readouterr()
+    assert console.out.width == 61
