@@ -10,16 +10,18 @@ the same history renders the same bytes.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import jinja2
 
 from ..errors import UsageError
 from ..resources import templates_dir
+from .junit import recorded_pass
 from .model import CapsuleResult, History, Night, Transition
 
 # The order cards and the legend show: the recorded commit's verdicts, then REF's.
@@ -42,6 +44,7 @@ MEANINGS = {
 }
 # An attempt's classification, as the attempts table says it.
 OUTCOMES = {"recorded": "as recorded", "pass": "passed", "other": "failed otherwise", "inconclusive": "inconclusive"}
+_COMMIT = re.compile(r"[0-9a-f]{13,64}")
 KINDS = ("newly-reproducing", "fixed", "flaky", "signature-changed", "broken", "new", "other")
 KIND_LABELS = {"newly-reproducing": "newly reproducing", "signature-changed": "signature changed",
                "new": "new capsules", "other": "other changes"}
@@ -143,8 +146,8 @@ def _groups(transitions: Iterable[Transition]) -> list[Group]:
 def _template() -> jinja2.Template:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(when=_when, secs=_secs, label=label, vclass=vclass, pct=lambda x: f"{x:.0%}",
-                       outcome=lambda c: OUTCOMES.get(c, c or "—"))
+    env.filters.update(when=_when, secs=_secs, label=label, vclass=vclass, rclass=rclass, ref=short_ref,
+                       pct=lambda x: f"{x:.0%}", outcome=lambda c: OUTCOMES.get(c, c or "—"))
     return env.get_template("farm/report.html.j2")
 
 
@@ -159,6 +162,18 @@ def vclass(verdict: str | None) -> str:
     return f"v-{verdict}" if verdict in VERDICTS else "v-unknown"
 
 
+def rclass(result: CapsuleResult | None) -> str:
+    """A result's class: its verdict's, except a recorded pass that passed (not a failure)."""
+    if result is not None and recorded_pass(result):
+        return "v-reproduced-pass"
+    return vclass(result.verdict if result else None)
+
+
+def short_ref(ref: str) -> str:
+    """A commit id as its first 12 digits (headers stay narrow); a branch name as it is."""
+    return ref[:12] if _COMMIT.fullmatch(ref) else ref
+
+
 def _when(stamp: str | None) -> str:
     if not stamp:
         return "—"
@@ -167,7 +182,7 @@ def _when(stamp: str | None) -> str:
     except ValueError:
         return stamp
     if moment.tzinfo is not None:  # RFC 3339 may carry any offset; the page speaks UTC
-        moment = moment.astimezone(timezone.utc)
+        moment = moment.astimezone(UTC)
     return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
@@ -176,5 +191,5 @@ def _secs(seconds: float | None) -> str:
         return "—"
     if seconds < 60:
         return f"{seconds:.1f} s"
-    minutes, rest = divmod(int(round(seconds)), 60)
+    minutes, rest = divmod(round(seconds), 60)
     return f"{minutes} min {rest:02d} s"

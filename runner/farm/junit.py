@@ -43,15 +43,22 @@ _NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 
 
 class AttemptLike(Protocol):
-    """What both a farm AttemptRecord and a replay Attempt carry."""
+    """What both a farm AttemptRecord and a replay Attempt carry (read-only: both are frozen)."""
 
-    exit_code: int | None
-    signal: str | None
-    signature: str | None
-    classification: str | None
-    duration_s: float | None
-    timed_out: bool
-    key_lines: tuple[str, ...]
+    @property
+    def exit_code(self) -> int | None: ...
+    @property
+    def signal(self) -> str | None: ...
+    @property
+    def signature(self) -> str | None: ...
+    @property
+    def classification(self) -> str | None: ...
+    @property
+    def duration_s(self) -> float | None: ...
+    @property
+    def timed_out(self) -> bool: ...
+    @property
+    def key_lines(self) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -93,7 +100,7 @@ def _farm_case(r: CapsuleResult, ref: str | None) -> Case:
     recorded = [a for a in r.attempts if a.side == "recorded"]
     k, n = (r.rate.k, r.rate.n) if r.rate else (_reproduced(recorded), len(recorded))
     notes = _farm_notes(r, ref or r.ref, k, n)
-    if r.verdict == "reproduced" and r.exit_code == 0 and r.recorded_signature is None:
+    if recorded_pass(r):
         outcome = "pass"  # a recorded pass that passes again: nothing is broken
         notes = f"a recorded pass that passes again\n{notes}"
     elif r.ref_verdict == "fixed" and outcome == "failure":
@@ -108,6 +115,13 @@ def _farm_case(r: CapsuleResult, ref: str | None) -> Case:
     if r.verdict == "flaky":
         return replace(base, flakes=_flakes([(a.index, a) for a in recorded], k, n, r.key_lines))
     return base
+
+
+def recorded_pass(r: CapsuleResult) -> bool:
+    """A capsule that recorded a pass and passed again: "reproduced", with nothing broken.
+    (The model keeps no recorded exit code: a reproduced exit 0 with no recorded failure
+    signature can only be a recorded pass.)"""
+    return r.verdict == "reproduced" and r.exit_code == 0 and r.recorded_signature is None
 
 
 def _farm_message(r: CapsuleResult, k: int, n: int) -> str:
@@ -134,6 +148,9 @@ def _farm_notes(r: CapsuleResult, ref: str | None, k: int, n: int) -> str:
                  for a in r.attempts)
     if r.image_digest:
         notes.append(f"image {r.image_digest}")
+    also = getattr(r, "also_at", ())  # the store's addition to the model (the farm branch)
+    if also:
+        notes.append("also collected at " + ", ".join(also))
     return "\n".join(notes)
 
 

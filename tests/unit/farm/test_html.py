@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, fields, replace
 
 import pytest
 from lxml import html as lxml_html
 
 from runner.errors import UsageError
 from runner.farm.html import anchor_of, render_html
-from runner.farm.model import History, Night, Transition
+from runner.farm.junit import farm_junit
+from runner.farm.model import CapsuleResult, History, Night, Transition
 
 from .test_junit import HOSTILE, KEY, OTHER, SIG, every_verdict, result
 
@@ -140,7 +141,7 @@ def test_no_network_references() -> None:
     assert not doc.xpath("//script | //link | //img | //iframe | //object | //embed | //base")
     for el in doc.iter():
         for name, value in el.attrib.items():
-            assert not re.match(r"\s*(https?:|//|javascript:)", value, re.I), (el.tag, name, value)
+            assert not re.match(r"\s*(https?:|//|javascript:)", value, re.IGNORECASE), (el.tag, name, value)
             if name == "href":
                 assert value.startswith("#"), value
     style = "".join(s.text_content() for s in doc.xpath("//style"))
@@ -153,7 +154,7 @@ def test_no_network_references() -> None:
 def test_one_night_and_no_nights() -> None:
     one = History((Night("n1", "2026-12-01T03:00:00Z", results=(result("a.json", "reproduced", night_id="n1"),)),))
     doc = page(one)
-    assert "nothing to compare" in doc.xpath("//section[@id='changes']")[0].text_content()
+    assert "No earlier night to compare with" in doc.xpath("//section[@id='changes']")[0].text_content()
     assert len(doc.xpath("//section[@id='capsules']//tbody/tr")) == 1
     assert not doc.xpath("//*[@id='ref-summary']")
     empty = page(History())
@@ -172,3 +173,40 @@ def test_unknown_verdict_gets_no_class_of_its_own() -> None:
     assert row.get("data-verdict") == 'x" onmouseover="alert(1)'
     assert row.xpath(".//span[contains(@class, 'badge')]")[0].get("class") == "badge v-unknown"
     assert not any(el.get("onmouseover") for el in doc.iter())
+
+
+@dataclass(frozen=True)
+class Collected(CapsuleResult):
+    """A result with the store's extra fields (also_at), whichever model version is on hand."""
+
+    also_at: tuple[str, ...] = ()
+
+
+def test_other_paths_of_the_same_capsule_are_named() -> None:
+    r = result("a.json", "reproduced", night_id="n1")
+    dup = Collected(**{f.name: getattr(r, f.name) for f in fields(CapsuleResult)} | {"also_at": ("b/a-copy.json",)})
+    doc = page(History((Night("n1", "2026-12-01T03:00:00Z", results=(dup,)),)))
+    (art,) = doc.xpath("//article[@data-capsule='a.json']")
+    assert "also collected at" in art.text_content() and "b/a-copy.json" in art.text_content()
+    assert "also collected at b/a-copy.json" in (farm_junit(Night("n1", "x", results=(dup,))))
+
+
+def test_a_recorded_pass_that_passes_is_not_shown_as_a_failure() -> None:
+    doc = page()
+    (row,) = doc.xpath("//tr[@data-capsule='ci/fetch-greeting.json']")
+    assert row.get("data-verdict") == "reproduced"
+    assert row.xpath(".//span[contains(@class, 'badge')]")[0].get("class") == "badge v-reproduced-pass"
+    assert "a recorded pass" in row.text_content()
+    (failing,) = doc.xpath("//tr[@data-capsule='caps/tz/capsule.json']")
+    assert failing.xpath(".//span[contains(@class, 'badge')]")[0].get("class") == "badge v-reproduced"
+
+
+def test_a_commit_ref_is_shortened_in_headers() -> None:
+    sha = "4d940d145f8a038611159dbf65f6996cb3174a8a"
+    h = sample_history()
+    last = replace(h.nights[-1], ref=sha, results=tuple(replace(r, ref=sha if r.ref else None)
+                                                        for r in h.nights[-1].results))
+    doc = page(History((*h.nights[:-1], last), h.transitions))
+    heads = [th.text_content() for th in doc.xpath("//section[@id='capsules']//thead//th")]
+    assert f"at {sha[:12]}" in heads and f"at {sha}" not in heads
+    assert sha in doc.get_element_by_id("night").text_content()  # the header names it whole

@@ -52,7 +52,7 @@ REPRO = [("recorded", 1, SIG)] * 3
 
 def every_verdict(night_id: str = NIGHT, ref: str | None = "main") -> tuple[CapsuleResult, ...]:
     """One capsule per verdict (and per verdict at REF), of all three formats."""
-    r = dict(night_id=night_id)
+    r = {"night_id": night_id}
     return (
         result("caps/tz/capsule.json", "reproduced", signature=SIG, exit_code=1, key_lines=KEY,
                attempts=REPRO, rate=Rate(3, 3, 0.44, 1.0), ref=ref, ref_verdict="not-fixed", **r),
