@@ -30,11 +30,11 @@ def write_instance(path: Path, argv: Sequence[str], stdout: str, exit_code: int 
 
 
 def py_twin(path: Path, code: str, output: str, exit_code: int, tz: str | None = None,
-            repo: dict[str, Any] | None = None, **env: str | None) -> Path:
-    """A twin capsule of `python3 -c CODE` on Debian 12 that printed OUTPUT and exited EXIT_CODE."""
+            repo: dict[str, Any] | None = None, argv: Sequence[str] | None = None, **env: str | None) -> Path:
+    """A twin capsule of `python3 -c CODE` (or ARGV) on Debian 12 that printed OUTPUT and exited EXIT_CODE."""
     path.parent.mkdir(parents=True, exist_ok=True)
     facts = env_facts(**env) if env else {}
-    return write_json(path, twin_capsule(["python3", "-c", code], output, exit_code, python="3.11.2",
+    return write_json(path, twin_capsule(list(argv or ["python3", "-c", code]), output, exit_code, python="3.11.2",
                                          repo=repo, env=facts, time_zone=tz))
 
 
