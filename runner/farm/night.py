@@ -106,21 +106,25 @@ class _Night:
     def run(self, entries: list[NightEntry]) -> NightOutcome:
         judged = self.store.judged(self.night.id)
         todo = [e for e in entries if e.capsule_id not in judged]
-        with ThreadPoolExecutor(self.options.workers, thread_name_prefix="farm") as pool:
-            try:
-                self.progress.start(len(entries), len(judged))
-                prepared = self._prepare(pool, todo)
-                self.progress.planned_images(len({image_key(p.plan) for p in prepared}))
-                self._wait(pool, [pool.submit(self._build, p) for p in _first_of_each(prepared)])
-                self._wait(pool, [pool.submit(self._judge, p) for p in _interleaved(prepared)])
-            except BaseException:
-                self.stop.set()  # workers record nothing more; their attempt rows stay "started"
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
+        pool = ThreadPoolExecutor(self.options.workers, thread_name_prefix="farm")
+        try:
+            self.progress.start(len(entries), len(judged))
+            prepared = self._prepare(pool, todo)
+            self.progress.planned_images(len({image_key(p.plan) for p in prepared}))
+            self._wait([pool.submit(self._build, p) for p in _first_of_each(prepared)])
+            self._wait([pool.submit(self._judge, p) for p in _interleaved(prepared)])
+        except BaseException:
+            # Ctrl-C, SIGTERM or a store failure: workers record nothing more (their attempt rows
+            # stay "started"), and the running containers go now, so no worker waits on one
+            self.stop.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+            self.replayer.close()
+            raise
+        pool.shutdown()
         self.store.finish_night(self.night.id, now(), self.bank.images, self.bank.built)
         return NightOutcome(self.night.id, self.bank.images, self.bank.built)
 
-    def _wait(self, pool: ThreadPoolExecutor, futures: list[Future[Any]]) -> None:
+    def _wait(self, futures: list[Future[Any]]) -> None:
         for fut in futures:
             fut.result()  # a store failure stops the night (it could not be recorded anyway)
 

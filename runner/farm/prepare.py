@@ -29,6 +29,7 @@ class Prepared:
     expected: Expected
     plan: Plan
     ref_plan: Plan | None  # None: no --ref, or nothing to judge at REF (no commit, a recorded pass)
+    ref_problem: str = ""  # why REF could not be planned (the recorded-commit verdict stands)
 
 
 Unprepared = tuple[FarmVerdict, str, "Capsule | None"]
@@ -49,10 +50,13 @@ def prepare(entry: NightEntry, replayer: Replayer, ref: str | None, repo: str | 
         # --repo serves the capsules that record a commit; the others record no source to fetch
         plan = make_plan(capsule, replayer.settings, PlanOptions(repo=repo if has_commit else None))
         expected = expected_of(capsule)
-        ref_plan = None
-        if ref and has_commit and expected.failed:
-            ref_plan = make_plan(capsule, replayer.settings, PlanOptions(repo=repo, ref=ref))
-        return Prepared(entry, capsule, expected, plan, ref_plan)
+        if not (ref and has_commit and expected.failed):
+            return Prepared(entry, capsule, expected, plan, None)
+        try:
+            return Prepared(entry, capsule, expected, plan, make_plan(capsule, replayer.settings,
+                                                                      PlanOptions(repo=repo, ref=ref)))
+        except Exception as exc:
+            return Prepared(entry, capsule, expected, plan, None, unjudged(exc)[1])
     except Exception as exc:
         verdict, reason = unjudged(exc)
         return verdict, reason, capsule

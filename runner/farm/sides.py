@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..replay import Attempt, BuiltImage, Replayer
 from .images import ImageBank
-from .model import AttemptRecord, CapsuleResult, Night, Rate, Side
+from .model import AttemptRecord, CapsuleResult, FarmVerdict, Night, Rate, Side
 from .prepare import Prepared, now, unjudged_result
 from .store import HistoryStore
 from .verdict import decide, more_attempts, ref_attempts_wanted, ref_done, ref_verdict, unjudged
@@ -38,22 +38,32 @@ class CapsuleRunner:
         records = self._side(p, "recorded", p.plan, image,
                              lambda rs: more_attempts([r.classification for r in rs], k, most))
         decision = decide(p.expected, records)
-        ref_v = None
-        if p.ref_plan is not None:
-            if decision.verdict in ("reproduced", "flaky"):
-                wanted = ref_attempts_wanted(decision.verdict, k, most)
-                ref_image = self.bank.get(p.ref_plan)
-                ref_records = self._side(p, "ref", p.ref_plan, ref_image,
-                                         lambda rs: 0 if ref_done(rs, wanted) else 1)
-                ref_v = ref_verdict(decision.verdict, p.expected, ref_records)
-            else:
-                ref_v = "inconclusive"  # the recorded run does not reproduce: nothing to call fixed
-        base = unjudged_result(self.night.id, p.entry, decision.verdict, _reason(decision.verdict, decision.rate),
-                               p.capsule, self.options.ref if p.ref_plan is not None else None, self._took())
+        reason = _reason(decision.verdict, decision.rate)
+        ref_v, ref_why = self._at_ref(p, decision.verdict)
+        asked_ref = p.ref_plan is not None or bool(p.ref_problem)
+        base = unjudged_result(self.night.id, p.entry, decision.verdict, reason + ref_why, p.capsule,
+                               self.options.ref if asked_ref else None, self._took())
         return dataclasses.replace(
             base, signature=decision.signature, exit_code=decision.exit_code, key_lines=decision.key_lines,
             rate=decision.rate, ref_verdict=ref_v, image_digest=self._digest(image),
             recorded_signature=p.expected.signature)
+
+    def _at_ref(self, p: Prepared, recorded: FarmVerdict) -> tuple[FarmVerdict | None, str]:
+        """The verdict at REF and what to add to the reason; REF's own failure leaves the
+        recorded-commit verdict standing (REF is then inconclusive)."""
+        if p.ref_problem:
+            return "inconclusive", f"; at {self.options.ref}: {p.ref_problem}"
+        if p.ref_plan is None:
+            return None, ""
+        if recorded not in ("reproduced", "flaky"):
+            return "inconclusive", ""  # the recorded run does not reproduce: nothing to call fixed
+        wanted = ref_attempts_wanted(recorded, self.options.attempts, self.options.max_attempts)
+        try:
+            ref_image = self.bank.get(p.ref_plan)
+        except Exception as exc:
+            return "inconclusive", f"; at {self.options.ref}: {unjudged(exc)[1]}"
+        records = self._side(p, "ref", p.ref_plan, ref_image, lambda rs: 0 if ref_done(rs, wanted) else 1)
+        return ref_verdict(recorded, p.expected, records), ""
 
     def unjudged(self, p: Prepared, exc: BaseException) -> CapsuleResult:
         verdict, reason = unjudged(exc)

@@ -248,3 +248,43 @@ def test_sigkill_midway_then_resume_redoes_nothing_and_loses_nothing(
         assert conn.execute("SELECT count(*) FROM results").fetchone()[0] == 5
     assert sum(attempt_counts(killed_db, "started").values()) <= 1  # at most the one cut short by the kill
     assert not engine.client.containers.list(all=True, filters={"label": f"replay=farm-{night_id}"})
+
+
+def _wait_for_started_attempt(db: Path, proc: subprocess.Popen[bytes], timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, f"the farm ended early: {proc.stderr.read().decode()[-2000:]}"
+        try:
+            if db.exists() and attempt_counts(db, "started"):
+                return
+        except sqlite3.OperationalError:
+            pass
+        time.sleep(0.05)
+    raise AssertionError(f"no attempt started within {timeout_s} s")
+
+
+def test_sigterm_during_an_attempt_stops_at_once_leaves_nothing_and_resume_finishes(
+        tmp_path: Path, engine: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    caps = tmp_path / "caps"
+    write_instance(caps / "sleeper.json", ["python3", "-c", "import time; print('done'); time.sleep(20)"], "done\n")
+    db = tmp_path / "farm.sqlite"
+    proc = subprocess.Popen(_cli("run", caps, "--db", db, "--attempts", "1", "--max-attempts", "1"),
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        _wait_for_started_attempt(db, proc, timeout_s=600)
+        with sqlite3.connect(db) as conn:
+            night_id = conn.execute("SELECT id FROM nights").fetchone()[0]
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        rc = proc.wait(60)
+        took = time.monotonic() - sent
+    finally:
+        proc.kill()
+    assert rc == 130 and took < 15, (rc, took, proc.stderr.read().decode()[-1000:])
+    assert not engine.client.containers.list(all=True, filters={"label": f"replay=farm-{night_id}"})
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM results").fetchone()[0] == 0  # no verdict from a cut-short attempt
+        assert conn.execute("SELECT finished_at FROM nights").fetchone()[0] is None
+    rc, night = farm(capsys, "run", "--resume", "--db", db)
+    [r] = night["results"]
+    assert (rc, r["verdict"], [a["index"] for a in r["attempts"]]) == (0, "reproduced", [2])
