@@ -1,9 +1,12 @@
 """What changed between two nights: the "since last night" list (pure)."""
 from __future__ import annotations
 
+from typing import Literal
+
 from .model import CapsuleResult, Night, Transition
 
 _REPRODUCING = ("reproduced", "flaky", "different-failure")
+TransitionKind = Literal["newly-reproducing", "fixed", "flaky", "signature-changed", "broken", "new", "other"]
 
 
 def transitions(before: Night | None, after: Night) -> tuple[Transition, ...]:
@@ -30,6 +33,7 @@ def _recorded_side(prev: CapsuleResult | None, new: CapsuleResult) -> Transition
             return Transition(new.capsule_id, new.path, "signature-changed", prev.verdict, new.verdict,
                               f"{prev.signature} -> {new.signature}")
         return None
+    kind: TransitionKind
     if new.verdict == "broken":
         kind = "broken"
     elif new.verdict == "reproduced":

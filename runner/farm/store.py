@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from sqlalchemy import Engine, create_engine, event, insert, select, update
+from sqlalchemy import Engine, RowMapping, create_engine, event, insert, select, update
 from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError
 
 from ..errors import Exit, ReplayError
@@ -146,9 +146,10 @@ class SqlStore:
     def judged(self, night_id: str) -> set[str]:
         with self.engine.connect() as conn:
             rows = conn.execute(select(s.results.c.capsule_id).where(s.results.c.night_id == night_id))
-            return {r[0] for r in rows}
+            return {str(r[0]) for r in rows}
 
     def add_result(self, result: CapsuleResult) -> None:
+        """Once per capsule per night: a second verdict is refused, never merged."""
         try:
             self._tx(lambda conn: conn.execute(insert(s.results).values(**_result_row(result))))
         except IntegrityError:
@@ -202,11 +203,11 @@ class SqlStore:
                  .order_by(s.nights.c.started_at, s.nights.c.id))
             return [self._result(conn, r) for r in conn.execute(q).mappings().all()]
 
-    def _night_with_results(self, conn: Any, row: Mapping[str, Any]) -> Night:
+    def _night_with_results(self, conn: Any, row: RowMapping) -> Night:
         q = select(s.results).where(s.results.c.night_id == row["id"]).order_by(s.results.c.path)
         return _night(row, tuple(self._result(conn, r) for r in conn.execute(q).mappings().all()))
 
-    def _result(self, conn: Any, row: Mapping[str, Any]) -> CapsuleResult:
+    def _result(self, conn: Any, row: RowMapping) -> CapsuleResult:
         q = select(s.attempts).where(s.attempts.c.night_id == row["night_id"],
                                      s.attempts.c.capsule_id == row["capsule_id"],
                                      s.attempts.c.state == "finished").order_by(s.attempts.c.side, s.attempts.c.idx)
@@ -222,7 +223,7 @@ def _why(exc: BaseException) -> str:
     return str(orig or exc).splitlines()[0][:200]
 
 
-def _night(row: Mapping[str, Any], results: tuple[CapsuleResult, ...] = ()) -> Night:
+def _night(row: RowMapping, results: tuple[CapsuleResult, ...] = ()) -> Night:
     return Night(id=row["id"], started_at=row["started_at"], finished_at=row["finished_at"], ref=row["ref"],
                  sources=tuple(json.loads(row["sources"])), results=results, images=row["images"] or 0,
                  builds=row["builds"] or 0)
@@ -241,7 +242,7 @@ def _result_row(r: CapsuleResult) -> dict[str, Any]:
     }
 
 
-def _result(row: Mapping[str, Any], atts: Iterable[AttemptRecord]) -> CapsuleResult:
+def _result(row: RowMapping, atts: Iterable[AttemptRecord]) -> CapsuleResult:
     rate = None if row["rate_n"] is None else Rate(row["rate_k"], row["rate_n"], row["rate_low"], row["rate_high"])
     return CapsuleResult(
         night_id=row["night_id"], capsule_id=row["capsule_id"], path=row["path"], format=row["format"],
@@ -261,7 +262,7 @@ def _attempt_row(a: AttemptRecord) -> dict[str, Any]:
             "timed_out": int(a.timed_out), "key_lines": json.dumps(list(a.key_lines))}
 
 
-def _attempt(row: Mapping[str, Any]) -> AttemptRecord:
+def _attempt(row: RowMapping) -> AttemptRecord:
     return AttemptRecord(
         id=row["id"], night_id=row["night_id"], capsule_id=row["capsule_id"], side=row["side"], index=row["idx"],
         state=row["state"], started_at=row["started_at"], finished_at=row["finished_at"],

@@ -15,7 +15,7 @@ _LETTER = {"reproduced": "R", "flaky": "F", "different-failure": "D", "not-repro
 
 
 def counts(night: Night) -> dict[str, int]:
-    c = Counter(r.verdict for r in night.results)
+    c: Counter[str] = Counter(r.verdict for r in night.results)
     out = {v: c[v] for v in VERDICT_ORDER if c[v]}
     refs = Counter(r.ref_verdict for r in night.results if r.ref_verdict)
     out.update({f"ref:{v}": n for v, n in sorted(refs.items())})
