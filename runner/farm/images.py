@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
@@ -50,9 +51,10 @@ class ImageBank:
     """Each distinct image built once, however many capsules (and threads) ask for it;
     a failed build is remembered too, so its group fails once, not once per member."""
 
-    def __init__(self, build: Callable[[Plan], BuiltImage], on_build: Callable[[str, Plan], None] | None = None) -> None:
+    def __init__(self, build: Callable[[Plan], BuiltImage],
+                 on_build: Callable[[Plan, BuiltImage | BaseException | None, float], None] | None = None) -> None:
         self._build = build
-        self._on_build = on_build
+        self._on_build = on_build  # called before (with None) and after each build
         self._lock = threading.Lock()
         self._futures: dict[str, Future[BuiltImage]] = {}
 
@@ -65,13 +67,21 @@ class ImageBank:
                 fut = self._futures[key] = Future()
         assert fut is not None
         if owner:
-            if self._on_build is not None:
-                self._on_build(key, plan)
-            try:
-                fut.set_result(self._build(plan))
-            except BaseException as exc:  # KeyboardInterrupt too: waiters must not hang
-                fut.set_exception(exc)
+            self._make(plan, fut)
         return fut.result()
+
+    def _make(self, plan: Plan, fut: Future[BuiltImage]) -> None:
+        tell = self._on_build or (lambda *_: None)
+        tell(plan, None, 0.0)
+        start = time.monotonic()
+        try:
+            image = self._build(plan)
+        except BaseException as exc:  # KeyboardInterrupt too: waiters must not hang
+            fut.set_exception(exc)
+            tell(plan, exc, time.monotonic() - start)
+            return
+        fut.set_result(image)
+        tell(plan, image, time.monotonic() - start)
 
     @property
     def images(self) -> int:

@@ -101,7 +101,7 @@ class _Night:
                  progress: FarmProgress) -> None:
         self.store, self.replayer, self.night, self.options, self.progress = store, replayer, night, options, progress
         self.stop = threading.Event()
-        self.bank = ImageBank(replayer.image, lambda key, plan: progress.build_started(plan.title))
+        self.bank = ImageBank(replayer.image, progress.build)
 
     def run(self, entries: list[NightEntry]) -> NightOutcome:
         judged = self.store.judged(self.night.id)
@@ -139,7 +139,7 @@ class _Night:
             else:
                 result = unjudged_result(self.night.id, entry, *ready)
                 self.store.add_result(result)
-                self.progress.capsule_done(result)
+                self.progress.capsule_done(result, replayed=False)
         return out
 
     def _build(self, p: Prepared) -> None:

@@ -44,7 +44,7 @@ def prepare(entry: NightEntry, replayer: Replayer, ref: str | None, repo: str | 
         verified = verify_capsule(path)
         if not verified.valid:
             problem = next((p.message for p in verified.problems if p.severity == "error"), "does not verify")
-            return "broken", f"{path}: does not verify ({problem})", None
+            return "broken", f"does not verify ({problem})", None
         capsule = read_capsule(path)
         has_commit = capsule.repo is not None and capsule.repo.commit is not None
         # --repo serves the capsules that record a commit; the others record no source to fetch

@@ -36,16 +36,24 @@ class FarmProgress:
             self.images = images
         self.say(f"{images} distinct image(s) to build or reuse")
 
-    def build_started(self, what: str) -> None:
-        with self._lock:
-            self.builds_started += 1
-            n = self.builds_started
-        self.say(f"image {n}/{max(self.images, n)}: {what}")
+    def build(self, plan: Any, outcome: Any, secs: float) -> None:
+        """An image's build began (outcome None), ended (a BuiltImage) or failed (an exception)."""
+        if outcome is None:
+            with self._lock:
+                self.builds_started += 1
+                n = self.builds_started
+            self.say(f"image {n}/{max(self.images, n)}: building for {plan.title}")
+        elif isinstance(outcome, BaseException):
+            self.say(f"image for {plan.title} failed after {secs:.1f}s: {_line(outcome)}")
+        else:
+            how = "built" if outcome.built else "found cached"
+            self.say(f"image {outcome.ref} {how} in {secs:.1f}s")
 
-    def capsule_done(self, result: CapsuleResult) -> None:
+    def capsule_done(self, result: CapsuleResult, replayed: bool = True) -> None:
+        """`replayed`: judged from attempts (what the ETA extrapolates), not refused while planning."""
         with self._lock:
             self.done += 1
-            self._done_here += 1
+            self._done_here += int(replayed)
             line = (f"[{self.done}/{self.total}] {result.path}: {result.verdict}{_rate(result)}"
                     f"{_ref(result)}  ·  images {self.builds_started}/{self.images}  ·  ETA {self._eta()}")
         self.say(line)
@@ -58,6 +66,11 @@ class FarmProgress:
             return "?"
         secs = (time.monotonic() - self._start) / self._done_here * left
         return f"{int(secs // 60)}m{int(secs % 60):02d}s" if secs >= 60 else f"{secs:.0f}s"
+
+
+def _line(exc: BaseException) -> str:
+    line = getattr(exc, "line", None)
+    return str(line() if callable(line) else exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def _rate(r: CapsuleResult) -> str:

@@ -101,3 +101,16 @@ def test_run_usage_errors_are_one_line_exit_2(tmp_path: Path, capsys: pytest.Cap
     assert main([*args, "--db", str(tmp_path / "farm.sqlite")]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_without_an_engine_run_is_one_line_exit_3_and_records_no_night(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from .builders import write_instance
+
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+    write_instance(tmp_path / "caps" / "a.json", ["python3", "-c", "print(1)"], "1\n")
+    db = tmp_path / "farm.sqlite"
+    rc, doc = _json(capsys, "farm", "run", str(tmp_path / "caps"), "--db", str(db))
+    assert (rc, doc["result"], doc["error"]["kind"]) == (3, None, "EngineUnavailable")
+    assert "no Docker engine answers" in doc["error"]["message"]
+    assert SqlStore(db).history().nights == ()
