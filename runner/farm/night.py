@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 import uuid
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
@@ -102,6 +103,7 @@ class _Night:
         self.store, self.replayer, self.night, self.options, self.progress = store, replayer, night, options, progress
         self.stop = threading.Event()
         self.bank = ImageBank(replayer.image, progress.build)
+        self._running: list[Future[None]] = []
 
     def run(self, entries: list[NightEntry]) -> NightOutcome:
         judged = self.store.judged(self.night.id)
@@ -111,18 +113,34 @@ class _Night:
             self.progress.start(len(entries), len(judged))
             prepared = self._prepare(pool, todo)
             self.progress.planned_images(len({image_key(p.plan) for p in prepared}))
-            self._wait([pool.submit(self._build, p) for p in _first_of_each(prepared)])
-            self._wait([pool.submit(self._judge, p) for p in _interleaved(prepared)])
+            self._wait([self._submit(pool, self._build, p) for p in _first_of_each(prepared)])
+            self._wait([self._submit(pool, self._judge, p) for p in _interleaved(prepared)])
         except BaseException:
             # Ctrl-C, SIGTERM or a store failure: workers record nothing more (their attempt rows
-            # stay "started"), and the running containers go now, so no worker waits on one
+            # stay "started"), and their containers go now, so no worker waits on one to end
             self.stop.set()
             pool.shutdown(wait=False, cancel_futures=True)
-            self.replayer.close()
+            self._drain()
             raise
         pool.shutdown()
         self.store.finish_night(self.night.id, now(), self.bank.images, self.bank.built)
         return NightOutcome(self.night.id, self.bank.images, self.bank.built)
+
+    def _submit(self, pool: ThreadPoolExecutor, fn: Any, p: Prepared) -> Future[None]:
+        fut = pool.submit(fn, p)
+        self._running.append(fut)
+        return fut
+
+    def _drain(self, limit_s: float = 60.0) -> None:
+        """Remove this night's containers until every worker has returned: one may be
+        between recording its attempt and creating the container when the stop comes."""
+        deadline = time.monotonic() + limit_s
+        pending = [f for f in self._running if not f.done()]
+        while pending and time.monotonic() < deadline:
+            self.replayer.engine.cleanup(self.replayer.label)
+            wait(pending, timeout=0.3)
+            pending = [f for f in pending if not f.done()]
+        self.replayer.close()
 
     def _wait(self, futures: list[Future[Any]]) -> None:
         for fut in futures:
