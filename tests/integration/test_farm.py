@@ -288,3 +288,32 @@ def test_sigterm_during_an_attempt_stops_at_once_leaves_nothing_and_resume_finis
     rc, night = farm(capsys, "run", "--resume", "--db", db)
     [r] = night["results"]
     assert (rc, r["verdict"], [a["index"] for a in r["attempts"]]) == (0, "reproduced", [2])
+
+
+def test_an_infrastructure_failure_is_exit_3_and_never_stops_the_others(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from runner.errors import SourceUnavailable
+    from runner.replay import Replayer
+
+    caps = tmp_path / "caps"
+    write_instance(caps / "hello.json", ["python3", "-c", "print('hello')"], "hello\n")
+    shutil.copytree(SEALED, caps / "sealed")
+    real_image = Replayer.image
+
+    def registry_down(self: Replayer, plan: Any) -> Any:  # fault injection: the package index answers 503
+        if plan.inputs:
+            raise SourceUnavailable("https://pypi.org/simple/six/: HTTP 503")
+        return real_image(self, plan)
+
+    db = tmp_path / "farm.sqlite"
+    with monkeypatch.context() as mp:
+        mp.setattr(Replayer, "image", registry_down)
+        rc, night = farm(capsys, "run", caps, "--db", db)
+    results = by_name(night)
+    assert (rc, results["hello.json"]["verdict"], results["sealed"]["verdict"]) == (3, "reproduced", "infra-error")
+    assert "HTTP 503" in results["sealed"]["reason"] and results["sealed"]["attempts"] == []
+    rc, night = farm(capsys, "run", caps, "--db", db)  # the next night: retried
+    assert (rc, by_name(night)["sealed"]["verdict"]) == (0, "reproduced")
+    rc, report = farm(capsys, "report", "--db", db)
+    assert [(Path(t["path"]).name, t["kind"], t["before"]) for t in report["since_last_night"]] == [
+        ("sealed", "newly-reproducing", "infra-error")]
