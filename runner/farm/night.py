@@ -28,7 +28,7 @@ from .model import Night
 from .prepare import Prepared, now, prepare, unjudged_result
 from .progress import FarmProgress
 from .sides import CapsuleRunner, Stopped
-from .store import HistoryStore, NightEntry
+from .store import HistoryStore, NightEntry, StoreError
 
 
 @dataclass(frozen=True)
@@ -174,13 +174,11 @@ class _Night:
             result = runner.judge(p)
         except Stopped:
             return
+        except StoreError:
+            raise  # the history cannot be written: the night stops (resumable)
         except Exception as exc:
             if self.stop.is_set():
                 return
-            from .store import StoreError
-
-            if isinstance(exc, StoreError):
-                raise
             result = runner.unjudged(p, exc)
         self.store.add_result(result)
         self.progress.capsule_done(result)
