@@ -75,6 +75,7 @@ def show_run(night: Night, console: Any) -> None:
                               r.reason))
     console.print(table)
     console.print(_counts_line(night), markup=False)
+    console.print(f"images: {night.images} planned, {night.builds} built", markup=False)
 
 
 def show_report(history: History, console: Any) -> None:
