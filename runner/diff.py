@@ -1,7 +1,7 @@
 """Compare the environments of two capsules, fact by fact, under stable keys.
 
 A fact is one thing a recorder observed about the environment ("runtime:node",
-"env:TZ"). Keys are stable strings so that bisect can apply a set of them later.
+"env:TZ"), under the keys of factkeys.py, the ones bisect varies.
 Recorded outcomes (exit code, duration, signature, outputs, ids, provenance) are
 what a replay is judged against, not environment, so they never appear here.
 
@@ -11,7 +11,6 @@ difference: twin records no HTTP calls, NovaFabric no distro.
 from __future__ import annotations
 
 import hashlib
-import re
 import shlex
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
@@ -20,21 +19,7 @@ from typing import Any, Literal
 from .capsules.model import Capsule, PackageManager, Platform, to_data
 from .inspect import env_shown, http_line, records
 
-GROUPS = (
-    "command", "platform", "runtimes", "tools", "package managers",
-    "resolved packages", "repo", "env", "locale", "http", "inputs",
-)  # fmt: skip
-
-
-_PREFIX_GROUP = {
-    "command": "command", "platform": "platform", "runtime": "runtimes", "python": "runtimes",
-    "tool": "tools", "pm": "package managers", "dep": "resolved packages", "repo": "repo", "env": "env",
-    "locale": "locale", "http": "http", "input": "inputs",
-}  # fmt: skip
-
-
-def group_of(key: str) -> str:
-    return _PREFIX_GROUP[key.split(":", 1)[0]]
+from .factkeys import GROUPS, group_of, lock, pin, tool
 
 
 @dataclass(frozen=True)
@@ -116,8 +101,8 @@ class _Fact:
     note: str | None = None
 
 
-_ABSENT = {"env": "(absent)", "dep": "(not installed)", "runtime": "(not found)", "tool": "(not found)",
-           "pm": "(not used)", "input": "(no such input)"}  # fmt: skip
+_ABSENT = {"env": "(absent)", "pin": "(not installed)", "runtime": "(not found)", "tool": "(not found)",
+           "lock": "(no lockfile)", "input": "(no such input)"}  # fmt: skip
 
 
 def _missing(key: str) -> _Fact:
@@ -133,8 +118,8 @@ _INFO_ONLY = {
     "platform:release": "kernel release: a container runs on its host's kernel",
     "platform:cpu_count": "hardware size",
     "platform:memory_bytes": "hardware size",
-    "repo:remote": "the same commit can come from any remote",
-    "repo:branch": "the commit, not the branch name, is what ran",
+    "source:remote": "the same commit can come from any remote",
+    "source:branch": "the commit, not the branch name, is what ran",
     "command:host_cwd": "host path: replay maps it to the container's",
 }
 
@@ -184,26 +169,24 @@ def _managers(c: Capsule) -> tuple[PackageManager, ...]:
 
 def _pms(c: Capsule) -> Iterator[tuple[str, _Fact]]:
     for pm in _managers(c):
-        key = f"pm:{pm.name}"
-        yield _fact(key, pm.version or "(version not recorded)", pm.version or UNKNOWN)
+        key = tool(pm.name)
+        version = pm.version or c.tools.get(pm.name)
+        if version is not None:  # a manager used at an unrecorded version tells nothing to compare
+            yield _fact(key, version, version)
         if pm.declared is not None:
             yield _fact(f"{key}:declared", pm.declared, pm.declared)
         if pm.lockfile is not None or pm.lockfile_sha256 is not None:
             sha = pm.lockfile_sha256
             shown = f"{pm.lockfile or '(lockfile)'} sha256:{sha[:12]}" if sha else f"{pm.lockfile}"
-            yield _fact(f"{key}:lockfile", shown, sha or UNKNOWN)
-
-
-def _pep503(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
+            yield _fact(lock(pm.name), shown, sha or UNKNOWN)
 
 
 def _deps(c: Capsule) -> Iterator[tuple[str, _Fact]]:
     for name, versions in c.resolved.node.items():
         vs = tuple(sorted(set(versions)))
-        yield _fact(f"dep:node:{name}", ", ".join(vs), vs)
+        yield _fact(pin("node", name), ", ".join(vs), vs)
     for name, version in c.resolved.python.items():
-        yield _fact(f"dep:python:{_pep503(name)}", version, version)
+        yield _fact(pin("python", name), version, version)
 
 
 def _repo(c: Capsule) -> Iterator[tuple[str, _Fact]]:
@@ -212,15 +195,15 @@ def _repo(c: Capsule) -> Iterator[tuple[str, _Fact]]:
         return
     for name in ("remote", "commit", "branch", "dirty"):
         if getattr(r, name) is not None:
-            yield _fact(f"repo:{name}", str(getattr(r, name)), getattr(r, name))
+            yield _fact(f"source:{name}", str(getattr(r, name)), getattr(r, name))
     if r.diff is not None:
         data = r.diff.encode("utf-8", "surrogatepass")
         sha = hashlib.sha256(data).hexdigest()
         flags = "".join((", truncated" if r.diff_truncated else "", ", redacted" if r.diff_redacted else ""))
         shown = f"{len(data)} bytes, sha256:{sha[:12]}{flags}" if data else "(clean)"
-        yield _fact("repo:diff", shown, sha, r.diff_truncated)
+        yield _fact("source:diff", shown, sha, r.diff_truncated)
     if r.untracked:
-        yield _fact("repo:untracked", ", ".join(r.untracked), tuple(sorted(r.untracked)))
+        yield _fact("source:untracked", ", ".join(r.untracked), tuple(sorted(r.untracked)))
 
 
 def _env(c: Capsule) -> Iterator[tuple[str, _Fact]]:
@@ -295,10 +278,10 @@ def _covers(c: Capsule, mine: dict[str, _Fact], key: str) -> bool:
     """Is the key's presence or absence something this capsule records?"""
     if key in mine:
         return True
-    if key.startswith("dep:"):
+    if key.startswith("pin:"):
         # An ecosystem with no packages at all was not looked at (twin writes the map only when found).
         eco = key.split(":")[1]
-        return any(k.startswith(f"dep:{eco}:") for k in mine)
+        return any(k.startswith(f"pin:{eco}:") for k in mine)
     return records(c, key)
 
 
@@ -334,7 +317,7 @@ def _collapse(
     out: list[NotComparable] = []
     seen: set[str] = set()
     for nc in lone:
-        if not nc.key.startswith("dep:"):
+        if not nc.key.startswith("pin:"):
             out.append(nc)
             continue
         family = ":".join(nc.key.split(":")[:2])

@@ -70,7 +70,7 @@ def register(app: typer.Typer) -> None:
         ca, cb = read_capsule(a), read_capsule(b)
         d = diff_capsules(ca, cb)
         if as_json:
-            console.print_json(diff_to_data(d))
+            console.print_result("diff", int(Exit.NEGATIVE if d.differ else Exit.OK), diff_to_data(d))
         else:
             _show(ca, cb, d)
         if d.differ:

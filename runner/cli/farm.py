@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ..errors import Exit, ReplayError, UsageError
-from .console import err, out, print_json
+from .console import err, error_line, out, print_json
 
 farm_app = typer.Typer(name="farm", no_args_is_help=True, add_completion=False,
                        help="Replay every collected capsule each night, keep the history, say what changed.")
@@ -29,30 +29,24 @@ def _store(db: Path | None, create: bool) -> Any:
     return SqlStore(db or default_db_path(), create=create)
 
 
-def _enveloped(schema: str, command: str, as_json: bool, body: Callable[[], tuple[int, Any]],
+def _enveloped(command: str, as_json: bool, body: Callable[[], tuple[int, Any]],
                show: Callable[[Any], None]) -> None:
     """Run the command; with --json its outcome (or its error) as one object on stdout."""
     if not as_json:
         code, result = body()
         show(result)
         raise typer.Exit(code)
+    from ..envelope import envelope, error_of
+
     try:
         code, result = body()
-    except ReplayError as exc:
+    except ReplayError as exc:  # here, not in main(): the envelope names the sub-command ("farm run")
         code = int(exc.exit_code)
-        print_json({"schema": schema, "command": command, "exit_code": code, "result": None,
-                    "error": {"kind": type(exc).__name__, "message": exc.line(), "file": _file_of(exc)}})
-        from .console import error_line
-
         error_line(exc.line())
+        print_json(envelope(command, code, None, error_of(exc)))
         raise typer.Exit(code) from None
-    print_json({"schema": schema, "command": command, "exit_code": code, "result": result, "error": None})
+    print_json(envelope(command, code, result))
     raise typer.Exit(code)
-
-
-def _file_of(exc: ReplayError) -> str | None:
-    path = getattr(exc, "path", None)
-    return str(path) if path is not None else None
 
 
 @farm_app.command("run")
@@ -92,9 +86,9 @@ def run_cmd(
     if as_json:
         from ..farm.views import run_json
 
-        _enveloped("replay.farm-run/1", "farm run", True, lambda: _mapped(body, run_json), show)
+        _enveloped("farm run", True, lambda: _mapped(body, run_json), show)
     else:
-        _enveloped("replay.farm-run/1", "farm run", False, body, show)
+        _enveloped("farm run", False, body, show)
 
 
 def _mapped(body: Callable[[], tuple[int, Any]], fn: Callable[[Any], Any]) -> tuple[int, Any]:
@@ -148,7 +142,7 @@ def report_cmd(
 
     from ..farm.views import report_json
 
-    _enveloped("replay.farm-report/1", "farm report", as_json,
+    _enveloped("farm report", as_json,
                (lambda: _mapped(body, report_json)) if as_json else body, show)
 
 
@@ -179,7 +173,7 @@ def history_cmd(
 
     from ..farm.views import history_json
 
-    _enveloped("replay.farm-history/1", "farm history", as_json,
+    _enveloped("farm history", as_json,
                (lambda: _mapped(body, history_json)) if as_json else body, show)
 
 

@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
         """Show what a capsule records: command, outcome, platform, runtimes, packages, env..."""
         model = read_capsule(capsule)
         if as_json:
-            console.print_json(to_data(model))
+            console.print_result("inspect", 0, to_data(model))
             return
         for section in sections(model, full=full):
             console.out.print(section_view(section))

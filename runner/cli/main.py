@@ -13,7 +13,8 @@ import typer
 
 from ..errors import Exit, ReplayError
 from . import bisect, diff, farm, inspect, render, run, shell, signature, verify
-from .console import error_line
+from ..envelope import envelope, error_of
+from .console import error_line, print_json
 
 app = typer.Typer(
     name="replay",
@@ -79,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"replay {__version__}")
         return 0
     signal.signal(signal.SIGTERM, _terminate)
+    failure = _Failure(args)
     try:
         # Not standalone: usage errors come here as exceptions and become one line.
         result = app(args=_argv(args), prog_name="replay", standalone_mode=False)
@@ -86,26 +88,36 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
         if code == 130:  # typer turns Ctrl-C into Exit(130) itself; cleanup has run by now
-            error_line("interrupted")
+            return failure.say(KeyboardInterrupt(), "interrupted", 130, "interrupted")
         return code
     except ReplayError as e:  # expected: one line, even with --debug
-        error_line(e.line())
-        return int(e.exit_code)
-    except KeyboardInterrupt:
-        error_line("interrupted")
-        return 130
+        return failure.say(e, e.line(), int(e.exit_code))
+    except KeyboardInterrupt as e:
+        return failure.say(e, "interrupted", 130, "interrupted")
     except Exception as e:  # the unexpected: one line, the traceback only with --debug
         if _is_usage_error(e):
-            error_line(f"{e.format_message()} (see replay {_command(args)}--help)")  # type: ignore[attr-defined]
-            return int(Exit.BAD_INPUT)
+            message = f"{e.format_message()} (see replay {_command(args)}--help)"  # type: ignore[attr-defined]
+            return failure.say(e, message, int(Exit.BAD_INPUT), "usage")
         if _is_abort(e):
-            error_line("interrupted")
-            return 130
+            return failure.say(e, "interrupted", 130, "interrupted")
         if debug:
             traceback.print_exc()
-        error_line(f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)")
-        return int(Exit.ENVIRONMENT)
-    return 0
+        message = f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)"
+        return failure.say(e, message, int(Exit.ENVIRONMENT), "internal")
+
+
+class _Failure:
+    """How a failed command ends: one line on stderr and, with --json, the envelope on stdout."""
+
+    def __init__(self, args: list[str]) -> None:
+        self.json = "--json" in args
+        self.command = _command(args).strip() or "run"
+
+    def say(self, exc: BaseException, message: str, code: int, kind: str | None = None) -> int:
+        error_line(message)
+        if self.json:
+            print_json(envelope(self.command, code, None, error_of(exc, kind, message)))
+        return code
 
 
 def entry() -> None:

@@ -32,8 +32,9 @@ def parse_env(items: list[str]) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def plan_options(env: list[str], salt: str | None, all_runtimes: bool, no_pin: bool, repo: str | None,
-                 ref: str | None, patch: Path | None, source: Path | None, http: Path | None) -> PlanOptions:
+def plan_options(*, env: list[str] = [], salt: str | None = None, all_runtimes: bool = False,  # noqa: B006
+                 no_pin: bool = False, repo: str | None = None, ref: str | None = None, patch: Path | None = None,
+                 source: Path | None = None, http: Path | None = None) -> PlanOptions:
     patch_text = ""
     if patch is not None:
         try:

@@ -31,7 +31,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Print the Dockerfile (dry run), or write the build context with -o DIR."""
         s = settings()
-        plan = make_plan(read_capsule(capsule), s, o.plan_options(env, None, all_runtimes, no_pin, repo, ref, patch, source, None))
+        plan = make_plan(read_capsule(capsule), s, o.plan_options(env=env, all_runtimes=all_runtimes, no_pin=no_pin, repo=repo, ref=ref, patch=patch, source=source))
         if output is None:
             out.print(render(plan, s), markup=False, highlight=False)
             return

@@ -8,11 +8,11 @@ from typing import Annotated
 import typer
 
 from ..errors import UsageError
-from ..job import replay_capsule
-from ..replay import Progress, ReplayOptions
-from ..report import show
+
+from ..replay import Progress, ReplayOptions, replay_capsule
+from ..report import show, to_json
 from . import options as o
-from .console import err, out, print_json
+from .console import err, out, print_result
 from .verify import check_trust_key
 
 
@@ -42,12 +42,14 @@ def register(app: typer.Typer) -> None:
             raise UsageError(f"--memory {memory!r}: a size like 512m or 4g")
         for key in trust_key:
             check_trust_key(key)
-        plan_opts = o.plan_options(env, salt, all_runtimes, no_pin, repo, ref, patch, source, http)
+        plan_opts = o.plan_options(env=env, salt=salt, all_runtimes=all_runtimes, no_pin=no_pin, repo=repo, ref=ref,
+                                   patch=patch, source=source, http=http)
         opts = ReplayOptions(attempts=attempts, timeout=timeout, memory=memory, verbose=verbose, plan=plan_opts,
+                             secret_env=plan_opts.env_overrides,
                              require_valid=require_valid)
         report = replay_capsule(capsule, opts, Progress(err), trust_keys=trust_key)
         if as_json:
-            print_json(report.to_json())
+            print_result("run", report.exit_code, to_json(report))
         else:
             show(report, out)
         raise typer.Exit(report.exit_code)

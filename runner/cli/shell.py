@@ -22,8 +22,8 @@ def register(app: typer.Typer) -> None:
         source: o.SourceOpt = None,
     ) -> None:
         """Build the replay image and open bash in it, with the recorded environment set (no network)."""
-        replayer = Replayer(ReplayOptions(plan=o.plan_options(env, None, False, False, repo, ref, None, source, None)),
-                            Progress(err))
+        plan_opts = o.plan_options(env=env, repo=repo, ref=ref, source=source)
+        replayer = Replayer(ReplayOptions(plan=plan_opts, secret_env=plan_opts.env_overrides), Progress(err))
         try:
             _, plan = replayer.load(capsule)
             image = replayer.image(plan)

@@ -100,7 +100,7 @@ def register(app: typer.Typer) -> None:
         # Asking to trust keys and getting no trusted signature is a negative answer too.
         ok = result.valid and (not keys or result.trusted is True)
         if as_json:
-            console.print_json(_data(result, ok))
+            console.print_result("verify", int(Exit.OK if ok else Exit.NEGATIVE), _data(result, ok))
         else:
             _show(result, ok)
         if not ok:

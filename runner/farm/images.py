@@ -33,8 +33,6 @@ def image_key(plan: Plan) -> str:
         blank[name] = _empty(default)
     # a runtime reaches the image by name, version and source; how it was chosen is the report's
     blank["runtimes"] = tuple((r.name, r.version, r.source) for r in plan.runtimes)
-    if plan.inputs and all(a.sha256 for a in plan.inputs):
-        blank["capsule_dir"] = None  # inputs pinned by content: where the capsule lies does not matter
     neutral = dataclasses.replace(plan, **blank)  # type: ignore[arg-type]
     return hashlib.sha256(repr(neutral).encode()).hexdigest()[:24]
 

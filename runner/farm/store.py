@@ -28,6 +28,7 @@ class StoreError(ReplayError):
     """The history database cannot be used (exit 2): names the file."""
 
     exit_code = Exit.BAD_INPUT
+    kind = "history"
 
     def __init__(self, path: Path | str, problem: str) -> None:
         super().__init__(f"{path}: {problem}")

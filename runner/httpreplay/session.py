@@ -52,7 +52,7 @@ from typing import Any
 
 from ..capsules.model import HttpCall
 from ..config import Settings
-from ..engine import LABEL, Mount, RunSpec
+from ..engine import LABEL, Containment, Mount, RunSpec
 from ..errors import ReplayError
 from ..resources import images_dir
 from .ca import ReplayCA
@@ -191,7 +191,7 @@ class HttpReplaySession:
         argv = ("python3", "-u", "/srv/httpreplay/server.py", "--calls", "/replay/in/calls.json",
                 "--certs", "/replay/in/certs", "--events", "/replay/out/events.jsonl")
         return RunSpec(image=image, argv=argv, network=self.network, aliases=self.plan.aliases,
-                       labels=((LABEL, self.label),), memory="256m", pids_limit=512,
+                       labels=((LABEL, self.label),), containment=Containment(memory="256m", pids_limit=512),
                        mounts=(Mount(str(self._dir / "in"), "/replay/in", True),
                                Mount(str(self._dir / "out"), "/replay/out", False)))
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from runner.cli.main import main
+from tests.envelope import result_of
 
 pytestmark = pytest.mark.integration
 
@@ -15,7 +16,7 @@ FETCH = Path(__file__).resolve().parents[1] / "fixtures" / "examples" / "codeins
 
 def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
     rc = main([*args, "--json"])
-    return rc, json.loads(capsys.readouterr().out)
+    return rc, result_of(capsys.readouterr().out)
 
 
 def test_codeinstances_instance_replays_on_its_own(engine: object, capsys: pytest.CaptureFixture[str]) -> None:

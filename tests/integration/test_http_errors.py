@@ -21,6 +21,7 @@ import pytest
 
 from runner.capsules.codeinstances import compute_id
 from runner.cli.main import main
+from tests.envelope import result_of
 
 pytestmark = pytest.mark.integration
 
@@ -170,7 +171,7 @@ def replayed(engine: object, tmp_path_factory: pytest.TempPathFactory,
     with contextlib.redirect_stdout(out):
         rc = main([str(instance), "-n", "1", "--json"])
     assert out.getvalue().strip(), f"no report (exit {rc})"
-    return rc, json.loads(out.getvalue())
+    return rc, result_of(out.getvalue())
 
 
 def _served(report: dict[str, Any]) -> dict[int, dict[str, Any]]:

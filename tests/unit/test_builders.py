@@ -1,7 +1,7 @@
 """Build log reading: the telling error line, and which steps really ran."""
 from __future__ import annotations
 
-from runner.builders import _BK_STEP, _last_error
+from runner.engine.builders import _BK_STEP, _last_error
 
 
 def test_the_specific_error_beats_our_success_lines_and_npm_noise() -> None:

@@ -87,10 +87,10 @@ def test_runtime_dep_and_repo_diff_changes_get_stable_keys() -> None:
         repo=Repo("https://example.com/r.git", "c" * 40, "main", True, "diff --git a/x b/x\n+1\n"),
     )
     d = diff_capsules(twin(), b)
-    assert [f.key for f in d.differences] == ["runtime:node", "dep:node:lodash", "repo:diff", "repo:dirty"]
+    assert [f.key for f in d.differences] == ["runtime:node", "pin:node:lodash", "source:diff", "source:dirty"]
     by_key = {f.key: f for f in d.differences}
     assert (by_key["runtime:node"].a, by_key["runtime:node"].b) == ("20.11.1", "22.1.0")
-    assert by_key["repo:diff"].a == "(clean)" and by_key["repo:diff"].b.startswith("22 bytes, sha256:")
+    assert by_key["source:diff"].a == "(clean)" and by_key["source:diff"].b.startswith("22 bytes, sha256:")
     assert all(f.group in ("runtimes", "resolved packages", "repo") for f in d.differences)
 
 
@@ -108,17 +108,16 @@ def test_missing_tool_and_dependency_are_differences_within_twin() -> None:
     d = diff_capsules(twin(), b)
     assert [(f.key, f.a, f.b) for f in d.differences] == [
         ("tool:git", "2.43.0", "(not found)"),
-        ("dep:node:debug", "2.6.9, 4.3.4", "(not installed)"),
+        ("pin:node:debug", "2.6.9, 4.3.4", "(not installed)"),
     ]
 
 
 def test_lockfile_and_package_manager_keys() -> None:
     pm = PackageManager("npm", "node", "10.2.4", "npm@10.2.4", "package-lock.json", "cd" * 32)
-    assert keys(twin(), twin(package_managers=(pm,))) == ["pm:npm:declared", "pm:npm:lockfile"]
+    assert keys(twin(), twin(package_managers=(pm,))) == ["tool:npm:declared", "lock:npm"]
     pnpm = PackageManager("pnpm", "node", "9.0.0", None, "pnpm-lock.yaml", "ef" * 32)
-    assert keys(twin(), twin(package_managers=(pnpm,))) == [
-        "pm:npm", "pm:npm:lockfile", "pm:pnpm", "pm:pnpm:lockfile",
-    ]  # fmt: skip
+    # npm's version is still the one twin's tools record: only pnpm and the lockfiles differ
+    assert keys(twin(), twin(package_managers=(pnpm,))) == ["tool:pnpm", "lock:npm", "lock:pnpm"]
 
 
 def test_host_specific_env_is_listed_but_cannot_change_the_outcome() -> None:
@@ -187,9 +186,9 @@ def test_twin_against_codeinstances_lists_not_comparable_facts_without_counting_
     assert d.differences == () and not d.differ
     lone = {n.key: n for n in d.not_comparable}
     assert {"platform:distro", "runtime:node", "tool:npm", "env:TZ", "locale:timeZone", "http:calls",
-            "command:cwd", "command:host_cwd", "dep:node", "repo:commit"} <= set(lone)  # fmt: skip
+            "command:cwd", "command:host_cwd", "pin:node", "source:commit"} <= set(lone)  # fmt: skip
     assert lone["http:calls"].recorded_in == "b" and lone["runtime:node"].recorded_in == "a"
-    assert lone["dep:node"].value == "2 packages"
+    assert lone["pin:node"].value == "2 packages"
     assert lone["platform:distro"].note == "codeinstances does not record it"
 
 
@@ -223,7 +222,7 @@ def test_novafabric_python_environment_facts() -> None:
         python=PythonEnv("cpython", "3.12.1", "pip", "requirements.txt", None, "sha256:" + "bb" * 32),
         runtimes=FrozenMap({"python": "3.12.1"}),
     )
-    assert keys(nova(), b) == ["runtime:python", "pm:pip:lockfile", "dep:python:pyyaml"]
+    assert keys(nova(), b) == ["runtime:python", "lock:pip", "pin:python:pyyaml"]
     assert keys(nova(), nova(platform=Platform(os="linux", arch="x86_64", cpu_count=64, memory_bytes=1))) == [
         "platform:cpu_count", "platform:memory_bytes",
     ]  # fmt: skip
@@ -236,7 +235,7 @@ def test_twin_against_novafabric_compares_what_both_record() -> None:
     assert [f.key for f in d.differences] == []  # same arch under another name, same TZ, same python
     lone = {n.key for n in d.not_comparable}
     assert {"platform:distro", "platform:libc", "platform:cpu_count", "runtime:node", "env:HOME", "env:CI",
-            "dep:node", "dep:python", "locale:lang", "locale:locale", "python:interpreter"} <= lone  # fmt: skip
+            "pin:node", "pin:python", "locale:lang", "locale:locale", "python:interpreter"} <= lone  # fmt: skip
     assert "runtime:python" not in lone and "env:TZ" not in lone
 
 
@@ -273,7 +272,7 @@ def test_real_twin_against_real_codeinstances() -> None:
     b = read_capsule(EXAMPLES / "codeinstances" / "fetch-greeting.json")
     d = diff_capsules(a, b)
     assert [f.key for f in d.differences] == ["command:argv"]  # different commands, nothing else comparable
-    assert {"platform:distro", "runtime:node", "env:TZ", "http:calls", "dep:node"} <= {n.key for n in d.not_comparable}
+    assert {"platform:distro", "runtime:node", "env:TZ", "http:calls", "pin:node"} <= {n.key for n in d.not_comparable}
 
 
 def test_real_novafabric_captures_differ_in_python_and_locale() -> None:
@@ -282,7 +281,7 @@ def test_real_novafabric_captures_differ_in_python_and_locale() -> None:
     d = diff_capsules(a, b)
     found = {f.key for f in d.differences}
     assert {"runtime:python", "locale:timeZone", "locale:lang", "env:LANG", "command:argv"} <= found
-    assert {"input:poem.txt", "input:wordcount.py", "dep:python:six", "pm:uv", "pm:pip"} <= found
+    assert {"input:poem.txt", "input:wordcount.py", "pin:python:six", "lock:uv", "lock:pip"} <= found
     assert d.differ
     # minimal-run's env.lock recorded no TZ, so TZ is only comparable through locale.
     assert "env:TZ" in {n.key for n in d.not_comparable}

@@ -1,7 +1,6 @@
 """`replay diff A B`: exit 1 when a fact that could change the outcome differs."""
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,6 +9,7 @@ import pytest
 
 from runner.cli.main import main
 from tests.examples import CI, MINIMAL, NOVA, TWIN, json_variant
+from tests.envelope import result_of
 
 
 
@@ -21,7 +21,7 @@ def variant(tmp_path: Path, change: Callable[[dict[str, Any]], None]) -> Path:
 
 def diff_json(a: Path, b: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
     code = main(["diff", str(a), str(b), "--json"])
-    return code, json.loads(capsys.readouterr().out)
+    return code, result_of(capsys.readouterr().out)
 
 
 def keys(data: dict[str, Any]) -> list[str]:
@@ -59,8 +59,8 @@ def set_diff(d: dict[str, Any]) -> None:
     [
         (set_tz, {"env": ["env:TZ"], "locale": ["locale:timeZone"]}),
         (set_node, {"runtimes": ["runtime:node"]}),
-        (set_dep, {"resolved packages": ["dep:node:@babel/compat-data"]}),
-        (set_diff, {"repo": ["repo:diff", "repo:dirty"]}),
+        (set_dep, {"resolved packages": ["pin:node:@babel/compat-data"]}),
+        (set_diff, {"repo": ["source:diff", "source:dirty"]}),
     ],
     ids=["tz", "node", "dep", "diff"],
 )
@@ -99,7 +99,7 @@ def test_twin_against_codeinstances_lists_not_comparable(capsys: pytest.CaptureF
     assert keys(data) == ["command:argv"]  # the commands differ; nothing else is comparable
     assert code == 1
     lone = {n["key"]: n for n in data["not_comparable"]}
-    assert {"platform:distro", "runtime:node", "env:TZ", "locale:timeZone", "http:calls", "dep:node"} <= set(lone)
+    assert {"platform:distro", "runtime:node", "env:TZ", "locale:timeZone", "http:calls", "pin:node"} <= set(lone)
     assert lone["http:calls"]["recorded_in"] == "b"
     assert lone["platform:distro"] == {"key": "platform:distro", "recorded_in": "a", "value": "garuda",
                                        "note": "codeinstances does not record it", "group": "platform"}  # fmt: skip
@@ -110,7 +110,7 @@ def test_novafabric_pair(capsys: pytest.CaptureFixture[str]) -> None:
     code, data = diff_json(MINIMAL, NOVA, capsys)
     assert code == 1
     found = keys(data)
-    assert {"runtime:python", "locale:timeZone", "locale:lang", "dep:python:six", "input:poem.txt"} <= set(found)
+    assert {"runtime:python", "locale:timeZone", "locale:lang", "pin:python:six", "input:poem.txt"} <= set(found)
     assert main(["diff", str(TWIN), str(NOVA)]) == 1
     out = capsys.readouterr().out
     assert "not comparable (not counted)" in out and "platform:distro" in out

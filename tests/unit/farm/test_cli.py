@@ -82,7 +82,7 @@ def test_a_missing_history_is_an_error_envelope_naming_the_file(tmp_path: Path, 
     missing = tmp_path / "none.sqlite"
     rc, doc = _json(capsys, "farm", "report", "--db", str(missing))
     assert (rc, doc["exit_code"], doc["result"]) == (2, 2, None)
-    assert doc["error"]["kind"] == "StoreError" and doc["error"]["file"] == str(missing)
+    assert doc["error"]["kind"] == "history" and doc["error"]["file"] == str(missing)
     assert not missing.exists()
 
 
@@ -111,6 +111,6 @@ def test_without_an_engine_run_is_one_line_exit_3_and_records_no_night(
     write_instance(tmp_path / "caps" / "a.json", ["python3", "-c", "print(1)"], "1\n")
     db = tmp_path / "farm.sqlite"
     rc, doc = _json(capsys, "farm", "run", str(tmp_path / "caps"), "--db", str(db))
-    assert (rc, doc["result"], doc["error"]["kind"]) == (3, None, "EngineUnavailable")
+    assert (rc, doc["result"], doc["error"]["kind"]) == (3, None, "engine")
     assert "no Docker engine answers" in doc["error"]["message"]
     assert SqlStore(db).history().nights == ()

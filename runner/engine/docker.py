@@ -1,4 +1,4 @@
-"""The engine interface in front of the docker SDK.
+"""The docker implementation of the Engine protocol (protocol.py), over the docker SDK.
 
 Build yields events (builders.py: BuildKit through the engine's CLI, or the SDK's
 classic builder), run returns a result; SDK errors become replay's own typed
@@ -14,17 +14,15 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import requests
 from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
 
+from ..errors import EngineUnavailable, ReplayError
 from .builders import BuildEvent, build_with_cli, build_with_sdk, find_buildkit_cli
-from .errors import EngineUnavailable, ReplayError
-
-LABEL = "replay"  # every image, container and network replay makes carries it
+from .protocol import LABEL, Containment, Mount, RunResult, RunSpec
 
 START_HINT = (
     "no Docker engine answers; start one with scripts/setup "
@@ -34,43 +32,6 @@ START_HINT = (
 
 class TransientEngineError(ReplayError):
     """A failure worth retrying (daemon restarting, connection reset)."""
-
-
-@dataclass(frozen=True)
-class Mount:
-    source: str
-    target: str
-    read_only: bool = True
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    image: str
-    argv: tuple[str, ...]
-    env: tuple[tuple[str, str], ...] = ()
-    workdir: str | None = None
-    network: str = "none"  # "none", "bridge", or a network name
-    aliases: tuple[str, ...] = ()
-    labels: tuple[tuple[str, str], ...] = ()
-    mounts: tuple[Mount, ...] = ()
-    timeout_s: float = 600.0
-    memory: str | None = "2g"
-    pids_limit: int | None = 4096
-    dns_opts: tuple[str, ...] = ()
-    name: str | None = None
-    tty: bool = False
-    stdin_open: bool = False
-
-
-@dataclass(frozen=True)
-class RunResult:
-    exit_code: int | None  # None when killed for the timeout
-    output: bytes  # stdout and stderr interleaved, as a terminal shows them (stderr alone is not needed)
-    stdout: bytes
-    duration_s: float
-    timed_out: bool = False
-    oom_killed: bool = False
-    signal: str | None = None
 
 
 _SIGNALS = {129: "SIGHUP", 130: "SIGINT", 131: "SIGQUIT", 132: "SIGILL", 134: "SIGABRT", 136: "SIGFPE",
@@ -170,12 +131,9 @@ class DockerEngine:
         kwargs: dict[str, Any] = dict(
             image=spec.image, command=list(spec.argv), environment=[f"{k}={v}" for k, v in spec.env],
             working_dir=spec.workdir, labels=dict(spec.labels), detach=True, name=spec.name,
-            mem_limit=spec.memory, pids_limit=spec.pids_limit, tty=spec.tty, stdin_open=spec.stdin_open,
+            tty=spec.tty, stdin_open=spec.stdin_open,
             mounts=[_docker_mount(m) for m in spec.mounts], dns_opt=list(spec.dns_opts) or None,
-            entrypoint=[],
-            # the replayed program cannot gain privileges, and a chatty one cannot fill the disk
-            security_opt=["no-new-privileges"],
-            log_config={"type": "json-file", "config": {"max-size": "64m", "max-file": "1"}},
+            entrypoint=[], **_limits(spec.containment),
         )
         if spec.network in ("none", "bridge", "host"):
             kwargs["network_mode"] = spec.network
@@ -234,6 +192,20 @@ class DockerEngine:
         res = self.client.containers.get(container_id).exec_run(list(argv))
         return int(res.exit_code), bytes(res.output)
 
+    def put_files(self, container_id: str, directory: str, files: Mapping[str, bytes]) -> None:
+        """Hand files to a (created or running) container through the engine: no host path,
+        so it works when replay itself runs in a container."""
+        import io
+        import tarfile
+
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w") as tar:
+            for name, data in sorted(files.items()):
+                info = tarfile.TarInfo(name)
+                info.size, info.mode = len(data), 0o644
+                tar.addfile(info, io.BytesIO(data))
+        self.client.api.put_archive(container_id, directory, buf.getvalue())
+
     def stop(self, container_id: str) -> None:
         import docker.errors
 
@@ -246,7 +218,7 @@ class DockerEngine:
         """An interactive session (replay shell): the engine CLI owns the terminal."""
         cli = shutil.which("docker") or "docker"
         tty = ["-it"] if sys.stdin.isatty() else ["-i"]  # piped input works too (scripts, tests)
-        cmd = [cli, "run", "--rm", *tty, "--network", spec.network, "--entrypoint", ""]
+        cmd = [cli, "run", "--rm", *tty, "--network", spec.network, "--entrypoint", "", *_limit_flags(spec.containment)]
         for k, _ in spec.env:  # values go through the environment, never the command line (ps)
             cmd += ["-e", k]
         for k, v in spec.labels:
@@ -280,6 +252,34 @@ class DockerEngine:
         _quietly(self.client.networks.prune, filters=flt)
 
 
+def _limits(c: Containment) -> dict[str, Any]:
+    """The containment policy as the SDK's create() arguments."""
+    out: dict[str, Any] = {
+        "mem_limit": c.memory, "pids_limit": c.pids_limit,
+        "security_opt": ["no-new-privileges"] if c.no_new_privileges else None,
+        "cap_drop": list(c.cap_drop) or None, "cap_add": list(c.cap_add) or None,
+        "log_config": {"type": "json-file", "config": {"max-size": c.log_max, "max-file": "1"}},
+    }
+    if c.cpus:
+        out["nano_cpus"] = int(c.cpus * 1e9)
+    return out
+
+
+def _limit_flags(c: Containment) -> list[str]:
+    """The same policy as `docker run` flags (replay shell hands the terminal to the CLI)."""
+    flags = []
+    if c.memory:
+        flags += ["--memory", c.memory]
+    if c.pids_limit:
+        flags += ["--pids-limit", str(c.pids_limit)]
+    if c.cpus:
+        flags += ["--cpus", str(c.cpus)]
+    if c.no_new_privileges:
+        flags += ["--security-opt", "no-new-privileges"]
+    flags += [f"--cap-drop={cap}" for cap in c.cap_drop] + [f"--cap-add={cap}" for cap in c.cap_add]
+    return flags
+
+
 def _follow(ctr: Any, on_output: Callable[[bytes], None]) -> None:
     """Stream a container's output (-v) beside the wait, so a silent command still times out."""
     try:
@@ -300,16 +300,3 @@ def _quietly(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
         fn(*args, **kwargs)
     except Exception:
         pass
-
-
-@dataclass
-class EngineHolder:
-    """Lazily connects, so commands that need no engine never touch it."""
-
-    builder: str = "auto"
-    _engine: DockerEngine | None = field(default=None, init=False)
-
-    def get(self) -> DockerEngine:
-        if self._engine is None:
-            self._engine = DockerEngine(self.builder)
-        return self._engine

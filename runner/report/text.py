@@ -1,79 +1,10 @@
-"""The replay report: one value, shown as rich tables or as JSON."""
+"""The report's human view on stdout (rich tables; capsule strings never read as markup)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from .capsules.model import to_data
-from .capsules.verification import VerifyResult
-from .httpreplay.report import HttpReport
-from .plan import Fidelity
-from .replay import Attempt, Drift, Expected, Verdict
-
-EXIT_FOR: dict[str, int] = {"reproduced": 0, "fixed": 0}
-
-
-@dataclass(frozen=True)
-class CapsuleRef:
-    path: str
-    format: str
-    id: str
-
-
-@dataclass(frozen=True)
-class ImageInfo:
-    ref: str
-    built: bool
-    build_s: float
-    steps_run: int
-    builder: str
-    base: str
-
-
-@dataclass(frozen=True)
-class Verification:
-    valid: bool | None
-    sealed: bool = False
-    trusted: bool | None = None
-    problems: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class ReplayReport:
-    verdict: Verdict
-    capsule: CapsuleRef
-    expected: Expected
-    attempts: tuple[Attempt, ...]
-    fidelity: tuple[Fidelity, ...]
-    image: ImageInfo
-    verification: Verification
-    steps: tuple[tuple[str, float], ...] = ()
-    drift: tuple[Drift, ...] = ()
-    http: HttpReport | None = None
-    notes: tuple[str, ...] = ()
-
-    @property
-    def exit_code(self) -> int:
-        return EXIT_FOR.get(self.verdict, 1)
-
-    def to_json(self) -> dict[str, Any]:
-        data = to_data(self)
-        data["exit_code"] = self.exit_code
-        data["expected"]["stdout"] = _text(self.expected.stdout)
-        for d, a in zip(data["attempts"], self.attempts):
-            d["stdout"] = _text(a.stdout)
-        data["steps"] = [{"name": n, "seconds": round(s, 3)} for n, s in self.steps]
-        data["image"]["build_s"] = round(self.image.build_s, 3)
-        return data
-
-
-def _text(data: bytes | None) -> str | None:
-    return None if data is None else data.decode("utf-8", "replace")
-
-
-def verification_of(result: VerifyResult) -> Verification:
-    return Verification(result.valid, result.sealed, result.trusted,
-                        tuple(f"{p.severity}: {p.message}" for p in result.problems))
+from ..httpreplay.report import HttpReport
+from .model import ReplayReport
 
 
 def show(report: ReplayReport, console: Any) -> None:
@@ -91,8 +22,8 @@ def show(report: ReplayReport, console: Any) -> None:
     steps = Table(title="steps", show_header=True, header_style="bold")
     steps.add_column("step")
     steps.add_column("time", justify="right")
-    for name, secs in report.steps:
-        steps.add_row(*_plain(name, f"{secs:.1f}s"))
+    for step in report.steps:
+        steps.add_row(*_plain(step.name, f"{step.seconds:.1f}s"))
     console.print(steps)
     att = Table(title="attempts", header_style="bold")
     for col in ("#", "exit", "signature", "as recorded?", "time"):
@@ -117,7 +48,7 @@ def show(report: ReplayReport, console: Any) -> None:
         console.print(f"drifted packages ({len(report.drift)}): " + ", ".join(
             f"{d.name} {d.installed}→{d.recorded}" for d in report.drift[:20]), markup=False)
     if report.http is not None:
-        _show_http(to_data(report.http), console)
+        _show_http(report.http, console)
     for note in report.notes:
         console.print(f"note: {note}", markup=False)
     console.print(f"[bold]verdict: {report.verdict}[/bold]")
@@ -143,18 +74,18 @@ def _show_key_lines(report: ReplayReport, console: Any) -> None:
         console.print(f"  {line}", markup=False)
 
 
-def _show_http(http: dict[str, Any], console: Any) -> None:
-    console.print(f"http: {len(http.get('served', []))} served, {len(http.get('unmatched', []))} unmatched, "
-                  f"{len(http.get('unused', []))} unused", markup=False)
-    for c in http.get("served", []):
-        extra = f" ({c['approximated']})" if c.get("approximated") else ""
-        console.print(f"  served #{c['seq']}: {c['method']} {c['url']} -> {c['outcome']}{extra}", markup=False)
-    for u in http.get("unmatched", []):
-        why = "; ".join(f"{d['part']}: {d['why']}" for d in u.get("differences", []))
-        near = f", nearest #{u['nearest']} {u['nearest_request']}" if u.get("nearest") is not None else ""
-        console.print(f"  UNMATCHED (not forwarded): {u['method']} {u['url']}{near}{': ' + why if why else ''}",
+def _show_http(http: HttpReport, console: Any) -> None:
+    console.print(f"http: {len(http.served)} served, {len(http.unmatched)} unmatched, {len(http.unused)} unused",
+                  markup=False)
+    for c in http.served:
+        extra = f" ({c.approximated})" if c.approximated else ""
+        console.print(f"  served #{c.seq}: {c.method} {c.url} -> {c.outcome}{extra}", markup=False)
+    for u in http.unmatched:
+        why = "; ".join(f"{d.part}: {d.why}" for d in u.differences)
+        near = f", nearest #{u.nearest} {u.nearest_request}" if u.nearest is not None else ""
+        console.print(f"  UNMATCHED (not forwarded): {u.method} {u.url}{near}{': ' + why if why else ''}",
                       markup=False)
-    for c in http.get("unused", []):
-        console.print(f"  never requested: #{c['seq']} {c['method']} {c['url']}", markup=False)
-    for note in http.get("notes", []):
+    for c in http.unused:
+        console.print(f"  never requested: #{c.seq} {c.method} {c.url}", markup=False)
+    for note in http.notes:
         console.print(f"  note: {note}", markup=False)

@@ -25,12 +25,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from .capsules.model import to_data
+from ..capsules.model import to_data
+from .facts import Stage
+from .trial import Observation, Role, Trial, said, trial
 
-Verdict = Literal["recorded", "pass", "other", "inconclusive"]
 Status = Literal["found", "baseline fails", "not reproduced", "no culprit"]
-Stage = Literal["build", "run"]
-Role = Literal["good end", "bad end", "both ends", "search"]
 Keys = frozenset[str]
 
 # The largest all-run-time set tried one fact at a time: N singletons cost no more than
@@ -47,32 +46,6 @@ class Candidate:
     cost: int
     good: str | None = None  # as shown; None: absent there
     bad: str | None = None
-
-
-@dataclass(frozen=True)
-class Observation:
-    """What the test callback saw for one subset."""
-
-    verdict: Verdict
-    signature: str | None = None  # of the attempt that decided the verdict
-    built: bool = False  # this trial built a new image
-    build_s: float = 0.0
-    run_s: float = 0.0
-    attempts: tuple[Verdict, ...] = ()
-
-
-@dataclass(frozen=True)
-class Trial:
-    number: int
-    keys: tuple[str, ...]  # facts applied to the good environment, cheap first
-    image_keys: tuple[str, ...]  # the build-time ones among them: which image ran
-    role: Role
-    verdict: Verdict
-    signature: str | None
-    built: bool
-    build_s: float
-    run_s: float
-    attempts: tuple[Verdict, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -139,10 +112,10 @@ class _Search:
         roles = [role] * len(batch) if isinstance(role, str) else list(role)
         seen = list(self.pool.map(self.test, [self.keys(s) for s in batch]))
         for subset, obs, r in zip(batch, seen, roles):
-            trial = Trial(len(self.trials) + 1, self.keys(subset), self.keys(self.image_keys(subset)), r,
-                          obs.verdict, obs.signature, obs.built, obs.build_s, obs.run_s, obs.attempts)
-            self.memo[subset] = trial
-            self.trials.append(trial)
+            t = trial(len(self.trials) + 1, r, obs, keys=self.keys(subset),
+                      image_keys=self.keys(self.image_keys(subset)))
+            self.memo[subset] = t
+            self.trials.append(t)
             self.images.add(self.image_keys(subset))
 
     def needs_build(self, subset: Keys) -> bool:
@@ -169,7 +142,7 @@ class _Search:
             s = subsets[i]
             if s not in self.memo:
                 self.run(self.batch(subsets[i:]))
-            elif self.memo[s].verdict == "recorded":
+            elif self.memo[s].verdict == "reproduced":
                 return s
             else:
                 i += 1
@@ -232,7 +205,7 @@ def search(candidates: Sequence[Candidate], test: TestFn, *, jobs: int = 1) -> B
             notes += _minimality_notes(s, minimal)
         return BisectResult(
             status=status, candidates=s.order, minimal=s.keys(minimal), trials=tuple(s.trials),
-            also_failing=tuple(t for t in s.trials if t.verdict == "other"), notes=tuple(notes),
+            also_failing=tuple(t for t in s.trials if t.verdict == "different-failure"), notes=tuple(notes),
         )
 
 
@@ -241,24 +214,20 @@ def _ends(s: _Search) -> tuple[Status, list[str]]:
     if not everything:
         s.run([frozenset()], "both ends")
         only = s.memo[frozenset()]
-        if only.verdict == "recorded":
+        if only.verdict == "reproduced":
             return "no culprit", ["no fact that can be varied differs, yet the good environment fails the recorded "
                                   "way here: the cause is among what is not varied"]
         return "not reproduced", [f"nothing to vary, and the run does not fail the recorded way here ({only.verdict})"]
     s.run([frozenset(), everything], ["good end", "bad end"])
     good, bad = s.memo[frozenset()], s.memo[everything]
     notes = []
-    if good.verdict != "pass":
-        notes.append(f"the good environment does not pass here ({_said(good)}): nothing to bisect against")
-    if bad.verdict != "recorded":
-        notes.append(f"the bad environment does not fail the recorded way here ({_said(bad)})")
-    if good.verdict != "pass":
+    if good.verdict != "not-reproduced":
+        notes.append(f"the good environment does not pass here ({said(good)}): nothing to bisect against")
+    if bad.verdict != "reproduced":
+        notes.append(f"the bad environment does not fail the recorded way here ({said(bad)})")
+    if good.verdict != "not-reproduced":
         return "baseline fails", notes
-    return ("found" if bad.verdict == "recorded" else "not reproduced"), notes
-
-
-def _said(t: Trial) -> str:
-    return t.verdict if not t.signature else f"{t.verdict}, {t.signature}"
+    return ("found" if bad.verdict == "reproduced" else "not reproduced"), notes
 
 
 def _minimality_notes(s: _Search, minimal: Keys) -> list[str]:
@@ -267,9 +236,9 @@ def _minimality_notes(s: _Search, minimal: Keys) -> list[str]:
         notes.append(f"interaction: the failure needs these {len(minimal)} facts together")
     for key in s.keys(minimal):
         without = s.memo.get(minimal - {key})
-        if without is not None and without.verdict != "pass":
+        if without is not None and without.verdict != "not-reproduced":
             notes.append(f"without {key} the run did not fail the recorded way but did not pass either "
-                         f"({_said(without)})")
+                         f"({said(without)})")
     return notes
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from .errors import BuildFailed
+from ..errors import BuildFailed
 
 # BuildKit's plain progress: "#7 [4/9] RUN …" when a step starts, "#7 CACHED" when served from the cache.
 _BK_STEP = re.compile(r"^#(\d+) (\[[^\]]*\d+/\d+\]|CACHED)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .plan import Plan
+from ..plan import Plan
 
 
 def command_env(plan: Plan, image_env: Mapping[str, str],
@@ -15,7 +15,7 @@ def command_env(plan: Plan, image_env: Mapping[str, str],
         if setting.state == "absent":
             if name in image_env:
                 unset.append(name)
-        else:
+        elif setting.state != "supplied":  # a supplied value comes with `extra`, never from the plan
             env[name] = setting.value if setting.state == "set" else ""
     for name, value in extra:
         env[name] = value

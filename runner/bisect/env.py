@@ -12,69 +12,35 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import shlex
-import threading
-from collections.abc import Callable, Hashable, Sequence
-from concurrent.futures import Future
-from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any
 
+from .. import factkeys as keys
+from ..capsules.model import Capsule
+from ..diff import diff_capsules
+from ..inspect import env_shown
+from ..plan import BaseImage, EnvSetting, Lock, Plan, Runtime, Tool
 from . import facts
-from .bisect import BisectResult, Candidate, NotVaried, Observation, Verdict, search, with_context
-from .capsules.model import Capsule
-from .errors import BuildFailed, UsageError
 from .facts import Fact
-from .inspect import env_shown
-from .plan import BaseImage, EnvSetting, Lock, Plan, Runtime, Tool
-from .replay import Attempt, BuiltImage, Expected, classify
+from .search import BisectResult, Candidate, NotVaried, search, with_context
+from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, load_ends
 
 SHOWN_MAX = 120  # a cell, not a dump: long values (a diff, a secret-looking blob) are cut
-K = TypeVar("K", bound=Hashable)
-V = TypeVar("V")
-
-
-class ReplayerLike(Protocol):
-    def load(self, path: Path) -> tuple[Capsule, Plan]: ...
-    def expected(self, capsule: Capsule) -> Expected: ...
-    def image(self, plan: Plan) -> BuiltImage: ...
-    def attempt(self, plan: Plan, image: BuiltImage) -> Attempt: ...
-
-
-class ProgressLike(Protocol):
-    def step(self, name: str) -> AbstractContextManager[Any]: ...
-    def say(self, text: str) -> None: ...
-
-
-@dataclass(frozen=True)
-class BisectSettings:
-    attempts: int = 1  # per trial; repeat() says how they are judged together
-    jobs: int = 1
 
 
 def bisect_capsules(replayer: ReplayerLike, bad: Path, good: Path, settings: BisectSettings,
                     progress: ProgressLike) -> BisectResult:
-    bad_capsule, bad_plan = replayer.load(bad)
-    good_capsule, good_plan = replayer.load(good)
-    expected = replayer.expected(bad_capsule)
-    check_ends(bad, expected, good, replayer.expected(good_capsule))
+    bad_capsule, bad_plan, good_capsule, good_plan, expected = load_ends(replayer, bad, good)
     base = at_bad_commit(good_plan, bad_plan)
     changes = facts.differences(base, bad_plan)
     candidates = [candidate(f, base) for f in changes]
     progress.say(f"{len(candidates)} candidate fact(s): {', '.join(c.key for c in candidates) or 'none'}")
-    trials = TrialRunner(replayer, expected, base, changes, settings.attempts, progress)
+    trials = FactTrials(Trials(replayer, expected, settings.attempts, progress), base, changes)
     result = search(candidates, trials, jobs=settings.jobs)
     varied = {c.key for c in candidates}
     return with_context(result, not_varied(good_capsule, bad_capsule, good_plan, bad_plan, varied),
                         context_notes(good_plan, bad_plan))
-
-
-def check_ends(bad: Path, bad_expected: Expected, good: Path, good_expected: Expected) -> None:
-    """Usage errors (exit 2) naming the capsule that is the wrong way round."""
-    if not bad_expected.failed:
-        raise UsageError(f"{bad}: the bad capsule recorded a pass; BAD must be a run that failed")
-    if good_expected.failed:
-        raise UsageError(f"{good}: the good capsule (--good) recorded a failure; GOOD must be a run that passed")
 
 
 def at_bad_commit(good: Plan, bad: Plan) -> Plan:
@@ -93,108 +59,23 @@ def at_bad_commit(good: Plan, bad: Plan) -> Plan:
     return dataclasses.replace(good, source=source, locales=locales)
 
 
-# --- attempts -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Run:
-    """One attempt as bisect sees it."""
-
-    verdict: Verdict
-    signature: str | None
-    seconds: float
-
-
-def repeat(once: Callable[[], Run], attempts: int) -> Observation:
-    """Run up to `attempts` times and judge them together.
-
-    Rule: one attempt that fails the recorded way makes the trial "recorded" (a
-    signature match is specific, and a flaky failure otherwise hides behind passes), so
-    the attempts stop there; "pass" needs every attempt to pass; otherwise "other" when
-    some attempt failed another way, else "inconclusive" (timed out).
-    """
-    runs: list[Run] = []
-    for _ in range(max(1, attempts)):
-        runs.append(once())
-        if runs[-1].verdict == "recorded":
-            break
-    verdicts = tuple(r.verdict for r in runs)
-    verdict = judge(verdicts)
-    decider = next((r for r in runs if r.verdict == verdict), None)
-    signature = None if verdict == "pass" or decider is None else decider.signature
-    return Observation(verdict, signature, run_s=sum(r.seconds for r in runs), attempts=verdicts)
-
-
-def judge(verdicts: Sequence[Verdict]) -> Verdict:
-    if "recorded" in verdicts:
-        return "recorded"
-    if verdicts and all(v == "pass" for v in verdicts):
-        return "pass"
-    return "other" if "other" in verdicts else "inconclusive"
-
-
-# --- images, once each ----------------------------------------------------------------
-
-
-class Once(Generic[K, V]):
-    """Compute each key's value once, even when threads ask for it at the same time.
-
-    A failure is remembered too: a variant image that cannot be built is not tried again.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._cells: dict[K, Future[V]] = {}
-
-    def get(self, key: K, make: Callable[[], V]) -> tuple[V, bool]:
-        """The value, and whether this call made it."""
-        with self._lock:
-            cell = self._cells.get(key)
-            first = cell is None
-            if cell is None:
-                cell = self._cells[key] = Future()
-        if first:
-            try:
-                cell.set_result(make())
-            except BaseException as e:  # handed to every waiter, then raised here too
-                cell.set_exception(e)
-        return cell.result(), first
-
-
-class TrialRunner:
+class FactTrials:
     """The search's test callback: facts -> plan -> image (once per set of build-time
-    keys) -> attempts, each judged against the bad capsule's recorded failure."""
+    keys) -> attempts."""
 
-    def __init__(self, replayer: ReplayerLike, expected: Expected, base: Plan, changes: Sequence[Fact],
-                 attempts: int, progress: ProgressLike) -> None:
-        self.replayer, self.expected, self.base = replayer, expected, base
+    def __init__(self, trials: Trials, base: Plan, changes: Sequence[Fact]) -> None:
+        self.trials, self.base = trials, base
         self.by_key = {f.key: f for f in changes}
         self.ends = {frozenset(), frozenset(self.by_key)}
-        self.attempts, self.progress = attempts, progress
-        self.images: Once[tuple[str, ...], BuiltImage] = Once()
 
     def __call__(self, keys: tuple[str, ...]) -> Observation:
         chosen = [self.by_key[k] for k in keys]
-        try:
-            image, first = self.images.get(facts.build_keys(chosen), lambda: self.build(chosen))
-        except BuildFailed as e:
-            if frozenset(keys) in self.ends:
-                raise  # an end that cannot be built: nothing to compare with (exit 3)
-            # a variant that cannot be built (a runtime no source offers...) tells nothing
-            return Observation("inconclusive", f"build failed: {e.message}")
-        plan = facts.apply(self.base, chosen)
-        with self.progress.step(f"trial: good + {', '.join(keys)}" if keys else "trial: good"):
-            obs = repeat(lambda: self.once(plan, image), self.attempts)
-        return dataclasses.replace(obs, built=first and image.built, build_s=image.build_s if first else 0.0)
-
-    def build(self, chosen: Sequence[Fact]) -> BuiltImage:
         # Only the build-time facts go into the image's plan: every trial with the same
         # build-time keys then shares one image, whatever its run-time facts.
-        return self.replayer.image(facts.apply(self.base, [f for f in chosen if f.stage == "build"]))
-
-    def once(self, plan: Plan, image: BuiltImage) -> Run:
-        attempt = self.replayer.attempt(plan, image)
-        return Run(classify(self.expected, attempt), attempt.signature, attempt.duration_s)
+        image_plan = facts.apply(self.base, [f for f in chosen if f.stage == "build"])
+        title = f"good + {', '.join(keys)}" if keys else "good"
+        return self.trials.observe(facts.apply(self.base, chosen), facts.build_keys(chosen), image_plan,
+                                   frozenset(keys) in self.ends, title)
 
 
 # --- what is shown ----------------------------------------------------------------------
@@ -236,12 +117,10 @@ def _counted(items: tuple[Any, ...], noun: str) -> str | None:
 _UNVARIED: tuple[tuple[str, Callable[[Plan], str | None], str], ...] = (
     ("command:argv", lambda p: shlex.join(p.argv), "not an environment fact: every trial runs the good capsule's command"),
     ("command:cwd", lambda p: p.workdir_rel, "every trial runs in the good capsule's working directory"),
-    ("repo:commit", lambda p: p.source.commit if p.source else None,
+    (keys.SOURCE_COMMIT, lambda p: p.source.commit if p.source else None,
      "commits are not bisected here (no --commits): every trial runs at the bad commit, "
      "or the good one when the bad capsule records none"),
-    ("inputs", lambda p: _counted(tuple((a.logical_path, a.sha256) for a in p.inputs), "file"),
-     "every trial gets the good capsule's input files"),
-    ("http", lambda p: _counted(p.http_calls, "call"),
+    (keys.HTTP_CALLS, lambda p: _counted(p.http_calls, "call"),
      "recorded HTTP exchanges are served, not varied: every trial gets the good capsule's"),
     ("values", lambda p: _counted(p.values, "value"), "every trial replays the good capsule's clock and random values"),
     ("clock", lambda p: p.clock_start, "every trial starts the clock where the good capsule did"),
@@ -251,13 +130,42 @@ _UNVARIED: tuple[tuple[str, Callable[[Plan], str | None], str], ...] = (
 
 
 def not_varied(good_capsule: Capsule, bad_capsule: Capsule, good: Plan, bad: Plan, varied: set[str]) -> list[NotVaried]:
+    """Every difference `diff` reports that is not a candidate, under the same key, with why."""
     out = [NotVaried(key, show(good), show(bad), why) for key, show, why in _UNVARIED if show(good) != show(bad)]
     out += _env_not_varied(good_capsule, bad_capsule, varied)
-    for name in ("os", "arch"):
-        g, b = getattr(good_capsule.platform, name), getattr(bad_capsule.platform, name)
-        if g and b and g != b:
-            out.append(NotVaried(f"platform:{name}", g, b, "every trial runs on this machine's platform"))
+    listed = varied | {n.key for n in out}
+    for d in diff_capsules(good_capsule, bad_capsule).differences:
+        if d.key not in listed:
+            out.append(NotVaried(d.key, d.a, d.b, _why_not(d.key, varied)))
     return out
+
+
+# Recorded facts that reach a trial through another key: (key prefix, the key it is varied as).
+_VARIED_AS = (("platform:distro", keys.PLATFORM_BASE), ("platform:libc", keys.PLATFORM_BASE),
+              ("locale:timeZone", keys.env("TZ")), ("locale:lang", keys.env("LANG")),
+              ("locale:lc_all", keys.env("LC_ALL")), ("source:dirty", keys.SOURCE_DIFF))
+_WHY = (
+    ("platform:", "every trial runs on this machine's platform and kernel"),
+    ("locale:", "every trial gets the plans' locale variables (env:LANG, env:LC_*)"),
+    ("source:", "informational: what ran is the commit and its diff"),
+    ("input:", "every trial gets the good capsule's input files"),
+    ("http:", "recorded HTTP exchanges are served, not varied: every trial gets the good capsule's"),
+    ("pin:", "not pinned in the plans (installed at several versions, or a packaging tool): not varied"),
+    ("runtime:", "recorded, not installed: the command does not need it"),
+    ("tool:", "recorded, not installed here, or comes with its runtime"),
+    ("lock:", "the plans install the same lockfile (or none)"),
+    ("env:", "the plans set the same value (or it is host-specific)"),
+    ("command:", "not an environment fact: every trial runs the good capsule's command"),
+)
+
+
+def _why_not(key: str, varied: set[str]) -> str:
+    for prefix, as_key in _VARIED_AS:
+        if key.startswith(prefix):
+            return f"varied as {as_key}" if as_key in varied else f"both capsules map it to the same {as_key}"
+    if key.endswith(":declared") and key.rsplit(":", 1)[0] in varied:
+        return f"varied as {key.rsplit(':', 1)[0]}"
+    return next((why for prefix, why in _WHY if key.startswith(prefix)), "the plans do not carry this fact")
 
 
 def _env_not_varied(good: Capsule, bad: Capsule, varied: set[str]) -> list[NotVaried]:

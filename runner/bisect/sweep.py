@@ -3,7 +3,7 @@
 FACT is a version fact that differs between the two capsules (runtime:node,
 tool:npm, pin:node:lodash, pin:python:six...). The releases a source offers between
 the good version (excluded) and the bad one (included) form a line, walked by
-bisection (bisect_commits.walk, assuming monotonic): every trial is the GOOD capsule's
+bisection (walk.py, assuming monotonic): every trial is the GOOD capsule's
 plan with only that fact changed, so each build reuses the cached layers below it.
 Pre-releases are left out; the two ends are the recorded values, as they are.
 """
@@ -15,16 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ..capsules.model import to_data
+from ..errors import UsageError
+from ..plan import Plan, Runtime, Tool
+from ..providers import go, node, npmbin
+from ..providers.pytools import PYTHON_TOOLS
+from ..providers.versions import is_release, vkey
 from . import facts
-from .bisect_commits import PlanTrials, Walk, said, walk
-from .bisect_session import BisectSettings, ProgressLike, ReplayerLike, check_ends
-from .capsules.model import to_data
-from .errors import UsageError
 from .facts import Fact
-from .plan import Plan, Runtime, Tool
-from .providers import go, node, npmbin
-from .providers.pytools import PYTHON_TOOLS
-from .providers.versions import is_release, vkey
+from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, load_ends, said
+from .walk import Walk, walk
 
 Registry = Literal["npm", "pypi"]
 Versions = Callable[[Registry, str], Sequence[str]]  # (registry, package) -> the versions it offers
@@ -114,10 +114,7 @@ def between(good: str, bad: str, offered: Iterable[str]) -> tuple[str, ...]:
 
 def bisect_sweep(replayer: ReplayerLike, bad: Path, good: Path, key: str, settings: BisectSettings,
                  progress: ProgressLike, versions: Versions) -> SweepResult:
-    bad_capsule, bad_plan = replayer.load(bad)
-    good_capsule, good_plan = replayer.load(good)
-    expected = replayer.expected(bad_capsule)
-    check_ends(bad, expected, good, replayer.expected(good_capsule))
+    _, bad_plan, _, good_plan, expected = load_ends(replayer, bad, good)
     source = offer(key)
     fact = _difference(key, good_plan, bad_plan)
     g, b = version_of(facts.facts(good_plan)[key].value), version_of(fact.value)
@@ -133,9 +130,13 @@ def bisect_sweep(replayer: ReplayerLike, bad: Path, good: Path, key: str, settin
         return facts.apply(good_plan, [dataclasses.replace(fact, value=value)])
 
     name = key.split(":")[-1]
-    trials = PlanTrials(replayer, expected, plan_of, {g, b}, settings.attempts, progress,
-                        lambda v: f"good + {name} {v}")
-    result = walk(g, line, trials, settings.jobs)
+    trials = Trials(replayer, expected, settings.attempts, progress)
+
+    def test(version: str) -> Observation:
+        plan = plan_of(version)
+        return trials.observe(plan, version, plan, version in (g, b), f"good + {name} {version}")
+
+    result = walk(g, line, test, settings.jobs)
     notes = _sweep_notes(key, name, source, result, good_plan, bad_plan)
     return SweepResult(key, name, source.shown, vkey(g) <= vkey(b),
                        dataclasses.replace(result, notes=(*notes, *result.notes)))
@@ -157,7 +158,7 @@ def _sweep_notes(key: str, name: str, source: Offer, result: Walk, good: Plan, b
     g, b = (p.source.commit if p.source else None for p in (good, bad))
     if g and b and g != b:
         notes.append(f"the capsules are from different commits: the sweep runs at the good one ({g[:12]})")
-    good_end, bad_end = result.probe(result.good), result.probe(result.line[-1])
+    good_end, bad_end = result.trial(result.good), result.trial(result.line[-1])
     if result.status == "baseline fails" and good_end is not None:
         notes.append(f"the good environment does not pass here ({said(good_end)}): nothing to sweep against")
     if result.status == "not reproduced" and bad_end is not None:

@@ -1,7 +1,8 @@
 """Environment facts as data that know how to apply themselves.
 
 A fact is one key of a plan (an env variable, the base image, a runtime version,
-a package-manager version, a pinned dependency, the diff) with its value. Each
+a package-manager version, a lockfile, a pinned dependency, the diff) with its value,
+under the keys of factkeys.py (the ones `diff` lists). Each
 kind says whether it applies at build time (a variant image) or run time (only
 the `docker run` changes), how costly it is, and how to put a value into a plan.
 Bisect is a search over sets of fact keys (reprotest's VARIATIONS, as data).
@@ -13,8 +14,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .capsules.model import FrozenMap
-from .plan import Plan
+from .. import factkeys as keys
+from ..capsules.model import FrozenMap
+from ..plan import Lock, Plan
 
 Stage = Literal["build", "run"]
 _ABSENT = object()
@@ -67,22 +69,33 @@ def _source_diff_apply(plan: Plan, key: str, value: Any) -> Plan:
     return dataclasses.replace(plan, source=dataclasses.replace(plan.source, diff=value or ""))
 
 
+_NODE_MANAGERS = ("npm", "pnpm", "yarn")
+
+
+def _locks(plan: Plan) -> dict[str, Lock]:
+    return {keys.lock(lk.manager): lk for lk in (plan.lock, plan.python_lock) if lk is not None}
+
+
+def _lock_apply(plan: Plan, key: str, value: Any) -> Plan:
+    """lock:MANAGER goes to the node or the Python lockfile slot, by its manager."""
+    slot = "lock" if key.removeprefix("lock:") in _NODE_MANAGERS else "python_lock"
+    return dataclasses.replace(plan, **{slot: value})
+
+
 KINDS: tuple[FactKind, ...] = (
     FactKind("env:", "run", 1, lambda p: {f"env:{k}": v for k, v in p.env.items()}, _map_apply("env", "env:")),
     FactKind("pin:node:", "build", 20, lambda p: {f"pin:node:{k}": v for k, v in p.node_pins.items()},
              _map_apply("node_pins", "pin:node:")),
     FactKind("pin:python:", "build", 20, lambda p: {f"pin:python:{k}": v for k, v in p.python_pins.items()},
              _map_apply("python_pins", "pin:python:")),
-    FactKind("source:diff", "build", 10, lambda p: {"source:diff": p.source.diff} if p.source else {},
+    FactKind(keys.SOURCE_DIFF, "build", 10, lambda p: {keys.SOURCE_DIFF: p.source.diff} if p.source else {},
              _source_diff_apply),
-    FactKind("lock", "build", 40, lambda p: {"lock": p.lock} if p.lock else {},
-             lambda p, k, v: dataclasses.replace(p, lock=v)),
-    FactKind("pylock", "build", 40, lambda p: {"pylock": p.python_lock} if p.python_lock else {},
-             lambda p, k, v: dataclasses.replace(p, python_lock=v)),
+    FactKind("lock:", "build", 40, _locks, _lock_apply),
     FactKind("tool:", "build", 30, lambda p: {f"tool:{t.name}": t for t in p.tools}, _tuple_apply("tools", "tool:")),
     FactKind("runtime:", "build", 50, lambda p: {f"runtime:{r.name}": r for r in p.runtimes},
              _tuple_apply("runtimes", "runtime:")),
-    FactKind("base", "build", 100, lambda p: {"base": p.base}, lambda p, k, v: dataclasses.replace(p, base=v)),
+    FactKind(keys.PLATFORM_BASE, "build", 100, lambda p: {keys.PLATFORM_BASE: p.base},
+             lambda p, k, v: dataclasses.replace(p, base=v)),
 )
 
 

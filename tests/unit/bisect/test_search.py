@@ -9,8 +9,10 @@ from collections.abc import Callable, Iterable
 
 import pytest
 
-from runner.bisect import SINGLETONS_UP_TO, Candidate, Observation, Verdict, result_data, search
-from runner.bisect_session import Once, Run, judge, repeat
+from runner.bisect.search import SINGLETONS_UP_TO, Candidate, result_data, search
+from runner.bisect.trial import Observation
+from runner.bisect.trial import Once, Run, repeat
+from runner.outcome import Classification, trial_verdict
 
 
 def candidates(run: int = 0, build: int = 0) -> list[Candidate]:
@@ -48,10 +50,10 @@ class Fake:
         build = frozenset(k for k in keys if self.stages.get(k) == "build")
         _, first = self.images.get(build, lambda: self.image(build))
         if any(c <= applied for c in self.culprits):
-            return Observation("recorded", "exit1:recorded", built=first, build_s=1.0 if first else 0.0)
+            return Observation("reproduced", "exit1:recorded", built=first, build_s=1.0 if first else 0.0)
         if any(c <= applied for c in self.others):
-            return Observation("other", "exit2:other", built=first)
-        return Observation("pass", built=first)
+            return Observation("different-failure", "exit2:other", built=first)
+        return Observation("not-reproduced", built=first)
 
 
 def fake_for(cands: list[Candidate], *culprits: Iterable[str], **kw: object) -> Fake:
@@ -97,8 +99,8 @@ def test_ends_are_the_first_two_trials() -> None:
     cands = candidates(3, 3)
     result = search(cands, fake_for(cands, ["env:R1"]))
     good, bad = result.trials[:2]
-    assert (good.role, good.keys, good.verdict) == ("good end", (), "pass")
-    assert (bad.role, set(bad.keys), bad.verdict) == ("bad end", {c.key for c in cands}, "recorded")
+    assert (good.role, good.keys, good.verdict) == ("good end", (), "not-reproduced")
+    assert (bad.role, set(bad.keys), bad.verdict) == ("bad end", {c.key for c in cands}, "reproduced")
     assert all(t.role == "search" for t in result.trials[2:])
 
 
@@ -110,9 +112,9 @@ def test_two_fact_interaction() -> None:
     assert set(result.minimal) == {"env:R1", "pin:node:b02"}
     assert any("interaction" in n for n in result.notes)
     by_keys = {frozenset(t.keys): t for t in result.trials}
-    assert by_keys[frozenset(result.minimal)].verdict == "recorded"
+    assert by_keys[frozenset(result.minimal)].verdict == "reproduced"
     for key in result.minimal:  # 1-minimal: without any one member it passes
-        assert by_keys[frozenset(result.minimal) - {key}].verdict == "pass"
+        assert by_keys[frozenset(result.minimal) - {key}].verdict == "not-reproduced"
 
 
 def test_three_fact_interaction() -> None:
@@ -122,7 +124,7 @@ def test_three_fact_interaction() -> None:
     assert set(result.minimal) == culprit
     by_keys = {frozenset(t.keys): t for t in result.trials}
     for key in culprit:
-        assert by_keys[frozenset(culprit - {key})].verdict == "pass"
+        assert by_keys[frozenset(culprit - {key})].verdict == "not-reproduced"
 
 
 def test_two_independent_culprits_give_one_of_them() -> None:
@@ -136,7 +138,7 @@ def test_no_candidates_and_the_failure_stays_is_no_culprit() -> None:
     result = search([], fake)
     assert result.status == "no culprit"
     assert result.minimal == ()
-    assert [(t.role, t.verdict) for t in result.trials] == [("both ends", "recorded")]
+    assert [(t.role, t.verdict) for t in result.trials] == [("both ends", "reproduced")]
     assert "not varied" in result.notes[0]
 
 
@@ -176,9 +178,9 @@ def test_trials_failing_another_way_are_reported_separately() -> None:
     result = search(cands, fake)
     assert result.minimal == ("pin:node:b01",)
     assert result.also_failing
-    assert all(t.verdict == "other" and t.signature == "exit2:other" for t in result.also_failing)
+    assert all(t.verdict == "different-failure" and t.signature == "exit2:other" for t in result.also_failing)
     assert all("env:R0" in t.keys and "pin:node:b01" not in t.keys for t in result.also_failing)
-    assert [t.number for t in result.also_failing] == [t.number for t in result.trials if t.verdict == "other"]
+    assert [t.number for t in result.also_failing] == [t.number for t in result.trials if t.verdict == "different-failure"]
 
 
 def test_removal_that_fails_another_way_is_noted() -> None:
@@ -260,7 +262,7 @@ def test_jobs_run_trials_at_the_same_time() -> None:
         time.sleep(0.02)
         with lock:
             active[0] -= 1
-        return Observation("recorded" if "env:R5" in keys else "pass")
+        return Observation("reproduced" if "env:R5" in keys else "not-reproduced")
 
     result = search(cands, slow, jobs=3)
     assert result.minimal == ("env:R5",)
@@ -272,26 +274,27 @@ def test_jobs_run_trials_at_the_same_time() -> None:
 
 def flaky(pattern: str) -> Callable[[], Run]:
     """Attempts in this order: r = recorded, p = pass, o = other, t = timed out."""
-    names: dict[str, Verdict] = {"r": "recorded", "p": "pass", "o": "other", "t": "inconclusive"}
+    names: dict[str, Classification] = {"r": "recorded", "p": "pass", "o": "other", "t": "inconclusive"}
     it = iter(pattern)
     return lambda: (lambda v: Run(names[v], None if v == "p" else f"sig-{v}", 1.0))(next(it))
 
 
 @pytest.mark.parametrize(("pattern", "attempts", "verdict", "ran"), [
-    ("ppp", 3, "pass", 3), ("ppr", 3, "recorded", 3), ("rpp", 3, "recorded", 1),
-    ("pop", 3, "other", 3), ("ptp", 3, "inconclusive", 3), ("por", 3, "recorded", 3),
-    ("ppr", 1, "pass", 1),
+    ("ppp", 3, "not-reproduced", 3), ("ppr", 3, "reproduced", 3), ("rpp", 3, "reproduced", 1),
+    ("pop", 3, "different-failure", 3), ("ptp", 3, "inconclusive", 3), ("por", 3, "reproduced", 3),
+    ("ppr", 1, "not-reproduced", 1),
 ])
 def test_repeat(pattern: str, attempts: int, verdict: str, ran: int) -> None:
     obs = repeat(flaky(pattern), attempts)
     assert obs.verdict == verdict
     assert len(obs.attempts) == ran
     assert obs.run_s == float(ran)
-    assert obs.signature == (None if verdict == "pass" else f"sig-{verdict[0] if verdict != 'inconclusive' else 't'}")
+    letter = {"reproduced": "r", "different-failure": "o", "inconclusive": "t"}.get(verdict)
+    assert obs.signature == (None if letter is None else f"sig-{letter}")
 
 
-def test_judge_of_nothing_is_inconclusive() -> None:
-    assert judge([]) == "inconclusive"
+def test_a_trial_of_nothing_is_inconclusive() -> None:
+    assert trial_verdict([]) == "inconclusive"
 
 
 def test_flaky_culprit_found_only_with_attempts() -> None:

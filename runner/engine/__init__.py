@@ -1,0 +1,8 @@
+"""The engine seam: a protocol, its docker implementation, and a lazy holder."""
+from .builders import BuildEvent
+from .docker import START_HINT, DockerEngine, TransientEngineError
+from .holder import EngineHolder
+from .protocol import LABEL, Containment, Engine, Mount, RunResult, RunSpec
+
+__all__ = ["BuildEvent", "Containment", "DockerEngine", "Engine", "EngineHolder", "LABEL", "Mount", "RunResult",
+           "RunSpec", "START_HINT", "TransientEngineError"]
