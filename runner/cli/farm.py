@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -14,7 +14,7 @@ from .console import err, error_line, out, print_json
 farm_app = typer.Typer(name="farm", no_args_is_help=True, add_completion=False,
                        help="Replay every collected capsule each night, keep the history, say what changed.")
 
-DbOpt = Annotated[Optional[Path], typer.Option(
+DbOpt = Annotated[Path | None, typer.Option(
     "--db", envvar="REPLAY_FARM_DB", help="The history database (default: farm.sqlite in the user's data dir).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (the envelope every command uses).")]
 
@@ -51,11 +51,11 @@ def _enveloped(command: str, as_json: bool, body: Callable[[], tuple[int, Any]],
 
 @farm_app.command("run")
 def run_cmd(
-    sources: Annotated[Optional[list[Path]], typer.Argument(
+    sources: Annotated[list[Path] | None, typer.Argument(
         help="Folders (searched recursively), list files (one capsule or folder a line) or capsules.")] = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Attempts in parallel (0: the cores).")] = 0,
-    ref: Annotated[Optional[str], typer.Option("--ref", help="Also replay at this commit: fixed there?")] = None,
-    repo: Annotated[Optional[str], typer.Option("--repo", help="Clone, fork or mirror for the capsules that record a commit.")] = None,
+    ref: Annotated[str | None, typer.Option("--ref", help="Also replay at this commit: fixed there?")] = None,
+    repo: Annotated[str | None, typer.Option("--repo", help="Clone, fork or mirror for the capsules that record a commit.")] = None,
     attempts: Annotated[int, typer.Option("--attempts", "-n", min=1, max=50, help="Attempts per capsule (K).")] = 3,
     max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, max=100, help="Up to this many where the first K disagree.")] = 10,
     timeout: Annotated[float, typer.Option("--timeout", min=1.0, help="Seconds per attempt.")] = 600.0,
@@ -115,9 +115,9 @@ def _check_run_args(sources: list[Path], resume: bool, ref: str | None, repo: st
 @farm_app.command("report")
 def report_cmd(
     db: DbOpt = None,
-    html: Annotated[Optional[Path], typer.Option("--html", help="Write the report as one self-contained HTML file.")] = None,
-    junit: Annotated[Optional[Path], typer.Option("--junit", help="Write the last night as JUnit XML.")] = None,
-    since: Annotated[Optional[int], typer.Option("--since", min=1, help="Only the last N nights.")] = None,
+    html: Annotated[Path | None, typer.Option("--html", help="Write the report as one self-contained HTML file.")] = None,
+    junit: Annotated[Path | None, typer.Option("--junit", help="Write the last night as JUnit XML.")] = None,
+    since: Annotated[int | None, typer.Option("--since", min=1, help="Only the last N nights.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """The history: summary counts, what changed since last night, each capsule's nights."""

@@ -205,7 +205,7 @@ def bisect_junit(result_data: Mapping[str, Any], bad_path: str) -> str:
     mode = str(result_data.get("mode", "facts"))
     walk = result_data.get("walk") or {}
     status = str(result_data.get("status") or walk.get("status") or "unknown")
-    runs = result_data.get("trials") or walk.get("probes") or []
+    runs = result_data.get("trials") or walk.get("trials") or []
     time = sum(float(t.get("build_s", 0)) + float(t.get("run_s", 0)) for t in runs)
     notes = "\n".join([f"bisect by {mode}: {status}, {len(runs)} trials",
                        *(f"note: {x}" for x in (*result_data.get("notes", ()), *walk.get("notes", ())))])

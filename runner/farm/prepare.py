@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -64,7 +64,7 @@ def prepare(entry: NightEntry, replayer: Replayer, ref: str | None, repo: str | 
 
 def now() -> str:
     """RFC 3339 UTC, to the millisecond."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def unjudged_result(night_id: str, entry: NightEntry, verdict: FarmVerdict, reason: str,

@@ -287,7 +287,7 @@ def test_bisect_other_answers(status: str, tag: str | None) -> None:
 
 def test_bisect_commits_and_sweep_modes() -> None:
     walk = {"status": "found", "good": "g", "line": ["b"], "first_failing": "b" * 40, "last_passing": "g",
-            "probes": [{"build_s": 0.5, "run_s": 1.5}], "notes": ["monotonic"]}
+            "trials": [{"build_s": 0.5, "run_s": 1.5}], "notes": ["monotonic"]}
     commits = {"mode": "commits", "walk": walk, "commits": [], "first_failing": {"sha": "b" * 40, "subject": "Use TZ"}}
     failure = valid(bisect_junit(commits, "bad.json")).find("testcase/failure")
     assert failure is not None and failure.get("message") == f"first failing commit: {'b' * 12} Use TZ"
@@ -300,6 +300,6 @@ def test_bisect_data_shape_matches_the_real_result_data() -> None:
     from runner.bisect import BisectResult, Candidate, Trial, result_data
 
     res = BisectResult("found", (Candidate("env:TZ", "run", 1, "UTC", "America/New_York"),), ("env:TZ",),
-                       (Trial(1, ("env:TZ",), (), "search", "recorded", SIG, False, 0.0, 3.0),))
+                       (Trial(1, "search", "reproduced", SIG, False, 0.0, 3.0, keys=("env:TZ",)),))
     failure = valid(bisect_junit({"mode": "facts", **result_data(res)}, "bad.json")).find("testcase/failure")
     assert failure is not None and failure.text == "env:TZ: UTC -> America/New_York"
