@@ -33,7 +33,7 @@ def run_attempts(replayer: Replayer, plan: Plan, image: BuiltImage, expected: Ex
                 session.begin_attempt()
                 c = session.container_settings()
                 env += list(c.env)
-                kw = {"network": c.network, "dns_opts": c.dns_opts, "mounts": (*mounts, *c.mounts)}
+                kw = {"network": c.network, "dns": c.dns, "dns_opts": c.dns_opts, "mounts": (*mounts, *c.mounts)}
             env += clock_env(plan)  # just before the run: the offset is to "now"
             spec = replayer.run_spec(plan, image, extra_env=env, **kw)
             if label_steps:

@@ -57,6 +57,8 @@ class RunSpec:
     memory: str | None = "2g"
     pids_limit: int | None = 4096
     dns_opts: tuple[str, ...] = ()
+    dns: tuple[str, ...] = ()  # resolver addresses (the replay network's own resolver)
+    cap_add: tuple[str, ...] = ()  # extra capabilities (only replay's own sidecar asks for one)
     name: str | None = None
     tty: bool = False
     stdin_open: bool = False
@@ -172,7 +174,7 @@ class DockerEngine:
             working_dir=spec.workdir, labels=dict(spec.labels), detach=True, name=spec.name,
             mem_limit=spec.memory, pids_limit=spec.pids_limit, tty=spec.tty, stdin_open=spec.stdin_open,
             mounts=[_docker_mount(m) for m in spec.mounts], dns_opt=list(spec.dns_opts) or None,
-            entrypoint=[],
+            dns=list(spec.dns) or None, cap_add=list(spec.cap_add) or None, entrypoint=[],
             # the replayed program cannot gain privileges, and a chatty one cannot fill the disk
             security_opt=["no-new-privileges"],
             log_config={"type": "json-file", "config": {"max-size": "64m", "max-file": "1"}},
@@ -258,10 +260,14 @@ class DockerEngine:
 
     # -- networks and cleanup -----------------------------------------------
     def create_network(self, name: str, labels: Mapping[str, str], internal: bool = True,
-                       bridge_name: str | None = None) -> str:
+                       bridge_name: str | None = None, ipam: Mapping[str, str] | None = None) -> str:
+        """ipam: {"subnet", "iprange", "gateway"} (docker.types.IPAMPool) for an explicit address plan, else Docker picks."""
+        from docker.types import IPAMConfig, IPAMPool
+
         opts = {"com.docker.network.bridge.name": bridge_name} if bridge_name else None
+        pools = IPAMConfig(pool_configs=[IPAMPool(**ipam)]) if ipam else None
         net = _retrying(_sdk_call)(self.client.networks.create, name, driver="bridge", internal=internal,
-                                   labels=dict(labels), options=opts)
+                                   labels=dict(labels), options=opts, ipam=pools)
         return str(net.id)
 
     def remove_network(self, name: str) -> None:

@@ -93,7 +93,7 @@ def http(engine: DockerEngine, base: str, label: str, calls: tuple[HttpCall, ...
 def run(engine: DockerEngine, http: HttpReplaySession, image: str, label: str, *argv: str,
         env: tuple[tuple[str, str], ...] = ()) -> RunResult:
     c = http.container_settings()
-    spec = RunSpec(image=image, argv=argv, network=c.network, dns_opts=c.dns_opts, mounts=c.mounts,
+    spec = RunSpec(image=image, argv=argv, network=c.network, dns=c.dns, dns_opts=c.dns_opts, mounts=c.mounts,
                    env=env + c.env, labels=(("replay", label),), timeout_s=60)
     return engine.run(spec)
 
@@ -192,8 +192,11 @@ def test_program_sees_the_recorded_date(engine, http, test_image, label, capsule
 
 def test_report_lists_served_unmatched_and_unused(http: HttpReplaySession) -> None:
     report = http.report()
-    assert {s.seq for s in report.served} == {1, 2, 3, 4, 5}
+    assert {s.seq for s in report.served} == {1, 2, 3, 4, 5, 6}
+    # the recorded dns failure: the resolver saw the lookup and answered NXDOMAIN
+    assert [s.outcome for s in report.served if s.seq == 6] == ["error dns: nxdomain"]
     assert [(u.url, u.nearest) for u in report.unmatched] == [("https://api.example.com/v1/greetings", 1)]
     assert [d.part for d in report.unmatched[0].differences] == ["path"]
     assert [c.seq for c in report.unused] == [7]
-    assert any(n.startswith("#6: dns error") for n in report.notes)
+    # test_nothing_leaves_the_replay_network looked up a name the recording lacks
+    assert [(h.host, h.nearest) for h in report.unrecorded_hosts] == [("example.org", "api.example.com")]
