@@ -156,5 +156,8 @@ def _show_http(http: dict[str, Any], console: Any) -> None:
                       markup=False)
     for c in http.get("unused", []):
         console.print(f"  never requested: #{c['seq']} {c['method']} {c['url']}", markup=False)
+    for h in http.get("unrecorded_hosts", []):
+        near = f"nearest recorded host: {h['nearest']}" if h.get("nearest") else "no host was recorded"
+        console.print(f"  contacted, not in the recording: {h['host']} ({near})", markup=False)
     for note in http.get("notes", []):
         console.print(f"  note: {note}", markup=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import http.client
 import json
+import os
 import socket
 import ssl
 import time
@@ -179,6 +180,17 @@ def test_unmatched_gets_an_error_response_and_is_reported_with_nearest(running: 
 def test_reset_is_a_tcp_reset(running: Running) -> None:
     with pytest.raises(ConnectionResetError):
         _get(running.https(), "/reset")
+    running.server.new_attempt()
+    # under TLS Python reports the RST as an end of stream (RemoteDisconnected): check the TCP level itself
+    raw = socket.create_connection(running.address("api.example.com"), 5)
+    tls = running.client_ctx().wrap_socket(raw, server_hostname="api.example.com")
+    tls.sendall(b"GET /reset HTTP/1.1\r\nHost: api.example.com\r\n\r\n")
+    plain = socket.socket(fileno=os.dup(tls.fileno()))
+    with pytest.raises(ConnectionResetError):  # a FIN would read b"" here
+        while plain.recv(65536):
+            pass
+    plain.close()
+    tls.close()
 
 
 def test_timeout_is_no_answer(running: Running) -> None:
