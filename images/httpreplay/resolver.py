@@ -18,7 +18,7 @@ import socket
 import struct
 import threading
 from dataclasses import dataclass
-from typing import Callable, Dict, Mapping, Optional, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Tuple
 
 TYPE_A, CLASS_IN = 1, 1
 NOERROR, FORMERR, NXDOMAIN, NOTIMP = 0, 1, 3, 4
@@ -47,7 +47,9 @@ class Query:
 
 def _name(data: bytes, i: int) -> Tuple[str, int]:
     """The name at offset i (compression pointers followed, loops refused) and the offset after it."""
-    labels, end, jumps = [], None, 0
+    labels: List[str] = []
+    end: Optional[int] = None
+    jumps = 0
     while True:
         if i >= len(data):
             raise FormatError("name runs past the message")

@@ -180,6 +180,19 @@ attempt("host", lambda: socket.create_connection(("{gateway}", {host_listener}),
     assert time.monotonic() - started < 15
 
 
+def test_each_host_has_its_own_address_and_the_sidecar_keeps_no_net_admin(engine, http, test_image, label) -> None:
+    code = "import socket; print(*(socket.gethostbyname(h) for h in ('api.example.com', 'plain.example.com')))"
+    result = run(engine, http, test_image, label, "python3", "-c", code)
+    assert result.stdout.decode().split() == [http.addresses.hosts["api.example.com"],
+                                              http.addresses.hosts["plain.example.com"]], result.output
+    assert len(set(http.addresses.hosts.values())) == 2
+    rc, status = engine.exec(http._sidecar, ["grep", "-E", "^(CapInh|CapPrm|CapEff|CapBnd|NoNewPrivs)",
+                                             "/proc/1/status"])
+    fields = dict(line.split(":\t") for line in status.decode().splitlines())
+    assert rc == 0 and fields == {"CapInh": "0000000000000000", "CapPrm": "0000000000000400",  # net_bind_service
+                                  "CapEff": "0000000000000400", "CapBnd": "0000000000000400", "NoNewPrivs": "1"}
+
+
 def test_program_sees_the_recorded_date(engine, http, test_image, label, capsule) -> None:
     start = clock_start(capsule.values, capsule.provenance.created_at)
     assert start is not None

@@ -6,8 +6,14 @@ from ipaddress import IPv4Address, IPv4Network
 
 import pytest
 
-from runner.httpreplay.addressing import (POOL, AddressSpaceError, candidates, host_routes, plan_addresses,
-                                          prefix_for)
+from runner.httpreplay.addressing import (
+    POOL,
+    AddressSpaceError,
+    candidates,
+    host_routes,
+    plan_addresses,
+    prefix_for,
+)
 
 ROUTES = """\
 Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
 import resolver as r
 
 TABLE = {"api.example.com": "172.16.9.128"}

@@ -186,6 +186,7 @@ def test_reset_is_a_tcp_reset(running: Running) -> None:
     tls = running.client_ctx().wrap_socket(raw, server_hostname="api.example.com")
     tls.sendall(b"GET /reset HTTP/1.1\r\nHost: api.example.com\r\n\r\n")
     plain = socket.socket(fileno=os.dup(tls.fileno()))
+    plain.settimeout(5)  # the fd is non-blocking (the TLS socket has a timeout): wait, as the client does
     with pytest.raises(ConnectionResetError):  # a FIN would read b"" here
         while plain.recv(65536):
             pass
