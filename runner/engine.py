@@ -261,7 +261,7 @@ class DockerEngine:
     # -- networks and cleanup -----------------------------------------------
     def create_network(self, name: str, labels: Mapping[str, str], internal: bool = True,
                        bridge_name: str | None = None, ipam: Mapping[str, str] | None = None) -> str:
-        """ipam: {"subnet", "iprange", "gateway"} (docker.types.IPAMPool) for an explicit address plan, else Docker picks."""
+        """ipam: docker.types.IPAMPool fields (subnet, iprange, gateway) for an explicit address plan."""
         from docker.types import IPAMConfig, IPAMPool
 
         opts = {"com.docker.network.bridge.name": bridge_name} if bridge_name else None

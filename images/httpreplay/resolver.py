@@ -92,11 +92,13 @@ def _header(ident: int, query_flags: int, rcode: int, answers: int, questions: i
     return HEADER.pack(ident, flags, questions, answers, 0, 0)
 
 
-def answer(query: Query, table: Mapping[str, str]) -> Tuple[bytes, str]:
-    """The response to a query, and what it said: an address, "nodata", "nxdomain" or "notimp"."""
+def answer(query: Query, table: Mapping[str, str], unresolvable: bool = False) -> Tuple[bytes, str]:
+    """The response to a query, and what it said: an address, "nodata", "nxdomain" or "notimp".
+
+    unresolvable: NXDOMAIN even for a name in the table (its lookup failed when recorded)."""
     if (query.flags >> 11) & 0xF:  # only standard queries (opcode 0)
         return _header(query.id, query.flags, NOTIMP, 0) + query.question, "notimp"
-    address = table.get(query.name)
+    address = None if unresolvable else table.get(query.name)
     if address is None:
         return _header(query.id, query.flags, NXDOMAIN, 0) + query.question, "nxdomain"
     if query.qtype != TYPE_A:
@@ -114,12 +116,16 @@ def format_error(data: bytes) -> Optional[bytes]:
 
 
 class DnsServer:
-    """UDP on one address; answers from `table`, reports each question through `log`."""
+    """UDP on one address; answers from `table`, reports each question through `log`.
+
+    failing(name, qtype): True when this lookup of a recorded name must fail (the
+    server's matcher says its next call is a recorded dns failure)."""
 
     def __init__(self, table: Mapping[str, str], log: Callable[..., None], bind: str = "0.0.0.0",
-                 port: int = 53) -> None:
+                 port: int = 53, failing: Callable[[str, int], bool] = lambda name, qtype: False) -> None:
         self.table: Dict[str, str] = {k.lower(): v for k, v in table.items()}
         self.log = log
+        self.failing = failing
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind((bind, port))
         self.port = self.sock.getsockname()[1]
@@ -154,7 +160,8 @@ class DnsServer:
             query = parse_query(data)
         except FormatError:
             return format_error(data)
-        reply, said = answer(query, self.table)
+        failing = query.name in self.table and self.failing(query.name, query.qtype)
+        reply, said = answer(query, self.table, unresolvable=failing)
         self._event(query, said)
         return reply
 

@@ -22,10 +22,12 @@ the connection.
 
 Recorded failures come back as the same kind of failure: reset is a TCP reset
 (SO_LINGER 0); timeout is a connection that never answers; tls is a
-handshake_failure alert. Approximated only where one host's port both answered and
-failed to connect (the port must listen, so the failure happens after the
-connection was accepted): connect-refused and dns as a reset, connect-timeout as an
-accepted connection that never answers. A request that matches nothing is never
+handshake_failure alert; dns, for a host that also answered, is NXDOMAIN from the
+resolver for the lookup that failed when recorded. Approximated only where one
+host's port both answered and failed to connect (the port must listen, so the
+failure happens after the connection was accepted): connect-refused as a reset,
+connect-timeout as an accepted connection that never answers; and a recorded dns
+failure the program never looked up again (it kept an address) as a reset. A request that matches nothing is never
 forwarded anywhere: it gets a 599 response whose body says why, and an `unmatched`
 event naming the nearest recorded call and which parts differed.
 
@@ -49,7 +51,7 @@ import time
 from typing import Any, Dict, List, Optional, Tuple
 
 import matcher as m
-from resolver import DnsServer
+from resolver import TYPE_A, DnsServer
 from wire import Incoming, parse_sni, peek_client_hello, read_request, render_response
 
 HOLD_MAX_S = 600.0  # the longest a "no answer" connection is held open
@@ -138,6 +140,15 @@ class ReplayServer:
         filler = socket.create_connection((address, actual), timeout=5)
         self._listeners.append(filler)
         return int(actual)
+
+    def dns_failing(self, name: str, qtype: int) -> bool:
+        """Whether this lookup fails: the host's next call is a recorded dns failure. An A
+        question (one per getaddrinfo) consumes it; other types only agree with it."""
+        call = self.matcher.dns_error_next(name, take=qtype == TYPE_A)
+        if call is not None and qtype == TYPE_A:
+            self.events.write("served", seq=call.seq, method=call.request.method, url=call.request.url,
+                              outcome="error dns: nxdomain", approximated=None)
+        return call is not None
 
     def shutdown(self) -> None:
         self.stop.set()
@@ -259,7 +270,9 @@ class ReplayServer:
             outcome = "tls handshake failure"
         else:
             outcome = "reset"
-            if kind != "reset":
+            if kind == "dns":
+                approx = "recorded dns, emulated as a TCP reset: the program connected without looking the name up again"
+            elif kind != "reset":
                 approx = (f"recorded {kind}, emulated as a TCP reset after connecting: this host also answers "
                           f"other calls{' on this port' if kind == 'connect-refused' else ''}")
         self.events.write("served", seq=call.seq, method=call.request.method, url=call.request.url,
@@ -299,7 +312,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         doc = json.load(fh)
     events = EventLog(args.events)
     server = ReplayServer(doc, args.certs, events)
-    dns = DnsServer(server.addresses, events.write, port=args.dns_port)
+    dns = DnsServer(server.addresses, events.write, port=args.dns_port, failing=server.dns_failing)
     ports = server.start()
     dns.start()
 

@@ -8,6 +8,7 @@ import json
 import os
 import socket
 import ssl
+import struct
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ HOSTS = [  # what hostplan.calls_document writes
     {"name": "plain.example.com", "token": "h2", "address": "127.0.0.4", "listen": [80], "silent": []},
     {"name": "down.example.com", "token": "h3", "address": "127.0.0.5", "listen": [], "silent": []},
     {"name": "slow.example.com", "token": "h4", "address": "127.0.0.6", "listen": [], "silent": [443]},
+    {"name": "later.example.com", "token": "h5", "address": "127.0.0.7", "listen": [443], "silent": []},
 ]
 ADDRESS = {h["name"]: h["address"] for h in HOSTS}
 
@@ -63,6 +65,8 @@ CALLS = [
     _call(12, "GET", "https://flaky.example.com/", body=b"finally"),
     _call(13, "GET", "http://plain.example.com/stream", body=b"no length here",
           headers=[["Content-Type", "text/plain"]]),
+    _call(14, "GET", "https://later.example.com/", error="dns"),
+    _call(15, "GET", "https://later.example.com/", body=b"resolved"),
 ]
 
 
@@ -251,3 +255,27 @@ def test_a_client_that_distrusts_the_ca_is_noted(running: Running) -> None:
             break
         time.sleep(0.02)
     assert "does it trust the replay CA?" in notes[0]
+
+
+def test_a_host_that_first_failed_to_resolve_fails_that_lookup_then_answers(running: Running) -> None:
+    import resolver
+
+    dns = resolver.DnsServer(running.server.addresses, running.server.events.write, bind="127.0.0.1", port=0,
+                             failing=running.server.dns_failing)
+
+    def lookup(qtype: int = 1) -> str:
+        q = struct.pack("!HHHHHH", 9, 0x0100, 1, 0, 0, 0) + b"\x05later\x07example\x03com\0" + struct.pack("!HH", qtype, 1)
+        reply = dns.handle(q)
+        assert reply is not None
+        return {0: socket.inet_ntoa(reply[-4:]) if struct.unpack_from("!H", reply, 6)[0] else "nodata",
+                3: "nxdomain"}[reply[3] & 0xF]
+
+    try:
+        assert lookup(28) == "nxdomain"  # AAAA agrees with the failure, without using it up
+        assert lookup() == "nxdomain"  # the A question of that lookup: the recorded dns failure, served
+        assert (lookup(), lookup(28)) == ("127.0.0.7", "nodata")
+        assert _get(running.https("later.example.com"), "/")[3] == b"resolved"
+    finally:
+        dns.close()
+    outcomes = {e["seq"]: e["outcome"] for e in running.event_list() if e["event"] == "served"}
+    assert outcomes == {14: "error dns: nxdomain", 15: "response 200"}
