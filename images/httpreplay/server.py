@@ -177,11 +177,11 @@ class ReplayServer:
         except (socket.timeout, ConnectionResetError, BrokenPipeError):
             conn.close()  # an idle keep-alive connection, or a client that went away: nothing to report
         except ssl.SSLError as exc:
-            self.events.write("note", text=f"port {port}: TLS handshake with the program failed ({exc.reason}); "
+            self.events.write("note", text=f"{host}:{port}: TLS handshake with the program failed ({exc.reason}); "
                                            "does it trust the replay CA?")
             conn.close()
         except Exception as exc:  # a broken client must not take the server down
-            self.events.write("note", text=f"port {port}: connection ended: {type(exc).__name__}: {exc}")
+            self.events.write("note", text=f"{host}:{port}: connection ended: {type(exc).__name__}: {exc}")
             conn.close()
 
     def _serve(self, conn: socket.socket, host: str, port: int) -> None:
