@@ -133,7 +133,7 @@ class DockerEngine:
             working_dir=spec.workdir, labels=dict(spec.labels), detach=True, name=spec.name,
             tty=spec.tty, stdin_open=spec.stdin_open,
             mounts=[_docker_mount(m) for m in spec.mounts], dns_opt=list(spec.dns_opts) or None,
-            entrypoint=[], **_limits(spec.containment),
+            dns=list(spec.dns) or None, entrypoint=[], **_limits(spec.containment),
         )
         if spec.network in ("none", "bridge", "host"):
             kwargs["network_mode"] = spec.network
@@ -231,10 +231,14 @@ class DockerEngine:
 
     # -- networks and cleanup -----------------------------------------------
     def create_network(self, name: str, labels: Mapping[str, str], internal: bool = True,
-                       bridge_name: str | None = None) -> str:
+                       bridge_name: str | None = None, ipam: Mapping[str, str] | None = None) -> str:
+        """ipam: docker.types.IPAMPool fields (subnet, iprange, gateway) for an explicit address plan."""
+        from docker.types import IPAMConfig, IPAMPool
+
         opts = {"com.docker.network.bridge.name": bridge_name} if bridge_name else None
+        pools = IPAMConfig(pool_configs=[IPAMPool(**ipam)]) if ipam else None
         net = _retrying(_sdk_call)(self.client.networks.create, name, driver="bridge", internal=internal,
-                                   labels=dict(labels), options=opts)
+                                   labels=dict(labels), options=opts, ipam=pools)
         return str(net.id)
 
     def remove_network(self, name: str) -> None:

@@ -50,6 +50,7 @@ class RunSpec:
     timeout_s: float = 600.0
     containment: Containment = field(default_factory=Containment)
     dns_opts: tuple[str, ...] = ()
+    dns: tuple[str, ...] = ()  # resolver addresses (the replay network's own resolver)
     name: str | None = None
     tty: bool = False
     stdin_open: bool = False
@@ -93,6 +94,6 @@ class Engine(Protocol):
 
     # networks and cleanup
     def create_network(self, name: str, labels: Mapping[str, str], internal: bool = True,
-                       bridge_name: str | None = None) -> str: ...
+                       bridge_name: str | None = None, ipam: Mapping[str, str] | None = None) -> str: ...
     def remove_network(self, name: str) -> None: ...
     def cleanup(self, label_value: str) -> None: ...

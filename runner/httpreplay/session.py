@@ -7,7 +7,7 @@ Use (runner/replay.py)::
         for attempt in attempts:
             http.begin_attempt()                      # fresh recording per run
             c = http.container_settings()
-            spec = RunSpec(..., network=c.network, dns_opts=c.dns_opts,
+            spec = RunSpec(..., network=c.network, dns=c.dns, dns_opts=c.dns_opts,
                            mounts=(*mounts, *c.mounts), env=(*env, *c.env))  # c.env last: it wins
             engine.run(spec)
             report = http.report()                    # HttpReport of that attempt
@@ -16,7 +16,9 @@ Use (runner/replay.py)::
 What it sets up, and undoes on exit (also when setup fails half-way):
 - the sidecar image (images/httpreplay, FROM base_ref), built once and tagged by the
   content hash of its build context;
-- an internal Docker network (nothing leaves it), its bridge named `rpl<12 hex>`, with
+- an internal Docker network (nothing leaves it) on a subnet of its own
+  (addressing.py): Docker's IPAM gives containers its lower half, each recorded host
+  gets an address of the upper half; its bridge is named `rpl<12 hex>`, with
   iptables REJECT rules for that bridge in INPUT (so it cannot reach the host's own
   services: Docker isolates internal networks in FORWARD only) and DOCKER-USER (so a
   connection to an outside address fails at once instead of hanging). Without
@@ -24,11 +26,17 @@ What it sets up, and undoes on exit (also when setup fails half-way):
 - a CA made for this replay (its private key never leaves this process) and a
   certificate per recorded host; the sidecar gets the host certificates and keys,
   the replayed container only the CA certificate;
-- the sidecar, with the recorded host names as network aliases (see hostplan.py for
-  the names left out), listening on every recorded port.
+- the sidecar, with one extra capability, NET_ADMIN, which its entry point uses to add
+  the hosts' addresses to its own interface and then gives up (images/httpreplay/
+  netsetup.py); it listens per host address on the ports that host answered on (see
+  hostplan.py) and answers DNS. Addresses and listeners live in its network namespace
+  and go when it goes; the network is labelled (engine.cleanup removes it on Ctrl-C).
 
-The replayed container gets: the network; dns_opts timeout:1 attempts:1 (names not
-recorded fail in 1 s, not 10); the CA certificate mounted read-only over
+The replayed container gets: the network; the sidecar as its DNS server (Docker's
+embedded resolver forwards to it: recorded names get their host's address, every
+other name NXDOMAIN, and every question is logged for the report); dns_opts
+timeout:1 attempts:1 (should the sidecar be gone, lookups fail in 1 s, not 10); the
+CA certificate mounted read-only over
 /etc/ssl/certs/ca-certificates.crt and at /replay/ca.crt; SSL_CERT_FILE,
 REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE and NODE_EXTRA_CA_CERTS naming it; proxy
 variables emptied (a recorded proxy host does not exist here). A Java keystore is
@@ -55,6 +63,7 @@ from ..config import Settings
 from ..engine import LABEL, Containment, Mount, RunSpec
 from ..errors import ReplayError
 from ..resources import images_dir
+from .addressing import AddressPlan, AddressSpaceError, candidates, plan_addresses, read_host_routes
 from .ca import ReplayCA
 from .hostplan import HostPlan, calls_document, plan_hosts
 from .report import HttpReport, build_report
@@ -64,6 +73,8 @@ CA_ENV = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_C
 PROXY_ENV = ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
 DNS_OPTS = ("timeout:1", "attempts:1")
 READY_TIMEOUT_S = 30.0
+NETWORK_TRIES = 8  # subnets tried when another network took the chosen one meanwhile
+SIDECAR_CAPS = ("NET_ADMIN",)  # to add the hosts' addresses; dropped before the server starts
 JAVA_NOTE = "Java's keystore does not hold the replay CA: HTTPS from Java programs fails verification"
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}$")
 
@@ -80,6 +91,7 @@ class ContainerSettings:
     dns_opts: tuple[str, ...]
     mounts: tuple[Mount, ...]
     env: tuple[tuple[str, str], ...]
+    dns: tuple[str, ...] = ()  # the sidecar: the replay network's resolver
 
 
 def context_digest(context: Path, base_ref: str) -> str:
@@ -151,6 +163,8 @@ class HttpReplaySession:
         self.dns_opts = DNS_OPTS
         self.notes: list[str] = [JAVA_NOTE]
         self._dir: Path | None = None
+        self.addresses: AddressPlan | None = None
+        self.dns: tuple[str, ...] = ()
         self._sidecar: str | None = None
         self._added_rules: list[tuple[str, tuple[str, ...]]] = []
         self._network_made = False
@@ -173,10 +187,8 @@ class HttpReplaySession:
     def _open(self) -> None:
         image = ensure_image(self.engine, self.settings, self.base_ref, self.label, self.say)
         self._dir = Path(tempfile.mkdtemp(prefix="replay-http-"))
-        self._write_inputs()
-        labels = {LABEL: self.label}
-        self.engine.create_network(self.network, labels, internal=True, bridge_name=self.bridge)
-        self._network_made = True
+        self.addresses = self._create_network()
+        self._write_inputs(self.addresses)
         for chain, rule, loss in _rules(self.bridge):
             problem = _iptables("-I", chain, rule)
             if problem:
@@ -185,19 +197,43 @@ class HttpReplaySession:
                 self._added_rules.append((chain, rule))
         self._sidecar = self.engine.start(self._sidecar_spec(image))
         self._wait_ready()
+        self.dns = (self.engine.container_ip(self._sidecar, self.network),)
+
+    def _create_network(self) -> AddressPlan:
+        """The network on a free subnet of the pool; the next one when another replay took it meanwhile."""
+        labels = {LABEL: self.label}
+        last = "no free subnet"
+        try:
+            subnets = list(candidates(len(self.plan.hosts), read_host_routes()))
+        except AddressSpaceError as exc:
+            raise HttpReplayError(str(exc)) from exc
+        for subnet in subnets[:NETWORK_TRIES]:
+            plan = plan_addresses(self.plan.hosts, subnet)
+            try:
+                self.engine.create_network(self.network, labels, internal=True, bridge_name=self.bridge,
+                                           ipam=plan.docker_ipam)
+            except Exception as exc:  # the SDK's APIError; only an overlap is worth another subnet
+                if "overlap" not in str(exc).lower():
+                    raise
+                last = str(exc)
+                continue
+            self._network_made = True
+            return plan
+        raise HttpReplayError(f"the replay network could not be created: {last[:200]}")
 
     def _sidecar_spec(self, image: str) -> RunSpec:
         assert self._dir is not None
-        argv = ("python3", "-u", "/srv/httpreplay/server.py", "--calls", "/replay/in/calls.json",
+        argv = ("python3", "-u", "/srv/httpreplay/netsetup.py", "--calls", "/replay/in/calls.json", "--",
+                "python3", "-u", "/srv/httpreplay/server.py", "--calls", "/replay/in/calls.json",
                 "--certs", "/replay/in/certs", "--events", "/replay/out/events.jsonl")
-        return RunSpec(image=image, argv=argv, network=self.network, aliases=self.plan.aliases,
-                       labels=((LABEL, self.label),), containment=Containment(memory="256m", pids_limit=512),
+        return RunSpec(image=image, argv=argv, network=self.network, labels=((LABEL, self.label),),
+                       containment=Containment(memory="256m", pids_limit=512, cap_add=SIDECAR_CAPS),
                        mounts=(Mount(str(self._dir / "in"), "/replay/in", True),
                                Mount(str(self._dir / "out"), "/replay/out", False)))
 
-    def _write_inputs(self) -> None:
+    def _write_inputs(self, addresses: AddressPlan) -> None:
         assert self._dir is not None
-        doc, tokens = calls_document(self.calls, self.plan)
+        doc, tokens = calls_document(self.calls, self.plan, addresses.hosts)
         certs = self._dir / "in" / "certs"
         certs.mkdir(parents=True)
         (self._dir / "out").mkdir()
@@ -218,7 +254,7 @@ class HttpReplaySession:
             logs = self.engine.logs(self._sidecar)
             if b"READY" in logs:
                 return
-            if b"Traceback" in logs:
+            if b"Traceback" in logs or b"netsetup:" in logs:
                 break
             time.sleep(0.05)
         tail = self.engine.logs(self._sidecar).decode("utf-8", "replace").strip().splitlines()[-3:]
@@ -255,7 +291,7 @@ class HttpReplaySession:
         return tuple((name, CA_TARGETS[1]) for name in CA_ENV) + tuple((name, "") for name in PROXY_ENV)
 
     def container_settings(self) -> ContainerSettings:
-        return ContainerSettings(self.network, self.dns_opts, self.mounts, self.env)
+        return ContainerSettings(self.network, self.dns_opts, self.mounts, self.env, self.dns)
 
     def begin_attempt(self) -> None:
         """Call before each run: the second and later runs get the whole recording again."""
@@ -282,5 +318,4 @@ class HttpReplaySession:
 
     def report(self) -> HttpReport:
         """The last attempt: calls served, requests unmatched, recorded calls unused."""
-        return build_report(self.calls, self._event_lines(), self.plan.unservable, self.plan.unobservable,
-                            self.notes)
+        return build_report(self.calls, self._event_lines(), self.plan, self.notes)

@@ -35,6 +35,7 @@ class AttemptSettings:
     mounts: tuple[Mount, ...] = ()
     network: str | None = None  # None: the plan's own (none, or bridge when its policy allows)
     dns_opts: tuple[str, ...] = ()
+    dns: tuple[str, ...] = ()  # the replay network's own resolver
 
 
 class World:
@@ -63,14 +64,15 @@ class World:
         env = list(self._env)
         network: str | None = None
         dns_opts: tuple[str, ...] = ()
+        dns: tuple[str, ...] = ()
         mounts = self._mounts
         if self._session is not None:
             self._session.begin_attempt()
             c = self._session.container_settings()
             env += list(c.env)
-            network, dns_opts, mounts = c.network, tuple(c.dns_opts), (*mounts, *c.mounts)
+            network, dns_opts, dns, mounts = c.network, tuple(c.dns_opts), tuple(c.dns), (*mounts, *c.mounts)
         env += clock_env(self.plan)
-        return AttemptSettings(tuple(env), tuple(mounts), network, tuple(dns_opts))
+        return AttemptSettings(tuple(env), tuple(mounts), network, dns_opts, dns)
 
     def http_report(self) -> HttpReport | None:
         return self._session.report() if self._session is not None else None

@@ -75,17 +75,5 @@ def _show_key_lines(report: ReplayReport, console: Any) -> None:
 
 
 def _show_http(http: HttpReport, console: Any) -> None:
-    console.print(f"http: {len(http.served)} served, {len(http.unmatched)} unmatched, {len(http.unused)} unused",
-                  markup=False)
-    for c in http.served:
-        extra = f" ({c.approximated})" if c.approximated else ""
-        console.print(f"  served #{c.seq}: {c.method} {c.url} -> {c.outcome}{extra}", markup=False)
-    for u in http.unmatched:
-        why = "; ".join(f"{d.part}: {d.why}" for d in u.differences)
-        near = f", nearest #{u.nearest} {u.nearest_request}" if u.nearest is not None else ""
-        console.print(f"  UNMATCHED (not forwarded): {u.method} {u.url}{near}{': ' + why if why else ''}",
-                      markup=False)
-    for unused in http.unused:
-        console.print(f"  never requested: #{unused.seq} {unused.method} {unused.url}", markup=False)
-    for note in http.notes:
-        console.print(f"  note: {note}", markup=False)
+    for line in http.lines():
+        console.print(line, markup=False)
