@@ -112,7 +112,10 @@ class _Failure:
 
     def __init__(self, args: list[str]) -> None:
         self.json = "--json" in args
+        words = [a for a in _argv(args) if not a.startswith("-")]
         self.command = _command(args).strip() or "run"
+        if self.command == "farm" and len(words) > 1:  # a sub-command names its own schema
+            self.command = f"farm {words[1]}"
 
     def say(self, exc: BaseException, message: str, code: int, kind: str | None = None) -> int:
         error_line(message)

@@ -236,7 +236,8 @@ class DockerEngine:
         from docker.types import IPAMConfig, IPAMPool
 
         opts = {"com.docker.network.bridge.name": bridge_name} if bridge_name else None
-        pools = IPAMConfig(pool_configs=[IPAMPool(**ipam)]) if ipam else None
+        pools = IPAMConfig(pool_configs=[IPAMPool(subnet=ipam.get("subnet"), iprange=ipam.get("iprange"),
+                                                  gateway=ipam.get("gateway"))]) if ipam else None
         net = _retrying(_sdk_call)(self.client.networks.create, name, driver="bridge", internal=internal,
                                    labels=dict(labels), options=opts, ipam=pools)
         return str(net.id)

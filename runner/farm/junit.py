@@ -168,7 +168,7 @@ def _replay_case(report: ReplayReport) -> Case:
     if report.verdict == "reproduced" and not report.expected.failed:
         outcome = "pass"
     c = report.capsule
-    time = sum(s for _, s in report.steps) or sum(a.duration_s for a in report.attempts)
+    time = sum(s.seconds for s in report.steps) or sum(a.duration_s for a in report.attempts)
     base = Case(c.path, c.format, time, outcome, report.verdict, out=_replay_notes(report, k, n))
     if outcome == "failure":
         wanted = "recorded" if report.verdict == "reproduced" else "other"

@@ -45,6 +45,7 @@ The bind mounts need the engine on this machine (a remote DOCKER_HOST cannot see
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import shutil
@@ -265,11 +266,12 @@ class HttpReplaySession:
         if self._final_events is None:
             self._final_events = self._event_lines()
         steps: list[Callable[[], Any]] = []
-        if self._sidecar:
-            steps.append(lambda s=self._sidecar: self.engine.stop(s))
+        sidecar = self._sidecar
+        if sidecar:
+            steps.append(lambda: self.engine.stop(sidecar))
         if self._network_made:
             steps.append(lambda: self.engine.remove_network(self.network))
-        steps += [lambda c=chain, r=rule: _iptables("-D", c, r) for chain, rule in reversed(self._added_rules)]
+        steps += [functools.partial(_iptables, "-D", chain, rule) for chain, rule in reversed(self._added_rules)]
         for step in steps:
             try:
                 step()

@@ -47,3 +47,9 @@ def test_a_result_carries_replays_own_exit_code(capsys: pytest.CaptureFixture[st
     rc = main(["diff", str(TZ_CAPSULE), str(TZ_CAPSULE), "--json"])
     data = envelope_of(capsys.readouterr().out)
     assert rc == data["exit_code"] == 0 and data["error"] is None and data["result"] is not None
+
+
+def test_a_farm_usage_error_names_the_sub_command(capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["farm", "report", "--json", "--no-such-option"])
+    data = envelope_of(capsys.readouterr().out)
+    assert rc == 2 and data["command"] == "farm report" and data["schema"] == "replay.farm-report/1"
