@@ -222,6 +222,8 @@ def test_an_empty_night_is_a_valid_empty_suite() -> None:
 def report(verdict: str, classes: Sequence[str], failed: bool = True) -> ReplayReport:
     """A ReplayReport built from the real classes (found through its annotations, wherever
     the core keeps them)."""
+    from runner.report import Step
+
     hints = get_type_hints(ReplayReport)
     atts = tuple(Attempt(1 if c in ("recorded", "other") and failed else 0, None,
                          SIG if c == "recorded" else OTHER, KEY if c == "recorded" else ("boom",), 2.5,
@@ -230,7 +232,7 @@ def report(verdict: str, classes: Sequence[str], failed: bool = True) -> ReplayR
         verdict=verdict, capsule=hints["capsule"]("caps/tz/capsule.json", "twin", "c0ffee"),  # type: ignore[arg-type]
         expected=Expected(failed, 1 if failed else 0, None, SIG if failed else None, KEY if failed else ()),
         attempts=atts, fidelity=(), image=hints["image"]("replay/img:x", True, 12.0, 9, "buildkit", "bookworm"),
-        verification=hints["verification"](True), steps=(("build", 12.0), ("run", 7.5)))
+        verification=hints["verification"](True), steps=(Step("build", 12.0), Step("run", 7.5)))
 
 
 def test_replay_junit_reproduced_is_one_failing_testcase() -> None:
