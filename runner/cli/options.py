@@ -8,7 +8,10 @@ from typing import Annotated
 import typer
 
 from ..capsules import read_capsule
+from ..durations import HELP as DURATION_HELP
+from ..durations import format_duration, parse_duration
 from ..errors import UsageError
+from ..fetchcapsule import capsule_path
 from ..planner import PlanOptions
 
 EnvOpt = Annotated[list[str], typer.Option("--env", "-e", help="NAME=VALUE: supply or override a variable (NAME= sets it empty).")]
@@ -20,6 +23,28 @@ SourceOpt = Annotated[Path | None, typer.Option("--source", help="Use this direc
 HttpOpt = Annotated[Path | None, typer.Option("--http", help="Serve this CodeInstances instance's recorded HTTP calls.")]
 AllRuntimesOpt = Annotated[bool, typer.Option("--all-runtimes", help="Install every recorded runtime a source offers.")]
 NoPinOpt = Annotated[bool, typer.Option("--no-pin", help="Keep the lockfile's versions instead of the recorded installed ones.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr (errors still go there).")]
+CapsuleArg = Annotated[Path, typer.Argument(
+    metavar="CAPSULE", parser=capsule_path, show_default=False,
+    help="A twin capsule, a NovaFabric capsule directory, or a CodeInstances file; "
+         "or an https:// or http:// URL of a capsule file (downloaded to the cache, then read like a file).")]
+
+
+def duration(text: str | float) -> float:
+    """A --timeout value: `15m`, `90s`, `1h`, or seconds."""
+    try:
+        seconds = parse_duration(text)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    if seconds < 1:
+        raise typer.BadParameter(f"{text!r}: at least 1s")
+    return seconds
+
+
+def timeout_opt(per: str, default_s: float) -> typer.models.OptionInfo:
+    """--timeout with units, the same on every command that takes one."""
+    return typer.Option("--timeout", parser=duration, metavar="DURATION", show_default=format_duration(default_s),
+                        help=f"Time limit {per} ({DURATION_HELP}).")
 
 
 def parse_env(items: list[str]) -> tuple[tuple[str, str], ...]:

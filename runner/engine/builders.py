@@ -40,10 +40,25 @@ def find_buildkit_cli() -> list[str] | None:
             return [cli, "buildx", "build", "--load"]
     for cli in dict.fromkeys(candidates):
         out = subprocess.run([cli, "version", "--format", "{{.Client.Version}}"], capture_output=True, text=True)
+        # `docker version` exits 1 when no engine answers, yet prints the client's version: that is enough here.
         major = out.stdout.strip().split(".")[0]
-        if out.returncode == 0 and major.isdigit() and int(major) < 23:  # BuildKit built in, no buildx needed
+        if major.isdigit() and int(major) < 23:  # BuildKit built in, no buildx needed
             return [cli, "build"]
     return None
+
+
+def describe_builder(setting: str) -> tuple[str, str]:
+    """Which builder a replay will use under this REPLAY_BUILDER setting, and why."""
+    if setting == "classic":
+        return "classic", "REPLAY_BUILDER=classic: the docker SDK's classic builder"
+    cli = find_buildkit_cli()
+    if cli is not None:
+        how = "its buildx plugin" if "buildx" in cli else "BuildKit built in (CLI < 23, no buildx needed)"
+        return "buildkit", f"{cli[0]} can drive BuildKit ({how})"
+    why = "no docker CLI here can drive BuildKit (CLI >= 23 needs the buildx plugin)"
+    if setting == "buildkit":
+        return "none", f"REPLAY_BUILDER=buildkit, but {why}"
+    return "classic", f"{why}: the docker SDK's classic builder (slower: it re-sends the whole context)"
 
 
 def build_with_cli(cli: Sequence[str], context: Path, tag: str, labels: Mapping[str, str],
