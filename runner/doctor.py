@@ -207,10 +207,10 @@ def _issuer(url: str, ctx: ssl.SSLContext, s: Settings) -> str | None:
     try:
         with socket.create_connection((host, port), timeout=PROBE_TIMEOUT_S) as sock, \
                 ctx.wrap_socket(sock, server_hostname=host) as tls:
-            cert = tls.getpeercert() or {}
+            cert: dict[str, Any] = dict(tls.getpeercert() or {})
     except (OSError, ssl.SSLError):
         return None
-    issuer = dict(pair[0] for pair in cert.get("issuer", ()) if pair)
+    issuer = {str(k): str(v) for rdn in cert.get("issuer", ()) for k, v in rdn}
     by = issuer.get("commonName") or issuer.get("organizationName") or "an unnamed CA"
     through = next((p for p in s.ca_files if f"CN={by}" in (_subject(p) or "")), None)
     return f"certificate issued by {by}" + (f", trusted through the extra CA {through}" if through else "")

@@ -1,7 +1,6 @@
 """`replay inspect CAPSULE`: what a capsule records, group by group."""
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -12,6 +11,7 @@ from ..capsules import read_capsule
 from ..capsules.model import to_data
 from ..inspect import Section, printable, sections
 from . import console
+from .options import CapsuleArg
 
 
 def section_view(section: Section) -> Table | Text:
@@ -34,7 +34,7 @@ def section_view(section: Section) -> Table | Text:
 def register(app: typer.Typer) -> None:
     @app.command("inspect")
     def inspect_command(
-        capsule: Annotated[Path, typer.Argument(help="Capsule file or directory.")],
+        capsule: CapsuleArg,
         as_json: Annotated[bool, typer.Option("--json", help="Print the whole model as JSON.")] = False,
         full: Annotated[bool, typer.Option("--all", help="List every resolved package.")] = False,
     ) -> None:

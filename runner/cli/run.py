@@ -19,9 +19,9 @@ from .verify import check_trust_key
 def register(app: typer.Typer) -> None:
     @app.command("run")
     def run_cmd(
-        capsule: Annotated[Path, typer.Argument(help="A twin capsule, a NovaFabric capsule directory, or a CodeInstances file.")],
+        capsule: o.CapsuleArg,
         attempts: Annotated[int, typer.Option("--attempts", "-n", min=1, max=50, help="Runs in fresh containers.")] = 3,
-        timeout: Annotated[float, typer.Option("--timeout", min=1.0, help="Seconds per attempt.")] = 600.0,
+        timeout: Annotated[float, o.timeout_opt("per attempt", 600.0)] = 600.0,
         memory: Annotated[str, typer.Option("--memory", help="Memory limit per attempt.")] = "4g",
         env: o.EnvOpt = [],
         salt: o.SaltOpt = None,
@@ -36,6 +36,7 @@ def register(app: typer.Typer) -> None:
         require_valid: Annotated[bool, typer.Option("--require-valid", help="Refuse (exit 1) a capsule that does not verify or whose signer is not trusted.")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Stream the build and the command's output.")] = False,
+        quiet: o.QuietOpt = False,
     ) -> None:
         """Replay CAPSULE: exit 0 reproduced (or fixed), 1 another verdict, 2 bad input, 3 environment failure."""
         if not re.fullmatch(r"[1-9][0-9]*[bkmg]?", memory.strip().lower()):
@@ -47,7 +48,7 @@ def register(app: typer.Typer) -> None:
         opts = ReplayOptions(attempts=attempts, timeout=timeout, memory=memory, verbose=verbose, plan=plan_opts,
                              secret_env=plan_opts.env_overrides,
                              require_valid=require_valid)
-        report = replay_capsule(capsule, opts, Progress(err), trust_keys=trust_key)
+        report = o.as_given(replay_capsule(capsule, opts, Progress(err, quiet=quiet or as_json), trust_keys=trust_key))
         if as_json:
             print_result("run", report.exit_code, to_json(report))
         else:

@@ -2,9 +2,6 @@
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
-from typing import Annotated
-
 import typer
 
 from ..replay import Progress, Replayer, ReplayOptions
@@ -15,7 +12,7 @@ from .console import err
 def register(app: typer.Typer) -> None:
     @app.command("shell")
     def shell_cmd(
-        capsule: Annotated[Path, typer.Argument(help="The capsule whose environment to enter.")],
+        capsule: o.CapsuleArg,
         env: o.EnvOpt = [],
         repo: o.RepoOpt = None,
         ref: o.RefOpt = None,
