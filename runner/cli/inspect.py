@@ -1,6 +1,7 @@
 """`replay inspect CAPSULE`: what a capsule records, group by group."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated
 
 import typer
@@ -9,6 +10,7 @@ from rich.text import Text
 
 from ..capsules import read_capsule
 from ..capsules.model import to_data
+from ..fetchcapsule import origin
 from ..inspect import Section, printable, sections
 from . import console
 from .options import CapsuleArg
@@ -40,6 +42,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Show what a capsule records: command, outcome, platform, runtimes, packages, env..."""
         model = read_capsule(capsule)
+        given = origin(capsule)  # a downloaded capsule is shown by its URL
+        model = dataclasses.replace(model, provenance=dataclasses.replace(model.provenance, path=given))
         if as_json:
             console.print_result("inspect", 0, to_data(model))
             return

@@ -86,6 +86,7 @@ class StepNamer:
         self._names: dict[str, str | None] = {}  # BuildKit step id -> name
         self._said: set[str] = set()
         self._current: str | None = None  # the classic builder's step being run
+        self._cached = False  # ... and whether it came from the cache
 
     def buildkit(self, line: str) -> list[str]:
         m = _BK_INSTRUCTION.match(line)
@@ -100,9 +101,11 @@ class StepNamer:
     def classic(self, line: str) -> list[str]:
         m = _CLASSIC_STEP.match(line.strip())
         if m:
-            self._current = step_name(m.group(1))
+            self._current, self._cached = step_name(m.group(1)), False
             return []
-        if line.strip().startswith("--->") and "Using cache" not in line:  # "Running in", or a new layer's id
+        if "---> Using cache" in line:
+            self._cached = True
+        elif line.strip().startswith("--->") and not self._cached:  # "Running in", or a new layer's id
             return self._worked(self._current, "")
         return self._worked(self._current, line) if self._current in self._said else []
 
