@@ -2,6 +2,7 @@
 with -o, also the `docker build` and `docker run` lines that reproduce by hand."""
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 from pathlib import Path
@@ -22,6 +23,11 @@ from . import options as o
 from .console import err, out
 
 _TAG = "replay-by-hand"
+
+
+def by_hand_tag(plan: Plan) -> str:
+    """One tag per capsule, so two capsules rendered by hand do not overwrite each other's image."""
+    return f"{_TAG}:{re.sub(r'[^a-z0-9_.-]', '', plan.capsule_id.lower())[:40] or 'latest'}"
 
 
 def register(app: typer.Typer) -> None:
@@ -86,7 +92,7 @@ def _by_hand(plan: Plan, s: Settings, ctx: Path, supplied: list[str]) -> None:
     setup = "scripts/setup makes it" if source_checkout() else "`replay doctor` says how to get it"
     err.print(f"replay: build context written to {ctx}; the base image {base} must exist ({setup})", markup=False)
     err.print("replay: to replay by hand:", markup=False)
-    out.print(f"DOCKER_BUILDKIT=1 docker build -t {_TAG} {shlex.quote(str(ctx))}", markup=False, highlight=False)
+    out.print(f"docker build -t {by_hand_tag(plan)} {shlex.quote(str(ctx))}", markup=False, highlight=False)
     out.print(run_line(plan, supplied), markup=False, highlight=False, soft_wrap=True)
     if plan.http_calls or plan.clock_start or plan.values:
         err.print("replay: (by hand, the recorded HTTP calls, clock and random values are not served: "
@@ -104,4 +110,4 @@ def run_line(plan: Plan, supplied: list[str]) -> str:
         words += ["-e", f"{name}={value}"]
     for name in supplied:
         words += ["-e", name]
-    return " ".join(shlex.quote(w) for w in [*words, _TAG, *argv])
+    return " ".join(shlex.quote(w) for w in [*words, by_hand_tag(plan), *argv])
