@@ -22,7 +22,7 @@ from ..inspect import printable
 from ..planner import PlanOptions
 from ..replay import Progress, Replayer, ReplayOptions
 from . import console
-from .options import EnvOpt, QuietOpt, RepoOpt, parse_env, timeout_opt
+from .options import EnvOpt, QuietOpt, RepoOpt, SaltOpt, parse_env, timeout_opt
 
 _VERDICT_STYLE = {"reproduced": "red", "not-reproduced": "green", "different-failure": "yellow", "inconclusive": "dim"}
 _STATUS_LINE = {
@@ -210,6 +210,7 @@ def register(app: typer.Typer) -> None:
         timeout: Annotated[float, timeout_opt("per run", 600.0)] = 600.0,
         repo: RepoOpt = None,  # both capsules' commits are fetched from it
         env: EnvOpt = [],  # as on `replay`: applied to every trial, both ends included
+        salt: SaltOpt = None,
         commits: Annotated[bool, typer.Option("--commits", help="Bisect the commits from GOOD's to BAD's "
                                                                 "in BAD's environment instead.")] = False,
         sweep: Annotated[str | None, typer.Option("--sweep", metavar="FACT",
@@ -227,7 +228,7 @@ def register(app: typer.Typer) -> None:
         if commits and sweep is not None:
             raise UsageError("--commits and --sweep bisect different things: give one of them")
         progress = Progress(console.err, quiet=quiet or as_json)
-        plan_opts = PlanOptions(repo=repo, env_overrides=parse_env(env))
+        plan_opts = PlanOptions(repo=repo, env_overrides=parse_env(env), salt=salt)
         replayer = Replayer(ReplayOptions(timeout=timeout, verbose=verbose, plan=plan_opts,
                                           secret_env=plan_opts.env_overrides), progress)
         try:

@@ -50,7 +50,7 @@ for module in (run, inspect, diff, verify, signature, render, shell, bisect, doc
 
 @app.command("help")
 def help_command(
-    command: Annotated[list[str] | None, typer.Argument(metavar="[COMMAND]...", help="A command (farm run: two words).")] = None,
+    command: Annotated[list[str] | None, typer.Argument(metavar="COMMAND", help="A command (farm run: two words).")] = None,
 ) -> None:
     """Show the help of a command (or of replay itself)."""
     words = list(command or [])

@@ -17,10 +17,12 @@ def register(app: typer.Typer) -> None:
         repo: o.RepoOpt = None,
         ref: o.RefOpt = None,
         source: o.SourceOpt = None,
+        quiet: o.QuietOpt = False,
     ) -> None:
         """Build the replay image and open bash in it, with the recorded environment set (no network)."""
         plan_opts = o.plan_options(env=env, repo=repo, ref=ref, source=source)
-        replayer = Replayer(ReplayOptions(plan=plan_opts, secret_env=plan_opts.env_overrides), Progress(err))
+        replayer = Replayer(ReplayOptions(plan=plan_opts, secret_env=plan_opts.env_overrides),
+                            Progress(err, quiet=quiet))
         try:
             _, plan = replayer.load(capsule)
             image = replayer.image(plan)

@@ -76,7 +76,10 @@ class DockerEngine:
             self.client = docker.from_env(timeout=120)
             self.client.ping()
         except Exception as exc:
-            raise EngineUnavailable(f"{START_HINT} ({type(exc).__name__})") from exc
+            from ..doctor import engine_fix  # here, not at import: doctor imports the engine package
+
+            # scripts/setup only where there is one (a clone of replay), not in a pip install
+            raise EngineUnavailable(f"no Docker engine answers; {engine_fix()} ({type(exc).__name__})") from exc
         self._buildkit = find_buildkit_cli() if builder in ("auto", "buildkit") else None
         if builder == "buildkit" and self._buildkit is None:
             raise EngineUnavailable("REPLAY_BUILDER=buildkit but no docker CLI here can build with BuildKit")

@@ -137,3 +137,17 @@ def test_quiet_prints_no_progress(monkeypatch: pytest.MonkeyPatch, capsys: pytes
     assert "replay: building" in capsys.readouterr().err
     main([str(TZ_CAPSULE), "--quiet"])
     assert "building" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("checkout", [True, False])
+def test_no_engine_points_at_scripts_setup_only_in_a_clone(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch, checkout: bool) -> None:
+    import runner.doctor
+    from tests.examples import CI
+
+    monkeypatch.setattr(runner.doctor, "source_checkout", lambda: checkout)
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-such.sock")
+    assert main([str(CI), "-n", "1"]) == 3
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("replay: error:")]
+    assert len(errors) == 1 and "DOCKER_HOST" in errors[0]
+    assert ("scripts/setup" in errors[0]) == checkout
