@@ -71,7 +71,7 @@ def _argv(args: list[str]) -> list[str]:
     first_word = next((a for a in args if not a.startswith("-")), None)
     if first_word is None or first_word in _COMMANDS:
         return args
-    if _looks_mistyped(first_word):
+    if args[0] == first_word and _looks_mistyped(first_word):  # an option's value is never a typo
         raise UsageError(_no_such(first_word))
     return ["run", *args]
 

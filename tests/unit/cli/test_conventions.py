@@ -33,6 +33,12 @@ def test_a_capsule_named_like_a_command_is_still_replayed_as_a_capsule(tmp_path:
     assert "did you mean" not in capsys.readouterr().err
 
 
+def test_an_option_value_like_a_command_is_no_typo(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--salt", "shelf", "nope.json"]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean" not in err and "nope.json" in err
+
+
 def test_help_of_a_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["help", "run"]) == 0
     out = capsys.readouterr().out
