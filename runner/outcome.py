@@ -159,8 +159,9 @@ def explain(verdict: Verdict, expected: Expected, attempts: Sequence[Attempt]) -
     if verdict == "different-failure":
         return f"{head}: {kinds.count('other')}/{n} attempts failed, but not as recorded ({want}){_seen(attempts, want)}."
     if verdict == "flaky":
-        rest = ", ".join(f"{kinds.count(k)} {word}" for k, word in (("pass", "passed"), ("other", "failed another way"),
-                                                                    ("inconclusive", "timed out")) if kinds.count(k))
+        words: tuple[tuple[Classification, str], ...] = (("pass", "passed"), ("other", "failed another way"),
+                                                         ("inconclusive", "timed out"))
+        rest = ", ".join(f"{kinds.count(k)} {word}" for k, word in words if kinds.count(k))
         return f"{head}: {recorded}/{n} attempts failed as recorded ({want}); {rest}."
     return f"{head}: {_timeouts(attempts)}."
 
