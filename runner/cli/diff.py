@@ -76,7 +76,8 @@ def _full(view: View, d: CapsuleDiff) -> None:
 def _show(a: Capsule, b: Capsule, d: CapsuleDiff, show_all: bool) -> None:
     view = View(console.out)
     for side, c in (("A", a), ("B", b)):
-        view.line(f"{side}: {printable(c.provenance.path)} ({c.provenance.format.value}), recorded {_outcome(c)}")
+        view.line(f"{side}: {printable(c.provenance.path)} ({c.provenance.format.value}), recorded {_outcome(c)}",
+                  wrap=False)
     (_full if show_all else _short)(view, d)
     count = len(d.outcome_keys)
     view.line(f"{count} difference(s) that could change the outcome" if count else
@@ -85,7 +86,9 @@ def _show(a: Capsule, b: Capsule, d: CapsuleDiff, show_all: bool) -> None:
         view.line("(--all lists every fact)")
     argv, why = next_step(a, b, d)
     if argv is not None:
-        view.line(f"next: {printable(shlex.join(argv))}" + ("" if argv[1:2] == ["bisect"] else f"  ({why})"))
+        view.line(f"next: {printable(shlex.join(argv))}", wrap=False)
+        if argv[1:2] != ["bisect"]:
+            view.line(f"({why})")
 
 
 def register(app: typer.Typer) -> None:

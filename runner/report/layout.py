@@ -24,10 +24,11 @@ class View:
         self.width: int = int(console.width)
         self.plain = not bool(getattr(console, "is_terminal", False))
 
-    def line(self, text: str, style: str = "") -> None:
+    def line(self, text: str, style: str = "", wrap: bool = True) -> None:
+        """One line, wrapped at spaces; `wrap=False` for a command to copy or a path (never split)."""
         from rich.text import Text
 
-        self._emit(Text(text, style=style if not self.plain else ""))
+        self._emit(Text(text, style=style if not self.plain else ""), wrap)
 
     def table(self, title: str, columns: Sequence[str], rows: Sequence[Sequence[str]],
               free: int | None = None) -> None:
@@ -77,11 +78,11 @@ class View:
                     grid.add_row(Text(f"{name}:"), Text(value))
             self._emit(grid)
 
-    def _emit(self, renderable: Any) -> None:
+    def _emit(self, renderable: Any, wrap: bool = True) -> None:
         if not self.plain:
-            self.console.print(renderable, soft_wrap=False)
+            self.console.print(renderable, soft_wrap=not wrap)
             return
         with self.console.capture() as captured:
-            self.console.print(renderable, soft_wrap=False)
+            self.console.print(renderable, soft_wrap=not wrap)
         text = "\n".join(line.rstrip() for line in captured.get().splitlines())
         self.console.file.write(text + "\n")
