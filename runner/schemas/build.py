@@ -104,10 +104,10 @@ def error_kinds() -> list[str]:
     from ..farm import store  # noqa: F401  (defines the farm's history error)
 
     kinds: set[str] = {"usage", "interrupted", "internal"}
-    todo: list[type] = [ReplayError]
+    todo: list[type[ReplayError]] = [ReplayError]
     while todo:
         cls = todo.pop()
-        kinds.add(str(getattr(cls, "kind")))
+        kinds.add(str(cls.kind))
         todo.extend(cls.__subclasses__())
     return sorted(kinds)
 
