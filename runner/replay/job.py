@@ -64,9 +64,10 @@ def _baseline(replayer: Replayer, plan: Plan, expected: Expected) -> Baseline | 
     if plan.source is None or not plan.source.patch:
         return None
     unpatched = dataclasses.replace(plan, source=dataclasses.replace(plan.source, patch=""))
-    with replayer.progress.step("unpatched source (the baseline)"):
-        image = replayer.image(unpatched)
-        attempts, _ = replayer.attempts(unpatched, image, expected, replayer.options.attempts, label_steps=False)
+    image = replayer.image(unpatched)
+    count = replayer.options.attempts
+    with replayer.progress.step(f"unpatched source: {count} attempt(s)"):
+        attempts, _ = replayer.attempts(unpatched, image, expected, count, label_steps=False)
     return Baseline(judge(expected, attempts), tuple(attempts))
 
 

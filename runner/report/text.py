@@ -15,6 +15,7 @@ from .layout import View
 from .model import ReplayReport
 
 NAME_ONLY = "set (value not recorded)"  # the planner's "recorded" for a variable recorded by name only
+SHOWN_NAMES = 8  # of those, named in the note (--all lists every one)
 
 
 def show(report: ReplayReport, console: Any, show_all: bool = False) -> None:
@@ -58,7 +59,7 @@ def _steps(report: ReplayReport, view: View, show_all: bool) -> None:
     if show_all:
         view.table("steps", ("step", "time"), [(s.name, f"{s.seconds:.1f}s") for s in report.steps])
         return
-    tried = [s for s in report.steps if s.name.startswith("attempt ")]
+    tried = [s for s in report.steps if "attempt" in s.name]
     before = [s for s in report.steps if s not in tried]
     slow = max(before, key=lambda s: s.seconds, default=None)
     view.line(f"steps: {sum(s.seconds for s in before):.1f}s to the image"
@@ -83,8 +84,10 @@ def _fidelity(rows: Sequence[Fidelity], view: View, show_all: bool) -> None:
     if not show_all:
         view.line(f"{len(exact)} of {len(rows)} facts replayed exactly" + (" (--all lists them)" if exact else ""))
         if name_only:
-            names = ", ".join(f.fact.removeprefix("env ") for f in name_only)
-            view.line(f"note: {len(name_only)} variable(s) {NAME_ONLY}, left unset: {names} "
+            names = [f.fact.removeprefix("env ") for f in name_only]
+            shown = ", ".join(names[:SHOWN_NAMES]) + (f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES
+                                                      else "")
+            view.line(f"note: {len(name_only)} variable(s) {NAME_ONLY}, left unset: {shown} "
                       "(supply one with --env NAME=VALUE)")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,18 @@ def test_a_placebo_patch_where_the_failure_reproduces_is_not_fixed(
     rc, report = replay(capsys, TZ_CAPSULE, "--repo", BUNDLE, "-n", "1", "--patch", placebo)
     assert (rc, report["verdict"], report["baseline"]["verdict"]) == (1, "not-fixed", "reproduced")
     assert report["summary"] == "NOT-FIXED: 1/1 patched attempts still failed as recorded."
+
+
+def test_the_patched_image_rebuilds_only_the_source(engine: object, capsys: pytest.CaptureFixture[str],
+                                                    tmp_path: Path) -> None:
+    """The unpatched run's image is the plain replay's; the patched one differs in the source
+    layer only, so a patch never seen before costs a few build steps, not a build."""
+    clone = clone_tz_clock(tmp_path / "tz-clock")
+    dates = clone / "src" / "dates.js"
+    dates.write_text(dates.read_text().replace("Bug:", f"Bug ({uuid.uuid4().hex}):"))
+    fresh = tmp_path / "fresh.diff"
+    fresh.write_text(git(clone, "diff", "HEAD", "--binary"))
+    rc, report = replay(capsys, TZ_CAPSULE, "--repo", BUNDLE, "-n", "1", "--patch", fresh)
+    assert (rc, report["verdict"]) == (1, "not-fixed")
+    assert report["image"]["built"] is True and 0 < report["image"]["steps_run"] <= 4, report["image"]
+    assert any(s["name"] == "unpatched source: 1 attempt(s)" for s in report["steps"])
