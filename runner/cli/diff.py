@@ -47,7 +47,11 @@ def _short(view: View, d: CapsuleDiff) -> None:
     if outcome:
         view.line(f"could change the outcome ({len(outcome)}):", "bold")
         if plain:
-            view.table("", ("key", "A", "B", "note"), _rows(tuple(plain)), free=3)
+            rows = _rows(tuple(plain))
+            if any(r[3] for r in rows):
+                view.table("", ("key", "A", "B", "note"), rows, free=3)
+            else:  # no note to give: no empty column
+                view.table("", ("key", "A", "B"), [r[:3] for r in rows])
         _pins(view, [f for f in outcome if f.key.startswith("pin:")])
     info = [f.key for f in d.differences if not f.could_change_outcome]
     if info:
