@@ -33,6 +33,11 @@ from .runenv import command_env
 from .world import AttemptSettings, World
 
 
+# Docker's default capabilities a test command has no use for: raw sockets, device
+# nodes, audit, file capabilities, chroot, changing capability sets.
+DROPPED_CAPS = ("NET_RAW", "MKNOD", "AUDIT_WRITE", "SETFCAP", "SYS_CHROOT", "SETPCAP")
+
+
 class Replayer:
     def __init__(self, options: ReplayOptions = ReplayOptions(), progress: Progress | None = None,
                  settings: Settings | None = None, engine: Engine | None = None) -> None:
@@ -103,7 +108,8 @@ class Replayer:
 
     def containment(self) -> Containment:
         """One policy for every container that runs the capsule's code (attempts and `replay shell`)."""
-        return Containment(memory=self.options.memory, pids_limit=self.options.pids_limit)
+        return Containment(memory=self.options.memory, pids_limit=self.options.pids_limit, cpus=self.options.cpus,
+                           cap_drop=DROPPED_CAPS)
 
     def world(self, plan: Plan) -> World:
         return World(self.engine, self.settings, plan, self.label, self.progress.say)
