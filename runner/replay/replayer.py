@@ -12,7 +12,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..baseimage import ensure_base
@@ -133,16 +133,39 @@ class Replayer:
         return self.attempts(plan, image, expected, 1, label_steps=False)[0][0]
 
     def run_one(self, expected: Expected | None, spec: RunSpec) -> Attempt:
+        secrets = [v for _, v in self.options.secret_env if len(v) >= 4]
         on_output: Callable[[bytes], None] | None = None
         if self.options.verbose:
-            on_output = lambda b: self.progress.say(b.decode("utf-8", "replace").rstrip())  # noqa: E731
+            on_output = lambda b: self.progress.say(scrub(b.decode("utf-8", "replace").rstrip(), secrets))  # noqa: E731
         res = self.engine.run(spec, on_output)
-        return attempt_of(res.output, res.stdout, res.exit_code, res.signal, res.duration_s,
-                          res.timed_out or res.oom_killed, expected)
+        att = attempt_of(res.output, res.stdout, res.exit_code, res.signal, res.duration_s,
+                         res.timed_out or res.oom_killed, expected)
+        return redacted(att, secrets)
 
     def close(self) -> None:
         self._engine.cleanup(self.label)
         shutil.rmtree(self._workdir, ignore_errors=True)
+
+
+SUPPLIED = "[supplied value]"
+
+
+def redacted(att: Attempt, secrets: Sequence[str]) -> Attempt:
+    """An attempt as reported: a value supplied with --env never shows, even when the program
+    printed it (judged before, on what it really printed)."""
+    if not secrets:
+        return att
+    stdout = att.stdout
+    for s in secrets:
+        stdout = stdout.replace(s.encode(), SUPPLIED.encode())
+    return dataclasses.replace(att, output_tail=scrub(att.output_tail, secrets),
+                               key_lines=tuple(scrub(k, secrets) for k in att.key_lines), stdout=stdout)
+
+
+def scrub(text: str, secrets: Sequence[str]) -> str:
+    for s in secrets:
+        text = text.replace(s, SUPPLIED)
+    return text
 
 
 def attempt_of(output: bytes, stdout: bytes, exit_code: int | None, signal: str | None, duration_s: float,
