@@ -6,7 +6,6 @@ attempt() are thread-safe so independent trials can run in parallel.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import shutil
 import tempfile
 import threading
@@ -22,7 +21,7 @@ from ..config import Settings, settings as load_settings
 from ..engine import LABEL, Containment, Engine, EngineHolder, RunSpec
 from ..httpreplay.report import HttpReport
 from ..outcome import Attempt, Expected, classify, expected_of
-from ..plan import Plan
+from ..plan import Plan, plan_digest
 from ..planner import make_plan
 from ..render import Context, workdir, write_context
 from . import image as images
@@ -66,7 +65,8 @@ class Replayer:
 
     def image(self, plan: Plan) -> BuiltImage:
         """Build (or reuse) the image of this plan; a second call for the same plan builds nothing."""
-        ctx_dir = self._workdir / f"ctx-{hashlib.sha256(repr(plan).encode()).hexdigest()[:16]}"
+        # keyed by the plan's JSON (which holds no supplied value): equal plans share one context
+        ctx_dir = self._workdir / f"ctx-{plan_digest(plan)[:16]}"
         with self._key_lock(ctx_dir.name):
             if ctx_dir.name in self._built:
                 return self._built[ctx_dir.name]
