@@ -2,7 +2,9 @@
 default report through the real CLI, and `--patch` judged against the unpatched run."""
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 import uuid
@@ -34,6 +36,17 @@ def test_the_demo_report_fits_in_40_lines_at_100_columns(engine: object) -> None
     full = subprocess.run([sys.executable, "-m", "runner", str(TZ_CAPSULE), "--repo", str(BUNDLE), "-n", "1", "--all"],
                           capture_output=True, text=True, timeout=900, cwd=ROOT, env={**os.environ, "COLUMNS": "100"})
     assert full.returncode == 0 and "env TZ" in full.stdout
+
+
+def test_no_line_of_the_real_report_splits_a_sha_at_60_columns(engine: object) -> None:
+    commit = json.loads(TZ_CAPSULE.read_text())["repo"]["commit"]
+    proc = subprocess.run([sys.executable, "-m", "runner", str(TZ_CAPSULE), "--repo", str(BUNDLE), "-n", "1", "--all"],
+                          capture_output=True, text=True, timeout=900, cwd=ROOT, env={**os.environ, "COLUMNS": "60"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert commit[:12] in proc.stdout and commit[12:20] not in proc.stdout  # the short form, whole
+    assert all(len(line) <= 60 for line in proc.stdout.splitlines()), proc.stdout
+    runs = re.findall(r"(?<![0-9a-f])[0-9a-f]{7,}", proc.stdout)
+    assert runs and all(commit.startswith(r) or len(r) in (12, 16) for r in runs), runs
 
 
 @pytest.fixture(scope="module")
