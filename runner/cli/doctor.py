@@ -70,10 +70,9 @@ def register(app: typer.Typer) -> None:
         d = diagnose()
         code = int(Exit.OK if d.ready else Exit.ENVIRONMENT)
         problem = _problem(d)
-        if as_json:
-            # Unlike other commands, the result stays on exit 3: the checks are the answer.
+        if as_json:  # as every command: on exit 3 no result, the error names each failed check and its fix
             error = {"kind": "environment", "message": problem, "file": None} if problem else None
-            console.print_json(envelope("doctor", code, _data(d), error))
+            console.print_json(envelope("doctor", code, None if problem else _data(d), error))
         else:
             _show(d)
         if problem:

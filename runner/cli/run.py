@@ -35,6 +35,7 @@ def register(app: typer.Typer) -> None:
         trust_key: Annotated[list[Path], typer.Option("--trust-key", help="PEM public key of a trusted signer.")] = [],
         require_valid: Annotated[bool, typer.Option("--require-valid", help="Refuse (exit 1) a capsule that does not verify or whose signer is not trusted.")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+        show_all: Annotated[bool, typer.Option("--all", help="List every fidelity row and step, the exact ones too.")] = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Stream the build and the command's output.")] = False,
         quiet: o.QuietOpt = False,
     ) -> None:
@@ -52,5 +53,5 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_result("run", report.exit_code, to_json(report))
         else:
-            show(report, out)
+            show(report, out, show_all=show_all)
         raise typer.Exit(report.exit_code)

@@ -4,15 +4,17 @@ The capsule is read once: verification and planning share one parse.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..capsules import check_capsule
 from ..capsules.verification import VerifyResult
+from ..engine import Engine
 from ..errors import CapsuleRefused
-from ..outcome import judge
-from ..plan import Fidelity
-from ..report import CapsuleRef, ImageInfo, ReplayReport, Step, verification_of
+from ..outcome import Expected, judge, judge_fix
+from ..plan import Fidelity, Plan
+from ..report import Baseline, CapsuleRef, ImageInfo, ReplayReport, Step, verification_of
 from .image import BuiltImage
 from .options import ReplayOptions
 from .progress import Progress
@@ -21,8 +23,8 @@ from .world import clock_rows
 
 
 def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
-                   trust_keys: Sequence[Path] = ()) -> ReplayReport:
-    replayer = Replayer(options, progress)
+                   trust_keys: Sequence[Path] = (), engine: Engine | None = None) -> ReplayReport:
+    replayer = Replayer(options, progress, engine=engine)
     try:
         with progress.step("verify capsule"):
             capsule, verified = check_capsule(path, trust_keys)
@@ -30,9 +32,11 @@ def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
         with progress.step("plan"):
             capsule, plan = replayer.plan(capsule)
         expected = replayer.expected(capsule)
+        baseline = _baseline(replayer, plan, expected)
         image = replayer.image(plan)
         attempts, http = replayer.attempts(plan, image, expected, replayer.options.attempts)
-        verdict = judge(expected, attempts, patched=bool(plan.source and plan.source.patch))
+        verdict = (judge(expected, attempts) if baseline is None
+                   else judge_fix(expected, baseline.verdict, attempts).verdict)
         notes = list(plan.notes)
         if image.context and image.context.restored:
             notes += list(image.context.restored.notes)
@@ -48,10 +52,24 @@ def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
             image=ImageInfo(image.ref, image.built, image.build_s, image.steps_run, replayer.engine.builder_name,
                             plan.base.key),
             verification=verification_of(verified), steps=tuple(Step(n, s) for n, s in progress.timings), drift=image.drift,
-            http=http, notes=tuple(notes),
+            http=http, notes=tuple(notes), baseline=baseline,
         )
     finally:
         replayer.close()
+
+
+def _baseline(replayer: Replayer, plan: Plan, expected: Expected) -> Baseline | None:
+    """With --patch, the unpatched source first: a fix is only a fix of a failure that comes
+    back here. Its image differs from the patched one in the source layer only (the layers
+    below come from the cache), so this costs attempts, not a build."""
+    if plan.source is None or not plan.source.patch:
+        return None
+    unpatched = dataclasses.replace(plan, source=dataclasses.replace(plan.source, patch=""))
+    image = replayer.image(unpatched)
+    count = replayer.options.attempts
+    with replayer.progress.step(f"unpatched source: {count} attempt(s)"):
+        attempts, _ = replayer.attempts(unpatched, image, expected, count, label_steps=False)
+    return Baseline(judge(expected, attempts), tuple(attempts))
 
 
 def refuse_unless_valid(path: Path, verified: VerifyResult, require_valid: bool, trust_keys: Sequence[Path]) -> None:

@@ -1,19 +1,19 @@
 """`replay doctor` on this machine: ready with the engine up; exit 3 naming the fix without it."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from runner.cli.main import main
+from tests.envelope import envelope_of
 
 pytestmark = pytest.mark.integration
 
 
 def test_doctor_with_the_engine_up(engine: object, capsys: pytest.CaptureFixture[str]) -> None:
     rc = main(["doctor", "--json"])
-    data = json.loads(capsys.readouterr().out)
+    data = envelope_of(capsys.readouterr().out)  # validated against runner/schemas/doctor.schema.json
     assert rc == 0 and data["schema"] == "replay.doctor/1" and data["exit_code"] == 0 and data["error"] is None
     checks = {c["name"]: c for c in data["result"]["checks"]}
     assert checks["engine"]["status"] == "ok" and data["result"]["versions"]["engine"]
@@ -36,12 +36,18 @@ def test_doctor_without_an_engine_names_the_fix(capsys: pytest.CaptureFixture[st
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/nowhere.sock")
     rc = main(["doctor", "--json"])
     captured = capsys.readouterr()
-    data = json.loads(captured.out)
-    assert rc == 3 and data["exit_code"] == 3 and data["error"]["kind"] == "environment"
-    engine_check = next(c for c in data["result"]["checks"] if c["name"] == "engine")
-    assert engine_check["status"] == "fail" and "DOCKER_HOST" in engine_check["fix"]
-    assert "nowhere.sock" in engine_check["detail"]
+    data = envelope_of(captured.out)
+    assert rc == 3 and data["exit_code"] == 3 and data["result"] is None
+    assert data["error"]["kind"] == "environment" and data["error"]["message"].startswith("not ready: engine: ")
+    assert "DOCKER_HOST" in data["error"]["message"]
     errors = [line for line in captured.err.splitlines() if line.startswith("replay: error:")]
     assert len(errors) == 1 and "start a Docker engine" in errors[0]
-    settings = {s["variable"]: s for s in data["result"]["settings"]}
-    assert settings["DOCKER_HOST"]["source"] == "env DOCKER_HOST"
+
+
+def test_doctor_text_without_an_engine(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/nowhere.sock")
+    assert main(["doctor"]) == 3
+    captured = capsys.readouterr()
+    assert "fail" in captured.out and "nowhere.sock" in captured.out and "not ready: engine" in captured.out
+    assert "env DOCKER_HOST" in captured.out  # where the setting came from

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import os
 import shutil
 import signal
@@ -29,6 +28,7 @@ from runner.cli.main import main
 
 from ..unit.farm.builders import py_twin, write_instance
 from .helpers import NOVA, ROOT, git, git_repo, repo_fact
+from tests.envelope import envelope_of
 
 pytestmark = pytest.mark.integration
 
@@ -55,7 +55,7 @@ def own_images(engine: Any) -> Iterator[str]:
 def farm(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, dict[str, Any]]:
     """`replay farm ARGS --json` in-process: the exit code and the envelope's result."""
     rc = main(["farm", *map(str, args), "--json"])
-    doc = json.loads(capsys.readouterr().out)
+    doc = envelope_of(capsys.readouterr().out)
     assert doc["exit_code"] == rc and doc["error"] is None, doc["error"]
     return rc, doc["result"]
 
@@ -95,7 +95,7 @@ def first_night(folder: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple
     db = tmp_path_factory.mktemp("db") / "farm.sqlite"
     with contextlib.redirect_stdout(io.StringIO()) as out:
         rc = main(["farm", "run", str(folder), "--db", str(db), "--jobs", "2", "--json"])
-    return rc, json.loads(out.getvalue()), db
+    return rc, envelope_of(out.getvalue()), db
 
 
 def test_every_capsule_gets_its_verdict_and_the_tampered_one_is_broken(
