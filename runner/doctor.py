@@ -159,7 +159,7 @@ def _subject(path: Path) -> str | None:
 
 
 def _registries(s: Settings) -> list[tuple[str, str]]:
-    return [("npm registry", s.npm_registry), ("PyPI index", s.pypi_index + "/"),
+    return [("npm registry", s.npm_registry), ("PyPI index", s.pypi_index.rstrip("/") + "/pip/"),
             ("Node.js dist", s.node_dist + "/index.json"), ("Debian mirror", s.debian_mirror.rstrip("/") + "/dists/bookworm/Release")]
 
 

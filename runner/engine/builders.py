@@ -141,8 +141,9 @@ def describe_builder(setting: str) -> tuple[str, str]:
         return "classic", "REPLAY_BUILDER=classic: the docker SDK's classic builder"
     cli = find_buildkit_cli()
     if cli is not None:
-        how = "its buildx plugin" if "buildx" in cli else "BuildKit built in (CLI < 23, no buildx needed)"
-        return "buildkit", f"{cli[0]} can drive BuildKit ({how})"
+        how = "drives BuildKit through its buildx plugin" if "buildx" in cli else \
+            "has BuildKit built in (a CLI before 23 needs no buildx plugin)"
+        return "buildkit", f"{cli[0]} {how}"
     why = "no docker CLI here can drive BuildKit (CLI >= 23 needs the buildx plugin)"
     if setting == "buildkit":
         return "none", f"REPLAY_BUILDER=buildkit, but {why}"
