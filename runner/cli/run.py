@@ -33,7 +33,8 @@ def register(app: typer.Typer) -> None:
         source: o.SourceOpt = None,
         http: o.HttpOpt = None,
         trust_key: Annotated[list[Path], typer.Option("--trust-key", help="PEM public key of a trusted signer.")] = [],
-        require_valid: Annotated[bool, typer.Option("--require-valid", help="Refuse (exit 1) a capsule that does not verify or whose signer is not trusted.")] = False,
+        require_valid: Annotated[bool, typer.Option("--require-valid", help="Also refuse (exit 1) a capsule whose signer is not one of the --trust-keys.")] = False,
+        allow_unverified: Annotated[bool, typer.Option("--allow-unverified", help="Replay a capsule that does not verify (refused, exit 1, by default).")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
         show_all: Annotated[bool, typer.Option("--all", help="List every fidelity row and step, the exact ones too.")] = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Stream the build and the command's output.")] = False,
@@ -48,7 +49,7 @@ def register(app: typer.Typer) -> None:
                                    patch=patch, source=source, http=http)
         opts = ReplayOptions(attempts=attempts, timeout=timeout, memory=memory, verbose=verbose, plan=plan_opts,
                              secret_env=plan_opts.env_overrides,
-                             require_valid=require_valid)
+                             require_valid=require_valid, allow_unverified=allow_unverified)
         report = o.as_given(replay_capsule(capsule, opts, Progress(err, quiet=quiet or as_json), trust_keys=trust_key))
         if as_json:
             print_result("run", report.exit_code, to_json(report))

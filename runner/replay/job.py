@@ -28,7 +28,7 @@ def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
     try:
         with progress.step("verify capsule"):
             capsule, verified = check_capsule(path, trust_keys)
-        refuse_unless_valid(path, verified, options.require_valid, trust_keys)
+        refuse_unless_valid(path, verified, options, trust_keys)
         with progress.step("plan"):
             capsule, plan = replayer.plan(capsule)
         expected = replayer.expected(capsule)
@@ -44,7 +44,8 @@ def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
             notes.append(f"the program's HTTP traffic diverged from the recording: {len(http.unmatched)} "
                          f"request(s) matched nothing, {len(http.unused)} recorded call(s) never made")
         if not verified.valid:
-            notes.append("the capsule did not verify: see the verification problems")
+            notes.append("the capsule does not verify and was replayed anyway (--allow-unverified): "
+                         "see the verification problems at the top")
         return ReplayReport(
             verdict=verdict, capsule=CapsuleRef(str(path), capsule.provenance.format.value, plan.capsule_id),
             expected=expected, attempts=tuple(attempts),
@@ -72,11 +73,17 @@ def _baseline(replayer: Replayer, plan: Plan, expected: Expected) -> Baseline | 
     return Baseline(judge(expected, attempts), tuple(attempts))
 
 
-def refuse_unless_valid(path: Path, verified: VerifyResult, require_valid: bool, trust_keys: Sequence[Path]) -> None:
-    if require_valid and (not verified.valid or (trust_keys and verified.trusted is not True)):
-        problem = next((p.message for p in verified.problems if p.severity == "error"),
-                       "no valid signature from a trusted key")
-        raise CapsuleRefused(f"{path}: does not verify ({problem}); not replayed (--require-valid)")
+def refuse_unless_valid(path: Path, verified: VerifyResult, options: ReplayOptions, trust_keys: Sequence[Path]) -> None:
+    """A capsule that does not verify (digest, seal, id, structure) is not replayed unless
+    --allow-unverified; --require-valid also wants a trusted signer. Exit 1, problems listed."""
+    errors = [p.message for p in verified.problems if p.severity == "error"]
+    if errors and not options.allow_unverified:
+        shown = "; ".join(errors[:3]) + (f"; and {len(errors) - 3} more" if len(errors) > 3 else "")
+        raise CapsuleRefused(f"{path}: does not verify ({shown}); not replayed "
+                             "(run `replay verify` for every problem, or --allow-unverified to replay it anyway)")
+    if options.require_valid and (errors or (trust_keys and verified.trusted is not True)):
+        raise CapsuleRefused(f"{path}: does not verify ({errors[0] if errors else 'no valid signature from a trusted key'}); "
+                             "not replayed (--require-valid)")
 
 
 def _libc_rows(recorded: str | None, image: BuiltImage) -> tuple[Fidelity, ...]:

@@ -49,7 +49,8 @@ def show(report: ReplayReport, console: Any, show_all: bool = False) -> None:
 def _verification(report: ReplayReport, view: View) -> None:
     v = report.verification
     trust = {True: "trusted signer", False: "signer NOT trusted", None: "signer not checked"}[v.trusted]
-    state = "valid" if v.valid else ("invalid" if v.valid is False else "not verified")
+    state = "valid" if v.valid else (
+        "INVALID, replayed anyway (--allow-unverified)" if v.valid is False else "not verified")
     view.line(f"verification: {state}" + (f", sealed, {trust}" if v.sealed else ""))
     for p in v.problems[:10]:
         view.line(f"  {p}")
