@@ -8,6 +8,7 @@ with tenacity and reported when they give up.
 from __future__ import annotations
 
 import os
+import socket
 import shutil
 import subprocess
 import sys
@@ -22,7 +23,7 @@ from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_ex
 
 from ..errors import EngineUnavailable, ReplayError
 from .builders import BuildEvent, build_with_cli, build_with_sdk, find_buildkit_cli
-from .protocol import LABEL, Containment, ContainerFile, Mount, RunResult, RunSpec
+from .protocol import LABEL, OWNER_LABEL, Containment, ContainerFile, Mount, RunResult, RunSpec
 
 START_HINT = (
     "no Docker engine answers; start one with scripts/setup "
@@ -130,7 +131,7 @@ class DockerEngine:
     def _create(self, spec: RunSpec, detach: bool = False) -> Any:
         kwargs: dict[str, Any] = dict(
             image=spec.image, command=list(spec.argv), environment=[f"{k}={v}" for k, v in spec.env],
-            working_dir=spec.workdir, labels=dict(spec.labels), detach=True, name=spec.name,
+            working_dir=spec.workdir, labels={**dict(spec.labels), OWNER_LABEL: owner()}, detach=True, name=spec.name,
             tty=spec.tty, stdin_open=spec.stdin_open,
             mounts=[_docker_mount(m) for m in spec.mounts], dns_opt=list(spec.dns_opts) or None,
             dns=list(spec.dns) or None, entrypoint=[], **_limits(spec.containment),
@@ -242,7 +243,7 @@ class DockerEngine:
         cmd = [cli, "run", "--rm", *tty, "--network", spec.network, "--entrypoint", "", *_limit_flags(spec.containment)]
         for k, _ in spec.env:  # values go through the environment, never the command line (ps)
             cmd += ["-e", k]
-        for k, v in spec.labels:
+        for k, v in (*spec.labels, (OWNER_LABEL, owner())):
             cmd += ["--label", f"{k}={v}"]
         if spec.workdir:
             cmd += ["-w", spec.workdir]
@@ -259,7 +260,7 @@ class DockerEngine:
         pools = IPAMConfig(pool_configs=[IPAMPool(subnet=ipam.get("subnet"), iprange=ipam.get("iprange"),
                                                   gateway=ipam.get("gateway"))]) if ipam else None
         net = _retrying(_sdk_call)(self.client.networks.create, name, driver="bridge", internal=internal,
-                                   labels=dict(labels), options=opts, ipam=pools)
+                                   labels={**dict(labels), OWNER_LABEL: owner()}, options=opts, ipam=pools)
         return str(net.id)
 
     def remove_network(self, name: str) -> None:
@@ -276,6 +277,11 @@ class DockerEngine:
         for ctr in self.client.containers.list(all=True, filters=flt):
             _quietly(ctr.remove, force=True)
         _quietly(self.client.networks.prune, filters=flt)
+
+
+def owner() -> str:
+    """This process, as the owner label names it."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 def _limits(c: Containment) -> dict[str, Any]:

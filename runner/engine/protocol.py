@@ -14,6 +14,9 @@ from typing import Protocol, runtime_checkable
 from .builders import BuildEvent
 
 LABEL = "replay"  # every image, container and network replay makes carries it
+# ...and every container and network also `replay.owner=<host>:<pid>` of the process that made it,
+# so `replay gc` can tell what a replay that is gone left behind from what a running one uses
+OWNER_LABEL = "replay.owner"
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..capsules import check_capsule
 from ..capsules.verification import VerifyResult
+from ..engine import Engine
 from ..errors import CapsuleRefused
 from ..outcome import judge
 from ..plan import Fidelity
@@ -21,8 +22,8 @@ from .world import clock_rows
 
 
 def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
-                   trust_keys: Sequence[Path] = ()) -> ReplayReport:
-    replayer = Replayer(options, progress)
+                   trust_keys: Sequence[Path] = (), engine: Engine | None = None) -> ReplayReport:
+    replayer = Replayer(options, progress, engine=engine)
     try:
         with progress.step("verify capsule"):
             capsule, verified = check_capsule(path, trust_keys)

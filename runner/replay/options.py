@@ -17,6 +17,7 @@ class ReplayOptions:
     timeout: float = DEFAULT_TIMEOUT_S
     memory: str = DEFAULT_MEMORY
     pids_limit: int = DEFAULT_PIDS
+    cpus: float | None = None  # None: every core (a replay is timed against the recording, not throttled)
     verbose: bool = False
     plan: PlanOptions = field(default_factory=PlanOptions)
     builder: str | None = None  # auto | buildkit | classic; None: the setting (REPLAY_BUILDER, default auto)
