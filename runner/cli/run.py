@@ -10,10 +10,19 @@ import typer
 from ..errors import UsageError
 
 from ..replay import Progress, ReplayOptions, replay_capsule
-from ..report import show, to_json
+from ..report import ReplayReport, show, to_json
 from . import options as o
 from .console import err, out, print_result
 from .verify import check_trust_key
+
+
+def write_comment(path: Path, report: ReplayReport, ref: str | None) -> None:
+    from ..ci.comment import render_comment
+
+    try:
+        path.write_text(render_comment(report, ref), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write the comment ({exc.strerror})") from exc
 
 
 def register(app: typer.Typer) -> None:
@@ -39,6 +48,7 @@ def register(app: typer.Typer) -> None:
         show_all: Annotated[bool, typer.Option("--all", help="List every fidelity row and step, the exact ones too.")] = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Stream the build and the command's output.")] = False,
         quiet: o.QuietOpt = False,
+        comment: Annotated[Path | None, typer.Option("--comment", help="Also write a pull-request comment (Markdown) to FILE.")] = None,
     ) -> None:
         """Replay CAPSULE: exit 0 reproduced (or fixed), 1 another verdict, 2 bad input, 3 environment failure."""
         if not re.fullmatch(r"[1-9][0-9]*[bkmg]?", memory.strip().lower()):
@@ -51,6 +61,8 @@ def register(app: typer.Typer) -> None:
                              secret_env=plan_opts.env_overrides,
                              require_valid=require_valid, allow_unverified=allow_unverified)
         report = o.as_given(replay_capsule(capsule, opts, Progress(err, quiet=quiet or as_json), trust_keys=trust_key))
+        if comment is not None:
+            write_comment(comment, report, ref)
         if as_json:
             print_result("run", report.exit_code, to_json(report))
         else:

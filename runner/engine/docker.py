@@ -23,7 +23,7 @@ from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_ex
 
 from ..errors import EngineUnavailable, ReplayError
 from .builders import BuildEvent, build_with_cli, build_with_sdk, find_buildkit_cli
-from .protocol import LABEL, OWNER_LABEL, Containment, Mount, RunResult, RunSpec
+from .protocol import LABEL, OWNER_LABEL, Containment, ContainerFile, Mount, RunResult, RunSpec
 
 START_HINT = (
     "no Docker engine answers; start one with scripts/setup "
@@ -146,7 +146,14 @@ class DockerEngine:
             if spec.aliases:
                 kwargs["networking_config"] = {
                     spec.network: self.client.api.create_endpoint_config(aliases=list(spec.aliases))}
-        return _retrying(_sdk_call)(self.client.containers.create, **kwargs)
+        ctr = _retrying(_sdk_call)(self.client.containers.create, **kwargs)
+        if spec.files:
+            try:  # after create, before start: the program never sees the files missing
+                _retrying(_sdk_call)(self.client.api.put_archive, ctr.id, "/", _archive(spec.files))
+            except BaseException:
+                _quietly(ctr.remove, force=True)
+                raise
+        return ctr
 
     def run(self, spec: RunSpec, on_output: Callable[[bytes], None] | None = None) -> RunResult:
         import docker.errors
@@ -210,6 +217,19 @@ class DockerEngine:
                 info.size, info.mode = len(data), 0o644
                 tar.addfile(info, io.BytesIO(data))
         self.client.api.put_archive(container_id, directory, buf.getvalue())
+
+    def get_file(self, container_id: str, path: str) -> bytes:
+        """One file out of a container (running or stopped), through the engine (an archive download)."""
+        import io
+        import tarfile
+
+        stream, _ = self.client.api.get_archive(container_id, path)
+        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+            member = next((m for m in tar.getmembers() if m.isfile()), None)
+            fh = tar.extractfile(member) if member is not None else None
+            if fh is None:
+                raise ReplayError(f"engine: {path} in container {container_id[:12]} is not a file")
+            return fh.read()
 
     def stop(self, container_id: str) -> None:
         import docker.errors
@@ -302,6 +322,24 @@ def _follow(ctr: Any, on_output: Callable[[bytes], None]) -> None:
             on_output(chunk)
     except Exception:
         pass
+
+
+def _archive(files: Sequence[ContainerFile]) -> bytes:
+    """A tar to unpack at "/": absolute paths made relative, root-owned, each with its mode.
+    The engine makes missing parent directories itself (root, 0755)."""
+    import io
+    import tarfile
+
+    buf = io.BytesIO()
+    now = time.time()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for f in files:
+            if not f.path.startswith("/") or ".." in f.path.split("/"):
+                raise ReplayError(f"engine: container file path {f.path!r} must be absolute, without '..'")
+            info = tarfile.TarInfo(f.path.lstrip("/"))
+            info.size, info.mode, info.mtime, info.uid, info.gid = len(f.data), f.mode, now, 0, 0
+            tar.addfile(info, io.BytesIO(f.data))
+    return buf.getvalue()
 
 
 def _docker_mount(m: Mount) -> Any:

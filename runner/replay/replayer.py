@@ -104,7 +104,7 @@ class Replayer:
                        network=world.network or ("bridge" if plan.network == "allow" else "none"),
                        labels=((LABEL, self.label), ("replay.capsule", plan.capsule_id)),
                        timeout_s=self.options.timeout, containment=self.containment(),
-                       mounts=world.mounts, dns_opts=world.dns_opts, dns=world.dns)
+                       mounts=world.mounts, dns_opts=world.dns_opts, dns=world.dns, files=world.files)
 
     def containment(self) -> Containment:
         """One policy for every container that runs the capsule's code (attempts and `replay shell`)."""
