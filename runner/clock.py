@@ -47,7 +47,7 @@ def parse_rfc3339(text: str) -> dt.datetime | None:
     micro = int((m.group(7) or "0").ljust(9, "0")[:6])
     zone = m.group(8)
     if zone in ("Z", "z"):
-        tz = dt.timezone.utc
+        tz = dt.UTC
     else:
         hours, minutes = int(zone[1:3]), int(zone[4:6])
         if hours > 23 or minutes > 59:  # "+99:00": RFC 3339 offsets stay within a day
@@ -78,7 +78,7 @@ def faketime_env(start_rfc3339: str, now: dt.datetime | None = None,
     start = parse_rfc3339(start_rfc3339)
     if start is None:
         raise ValueError(f"not an RFC 3339 time: {start_rfc3339!r}")
-    current = now or dt.datetime.now(dt.timezone.utc)
+    current = now or dt.datetime.now(dt.UTC)
     # Whole seconds, rounded so the program's clock starts at or just after the recorded time, never before.
     offset = math.floor((current - start).total_seconds())
     spec = f"-{offset}s" if offset >= 0 else f"+{-offset}s"

@@ -27,6 +27,8 @@ class ReplayError(Exception):
     """Base of every error replay raises on purpose."""
 
     exit_code: Exit = Exit.ENVIRONMENT
+    kind = "environment"  # the JSON envelope's error.kind
+    path: str | None = None  # the file the error is about, when there is one
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -40,6 +42,7 @@ class CapsuleError(ReplayError):
     """A capsule that cannot be read: names the file and the problem (exit 2)."""
 
     exit_code = Exit.BAD_INPUT
+    kind = "capsule"
 
     def __init__(self, path: Path | str, problem: str) -> None:
         problem = shown(problem, PROBLEM_LIMIT)
@@ -64,24 +67,28 @@ class CapsuleRefused(ReplayError):
     """A readable capsule that failed verification under --require-valid: a negative answer (exit 1)."""
 
     exit_code = Exit.NEGATIVE
+    kind = "refused"
 
 
 class UsageError(ReplayError):
     """Bad arguments or options (exit 2)."""
 
     exit_code = Exit.BAD_INPUT
+    kind = "usage"
 
 
 class EngineUnavailable(ReplayError):
     """No Docker engine answers (exit 3)."""
 
     exit_code = Exit.ENVIRONMENT
+    kind = "engine"
 
 
 class BuildFailed(ReplayError):
     """An image build that could not complete (exit 3)."""
 
     exit_code = Exit.ENVIRONMENT
+    kind = "build"
 
     def __init__(self, message: str, log_tail: str = "") -> None:
         super().__init__(message)
@@ -92,9 +99,11 @@ class SourceUnavailable(ReplayError):
     """A runtime, package or repository that no configured source offers (exit 3)."""
 
     exit_code = Exit.ENVIRONMENT
+    kind = "source"
 
 
 class NeedsInput(ReplayError):
     """The capsule lacks something only the user can supply (e.g. --source) (exit 2)."""
 
     exit_code = Exit.BAD_INPUT
+    kind = "needs-input"

@@ -36,7 +36,7 @@ class Scope:
 
 
 def _pm_keys(*names: str) -> tuple[str, ...]:
-    return tuple(k for n in names for k in (f"pm:{n}", f"pm:{n}:*"))
+    return tuple(k for n in names for k in (f"tool:{n}", f"tool:{n}:*", f"lock:{n}"))
 
 
 SCOPES = {
@@ -44,7 +44,7 @@ SCOPES = {
         frozenset({"platform", "runtimes", "tools", "package managers", "resolved packages", "repo", "env",
                    "locale", "redaction"}),
         ("command:argv", "command:cwd", "platform:os", "platform:arch", "platform:release", "platform:distro*",
-         "platform:libc*", "runtime:*", "tool:*", "repo:*", "env:*", "locale:timeZone", "locale:locale",
+         "platform:libc*", "runtime:*", "tool:*", "source:*", "env:*", "locale:timeZone", "locale:locale",
          *_pm_keys("npm", "pnpm", "yarn", "bun", "uv", "poetry", "pipenv", "cargo", "go")),
         # twin leaves session noise out of env, so its absence there says nothing.
         ("env:HOME", "env:USER", "env:USERNAME", "env:LOGNAME", "env:SHELL", "env:PWD", "env:OLDPWD",

@@ -1,14 +1,17 @@
 """What to build and run: the replay plan, an immutable value derived from a capsule.
 
 The plan is the single input of rendering (build time) and running (run time).
-Bisect varies it fact by fact (see facts.py); nothing downstream reads the capsule.
+Bisect varies it fact by fact (bisect/facts.py); nothing downstream reads the capsule.
+It holds no host path and no supplied secret: what a build needs from the capsule or
+the user's disk is named by sha256 in the content store (content.py), so a plan
+travels as JSON (to_json / from_json) to another machine.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
-from .capsules.model import Artifact, FrozenMap, HttpCall, RecordedValue
+from .capsules.model import FrozenMap, HttpCall, RecordedValue
 
 FidelityStatus = Literal["exact", "approximated", "not applied", "recorded, not installed"]
 
@@ -20,6 +23,15 @@ class Fidelity:
     replayed: str
     status: FidelityStatus
     why: str = ""
+
+
+@dataclass(frozen=True)
+class Drift:
+    """A package whose installed version differed from the recorded one."""
+
+    name: str
+    recorded: str
+    installed: str
 
 
 @dataclass(frozen=True)
@@ -59,7 +71,7 @@ class Lock:
     manager: str  # npm | pnpm | yarn | pip | uv | poetry | pipenv
     path: str  # relative to the repo root: where the lockfile is (or is put) in the image
     sha256: str | None  # expected; checked inside the build
-    capsule_file: str | None = None  # the lockfile ships in the capsule (NovaFabric), not in the repo
+    content: str | None = None  # sha256 in the content store: the lockfile ships in the capsule (NovaFabric)
 
 
 @dataclass(frozen=True)
@@ -71,16 +83,25 @@ class Source:
     diff_redacted: bool = False
     untracked: tuple[str, ...] = ()
     patch: str = ""  # --patch: a fix applied after the diff
-    local_dir: str | None = None  # --source DIR: used as is instead of a commit
+    local_tree: str | None = None  # --source DIR, as a tree in the content store (sha256), instead of a commit
     remote_from_user: bool = False  # --repo: may be a local path or bundle (a capsule's own remote may not)
 
 
 @dataclass(frozen=True)
 class EnvSetting:
-    """One variable at run time: set to a value, set empty, or made absent."""
+    """One variable at run time: set to a value, set empty, made absent, or supplied
+    with --env (its value is given to the run only, never kept in the plan)."""
 
-    state: Literal["set", "empty", "absent"]
+    state: Literal["set", "empty", "absent", "supplied"]
     value: str = ""
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """A file the capsule provides, placed in the working directory at build time."""
+
+    logical_path: str  # relative to the working directory
+    content: str  # sha256 in the content store
 
 
 @dataclass(frozen=True)
@@ -98,8 +119,7 @@ class Plan:
     python_pins: FrozenMap[str, str] = field(default_factory=FrozenMap)
     pin_node: bool = True
     source: Source | None = None
-    inputs: tuple[Artifact, ...] = ()
-    capsule_dir: str | None = None  # where the inputs are read from
+    inputs: tuple[InputFile, ...] = ()
     locales: tuple[str, ...] = ()  # generated at build time (e.g. en_US.UTF-8)
     env: FrozenMap[str, EnvSetting] = field(default_factory=FrozenMap)
     network: Literal["none", "replay", "allow"] = "none"
@@ -117,3 +137,44 @@ class Plan:
 
     def tool(self, name: str) -> Tool | None:
         return next((t for t in self.tools if t.name == name), None)
+
+
+PLAN_SCHEMA = "replay.plan/1"
+
+
+def plan_to_json(plan: Plan) -> dict[str, Any]:
+    from .codec import encode
+
+    return {"schema": PLAN_SCHEMA, **encode(plan)}
+
+
+def plan_from_json(data: Any, origin: str = "plan") -> Plan:
+    """A plan read back, checked like a fresh one (it may come from another machine)."""
+    from .codec import DecodeError, decode
+    from .errors import CapsuleError
+    from .validate import validate_plan
+
+    if not isinstance(data, dict) or data.get("schema") != PLAN_SCHEMA:
+        raise CapsuleError(origin, f"not a {PLAN_SCHEMA} document")
+    try:
+        plan = decode(Plan, {k: v for k, v in data.items() if k != "schema"})
+    except (DecodeError, TypeError, ValueError) as exc:
+        raise CapsuleError(origin, f"not a valid plan ({exc})") from exc
+    return validate_plan(plan, origin)
+
+
+def plan_digest(plan: Plan) -> str:
+    """What the plan says, as a digest (of its JSON: no host path, no supplied value)."""
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(plan_to_json(plan), sort_keys=True).encode()).hexdigest()
+
+
+def content_refs(plan: Plan) -> set[str]:
+    """The content-store entries a build of this plan reads."""
+    refs = {i.content for i in plan.inputs}
+    refs |= {lk.content for lk in (plan.lock, plan.python_lock) if lk is not None and lk.content}
+    if plan.source is not None and plan.source.local_tree:
+        refs.add(plan.source.local_tree)
+    return refs

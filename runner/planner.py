@@ -10,18 +10,20 @@ import hashlib
 import hmac
 import posixpath
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from typing import Literal
+from pathlib import Path, PurePosixPath
 
 from .baseimage import choose_base
 from .capsules.model import HOST_SPECIFIC_ENV, Capsule, FrozenMap
 from .clock import clock_start, parse_rfc3339
 from .config import Settings
+from .factkeys import normal_name
 from .errors import CapsuleError, NeedsInput, UsageError
-from .plan import EnvSetting, Fidelity, Plan, Runtime, Source
+from .content import ContentStore, content_store
+from .plan import BaseImage, EnvSetting, Fidelity, InputFile, Plan, Runtime, Source
 from .providers import BUNDLED_TOOLS, COMMAND_RUNTIME, ECOSYSTEM_RUNTIME, resolve_runtime
 from .toolplan import bundled_tool_rows, locks, node_tools, python_tools
-from .toolplan import valid as _valid
-from .render import is_valid
+from .validate import Kind, check, is_valid, relative_path, run_path, validate_plan
 
 NOT_LOCALES = {"C", "POSIX", "C.UTF-8", "C.utf8"}
 DEFAULT_NODE = "22"  # major used when a command needs node and the capsule records none
@@ -49,29 +51,35 @@ def make_plan(capsule: Capsule, settings: Settings, opts: PlanOptions = PlanOpti
         raise CapsuleError(capsule.provenance.path, "the capsule records no command to replay (empty argv)")
     rows: list[Fidelity] = []
     notes: list[str] = []
+    store = content_store(settings.cache_dir)
     py_recorded = capsule.runtimes.get("python") or (capsule.python.version if capsule.python else None)
     base, base_rows = choose_base(capsule.platform, py_recorded)
     rows += base_rows
     needed = _needed_runtimes(capsule)
     runtimes = _runtimes(capsule, needed, base, settings, opts, rows)
-    lock, python_lock = locks(capsule, rows)
+    lock, python_lock = locks(capsule, rows, store)
     tools = node_tools(capsule, runtimes, settings, rows) + python_tools(capsule, runtimes, python_lock, settings, rows)
     rows += bundled_tool_rows(capsule, runtimes)
     env, locales = _env(capsule, opts, rows, notes)
-    source, workdir = _source(capsule, opts, rows, notes)
+    source, workdir = _source(capsule, opts, rows, notes, store)
     calls = (opts.http or capsule).http_calls
     values = (opts.http or capsule).values
     network, allowed, denied = _network(capsule, bool(calls), rows, notes)
     clock = _clock_start(capsule, opts)
-    return Plan(
+    plan = Plan(
         title=_title(capsule), capsule_id=_capsule_id(capsule), base=base, argv=capsule.command.argv,
         workdir_rel=workdir, runtimes=runtimes, tools=tools, lock=lock, python_lock=python_lock,
         node_pins=_node_pins(capsule),
         python_pins=_python_pins(capsule), pin_node=opts.pin, source=source,
-        inputs=capsule.inputs, capsule_dir=_capsule_dir(capsule), locales=locales, env=env,
+        inputs=_inputs(capsule, store), locales=locales, env=env,
         network=network, allowed_hosts=allowed, denied_hosts=denied, http_calls=calls, values=values,
         clock_start=clock, faketime=clock is not None, fidelity=tuple(rows), notes=tuple(notes),
     )
+    return validate_plan(plan, capsule.provenance.path)
+
+
+def _valid(c: Capsule, kind: Kind, value: str, what: str) -> str:
+    return check(kind, value, what, c.provenance.path)
 
 
 def _title(c: Capsule) -> str:
@@ -84,8 +92,12 @@ def _capsule_id(c: Capsule) -> str:
     return hashlib.sha256(repr(c.command).encode()).hexdigest()[:16]
 
 
-def _capsule_dir(c: Capsule) -> str | None:
-    return c.provenance.path if c.inputs else None
+def _inputs(c: Capsule, store: ContentStore) -> tuple[InputFile, ...]:
+    """The capsule's input files, into the content store: the plan names them by digest."""
+    root = Path(c.provenance.path)
+    return tuple(InputFile(relative_path(a.logical_path, "input", c.provenance.path),
+                           store.put_file(root / a.path, c.provenance.path, "input"))
+                 for a in c.inputs)
 
 
 def _needed_runtimes(c: Capsule) -> set[str]:
@@ -107,7 +119,7 @@ def _needed_runtimes(c: Capsule) -> set[str]:
     return needed
 
 
-def _runtimes(c: Capsule, needed: set[str], base, settings: Settings, opts: PlanOptions,
+def _runtimes(c: Capsule, needed: set[str], base: BaseImage, settings: Settings, opts: PlanOptions,
               rows: list[Fidelity]) -> tuple[Runtime, ...]:
     out: list[Runtime] = []
     recorded = dict(c.runtimes)
@@ -142,7 +154,8 @@ def _node_pins(c: Capsule) -> FrozenMap[str, str]:
 
 
 def _python_pins(c: Capsule) -> FrozenMap[str, str]:
-    pins = {k: v for k, v in sorted(c.resolved.python.items()) if k not in SKIP_PY_PINS}
+    pins = {normal_name("python", k): v for k, v in sorted(c.resolved.python.items())}
+    pins = {k: v for k, v in sorted(pins.items()) if k not in SKIP_PY_PINS}
     return FrozenMap({_valid(c, "python package", k, "resolved python package"): _valid(c, "version", v, f"resolved python {k}")
                       for k, v in pins.items()})
 
@@ -172,14 +185,16 @@ def _env(c: Capsule, opts: PlanOptions, rows: list[Fidelity], notes: list[str]) 
         env["LC_ALL"] = EnvSetting("set", c.locale.lc_all)
     for name, value in opts.env_overrides:
         _check_hash(c, name, value, opts.salt, notes)
-        env[name] = EnvSetting("set" if value else "empty", value)
+        # the value is given to the run only (ReplayOptions.secret_env), never kept in the plan
+        env[name] = EnvSetting("supplied" if value else "empty")
         rows[:] = [r for r in rows if r.fact != f"env {name}"]
         # the value may be a secret the user supplies: reports never show it
         rows.append(Fidelity(f"env {name}", _describe(c, name), "(supplied)" if value else "(empty)",
                              "not applied" if name in c.env else "exact", "overridden with --env"))
-    locales = sorted({s.value for k, s in env.items() if k in ("LANG", "LC_ALL") or k.startswith("LC_")
-                      if s.state == "set" and s.value and s.value not in NOT_LOCALES})
-    overridden = {value for _, value in opts.env_overrides}
+    supplied = {name: value for name, value in opts.env_overrides}
+    locales = sorted({supplied.get(k, s.value) for k, s in env.items() if k in ("LANG", "LC_ALL") or k.startswith("LC_")
+                      if s.state in ("set", "supplied") and supplied.get(k, s.value) not in NOT_LOCALES | {""}})
+    overridden = set(supplied.values())
     usable = []
     for loc in locales:
         if loc in overridden and not is_valid("locale", loc):
@@ -212,10 +227,11 @@ def _check_hash(c: Capsule, name: str, value: str, salt: str | None, notes: list
     notes.append(f"env {name}: the supplied value matches the capsule's salted hash")
 
 
-def _source(c: Capsule, opts: PlanOptions, rows: list[Fidelity], notes: list[str]) -> tuple[Source | None, str]:
+def _source(c: Capsule, opts: PlanOptions, rows: list[Fidelity], notes: list[str],
+            store: ContentStore) -> tuple[Source | None, str]:
     workdir = _workdir(c)
     if opts.source_dir:
-        return Source(remote=None, commit=None, patch=opts.patch, local_dir=opts.source_dir), workdir
+        return Source(remote=None, commit=None, patch=opts.patch, local_tree=store.put_tree(Path(opts.source_dir))), workdir
     repo = c.repo
     if repo is None or repo.commit is None:
         if opts.repo or opts.ref:
@@ -242,13 +258,11 @@ def _workdir(c: Capsule) -> str:
     cwd = c.command.cwd
     if not cwd or c.command.cwd_is_host_path:
         return "."
-    norm = posixpath.normpath(cwd)
-    if norm.startswith("..") or norm.startswith("/"):
-        raise NeedsInput(f"{c.provenance.path}: command.cwd {cwd!r} leaves the repository")
-    return norm
+    return run_path(posixpath.normpath(cwd), "command.cwd", c.provenance.path)
 
 
-def _network(c: Capsule, has_calls: bool, rows: list[Fidelity], notes: list[str]) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+def _network(c: Capsule, has_calls: bool, rows: list[Fidelity],
+             notes: list[str]) -> tuple[Literal["none", "replay", "allow"], tuple[str, ...], tuple[str, ...]]:
     policy = c.policy
     allowed = policy.allowed_hosts if policy else ()
     denied = policy.denied_hosts if policy else ()

@@ -1,12 +1,12 @@
 """Render the Dockerfile (a pure function of the plan) and write the build context.
 
 Values from a capsule reach the build only as files in the context or through the
-`sh` filter (shlex quoting); versions and package names are validated first.
+`sh` filter (shlex quoting), and only after the planner checked them (validate.py):
+the renderer trusts the plan.
 """
 from __future__ import annotations
 
 import json
-import re
 import shlex
 import shutil
 from dataclasses import dataclass
@@ -18,6 +18,7 @@ import jinja2
 from . import __version__
 from .baseimage import base_ref
 from .config import Settings
+from .content import ContentStore, content_store
 from .errors import CapsuleError
 from .plan import Plan
 from .providers import debian as debian_provider
@@ -29,23 +30,6 @@ from .providers.pytools import PYTHON_TOOLS
 from .resources import templates_dir
 from .source import Restored, restore
 
-_VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$")
-# Legacy npm names may hold capitals (JSONStream); never a leading "-" (an npm option).
-_NPM_NAME = re.compile(r"^(@[A-Za-z0-9][A-Za-z0-9._~-]*/)?[A-Za-z0-9_][A-Za-z0-9._~-]*$")
-_PY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-_LOCALE = re.compile(r"^[A-Za-z]{2,3}(_[A-Za-z]{2})?(\.[A-Za-z0-9-]+)?(@[a-z]+)?$")
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
-
-
-_KINDS = {"version": _VERSION, "npm package": _NPM_NAME, "python package": _PY_NAME, "locale": _LOCALE}
-
-
-def is_valid(kind: str, value: str) -> bool:
-    """Whether a capsule's value of this kind (version, npm package, python package, locale)
-    may reach a build; the planner refuses the capsule early, naming its file, otherwise."""
-    return bool(_KINDS[kind].match(value))
-
-
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
@@ -54,12 +38,6 @@ def _environment() -> jinja2.Environment:
     env.filters["sh"] = lambda v: shlex.quote(str(v))
     env.filters["comment"] = lambda v: " ".join(str(v).split()).replace("\n", " ")[:120]
     return env
-
-
-def _check(pattern: re.Pattern[str], value: str, what: str, origin: str) -> str:
-    if not pattern.match(value):
-        raise CapsuleError(origin, f"{what} {value!r} is not a valid value")
-    return value
 
 
 def apt_packages(plan: Plan) -> list[str]:
@@ -110,12 +88,7 @@ def _python_lock(plan: Plan) -> dict[str, str] | None:
 
 
 def template_vars(plan: Plan, settings: Settings) -> dict[str, Any]:
-    origin = plan.title
     node = plan.runtime("node")
-    for rt in plan.runtimes:
-        _check(_VERSION, rt.version, f"runtime {rt.name} version", origin)
-    for t in plan.tools:
-        _check(_VERSION, t.version, t.name + " version", origin)
     tools = [{"name": t.name, "file": f"{t.name}-{t.version}.tgz"} for t in plan.tools if t.source == "npm-registry"]
     npm = next((t for t in tools if t["name"] == "npm"), None)
     py_tools = [{"name": t.name, "version": t.version} for t in plan.tools
@@ -162,31 +135,29 @@ def write_context(plan: Plan, settings: Settings, dest: Path) -> Context:
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
     dockerfile = render(plan, settings)
+    store = content_store(settings.cache_dir)
     (dest / "Dockerfile").write_text(dockerfile)
     _write_tools(dest)
     if settings.ca_files:
         for ca in settings.ca_files:
             _link(ca, dest / "host-ca" / ca.name)
     if plan.locales:
-        (dest / "locales.txt").write_text("".join(_check(_LOCALE, l, "locale", plan.title) + "\n" for l in plan.locales))
+        (dest / "locales.txt").write_text("".join(f"{loc}\n" for loc in plan.locales))
     _write_runtimes(plan, settings, dest)
     restored = None
     if plan.source is not None:
-        restored = restore(plan.source, settings, dest / "src")
+        restored = restore(plan.source, settings, dest / "src", store)
     _write_deps(plan, dest)
     (dest / "replay-tools" / "lockfile.sha256").write_text((plan.lock.sha256 or "") if plan.lock else "")
     (dest / "replay-tools" / "pylock.sha256").write_text((plan.python_lock.sha256 or "") if plan.python_lock else "")
-    _write_python_deps(plan, dest)
+    _write_python_deps(plan, dest, store)
     if plan.node_pins and plan.runtime("node"):
-        pins = {_check(_NPM_NAME, k, "npm package", plan.title): _check(_VERSION, v, "version", plan.title)
-                for k, v in plan.node_pins.items()}
-        (dest / "node-pins.json").write_text(json.dumps(pins, indent=1))
+        (dest / "node-pins.json").write_text(json.dumps(dict(plan.node_pins.items()), indent=1))
     if plan.python_pins and plan.runtime("python"):
-        lines = [f"{_check(_PY_NAME, k, 'python package', plan.title)}=={_check(_VERSION, v, 'version', plan.title)}"
-                 for k, v in plan.python_pins.items()]
+        lines = [f"{name}=={version}" for name, version in plan.python_pins.items()]
         (dest / "python-pins.txt").write_text("\n".join(lines) + "\n")
     if plan.inputs:
-        _write_inputs(plan, dest / "inputs")
+        _write_inputs(plan, dest / "inputs", store)
     return Context(dest, dockerfile, restored)
 
 
@@ -232,8 +203,6 @@ def _write_deps(plan: Plan, dest: Path) -> None:
         return
     src = dest / "src"
     lock_rel = Path(plan.lock.path)
-    if lock_rel.is_absolute() or ".." in lock_rel.parts:
-        raise CapsuleError(plan.title, f"lockfile path {plan.lock.path!r} leaves the repository")
     for rel in (lock_rel, lock_rel.parent / "package.json"):
         _copy_inside(src, rel, deps)
 
@@ -253,7 +222,7 @@ def _copy_inside(root: Path, rel: Path, dest: Path) -> None:
 _PY_MANIFESTS = {"uv": ("pyproject.toml",), "poetry": ("pyproject.toml",), "pipenv": ("Pipfile",), "pip": ()}
 
 
-def _write_python_deps(plan: Plan, dest: Path) -> None:
+def _write_python_deps(plan: Plan, dest: Path, store: ContentStore) -> None:
     """The Python lockfile and its manifest alone, in pydeps/ (a layer of their own)."""
     deps = dest / "pydeps"
     deps.mkdir()
@@ -261,26 +230,15 @@ def _write_python_deps(plan: Plan, dest: Path) -> None:
     if lock is None or plan.runtime("python") is None:
         return
     rel = Path(lock.path)
-    if rel.is_absolute() or ".." in rel.parts:
-        raise CapsuleError(plan.title, f"lockfile path {lock.path!r} leaves the repository")
     src = dest / "src"
-    if lock.capsule_file:  # inside the capsule directory (the reader keeps it there)
-        origin = Path(lock.capsule_file)
-        if origin.is_file() and not origin.is_symlink():
-            (deps / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(origin, deps / rel, follow_symlinks=False)
+    if lock.content:  # shipped in the capsule: in the content store since planning
+        store.copy_to(lock.content, deps / rel)
     else:
         _copy_inside(src, rel, deps)
     for name in _PY_MANIFESTS.get(lock.manager, ()):
         _copy_inside(src, rel.parent / name, deps)
 
 
-def _write_inputs(plan: Plan, dest: Path) -> None:
-    base = Path(plan.capsule_dir or ".")
+def _write_inputs(plan: Plan, dest: Path, store: ContentStore) -> None:
     for art in plan.inputs:
-        logical = Path(art.logical_path)
-        if logical.is_absolute() or ".." in logical.parts:
-            raise CapsuleError(plan.capsule_dir or plan.title, f"input {art.logical_path!r} leaves the working directory")
-        target = dest / logical
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(base / art.path, target)
+        store.copy_to(art.content, dest / art.logical_path)

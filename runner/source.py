@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Settings
+from .content import ContentStore
 from .errors import NeedsInput, SourceUnavailable, UsageError
 from .plan import Source
 
@@ -186,7 +187,7 @@ def cut_to_whole_hunks(diff: str) -> tuple[str, str | None]:
             hunks_in_section += 1
             continue
         i += 1
-    if section_name is not None and hunks_in_section == 0 and any(l.startswith("--- ") for l in lines[section:]):
+    if section_name is not None and hunks_in_section == 0 and any(line.startswith("--- ") for line in lines[section:]):
         return "".join(lines[:section]), section_name  # cut between the file's header and its first hunk
     return diff, None
 
@@ -230,22 +231,11 @@ def _touched(proc: subprocess.CompletedProcess[bytes]) -> bool:
     return b"Applied patch" in proc.stderr or b"cleanly" in proc.stderr
 
 
-def restore(source: Source, settings: Settings, dest: Path) -> Restored:
+def restore(source: Source, settings: Settings, dest: Path, store: ContentStore) -> Restored:
     """Write the source tree into dest (which must not exist yet)."""
     notes: list[str] = []
-    if source.local_dir:
-        src = Path(source.local_dir)
-        if not src.is_dir():
-            raise SourceUnavailable(f"--source {src}: not a directory")
-        target = dest.resolve()
-
-        def skip(directory: str, names: list[str]) -> list[str]:
-            # .git and node_modules stay out; so does any folder holding the context itself
-            # (--source /tmp would otherwise copy the copy into itself)
-            return [n for n in names if n in (".git", "node_modules")
-                    or target.is_relative_to(Path(directory, n).resolve())]
-
-        shutil.copytree(src, dest, symlinks=True, ignore=skip)
+    if source.local_tree:  # --source DIR, packed into the content store when planned
+        store.extract_tree(source.local_tree, dest)
         commit = None
         diff_status = "none"
         rejected: tuple[str, ...] = ()

@@ -11,10 +11,10 @@ from pathlib import Path, PurePosixPath
 
 from .capsules.model import Capsule, PackageManager
 from .config import Settings
-from .errors import CapsuleError
+from .content import ContentStore
 from .plan import Fidelity, Lock, Runtime, Tool
 from .providers import BUNDLED_TOOLS, NODE_TOOLS, PYTHON_TOOLS, resolve_node_tool, resolve_python_tool
-from .render import is_valid
+from .validate import check, relative_path
 
 NODE_LOCK_MANAGERS = ("npm", "pnpm", "yarn")
 PY_LOCK_MANAGERS = {"uv.lock": "uv", "poetry.lock": "poetry", "Pipfile.lock": "pipenv", "requirements.txt": "pip"}
@@ -22,13 +22,6 @@ _NOT_INSTALLED = {
     "go.sum": "the Go module proxy is not reachable from builds here; vendored modules are used as they are",
     "Cargo.lock": "crates.io is not reachable from builds here; vendored crates are used as they are",
 }
-
-
-def valid(c: Capsule, kind: str, value: str, what: str) -> str:
-    """A capsule's value that reaches a URL or the build: refused here, naming the file."""
-    if not is_valid(kind, value):
-        raise CapsuleError(c.provenance.path, f"{what}: {value!r} is not a valid {kind}")
-    return value
 
 
 def node_tools(c: Capsule, runtimes: tuple[Runtime, ...], settings: Settings, rows: list[Fidelity]) -> tuple[Tool, ...]:
@@ -100,7 +93,7 @@ def bundled_tool_rows(c: Capsule, runtimes: tuple[Runtime, ...]) -> list[Fidelit
     return rows
 
 
-def locks(c: Capsule, rows: list[Fidelity]) -> tuple[Lock | None, Lock | None]:
+def locks(c: Capsule, rows: list[Fidelity], store: ContentStore) -> tuple[Lock | None, Lock | None]:
     """The node lockfile and the Python lockfile to install (the first of each recorded)."""
     node: Lock | None = None
     python: Lock | None = None
@@ -111,7 +104,7 @@ def locks(c: Capsule, rows: list[Fidelity]) -> tuple[Lock | None, Lock | None]:
         if pm.name in NODE_LOCK_MANAGERS and node is None:
             node = _repo_lock(c, pm.name, pm, rows)
         elif kind in PY_LOCK_MANAGERS and python is None:
-            python = _python_lock(c, PY_LOCK_MANAGERS[kind], pm, rows)
+            python = _python_lock(c, PY_LOCK_MANAGERS[kind], pm, rows, store)
         else:
             why = _NOT_INSTALLED.get(kind, f"{pm.name} lockfiles are not installed yet; resolved versions are pinned instead")
             rows.append(Fidelity("lockfile", pm.lockfile, "-", "not applied", why))
@@ -133,10 +126,7 @@ def _in_capsule(c: Capsule) -> bool:
 
 
 def _checked_rel(c: Capsule, path: str) -> PurePosixPath:
-    rel = PurePosixPath(path)
-    if rel.is_absolute() or ".." in rel.parts or not rel.parts:
-        raise CapsuleError(c.provenance.path, f"lockfile path {path!r} leaves the repository")
-    return rel
+    return PurePosixPath(relative_path(path, "lockfile path", c.provenance.path))
 
 
 def _repo_lock(c: Capsule, manager: str, pm: PackageManager, rows: list[Fidelity]) -> Lock:
@@ -145,16 +135,19 @@ def _repo_lock(c: Capsule, manager: str, pm: PackageManager, rows: list[Fidelity
     return Lock(manager, str(rel), pm.lockfile_sha256)
 
 
-def _python_lock(c: Capsule, manager: str, pm: PackageManager, rows: list[Fidelity]) -> Lock:
+def _python_lock(c: Capsule, manager: str, pm: PackageManager, rows: list[Fidelity], store: ContentStore) -> Lock:
     if not _in_capsule(c):
         lock = _repo_lock(c, manager, pm, rows)
         rows[-1] = Fidelity("lockfile", lock.path, lock.path, "exact", f"sha256 checked inside the build; {_how(manager)}")
         return lock
     ref = _checked_rel(c, pm.lockfile or "")
     name = c.python.lock_file_kind if c.python and c.python.lock_file_kind else ref.name
+    check("file name", name, "lock file kind", c.provenance.path)
     rows.append(Fidelity("lockfile", f"{ref} (in the capsule)", name, "exact",
                          f"sha256 checked inside the build; {_how(manager)}"))
-    return Lock(manager, name, pm.lockfile_sha256, capsule_file=str(Path(c.provenance.path) / ref))
+    origin = Path(c.provenance.path) / ref
+    content = store.put_file(origin, c.provenance.path, "lockfile") if origin.exists() else None
+    return Lock(manager, name, pm.lockfile_sha256, content=content)
 
 
 def _how(manager: str) -> str:

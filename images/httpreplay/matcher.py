@@ -212,6 +212,19 @@ class Matcher:
                 return pending[0]
         return None
 
+    def dns_error_next(self, host: str, take: bool) -> Optional[Recorded]:
+        """The host's earliest call not yet served, when it is a recorded dns failure (used if `take`).
+
+        A lookup comes before any connection, so the resolver consumes it: a host that
+        failed to resolve and later answered replays as exactly that, one lookup each."""
+        with self._lock:
+            pending = [c for c in self.calls if c.request.host == host and c.seq not in self._used]
+            if pending and pending[0].error_kind == "dns":
+                if take:
+                    self._used.add(pending[0].seq)
+                return pending[0]
+        return None
+
     def nearest(self, r: Request) -> Tuple[Optional[Recorded], Tuple[Difference, ...]]:
         """The recorded call closest to a request that matched nothing, and how they differ."""
         used = set(self.used())

@@ -1,9 +1,17 @@
 """The replay server: answers a replayed program's HTTP and HTTPS calls from a recording.
 
-Standard library only, Python >= 3.9. It runs in a sidecar container whose network
-aliases are the recorded host names, and listens on every recorded port. Each
-connection is sniffed: a TLS ClientHello (first byte 0x16) is answered with TLS,
-the certificate chosen by its SNI name; anything else is plain HTTP.
+Standard library only, Python >= 3.9. It runs in a sidecar container that holds one
+address per recorded host (netsetup.py adds them), and listens on each host's
+address only on the ports that host answered on: a port where every call of that
+host was refused is left closed (the kernel refuses the connection for real), and
+one where every call timed out while connecting is held silent (a listener whose
+accept queue is kept full, so the kernel drops the SYN and the client's connect
+times out), whatever other hosts do on the same port. Its resolver (resolver.py)
+answers the recorded names with those addresses and NXDOMAIN for every other name.
+
+Each connection is sniffed: a TLS ClientHello (first byte 0x16) is answered with
+TLS, the certificate of the host whose address was reached (or of the SNI name, when
+that is another recorded host); anything else is plain HTTP.
 
 Responses are written by hand, byte for byte as recorded: status line, recorded
 headers in order, recorded body. http.server's BaseHTTPRequestHandler is not used
@@ -13,18 +21,20 @@ chunked encoding, was connection-scoped and not recorded), so the body ends with
 the connection.
 
 Recorded failures come back as the same kind of failure: reset is a TCP reset
-(SO_LINGER 0); timeout and connect-timeout are a connection that never answers;
-tls is a handshake_failure alert; connect-refused is a closed port when every call
-on that port was refused (otherwise a reset, reported as approximated); dns is
-emulated by the session (the host gets no alias), or as a reset when the host also
-answered other calls. A request that matches nothing is never forwarded anywhere:
-it gets a 599 response whose body says why, and an `unmatched` event naming the
-nearest recorded call and which parts differed.
+(SO_LINGER 0); timeout is a connection that never answers; tls is a
+handshake_failure alert; dns, for a host that also answered, is NXDOMAIN from the
+resolver for the lookup that failed when recorded. Approximated only where one
+host's port both answered and failed to connect (the port must listen, so the
+failure happens after the connection was accepted): connect-refused as a reset,
+connect-timeout as an accepted connection that never answers; and a recorded dns
+failure the program never looked up again (it kept an address) as a reset. A request that matches nothing is never
+forwarded anywhere: it gets a 599 response whose body says why, and an `unmatched`
+event naming the nearest recorded call and which parts differed.
 
 Events are JSON lines: ready, attempt (SIGHUP resets the recording for a new
-attempt), served, unmatched, note.
+attempt), served, unmatched, dns, note.
 
-Usage: server.py --calls calls.json --certs DIR [--events FILE] [--bind 0.0.0.0]
+Usage: server.py --calls calls.json --certs DIR [--events FILE] [--dns-port 53]
 """
 from __future__ import annotations
 
@@ -41,6 +51,7 @@ import time
 from typing import Any, Dict, List, Optional, Tuple
 
 import matcher as m
+from resolver import TYPE_A, DnsServer
 from wire import Incoming, parse_sni, peek_client_hello, read_request, render_response
 
 HOLD_MAX_S = 600.0  # the longest a "no answer" connection is held open
@@ -67,52 +78,77 @@ def _reset(conn: socket.socket) -> None:
         conn.close()
 
 
+Origin = Tuple[str, int]  # (host, recorded port)
+
+
 class ReplayServer:
-    def __init__(self, doc: Dict[str, Any], certs_dir: str, events: EventLog, bind: str = "0.0.0.0",
+    def __init__(self, doc: Dict[str, Any], certs_dir: str, events: EventLog,
                  port_map: Optional[Dict[int, int]] = None) -> None:
         self.matcher = m.Matcher(m.load_calls(doc))
         self.events = events
-        self.bind = bind
         self.stop = threading.Event()
-        self.contexts = self._contexts(doc.get("hosts") or {}, certs_dir)
-        ports = self.serving_ports()
-        self.port_map = {p: (port_map or {}).get(p, p) for p in ports}
-        self.bound: Dict[int, int] = {}
+        self.hosts: List[Dict[str, Any]] = list(doc.get("hosts") or [])
+        self.contexts = self._contexts(self.hosts, certs_dir)
+        self.port_map = dict(port_map or {})  # recorded -> actual port (tests: 0, any free port)
+        self.bound: Dict[Origin, int] = {}
         self._listeners: List[socket.socket] = []
 
+    @property
+    def addresses(self) -> Dict[str, str]:
+        """Recorded name -> its address: the resolver's table."""
+        return {str(h["name"]).lower(): str(h["address"]) for h in self.hosts}
+
     @staticmethod
-    def _contexts(hosts: Dict[str, str], certs_dir: str) -> Dict[str, ssl.SSLContext]:
+    def _contexts(hosts: List[Dict[str, Any]], certs_dir: str) -> Dict[str, ssl.SSLContext]:
         contexts = {}
-        for host, token in hosts.items():
+        for host in hosts:
             ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            token = str(host["token"])
             ctx.load_cert_chain(os.path.join(certs_dir, token + ".crt"), os.path.join(certs_dir, token + ".key"))
             ctx.set_alpn_protocols(["http/1.1"])  # no h2: the server speaks HTTP/1.1 only
-            contexts[host.lower()] = ctx
+            contexts[str(host["name"]).lower()] = ctx
         return contexts
 
-    def serving_ports(self) -> List[int]:
-        """Every recorded port, except those where every call was refused: a closed port refuses for real."""
-        by_port: Dict[int, List[m.Recorded]] = {}
-        for call in self.matcher.calls:
-            by_port.setdefault(call.request.port, []).append(call)
-        return sorted(p for p, calls in by_port.items() if any(c.error_kind != "connect-refused" for c in calls))
-
-    def hosts_on(self, scheme: str, port: int) -> List[str]:
-        return sorted({c.request.host for c in self.matcher.calls if c.request.origin[0::2] == (scheme, port)})
-
     # -- lifecycle ---------------------------------------------------------------
-    def start(self) -> Dict[int, int]:
-        for recorded, actual in self.port_map.items():
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((self.bind, actual))
-            sock.listen(64)
-            sock.settimeout(0.5)  # lets the accept loop notice stop
-            self._listeners.append(sock)
-            self.bound[recorded] = sock.getsockname()[1]
-            threading.Thread(target=self._accept_loop, args=(sock, recorded), daemon=True).start()
-        self.events.write("ready", ports=sorted(self.bound))
+    def start(self) -> Dict[Origin, int]:
+        for host in self.hosts:
+            name, address = str(host["name"]).lower(), str(host["address"])
+            for port in host.get("listen") or ():
+                sock = self._listen(address, int(port), backlog=64)
+                sock.settimeout(0.5)  # lets the accept loop notice stop
+                threading.Thread(target=self._accept_loop, args=(sock, name, int(port)), daemon=True).start()
+                self.bound[(name, int(port))] = sock.getsockname()[1]
+            for port in host.get("silent") or ():
+                self.bound[(name, int(port))] = self._hold_silent(address, int(port))
+        self.events.write("ready", ports=sorted({p for _, p in self.bound}))
         return dict(self.bound)
+
+    def _listen(self, address: str, port: int, backlog: int) -> socket.socket:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((address, self.port_map.get(port, port)))
+        sock.listen(backlog)
+        self._listeners.append(sock)
+        return sock
+
+    def _hold_silent(self, address: str, port: int) -> int:
+        """A port that never answers a SYN: Linux drops a SYN when the listener's accept queue
+        is full, so a listener with backlog 0 that is never accepted from, holding one
+        connection of our own, makes every client's connect time out, as a dropped SYN does."""
+        sock = self._listen(address, port, backlog=0)
+        actual = sock.getsockname()[1]
+        filler = socket.create_connection((address, actual), timeout=5)
+        self._listeners.append(filler)
+        return int(actual)
+
+    def dns_failing(self, name: str, qtype: int) -> bool:
+        """Whether this lookup fails: the host's next call is a recorded dns failure. An A
+        question (one per getaddrinfo) consumes it; other types only agree with it."""
+        call = self.matcher.dns_error_next(name, take=qtype == TYPE_A)
+        if call is not None and qtype == TYPE_A:
+            self.events.write("served", seq=call.seq, method=call.request.method, url=call.request.url,
+                              outcome="error dns: nxdomain", approximated=None)
+        return call is not None
 
     def shutdown(self) -> None:
         self.stop.set()
@@ -123,7 +159,7 @@ class ReplayServer:
         self.matcher.reset()
         self.events.write("attempt")
 
-    def _accept_loop(self, listener: socket.socket, port: int) -> None:
+    def _accept_loop(self, listener: socket.socket, host: str, port: int) -> None:
         while not self.stop.is_set():
             try:
                 conn, _ = listener.accept()
@@ -131,45 +167,41 @@ class ReplayServer:
                 continue
             except OSError:
                 return
-            threading.Thread(target=self._connection, args=(conn, port), daemon=True).start()
+            threading.Thread(target=self._connection, args=(conn, host, port), daemon=True).start()
 
     # -- one connection ----------------------------------------------------------
-    def _connection(self, conn: socket.socket, port: int) -> None:
+    def _connection(self, conn: socket.socket, host: str, port: int) -> None:
         conn.settimeout(30)
         try:
-            self._serve(conn, port)
+            self._serve(conn, host, port)
         except (socket.timeout, ConnectionResetError, BrokenPipeError):
             conn.close()  # an idle keep-alive connection, or a client that went away: nothing to report
         except ssl.SSLError as exc:
-            self.events.write("note", text=f"port {port}: TLS handshake with the program failed ({exc.reason}); "
+            self.events.write("note", text=f"{host}:{port}: TLS handshake with the program failed ({exc.reason}); "
                                            "does it trust the replay CA?")
             conn.close()
         except Exception as exc:  # a broken client must not take the server down
-            self.events.write("note", text=f"port {port}: connection ended: {type(exc).__name__}: {exc}")
+            self.events.write("note", text=f"{host}:{port}: connection ended: {type(exc).__name__}: {exc}")
             conn.close()
 
-    def _serve(self, conn: socket.socket, port: int) -> None:
+    def _serve(self, conn: socket.socket, host: str, port: int) -> None:
+        """One connection to `host`'s address: the program resolved that name, so it is the host."""
         hello = peek_client_hello(conn)
         if not hello:
             conn.close()
             return
         tls = hello[:1] == b"\x16"
         scheme = "https" if tls else "http"
-        candidates = self.hosts_on(scheme, port)
-        host = (parse_sni(hello) if tls else None) or (candidates[0] if len(candidates) == 1 else None)
-        failure = self.matcher.take_connect_error((scheme, host.lower(), port)) if host else None
+        failure = self.matcher.take_connect_error((scheme, host, port))
         if failure is not None:
             self._emulate_error(conn, failure, tls_pending=tls)
             return
         if tls:
-            ctx = self.contexts.get((host or "").lower()) or next(iter(self.contexts.values()), None)
-            if ctx is None:
-                _reset(conn)
-                return
-            conn = ctx.wrap_socket(conn, server_side=True)
+            sni = parse_sni(hello)
+            conn = (self.contexts.get(sni or "") or self.contexts[host]).wrap_socket(conn, server_side=True)
         self._requests(conn, scheme, port, host)
 
-    def _requests(self, conn: socket.socket, scheme: str, port: int, host: Optional[str]) -> None:
+    def _requests(self, conn: socket.socket, scheme: str, port: int, host: str) -> None:
         failure: Optional[m.Recorded] = None
         rfile = conn.makefile("rb")
         try:
@@ -182,21 +214,13 @@ class ReplayServer:
             conn.close()
 
     def _request_loop(self, conn: socket.socket, rfile: Any, scheme: str, port: int,
-                      host: Optional[str]) -> Optional[m.Recorded]:
+                      host: str) -> Optional[m.Recorded]:
         """Answer requests until the connection ends; a recorded failure to emulate, if one matched."""
-        first = True
         while not self.stop.is_set():
             incoming = read_request(rfile, conn)
             if incoming is None:
                 return None
-            # Plain HTTP names its host in the Host header; TLS named it in the SNI.
-            name = (host or incoming.host if scheme == "https" else incoming.host or host) or ""
-            if first and host is None:
-                failure = self.matcher.take_connect_error((scheme, name.lower(), port))
-                if failure is not None:
-                    return failure
-            first = False
-            req = m.from_target(incoming.method, scheme, name, port, incoming.target, incoming.body)
+            req = m.from_target(incoming.method, scheme, host, port, incoming.target, incoming.body)
             call = self.matcher.take(req)
             if call is not None and call.response is None:
                 return call
@@ -240,13 +264,17 @@ class ReplayServer:
         if kind in ("timeout", "connect-timeout"):
             outcome = "no answer"
             if kind == "connect-timeout":
-                approx = "the connection was accepted, then never answered (a dropped SYN needs a closed route)"
+                approx = ("the connection was accepted, then never answered: this host's port also answered "
+                          "other calls, so it cannot drop the SYN")
         elif kind == "tls" and tls_pending:
             outcome = "tls handshake failure"
         else:
             outcome = "reset"
-            if kind != "reset":
-                approx = f"recorded {kind}, emulated as a TCP reset: the host also answers other calls"
+            if kind == "dns":
+                approx = "recorded dns, emulated as a TCP reset: the program connected without looking the name up again"
+            elif kind != "reset":
+                approx = (f"recorded {kind}, emulated as a TCP reset after connecting: this host also answers "
+                          f"other calls{' on this port' if kind == 'connect-refused' else ''}")
         self.events.write("served", seq=call.seq, method=call.request.method, url=call.request.url,
                           outcome=f"error {kind}: {outcome}", approximated=approx or None)
         if outcome == "no answer":
@@ -278,18 +306,27 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--calls", required=True)
     ap.add_argument("--certs", required=True)
     ap.add_argument("--events", default=None, help="JSON-lines event log (default: stdout)")
-    ap.add_argument("--bind", default="0.0.0.0")
+    ap.add_argument("--dns-port", type=int, default=53)
     args = ap.parse_args(argv)
     with open(args.calls, encoding="utf-8") as fh:
         doc = json.load(fh)
-    server = ReplayServer(doc, args.certs, EventLog(args.events), bind=args.bind)
+    events = EventLog(args.events)
+    server = ReplayServer(doc, args.certs, events)
+    dns = DnsServer(server.addresses, events.write, port=args.dns_port, failing=server.dns_failing)
     ports = server.start()
-    signal.signal(signal.SIGHUP, lambda *_: server.new_attempt())
+    dns.start()
+
+    def new_attempt(*_: Any) -> None:
+        dns.new_attempt()
+        server.new_attempt()
+
+    signal.signal(signal.SIGHUP, new_attempt)
     signal.signal(signal.SIGTERM, lambda *_: server.stop.set())
-    print("READY " + json.dumps(sorted(ports)), flush=True)
+    print("READY " + json.dumps(sorted({p for _, p in ports})), flush=True)
     while not server.stop.wait(1.0):
         pass
     server.shutdown()
+    dns.close()
     return 0
 
 

@@ -4,7 +4,7 @@ Each format module offers:
   FORMAT: Format
   detect(path: Path) -> object | None   parsed document when the content is this format
   read(path: Path, parsed: object) -> Capsule
-  verify(path: Path, trust_keys: Sequence[Path]) -> VerifyResult
+  verify(path: Path, trust_keys: Sequence[Path], parsed: object | None) -> VerifyResult
 """
 from __future__ import annotations
 
@@ -39,10 +39,20 @@ def read_capsule(path: Path | str) -> Capsule:
     """Read any capsule into the model; CapsuleError (exit 2) on bad input."""
     p = Path(path)
     reader, parsed = _detect(p)
-    return reader.read(p, parsed)
+    capsule: Capsule = reader.read(p, parsed)
+    return capsule
 
 
 def verify_capsule(path: Path | str, trust_keys: Sequence[Path] = ()) -> VerifyResult:
     p = Path(path)
     reader, _ = _detect(p)
-    return reader.verify(p, trust_keys)
+    result: VerifyResult = reader.verify(p, trust_keys)
+    return result
+
+
+def check_capsule(path: Path | str, trust_keys: Sequence[Path] = ()) -> tuple[Capsule, VerifyResult]:
+    """Verify, then read, from one parse of the file: what `replay CAPSULE` needs."""
+    p = Path(path)
+    reader, parsed = _detect(p)
+    verified = reader.verify(p, trust_keys, parsed)
+    return reader.read(p, parsed), verified

@@ -63,12 +63,12 @@ def read(path: Path, parsed: Any = None) -> Capsule:
     return capsule
 
 
-def verify(path: Path, trust_keys: Sequence[Path] = ()) -> VerifyResult:
+def verify(path: Path, trust_keys: Sequence[Path] = (), parsed: Any = None) -> VerifyResult:
     """Shapes, the id against the canonical form, then consistency of what was read.
 
     CodeInstances files are not signed (yet), so ``trust_keys`` has nothing to check.
     """
-    doc = _document(path, None)
+    doc = _document(path, parsed)
     shape = Shape()
     capsule = _Reader(path, shape).capsule(doc)
     well_formed = not shape.errors

@@ -152,9 +152,9 @@ def _optional_yaml(path: Path) -> dict[str, Any]:
 # --- verify -------------------------------------------------------------------------
 
 
-def verify(path: Path, trust_keys: Sequence[Path]) -> VerifyResult:
+def verify(path: Path, trust_keys: Sequence[Path], parsed: Parsed | None = None) -> VerifyResult:
     """Every problem of the capsule, its seal and its evidence, in one result."""
-    parsed = detect(Path(path))
+    parsed = parsed or detect(Path(path))
     if parsed is None:
         raise CapsuleError(path, "not a NovaFabric Run Capsule")
     trusted = seal.load_trust_keys(trust_keys) if trust_keys else None

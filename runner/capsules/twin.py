@@ -47,13 +47,13 @@ def read(path: Path, parsed: Any = None) -> Capsule:
     return capsule
 
 
-def verify(path: Path, trust_keys: Sequence[Path] = ()) -> VerifyResult:
+def verify(path: Path, trust_keys: Sequence[Path] = (), parsed: Any = None) -> VerifyResult:
     """Every structural problem, then (on a well-formed capsule) consistency checks.
 
     twin capsules are not signed, so ``trust_keys`` has nothing to check.
     """
     shape = Shape()
-    capsule = _capsule(path, _document(path, None), shape)
+    capsule = _capsule(path, _document(path, parsed), shape)
     checks = ["JSON syntax", "format version", "structure and types"]
     if not shape.errors:
         _check(capsule, shape)

@@ -12,10 +12,8 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import source as git_source
-from ..bisect import BisectResult, Trial, result_data
-from ..bisect_commits import CommitsResult, Probe, Walk, bisect_commits, commits_data
-from ..bisect_session import BisectSettings, bisect_capsules
-from ..bisect_sweep import Registry, SweepResult, bisect_sweep, summary, sweep_data
+from ..bisect import (BisectResult, BisectSettings, CommitsResult, Registry, SweepResult, Trial, Walk, bisect_capsules,
+                      bisect_commits, bisect_sweep, commits_data, result_data, summary, sweep_data)
 from ..config import settings as load_settings
 from ..errors import Exit, UsageError
 from ..plan import Source
@@ -24,9 +22,9 @@ from ..inspect import printable
 from ..planner import PlanOptions
 from ..replay import Progress, Replayer, ReplayOptions
 from . import console
-from .options import RepoOpt
+from .options import EnvOpt, QuietOpt, RepoOpt, SaltOpt, parse_env, timeout_opt
 
-_VERDICT_STYLE = {"recorded": "red", "pass": "green", "other": "yellow", "inconclusive": "dim"}
+_VERDICT_STYLE = {"reproduced": "red", "not-reproduced": "green", "different-failure": "yellow", "inconclusive": "dim"}
 _STATUS_LINE = {
     "found": "minimal set found",
     "baseline fails": "baseline fails: the good environment does not pass here",
@@ -61,7 +59,7 @@ def _applied(t: Trial, everything: int) -> str:
     return ", ".join(t.keys)
 
 
-def _build_cell(t: Trial | Probe) -> Text:
+def _build_cell(t: Trial) -> Text:
     if t.built:
         return Text(f"{t.build_s:.1f}s")
     return Text("cached" if t.build_s == 0 else f"cached, {t.build_s:.1f}s", "dim")
@@ -75,7 +73,7 @@ def _trials_table(r: BisectResult) -> Table:
     return table
 
 
-def _verdict_cell(t: Trial | Probe) -> Text:
+def _verdict_cell(t: Trial) -> Text:
     verdict = Text(t.verdict, _VERDICT_STYLE[t.verdict])
     if len(set(t.attempts)) > 1:  # mixed attempts say how flaky the trial was
         verdict.append(f" ({', '.join(t.attempts)})", "dim")
@@ -115,9 +113,9 @@ def _notes(notes: tuple[str, ...]) -> None:
         console.out.print(Text(f"note: {printable(note)}", "dim"))
 
 
-def _probes_table(w: Walk, item: str, shown: Callable[[Probe], str]) -> Table:
+def _probes_table(w: Walk, item: str, shown: Callable[[Trial], str]) -> Table:
     table = _table("trials", "#", item, "verdict", "signature", "build", "run")
-    for t in w.probes:
+    for t in w.trials:
         role = "" if t.role == "search" else f" ({t.role})"
         table.add_row(str(t.number), printable(shown(t) + role), _verdict_cell(t), _cell(t.signature or ""),
                       _build_cell(t), f"{t.run_s:.1f}s")
@@ -136,9 +134,9 @@ def _show_commits(bad: Path, good: Path, r: CommitsResult) -> None:
     out.print(Text(f"{len(r.commits)} commit(s) after {r.walk.good[:12]} up to {r.commits[-1].sha[:12]} "
                    "(first parents)", "dim"))
     subjects = {c.sha: c.subject for c in r.commits}
-    out.print(_probes_table(r.walk, "commit", lambda t: f"{t.item[:12]} {subjects.get(t.item, '')}".rstrip()))
+    out.print(_probes_table(r.walk, "commit", lambda t: f"{(t.item or '')[:12]} {subjects.get(t.item or '', '')}".rstrip()))
     _notes(r.walk.notes)
-    out.print(Text(f"{len(r.walk.probes)} trial(s)", "dim"))
+    out.print(Text(f"{len(r.walk.trials)} trial(s)", "dim"))
     first = r.first_failing
     if first is not None:
         out.print(Text(f"first failing commit: {first.sha} {printable(first.subject)}", "bold red"))
@@ -151,9 +149,9 @@ def _show_sweep(bad: Path, good: Path, r: SweepResult) -> None:
     out.print(Text(f"bad:  {printable(str(bad))}\ngood: {printable(str(good))}"))
     out.print(Text(printable(f"{r.fact}: {r.walk.good} (good) to {r.walk.line[-1]} (bad), "
                              f"the versions between from {r.source}"), "dim"))
-    out.print(_probes_table(r.walk, r.name, lambda t: t.item))
+    out.print(_probes_table(r.walk, r.name, lambda t: t.item or ""))
     _notes(r.walk.notes)
-    out.print(Text(f"{len(r.walk.probes)} trial(s)", "dim"))
+    out.print(Text(f"{len(r.walk.trials)} trial(s)", "dim"))
     out.print(Text(printable(summary(r)), "bold red" if r.found else "bold"))
 
 
@@ -189,7 +187,8 @@ def _data(result: Result) -> dict[str, object]:
 
 def _report(bad: Path, good: Path, result: Result, as_json: bool) -> None:
     if as_json:
-        console.print_json({"bad": str(bad), "good": str(good), **_data(result)})
+        console.print_result("bisect", int(Exit.OK if result.found else Exit.NEGATIVE),
+                             {"bad": str(bad), "good": str(good), **_data(result)})
     elif isinstance(result, CommitsResult):
         _show_commits(bad, good, result)
     elif isinstance(result, SweepResult):
@@ -208,8 +207,10 @@ def register(app: typer.Typer) -> None:
                                                    "a pass needs all to pass.")] = 1,
         jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, show_default="cores",
                                                  help="Trials run at the same time.")] = None,
-        timeout: Annotated[float, typer.Option("--timeout", min=1.0, help="Seconds per run.")] = 600.0,
+        timeout: Annotated[float, timeout_opt("per run", 600.0)] = 600.0,
         repo: RepoOpt = None,  # both capsules' commits are fetched from it
+        env: EnvOpt = [],  # as on `replay`: applied to every trial, both ends included
+        salt: SaltOpt = None,
         commits: Annotated[bool, typer.Option("--commits", help="Bisect the commits from GOOD's to BAD's "
                                                                 "in BAD's environment instead.")] = False,
         sweep: Annotated[str | None, typer.Option("--sweep", metavar="FACT",
@@ -217,6 +218,7 @@ def register(app: typer.Typer) -> None:
                                                        "(runtime:node, tool:npm, pin:python:six...) instead.")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show build logs and output.")] = False,
+        quiet: QuietOpt = False,
     ) -> None:
         """Find a minimal set of environment facts that turns GOOD into BAD's recorded failure
         (or, with --commits, the first failing commit; with --sweep FACT, the first failing version).
@@ -225,8 +227,10 @@ def register(app: typer.Typer) -> None:
         """
         if commits and sweep is not None:
             raise UsageError("--commits and --sweep bisect different things: give one of them")
-        progress = Progress(console.err)
-        replayer = Replayer(ReplayOptions(timeout=timeout, verbose=verbose, plan=PlanOptions(repo=repo)), progress)
+        progress = Progress(console.err, quiet=quiet or as_json)
+        plan_opts = PlanOptions(repo=repo, env_overrides=parse_env(env), salt=salt)
+        replayer = Replayer(ReplayOptions(timeout=timeout, verbose=verbose, plan=plan_opts,
+                                          secret_env=plan_opts.env_overrides), progress)
         try:
             result = _bisect(replayer, bad, good, BisectSettings(attempts, jobs or _cores()), progress, commits, sweep)
         finally:

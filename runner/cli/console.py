@@ -5,10 +5,15 @@ import json
 import os
 import re
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
+from ..envelope import envelope
+from ..providers import fetch
 from ..textsafe import shown
 
 ERROR_LIMIT = 400  # an error is one line; CapsuleError cuts its own parts to ~300
@@ -24,17 +29,45 @@ out = Console(highlight=False, soft_wrap=True, width=_width(), emoji=False)
 err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
+def refresh() -> None:
+    """Read the width again for this command (a caller may have set COLUMNS since import)."""
+    width = _width()
+    if width is not None:
+        out.width = width
+
+
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def print_json(data: Any) -> None:
     """Machine output: plain JSON on stdout, never decorated."""
-    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    text = json.dumps(data, indent=2, ensure_ascii=False)
     # A lone surrogate (a capsule's "\ud800") has no UTF-8 form: write it back as the JSON escape it came from.
     sys.stdout.write(_LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
     sys.stdout.flush()
 
 
+def print_result(command: str, exit_code: int, result: Any) -> None:
+    """A command's --json output: its result in the one envelope."""
+    print_json(envelope(command, exit_code, result))
+
+
 def error_line(message: str) -> None:
     """One line on stderr, whatever the message holds (capsule text is escaped and cut)."""
     err.print(f"replay: error: {shown(message, ERROR_LIMIT)}", markup=False, emoji=False, highlight=False)
+
+
+@contextmanager
+def _download_bar(name: str, total: int | None) -> Iterator[Callable[[int], None]]:
+    """One rich progress bar on stderr for a download (a 44 MB runtime); gone when done."""
+    columns = (TextColumn("replay: download {task.description}"), BarColumn(), DownloadColumn(),
+               TransferSpeedColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=err, transient=True) as bar:
+        task = bar.add_task(name, total=total)
+        yield lambda n: bar.advance(task, n)
+
+
+def install_meter(enabled: bool) -> None:
+    """Download progress for people on a terminal: none with --quiet or --json, none when
+    stderr is not a terminal (CI logs would fill with redraws)."""
+    fetch.set_meter(_download_bar if enabled and err.is_terminal else None)

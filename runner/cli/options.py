@@ -1,25 +1,52 @@
 """Options shared by the commands that replay (run, render, shell, bisect)."""
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any
 
 import typer
 
 from ..capsules import read_capsule
+from ..durations import HELP as DURATION_HELP
+from ..durations import format_duration, parse_duration
 from ..errors import UsageError
+from ..fetchcapsule import capsule_path, origin
 from ..planner import PlanOptions
+from ..report import ReplayReport
 
 EnvOpt = Annotated[list[str], typer.Option("--env", "-e", help="NAME=VALUE: supply or override a variable (NAME= sets it empty).")]
-SaltOpt = Annotated[Optional[str], typer.Option("--salt", envvar="REPLAY_SALT", help="The salt twin hashed values with, to check --env values.")]
-RepoOpt = Annotated[Optional[str], typer.Option("--repo", help="Fetch the commit from this clone, fork or mirror (path or URL).")]
-RefOpt = Annotated[Optional[str], typer.Option("--ref", help="Replay the environment against another commit, without the diff.")]
-PatchOpt = Annotated[Optional[Path], typer.Option("--patch", help="Apply this fix on top (verdict: fixed / not-fixed).")]
-SourceOpt = Annotated[Optional[Path], typer.Option("--source", help="Use this directory as the source (capsules that record none).")]
-HttpOpt = Annotated[Optional[Path], typer.Option("--http", help="Serve this CodeInstances instance's recorded HTTP calls.")]
+SaltOpt = Annotated[str | None, typer.Option("--salt", envvar="REPLAY_SALT", help="The salt twin hashed values with, to check --env values.")]
+RepoOpt = Annotated[str | None, typer.Option("--repo", help="Fetch the commit from this clone, fork or mirror (path or URL).")]
+RefOpt = Annotated[str | None, typer.Option("--ref", help="Replay the environment against another commit, without the diff.")]
+PatchOpt = Annotated[Path | None, typer.Option("--patch", help="Apply this fix on top (verdict: fixed / not-fixed).")]
+SourceOpt = Annotated[Path | None, typer.Option("--source", help="Use this directory as the source (capsules that record none).")]
+HttpOpt = Annotated[Path | None, typer.Option("--http", help="Serve this CodeInstances instance's recorded HTTP calls.")]
 AllRuntimesOpt = Annotated[bool, typer.Option("--all-runtimes", help="Install every recorded runtime a source offers.")]
 NoPinOpt = Annotated[bool, typer.Option("--no-pin", help="Keep the lockfile's versions instead of the recorded installed ones.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr (errors still go there).")]
+CapsuleArg = Annotated[Path, typer.Argument(
+    metavar="CAPSULE", parser=capsule_path, show_default=False,
+    help="A twin capsule, a NovaFabric capsule directory, or a CodeInstances file; "
+         "or an https:// or http:// URL of a capsule file (downloaded to the cache, then read like a file).")]
+
+
+def duration(text: str | float) -> float:
+    """A --timeout value: `15m`, `90s`, `1h`, or seconds."""
+    try:
+        seconds = parse_duration(text)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    if seconds < 1:
+        raise typer.BadParameter(f"{text!r}: at least 1s")
+    return seconds
+
+
+def timeout_opt(per: str, default_s: float) -> Any:
+    """--timeout with units, the same on every command that takes one (typer's OptionInfo)."""
+    return typer.Option("--timeout", parser=duration, metavar="DURATION", show_default=False,
+                        help=f"Time limit {per} ({DURATION_HELP}; default {format_duration(default_s)}).")
 
 
 def parse_env(items: list[str]) -> tuple[tuple[str, str], ...]:
@@ -32,8 +59,9 @@ def parse_env(items: list[str]) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def plan_options(env: list[str], salt: str | None, all_runtimes: bool, no_pin: bool, repo: str | None,
-                 ref: str | None, patch: Path | None, source: Path | None, http: Path | None) -> PlanOptions:
+def plan_options(*, env: list[str] = [], salt: str | None = None, all_runtimes: bool = False,  # noqa: B006
+                 no_pin: bool = False, repo: str | None = None, ref: str | None = None, patch: Path | None = None,
+                 source: Path | None = None, http: Path | None = None) -> PlanOptions:
     patch_text = ""
     if patch is not None:
         try:
@@ -56,3 +84,11 @@ def plan_options(env: list[str], salt: str | None, all_runtimes: bool, no_pin: b
             raise UsageError(f"--http {http}: not a CodeInstances instance ({instance.provenance.format.value})")
     return PlanOptions(env_overrides=parse_env(env), salt=salt, all_runtimes=all_runtimes, pin=not no_pin,
                        repo=repo, ref=ref, patch=patch_text, source_dir=str(source) if source else None, http=instance)
+
+
+def as_given(report: ReplayReport) -> ReplayReport:
+    """The report names a downloaded capsule by its URL, not by its cached copy."""
+    given = origin(report.capsule.path)
+    if given == report.capsule.path:
+        return report
+    return dataclasses.replace(report, capsule=dataclasses.replace(report.capsule, path=given))

@@ -12,7 +12,7 @@ import typer
 
 from .. import signature as sig
 from ..errors import CapsuleError, UsageError
-from .console import err, out, print_json
+from .console import err, out, print_result
 
 # The signature only looks at the last 64,000 characters, and a UTF-8 character is at most
 # 4 bytes: reading more than this (plus one partial character) can never change the answer,
@@ -56,7 +56,8 @@ def signature_command(
         raise UsageError("give exactly one of --exit-code N or --signal NAME")
     result = sig.compute(_read_output(file), exit_code, signal_name)
     if as_json:
-        print_json(
+        print_result(
+            "signature", 0,
             {
                 "signature": result.signature,
                 "key_lines": list(result.key_lines),

@@ -69,6 +69,7 @@ class CapsuleResult:
     replay_version: str = ""
     finished_at: str | None = None
     attempts: tuple[AttemptRecord, ...] = ()
+    also_at: tuple[str, ...] = ()  # other paths the same capsule (same content) was collected from
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,8 @@ class Night:
     ref: str | None = None
     sources: tuple[str, ...] = ()
     results: tuple[CapsuleResult, ...] = ()
+    images: int = 0  # distinct planned images this night needed
+    builds: int = 0  # of those, images actually built (not found cached)
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,10 @@ what it reports. The server itself lives in images/httpreplay (stdlib only).
 """
 from __future__ import annotations
 
-from .report import Difference, HttpReport, ServedCall, UnmatchedRequest, UnusedCall
+from .report import Difference, HttpReport, ServedCall, UnmatchedRequest, UnrecordedHost, UnusedCall
 from .session import ContainerSettings, HttpReplayError, HttpReplaySession
 
 __all__ = [
     "ContainerSettings", "Difference", "HttpReplayError", "HttpReplaySession", "HttpReport",
-    "ServedCall", "UnmatchedRequest", "UnusedCall",
+    "ServedCall", "UnmatchedRequest", "UnrecordedHost", "UnusedCall",
 ]

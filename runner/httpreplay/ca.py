@@ -20,8 +20,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-VALID_FROM = dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc)
-VALID_UNTIL = dt.datetime(2100, 1, 1, tzinfo=dt.timezone.utc)
+VALID_FROM = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
+VALID_UNTIL = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)
 
 
 @dataclass(frozen=True)

@@ -2,23 +2,27 @@
 
 Pure functions over the recorded calls (no engine): unit-tested on their own.
 
-A host becomes a network alias of the replay server when it is a DNS name the
-server can stand in for. Not offered: IP literals and localhost (a name cannot
-override them), schemes other than http/https, URLs whose port is not a port, hosts
-the capsule's policy denies, and hosts whose every call failed with `dns` — leaving
-those without an alias is exactly how their name fails to resolve in the replay.
+A host gets an address of its own on the replay network (addressing.py), which the
+replay's resolver answers for its name, when it is a DNS name the server can stand
+in for. Not offered: IP literals and localhost (a name cannot override them),
+schemes other than http/https, URLs whose port is not a port, and hosts the
+capsule's policy denies (the resolver answers NXDOMAIN for those). A host whose
+every call failed with `dns` gets no address either: the resolver answers NXDOMAIN,
+exactly the recorded failure, and each lookup of it is seen (report.py).
 
-Two kinds of recorded failure are emulated where the server cannot see them, so the
-report notes them instead of listing them as never requested: `dns` (no alias), and
-`connect-refused` on a port where every call was refused (the server leaves that port
-closed, so the kernel refuses the connection for real).
+On each port a host listens, unless every recorded call on that port failed to
+connect the same way: all `connect-refused` leaves the port closed (the kernel
+answers the SYN with a RST: ECONNREFUSED), all `connect-timeout` holds it silent (the
+SYN is dropped: the client's connect times out). Both are exact, whatever the other
+hosts do on that port, but happen where the server cannot see them, so the report
+notes those calls instead of listing them as never requested.
 """
 from __future__ import annotations
 
 import base64
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -30,11 +34,17 @@ SCHEMES = ("http", "https")
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
+LISTEN, REFUSE, SILENT = "listen", "refuse", "silent"  # what a host's address does on a port
+
+
 @dataclass(frozen=True)
 class HostPlan:
-    aliases: tuple[str, ...] = ()  # names the replay server answers to
+    hosts: tuple[str, ...] = ()  # names that get an address of their own on the replay network
+    ports: FrozenMap[str, FrozenMap[int, str]] = field(default_factory=FrozenMap)  # host -> port -> LISTEN...
+    dns_failed: FrozenMap[str, tuple[int, ...]] = field(default_factory=FrozenMap)  # NXDOMAIN host -> its seqs
     unservable: FrozenMap[int, str] = field(default_factory=FrozenMap)  # seq -> why it cannot be served
-    unobservable: FrozenMap[int, str] = field(default_factory=FrozenMap)  # seq -> how it is emulated unseen
+    unobservable: FrozenMap[int, str] = field(default_factory=FrozenMap)  # seq -> how it is replayed unseen
+    recorded: tuple[str, ...] = ()  # every DNS name the recording reaches (the nearest of an unrecorded one)
 
 
 def call_host(call: HttpCall) -> tuple[str, str]:
@@ -85,56 +95,79 @@ def _why_not(call: HttpCall, denied_hosts: Sequence[str]) -> str | None:
 def plan_hosts(calls: Sequence[HttpCall], denied_hosts: Sequence[str] = ()) -> HostPlan:
     by_host: dict[str, list[HttpCall]] = {}
     unservable: dict[int, str] = {}
+    recorded: set[str] = set()
     for call in calls:
         why = _why_not(call, denied_hosts)
+        host = call_host(call)[1]
+        if _HOSTNAME.match(host) and not host.replace(".", "").isdigit():
+            recorded.add(host)
         if why:
             unservable[call.seq] = why
         else:
-            by_host.setdefault(call_host(call)[1], []).append(call)
-    aliases: list[str] = []
+            by_host.setdefault(host, []).append(call)
+    ports: dict[str, FrozenMap[int, str]] = {}
+    dns_failed: dict[str, tuple[int, ...]] = {}
     unobservable: dict[int, str] = {}
-    offered: list[HttpCall] = []  # the calls the server gets
-    for host, host_calls in by_host.items():
+    for host, host_calls in sorted(by_host.items()):
         if all(_failed(c, "dns") for c in host_calls):
-            for c in host_calls:
-                unobservable[c.seq] = f"dns error: {host} has no address in the replay (whether it was asked cannot be seen)"
+            dns_failed[host] = tuple(c.seq for c in host_calls)  # the replay's resolver answers NXDOMAIN
         else:
-            aliases.append(host)
-            offered += host_calls
-    unobservable.update(_closed_ports(offered))
-    return HostPlan(tuple(sorted(aliases)), FrozenMap(unservable), FrozenMap(unobservable))
+            behaviour, unseen = _port_behaviours(host, host_calls)
+            ports[host] = FrozenMap(behaviour)
+            unobservable.update(unseen)
+    return HostPlan(tuple(ports), FrozenMap(ports), FrozenMap(dns_failed), FrozenMap(unservable),
+                    FrozenMap(unobservable), tuple(sorted(recorded)))
 
 
 def _failed(call: HttpCall, kind: str) -> bool:
     return call.error is not None and call.error.kind == kind
 
 
-def _closed_ports(offered: Sequence[HttpCall]) -> dict[int, str]:
-    """Calls on a port the server leaves closed: every call the server gets on it was refused.
-
-    The server decides by port alone, over every call in its calls file (server.py
-    serving_ports), so this groups the same calls the same way.
-    """
-    by_port: dict[int | None, list[HttpCall]] = {}
-    for call in offered:
-        by_port.setdefault(call_port(call), []).append(call)
-    return {c.seq: f"connect-refused: port {port} is closed in the replay, so connecting is refused "
-                   "(whether it was tried cannot be seen)"
-            for port, port_calls in by_port.items() if all(_failed(c, "connect-refused") for c in port_calls)
-            for c in port_calls}
+def _port_behaviours(host: str, host_calls: Sequence[HttpCall]) -> tuple[dict[int, str], dict[int, str]]:
+    """Per port of one host: LISTEN, or, when every call on it failed to connect the same way,
+    REFUSE (nothing listens: the kernel answers the SYN with a RST) or SILENT (the SYN is
+    dropped: the connection times out). Those calls never reach the server: they are noted."""
+    by_port: dict[int, list[HttpCall]] = {}
+    for call in host_calls:
+        by_port.setdefault(call_port(call) or 0, []).append(call)
+    behaviour: dict[int, str] = {}
+    unseen: dict[int, str] = {}
+    for port, port_calls in sorted(by_port.items()):
+        if all(_failed(c, "connect-refused") for c in port_calls):
+            behaviour[port] = REFUSE
+            why = (f"connect-refused: nothing listens on port {port} of {host}'s replay address, so the kernel "
+                   "refuses the connection as recorded (the server cannot see whether it was tried)")
+        elif all(_failed(c, "connect-timeout") for c in port_calls):
+            behaviour[port] = SILENT
+            why = (f"connect-timeout: port {port} of {host}'s replay address drops the connection request, so "
+                   "connecting times out as recorded (the server cannot see whether it was tried)")
+        else:
+            behaviour[port] = LISTEN
+            continue
+        unseen.update({c.seq: why for c in port_calls})
+    return behaviour, unseen
 
 
 def _b64(body: Body | None) -> str | None:
     return None if body is None else base64.b64encode(body.data).decode("ascii")
 
 
-def calls_document(calls: Sequence[HttpCall], plan: HostPlan) -> tuple[str, dict[str, str]]:
-    """The server's calls file (bodies as base64, so every byte survives) and host -> cert file token."""
-    tokens = {host: f"h{i}" for i, host in enumerate(plan.aliases)}
-    served = [c for c in calls if c.seq not in plan.unservable and c.seq not in plan.unobservable]
+def calls_document(calls: Sequence[HttpCall], plan: HostPlan, addresses: Mapping[str, str]) -> tuple[str, dict[str, str]]:
+    """The server's calls file (bodies as base64, so every byte survives) and host -> cert file token.
+
+    Each host comes with its address and the ports it listens on, or holds silent;
+    the calls the server never sees (unservable, refused or silent ports, NXDOMAIN
+    hosts) are left out."""
+    tokens = {host: f"h{i}" for i, host in enumerate(plan.hosts)}
+    hosts = [{"name": host, "token": tokens[host], "address": addresses[host],
+              "listen": [p for p, b in plan.ports[host].items() if b == LISTEN],
+              "silent": [p for p, b in plan.ports[host].items() if b == SILENT]} for host in plan.hosts]
+    offered = set(plan.hosts)
+    served = [c for c in calls if c.seq not in plan.unservable and c.seq not in plan.unobservable
+              and call_host(c)[1] in offered]
     doc = {
-        "version": 1,
-        "hosts": tokens,
+        "version": 2,
+        "hosts": hosts,
         "calls": [{
             "seq": c.seq, "method": c.request.method, "url": c.request.url, "body": _b64(c.request.body),
             "response": None if c.response is None else {

@@ -7,8 +7,8 @@ Use (runner/replay.py)::
         for attempt in attempts:
             http.begin_attempt()                      # fresh recording per run
             c = http.container_settings()
-            spec = RunSpec(..., network=c.network, dns_opts=c.dns_opts,
-                           mounts=(*mounts, *c.mounts), env=(*env, *c.env))  # c.env last: it wins
+            spec = RunSpec(..., network=c.network, dns=c.dns, dns_opts=c.dns_opts,
+                           files=(*files, *c.files), env=(*env, *c.env))  # c.env last: it wins
             engine.run(spec)
             report = http.report()                    # HttpReport of that attempt
     # http.report() still works after the block (the events were kept)
@@ -16,27 +16,39 @@ Use (runner/replay.py)::
 What it sets up, and undoes on exit (also when setup fails half-way):
 - the sidecar image (images/httpreplay, FROM base_ref), built once and tagged by the
   content hash of its build context;
-- an internal Docker network (nothing leaves it), its bridge named `rpl<12 hex>`, with
+- an internal Docker network (nothing leaves it) on a subnet of its own
+  (addressing.py): Docker's IPAM gives containers its lower half, each recorded host
+  gets an address of the upper half; its bridge is named `rpl<12 hex>`, with
   iptables REJECT rules for that bridge in INPUT (so it cannot reach the host's own
   services: Docker isolates internal networks in FORWARD only) and DOCKER-USER (so a
   connection to an outside address fails at once instead of hanging). Without
   iptables the rules are skipped and the report's notes say what that costs;
 - a CA made for this replay (its private key never leaves this process) and a
   certificate per recorded host; the sidecar gets the host certificates and keys,
-  the replayed container only the CA certificate;
-- the sidecar, with the recorded host names as network aliases (see hostplan.py for
-  the names left out), listening on every recorded port.
+  the replayed container only the CA certificate (both through the engine, below);
+- the sidecar, with one extra capability, NET_ADMIN, which its entry point uses to add
+  the hosts' addresses to its own interface and then gives up (images/httpreplay/
+  netsetup.py); it listens per host address on the ports that host answered on (see
+  hostplan.py) and answers DNS. Addresses and listeners live in its network namespace
+  and go when it goes; the network is labelled (engine.cleanup removes it on Ctrl-C).
 
-The replayed container gets: the network; dns_opts timeout:1 attempts:1 (names not
-recorded fail in 1 s, not 10); the CA certificate mounted read-only over
-/etc/ssl/certs/ca-certificates.crt and at /replay/ca.crt; SSL_CERT_FILE,
+The replayed container gets: the network; the sidecar as its DNS server (Docker's
+embedded resolver forwards to it: recorded names get their host's address, every
+other name NXDOMAIN, and every question is logged for the report); dns_opts
+timeout:1 attempts:1 (should the sidecar be gone, lookups fail in 1 s, not 10); the
+CA certificate over /etc/ssl/certs/ca-certificates.crt and at /replay/ca.crt (root's,
+mode 0444); SSL_CERT_FILE,
 REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE and NODE_EXTRA_CA_CERTS naming it; proxy
 variables emptied (a recorded proxy host does not exist here). A Java keystore is
 not populated: Java programs do not trust the replay CA (noted in the report).
-The bind mounts need the engine on this machine (a remote DOCKER_HOST cannot see them).
+Every file reaches a container through the engine (RunSpec.files: an archive upload
+after create, before start) and the sidecar's event log comes back the same way
+(engine.get_file), never through a host path: so it works when replay itself runs in
+a container (the runner image) or against a remote DOCKER_HOST.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import shutil
@@ -52,9 +64,10 @@ from typing import Any
 
 from ..capsules.model import HttpCall
 from ..config import Settings
-from ..engine import LABEL, Mount, RunSpec
+from ..engine import LABEL, Containment, ContainerFile, RunSpec
 from ..errors import ReplayError
 from ..resources import images_dir
+from .addressing import AddressPlan, AddressSpaceError, candidates, plan_addresses, read_host_routes
 from .ca import ReplayCA
 from .hostplan import HostPlan, calls_document, plan_hosts
 from .report import HttpReport, build_report
@@ -64,7 +77,10 @@ CA_ENV = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_C
 PROXY_ENV = ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
 DNS_OPTS = ("timeout:1", "attempts:1")
 READY_TIMEOUT_S = 30.0
+NETWORK_TRIES = 8  # subnets tried when another network took the chosen one meanwhile
+SIDECAR_CAPS = ("NET_ADMIN",)  # to add the hosts' addresses; dropped before the server starts
 JAVA_NOTE = "Java's keystore does not hold the replay CA: HTTPS from Java programs fails verification"
+EVENTS_PATH = "/replay/out/events.jsonl"  # the sidecar's event log, read back through the engine
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}$")
 
 
@@ -78,8 +94,9 @@ class ContainerSettings:
 
     network: str
     dns_opts: tuple[str, ...]
-    mounts: tuple[Mount, ...]
+    files: tuple[ContainerFile, ...]
     env: tuple[tuple[str, str], ...]
+    dns: tuple[str, ...] = ()  # the sidecar: the replay network's resolver
 
 
 def context_digest(context: Path, base_ref: str) -> str:
@@ -150,7 +167,10 @@ class HttpReplaySession:
         self.bridge = f"rpl{short}"
         self.dns_opts = DNS_OPTS
         self.notes: list[str] = [JAVA_NOTE]
-        self._dir: Path | None = None
+        self._inputs: tuple[ContainerFile, ...] = ()  # the sidecar's: calls, certificates and keys
+        self._ca_pem: bytes | None = None
+        self.addresses: AddressPlan | None = None
+        self.dns: tuple[str, ...] = ()
         self._sidecar: str | None = None
         self._added_rules: list[tuple[str, tuple[str, ...]]] = []
         self._network_made = False
@@ -172,11 +192,8 @@ class HttpReplaySession:
 
     def _open(self) -> None:
         image = ensure_image(self.engine, self.settings, self.base_ref, self.label, self.say)
-        self._dir = Path(tempfile.mkdtemp(prefix="replay-http-"))
-        self._write_inputs()
-        labels = {LABEL: self.label}
-        self.engine.create_network(self.network, labels, internal=True, bridge_name=self.bridge)
-        self._network_made = True
+        self.addresses = self._create_network()
+        self._make_inputs(self.addresses)
         for chain, rule, loss in _rules(self.bridge):
             problem = _iptables("-I", chain, rule)
             if problem:
@@ -185,31 +202,50 @@ class HttpReplaySession:
                 self._added_rules.append((chain, rule))
         self._sidecar = self.engine.start(self._sidecar_spec(image))
         self._wait_ready()
+        self.dns = (self.engine.container_ip(self._sidecar, self.network),)
+
+    def _create_network(self) -> AddressPlan:
+        """The network on a free subnet of the pool; the next one when another replay took it meanwhile."""
+        labels = {LABEL: self.label}
+        last = "no free subnet"
+        try:
+            subnets = list(candidates(len(self.plan.hosts), read_host_routes()))
+        except AddressSpaceError as exc:
+            raise HttpReplayError(str(exc)) from exc
+        for subnet in subnets[:NETWORK_TRIES]:
+            plan = plan_addresses(self.plan.hosts, subnet)
+            try:
+                self.engine.create_network(self.network, labels, internal=True, bridge_name=self.bridge,
+                                           ipam=plan.docker_ipam)
+            except Exception as exc:  # the SDK's APIError; only an overlap is worth another subnet
+                if "overlap" not in str(exc).lower():
+                    raise
+                last = str(exc)
+                continue
+            self._network_made = True
+            return plan
+        raise HttpReplayError(f"the replay network could not be created: {last[:200]}")
 
     def _sidecar_spec(self, image: str) -> RunSpec:
-        assert self._dir is not None
-        argv = ("python3", "-u", "/srv/httpreplay/server.py", "--calls", "/replay/in/calls.json",
-                "--certs", "/replay/in/certs", "--events", "/replay/out/events.jsonl")
-        return RunSpec(image=image, argv=argv, network=self.network, aliases=self.plan.aliases,
-                       labels=((LABEL, self.label),), memory="256m", pids_limit=512,
-                       mounts=(Mount(str(self._dir / "in"), "/replay/in", True),
-                               Mount(str(self._dir / "out"), "/replay/out", False)))
+        argv = ("python3", "-u", "/srv/httpreplay/netsetup.py", "--calls", "/replay/in/calls.json", "--",
+                "python3", "-u", "/srv/httpreplay/server.py", "--calls", "/replay/in/calls.json",
+                "--certs", "/replay/in/certs", "--events", EVENTS_PATH)
+        # The server (root in its own container) appends to the log; its inputs stay read-only.
+        log = ContainerFile(EVENTS_PATH, b"", 0o644)
+        return RunSpec(image=image, argv=argv, network=self.network, labels=((LABEL, self.label),),
+                       containment=Containment(memory="256m", pids_limit=512, cap_add=SIDECAR_CAPS),
+                       files=(*self._inputs, log))
 
-    def _write_inputs(self) -> None:
-        assert self._dir is not None
-        doc, tokens = calls_document(self.calls, self.plan)
-        certs = self._dir / "in" / "certs"
-        certs.mkdir(parents=True)
-        (self._dir / "out").mkdir()
-        (self._dir / "out" / "events.jsonl").touch()
-        (self._dir / "in" / "calls.json").write_text(doc, encoding="utf-8")
+    def _make_inputs(self, addresses: AddressPlan) -> None:
+        """The sidecar's inputs, in memory: they go to it through the engine (the keys never touch a disk here)."""
+        doc, tokens = calls_document(self.calls, self.plan, addresses.hosts)
+        files = [ContainerFile("/replay/in/calls.json", doc.encode("utf-8"))]
         ca = ReplayCA(self.label)
         for host, token in tokens.items():
             issued = ca.issue(host)
-            (certs / f"{token}.crt").write_bytes(issued.cert_pem)
-            (certs / f"{token}.key").write_bytes(issued.key_pem)
-            (certs / f"{token}.key").chmod(0o600)
-        (self._dir / "ca.crt").write_bytes(ca.cert_pem)
+            files += [ContainerFile(f"/replay/in/certs/{token}.crt", issued.cert_pem),
+                      ContainerFile(f"/replay/in/certs/{token}.key", issued.key_pem, 0o400)]
+        self._inputs, self._ca_pem = tuple(files), ca.cert_pem
 
     def _wait_ready(self) -> None:
         assert self._sidecar is not None
@@ -218,7 +254,7 @@ class HttpReplaySession:
             logs = self.engine.logs(self._sidecar)
             if b"READY" in logs:
                 return
-            if b"Traceback" in logs:
+            if b"Traceback" in logs or b"netsetup:" in logs:
                 break
             time.sleep(0.05)
         tail = self.engine.logs(self._sidecar).decode("utf-8", "replace").strip().splitlines()[-3:]
@@ -229,33 +265,33 @@ class HttpReplaySession:
         if self._final_events is None:
             self._final_events = self._event_lines()
         steps: list[Callable[[], Any]] = []
-        if self._sidecar:
-            steps.append(lambda s=self._sidecar: self.engine.stop(s))
+        sidecar = self._sidecar
+        if sidecar:
+            steps.append(lambda: self.engine.stop(sidecar))
         if self._network_made:
             steps.append(lambda: self.engine.remove_network(self.network))
-        steps += [lambda c=chain, r=rule: _iptables("-D", c, r) for chain, rule in reversed(self._added_rules)]
+        steps += [functools.partial(_iptables, "-D", chain, rule) for chain, rule in reversed(self._added_rules)]
         for step in steps:
             try:
                 step()
             except Exception as exc:  # keep going; say what is left behind
                 self.say(f"cleanup step failed ({exc}); `docker network prune --filter label=replay` may be needed")
         self._sidecar, self._network_made, self._added_rules = None, False, []
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
-            self._dir = None
+        self._inputs, self._ca_pem = (), None
 
     # -- for the replayed container -----------------------------------------------
     @property
-    def mounts(self) -> tuple[Mount, ...]:
-        assert self._dir is not None, "use HttpReplaySession as a context manager"
-        return tuple(Mount(str(self._dir / "ca.crt"), target, True) for target in CA_TARGETS)
+    def files(self) -> tuple[ContainerFile, ...]:
+        """The CA certificate (never its key), read-only, over the system store and at /replay/ca.crt."""
+        assert self._ca_pem is not None, "use HttpReplaySession as a context manager"
+        return tuple(ContainerFile(target, self._ca_pem, 0o444) for target in CA_TARGETS)
 
     @property
     def env(self) -> tuple[tuple[str, str], ...]:
         return tuple((name, CA_TARGETS[1]) for name in CA_ENV) + tuple((name, "") for name in PROXY_ENV)
 
     def container_settings(self) -> ContainerSettings:
-        return ContainerSettings(self.network, self.dns_opts, self.mounts, self.env)
+        return ContainerSettings(self.network, self.dns_opts, self.files, self.env, self.dns)
 
     def begin_attempt(self) -> None:
         """Call before each run: the second and later runs get the whole recording again."""
@@ -272,15 +308,17 @@ class HttpReplaySession:
     def _event_lines(self) -> list[str]:
         if self._final_events is not None:
             return self._final_events
-        if self._dir is None:
+        if self._sidecar is None:
             return []
-        path = self._dir / "out" / "events.jsonl"
-        return path.read_text(encoding="utf-8", errors="replace").splitlines() if path.exists() else []
+        try:
+            data: bytes = self.engine.get_file(self._sidecar, EVENTS_PATH)
+        except Exception:  # the sidecar is gone (it failed to start, or was removed): no events to read
+            return []
+        return data.decode("utf-8", errors="replace").splitlines()
 
     def _count_attempts(self) -> int:
         return sum(1 for line in self._event_lines() if '"event": "attempt"' in line)
 
     def report(self) -> HttpReport:
         """The last attempt: calls served, requests unmatched, recorded calls unused."""
-        return build_report(self.calls, self._event_lines(), self.plan.unservable, self.plan.unobservable,
-                            self.notes)
+        return build_report(self.calls, self._event_lines(), self.plan, self.notes)

@@ -11,8 +11,10 @@ from __future__ import annotations
 from ..plan import BaseImage, Fidelity, Runtime, Tool
 from ..config import Settings
 from . import debian, go, node, npmbin, python
-from .pytools import PYTHON_TOOLS
-from .pytools import resolve as resolve_python_tool
+from .pytools import PYTHON_TOOLS as PYTHON_TOOLS
+from .pytools import resolve as resolve_python_tool  # noqa: F401  (re-exported)
+
+__all__ = ["PYTHON_TOOLS", "resolve_python_tool"]
 from .versions import nearest
 
 RUNTIME_PROVIDERS = {

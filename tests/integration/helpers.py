@@ -13,6 +13,8 @@ import pytest
 
 from runner import signature as sig
 from runner.cli.main import main
+from runner.report import from_json, to_json
+from tests.envelope import envelope_of, result_of
 
 ROOT = Path(__file__).resolve().parents[2]
 TZ_CLOCK = ROOT / "examples" / "tz-clock"
@@ -116,7 +118,12 @@ def replay(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, 
     rc = main(with_local_repo(args) + ["--json"])
     captured = capsys.readouterr()
     assert captured.out.strip(), f"no report on stdout (exit {rc}); stderr: {captured.err[-2000:]}"
-    return rc, json.loads(captured.out)
+    data = envelope_of(captured.out)
+    assert data["exit_code"] == rc and data["command"] == "run", data["error"]
+    report = result_of(captured.out)
+    if report is not None:  # every report the suite produces reads back to the same JSON, byte for byte
+        assert json.dumps(to_json(from_json(report))) == json.dumps(report)
+    return rc, report
 
 
 def replay_error(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, list[str]]:

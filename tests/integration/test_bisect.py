@@ -21,6 +21,7 @@ from runner.cli.main import main
 
 from .helpers import (ROOT, TZ_CLOCK, clone_tz_clock, env_facts, git, git_repo, repo_fact, twin_capsule,
                       with_local_repo, write_json)
+from tests.envelope import result_of
 
 pytestmark = pytest.mark.integration
 
@@ -90,7 +91,7 @@ def record_failure(capsule_path: Path, *replay_args: str) -> dict[str, Any]:
                            "-n", "1", "--json"],
                           capture_output=True, text=True, timeout=600)
     assert proc.stdout.strip(), f"replay printed no report (exit {proc.returncode}): {proc.stderr[-2000:]}"
-    attempt = json.loads(proc.stdout)["attempts"][0]
+    attempt = result_of(proc.stdout)["attempts"][0]
     assert attempt["exit_code"] == data["command"]["exitCode"], attempt["output_tail"]
     # The recorder keeps the tail; its signature must be the run's, or the capsule would lie.
     again = sig.compute(attempt["output_tail"], attempt["exit_code"], attempt["signal"])
@@ -134,7 +135,7 @@ def bisect(capsys: pytest.CaptureFixture[str], bad: Path, good: Path, *args: str
     rc = main(with_local_repo(["bisect", str(bad), "--good", str(good), *map(str, args)]) + ["--json"])
     captured = capsys.readouterr()
     assert captured.out.strip(), f"no result on stdout (exit {rc}); stderr: {captured.err[-2000:]}"
-    return rc, json.loads(captured.out)
+    return rc, result_of(captured.out)
 
 
 def by_keys(result: dict[str, Any]) -> dict[tuple[str, ...], dict[str, Any]]:
@@ -159,8 +160,8 @@ def test_the_time_zone_is_found_among_six_differences_without_building_for_run_t
         ("tool:npm", "build", "npm 10.9.8", "npm 10.9.9"), ("runtime:node", "build", "node 22.23.2", "node 22.23.3")]
     trials = result["trials"]
     assert ends_first(result) == ["good end", "bad end"]
-    assert [t["verdict"] for t in trials[:2]] == ["pass", "recorded"]
-    assert by_keys(result)[("env:TZ",)]["verdict"] == "recorded"
+    assert [t["verdict"] for t in trials[:2]] == ["not-reproduced", "reproduced"]
+    assert by_keys(result)[("env:TZ",)]["verdict"] == "reproduced"
     assert by_keys(result)[("env:TZ",)]["signature"] == TZ_SIGNATURE
     assert len(trials) <= 2 * 3 + 2  # a single culprit among 6: at most 2*ceil(log2 6) + 2
     # Only the two ends' images exist: no other trial built, and every trial ran on one of them.
@@ -199,8 +200,8 @@ def test_two_variables_needed_together_are_both_reported(engine: object, capsys:
     assert [c["key"] for c in result["candidates"]] == [
         "env:CI", "env:FEATURE_A", "env:FEATURE_B", "env:LANG", "env:NODE_ENV"]
     trials = by_keys(result)
-    assert trials[("env:FEATURE_A",)]["verdict"] == "pass"
-    assert trials[("env:FEATURE_B",)]["verdict"] == "pass"
+    assert trials[("env:FEATURE_A",)]["verdict"] == "not-reproduced"
+    assert trials[("env:FEATURE_B",)]["verdict"] == "not-reproduced"
     assert "interaction: the failure needs these 2 facts together" in result["notes"]
     assert result["variant_builds"] == 0
     assert [t["number"] for t in result["trials"][1:] if t["built"]] == []  # one image for all of them
@@ -240,7 +241,7 @@ def test_a_pinned_python_dependency_is_found_among_run_time_differences(
         ("pin:python:six", "build", "1.17.0", "1.16.0")]
     recorded = json.loads(bad.read_text())["command"]["failure"]["signature"]
     assert by_keys(result)[("pin:python:six",)]["signature"] == recorded
-    assert by_keys(result)[("env:CI", "env:LANG")]["verdict"] == "pass"
+    assert by_keys(result)[("env:CI", "env:LANG")]["verdict"] == "not-reproduced"
     # the pin alone runs on the bad end's image: one variant image in all
     assert by_keys(result)[("pin:python:six",)]["built"] is False
 
@@ -285,7 +286,7 @@ def test_the_diff_is_found_with_repo_given_on_the_command_line(engine: object, c
     assert (rc, result["status"], result["minimal"]) == (0, "found", ["source:diff"]), result["trials"]
     assert [(c["key"], c["stage"]) for c in result["candidates"]] == [("env:LANG", "run"), ("source:diff", "build")]
     assert by_keys(result)[("source:diff",)]["signature"] == failure["signature"]
-    assert by_keys(result)[("env:LANG",)]["verdict"] == "pass"
+    assert by_keys(result)[("env:LANG",)]["verdict"] == "not-reproduced"
 
 
 # -- 5. differing commits --------------------------------------------------------------
@@ -306,5 +307,5 @@ def test_differing_commits_are_reported_and_the_search_runs_at_the_bad_one(
     assert result["trials"][1]["signature"] == failure["signature"]
     assert (f"the capsules are from different commits (good {first[:12]}, bad {second[:12]}): "
             "the environment bisect runs at the bad commit") in result["notes"]
-    commits = [(n["good"], n["bad"]) for n in result["not_varied"] if n["key"] == "repo:commit"]
+    commits = [(n["good"], n["bad"]) for n in result["not_varied"] if n["key"] == "source:commit"]
     assert commits == [(first, second)]

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from runner.cli.main import main
+from tests.envelope import result_of
 
 from .helpers import env_facts, git, git_repo, repo_fact, twin_capsule, write_json
 from .test_bisect import passed, record_failure
@@ -60,7 +61,7 @@ def bisect(capsys: pytest.CaptureFixture[str], bad: Path, good: Path, repo: Path
     rc = main(["bisect", str(bad), "--good", str(good), "--repo", str(repo), *args, "--json"])
     captured = capsys.readouterr()
     assert captured.out.strip(), f"no result on stdout (exit {rc}); stderr: {captured.err[-2000:]}"
-    return rc, json.loads(captured.out)
+    return rc, result_of(captured.out)
 
 
 def python_capsule(repo: Path, commit: str, exit_code: int, env: dict[str, Any],
@@ -106,11 +107,11 @@ def test_commits_finds_the_commit_that_brought_the_failure(
     assert result["first_failing"] == {"sha": shas[2], "subject": "round start of day up"}
     assert result["walk"]["last_passing"] == shas[1]
     assert [c["sha"] for c in result["commits"]] == shas[1:]
-    probes = result["walk"]["probes"]
-    assert [(p["role"], p["verdict"]) for p in probes[:2]] == [("good end", "pass"), ("bad end", "recorded")]
-    assert {p["item"]: p["verdict"] for p in probes}[shas[2]] == "recorded"
+    probes = result["walk"]["trials"]
+    assert [(p["role"], p["verdict"]) for p in probes[:2]] == [("good end", "not-reproduced"), ("bad end", "reproduced")]
+    assert {p["item"]: p["verdict"] for p in probes}[shas[2]] == "reproduced"
     recorded = json.loads(bad.read_text())["command"]["failure"]["signature"]
-    assert all(p["signature"] == recorded for p in probes if p["verdict"] == "recorded")
+    assert all(p["signature"] == recorded for p in probes if p["verdict"] == "reproduced")
     assert len(probes) <= 5  # four commits after the good one: the ends and at most three more
 
 
@@ -120,9 +121,9 @@ def test_commits_says_when_the_good_commit_already_fails_in_the_bad_environment(
     bad, good = commit_pair(tmp_path, repo, shas[0], shas[1], env_facts(LANG="C.UTF-8", STRICT="1"))
     rc, result = bisect(capsys, bad, good, repo, "--commits")
     assert (rc, result["walk"]["status"], result["first_failing"]) == (1, "baseline fails", None)
-    assert any(n.startswith(f"the good commit {shas[0][:12]} already fails in the bad environment (recorded")
+    assert any(n.startswith(f"the good commit {shas[0][:12]} already fails in the bad environment (reproduced")
                for n in result["walk"]["notes"])
-    assert len(result["walk"]["probes"]) == 2
+    assert len(result["walk"]["trials"]) == 2
 
 
 # -- 2. --sweep ------------------------------------------------------------------------
@@ -140,7 +141,7 @@ def test_sweep_finds_the_first_failing_six(engine: object, capsys: pytest.Captur
     assert (rc, result["mode"], result["summary"]) == (0, "sweep", "fails from six 1.16.0 (last passing: 1.15.0)")
     walk = result["walk"]
     assert walk["line"] == ["1.16.0", "1.17.0"]  # what the index offers between the two ends
-    assert [(p["item"], p["role"], p["verdict"]) for p in walk["probes"]] == [
-        ("1.15.0", "good end", "pass"), ("1.17.0", "bad end", "recorded"), ("1.16.0", "search", "recorded")]
+    assert [(p["item"], p["role"], p["verdict"]) for p in walk["trials"]] == [
+        ("1.15.0", "good end", "not-reproduced"), ("1.17.0", "bad end", "reproduced"), ("1.16.0", "search", "reproduced")]
     rc = main(["bisect", str(bad), "--good", str(good), "--repo", str(repo), "--sweep", "runtime:node"])
     assert rc == 2 and "--sweep runtime:node is not among the differences" in capsys.readouterr().err

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from runner.cli.main import main
+from tests.envelope import result_of
 
 pytestmark = pytest.mark.integration
 
@@ -15,7 +16,7 @@ FETCH = Path(__file__).resolve().parents[1] / "fixtures" / "examples" / "codeins
 
 def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
     rc = main([*args, "--json"])
-    return rc, json.loads(capsys.readouterr().out)
+    return rc, result_of(capsys.readouterr().out)
 
 
 def test_codeinstances_instance_replays_on_its_own(engine: object, capsys: pytest.CaptureFixture[str]) -> None:
@@ -68,3 +69,39 @@ def test_programs_that_sleep_run_under_the_recorded_clock(engine: object, capsys
     rc, report = _run(capsys, str(capsule), "-n", "1", "--http", str(FETCH))
     assert (rc, report["verdict"]) == (0, "reproduced"), report["attempts"][0]["output_tail"]
     assert report["attempts"][0]["stdout"] == "2026-10-13\n"
+
+
+# -- issue 12: every recorded host keeps its own behaviour, on the same port -------------------------
+
+CASES = Path(__file__).resolve().parents[1] / "cases" / "codeinstances"
+
+
+@pytest.mark.parametrize("case, second", [
+    ("two-hosts-refused", "second URLError ConnectionRefusedError [Errno 111] Connection refused"),
+    ("two-hosts-connect-timeout", "second URLError TimeoutError timed out"),
+    # http.client's ConnectionResetError for a connection that ends before the status line: Python 3.11's
+    # ssl module reports a TCP reset under TLS as the end of the stream (SSL_read_ex returns 0)
+    ("two-hosts-reset", "second RemoteDisconnected Remote end closed connection without response"),
+])
+def test_the_second_https_host_fails_as_recorded_while_the_first_answers_on_443(
+        engine: object, capsys: pytest.CaptureFixture[str], case: str, second: str) -> None:
+    instance = CASES / case / "capsule.json"
+    rc, report = _run(capsys, str(instance), "-n", "1")
+    assert report["attempts"][0]["stdout"] == f"first 200 hello\n{second}\n", report["attempts"][0]["output_tail"]
+    assert (rc, report["verdict"]) == (0, "reproduced")
+    http = report["http"]
+    assert [(s["seq"], s["approximated"]) for s in http["served"] if s["seq"] == 1] == [(1, None)]
+    assert all(s["approximated"] is None for s in http["served"])  # nothing emulated as something else
+    assert http["unmatched"] == [] and http["unused"] == [] and http["unrecorded_hosts"] == []
+
+
+def test_a_host_the_recording_lacks_is_named_with_the_nearest_recorded_one(
+        engine: object, capsys: pytest.CaptureFixture[str]) -> None:
+    instance = CASES / "unrecorded-host" / "capsule.json"
+    rc, report = _run(capsys, str(instance), "-n", "1")
+    assert (rc, report["verdict"]) == (0, "reproduced"), report["attempts"][0]["output_tail"]
+    assert report["http"]["unrecorded_hosts"] == [{"host": "apl.example.com", "nearest": "api.example.com"}]
+    rc = main([str(instance), "-n", "1"])
+    text = capsys.readouterr().out
+    assert rc == 0
+    assert "contacted, not in the recording: apl.example.com (nearest recorded host: api.example.com)" in text

@@ -21,6 +21,7 @@ import pytest
 
 from runner.capsules.codeinstances import compute_id
 from runner.cli.main import main
+from tests.envelope import result_of
 
 pytestmark = pytest.mark.integration
 
@@ -170,7 +171,7 @@ def replayed(engine: object, tmp_path_factory: pytest.TempPathFactory,
     with contextlib.redirect_stdout(out):
         rc = main([str(instance), "-n", "1", "--json"])
     assert out.getvalue().strip(), f"no report (exit {rc})"
-    return rc, json.loads(out.getvalue())
+    return rc, result_of(out.getvalue())
 
 
 def _served(report: dict[str, Any]) -> dict[int, dict[str, Any]]:
@@ -194,15 +195,15 @@ def test_post_repeats_and_binary_are_served_from_the_recording(replayed: tuple[i
 def test_each_recorded_error_comes_back_as_its_kind(replayed: tuple[int, dict[str, Any]]) -> None:
     http = replayed[1]["http"]
     served = _served(replayed[1])
-    assert {seq: served[seq]["outcome"] for seq in (6, 7, 8, 10)} == {
-        6: "error connect-timeout: no answer", 7: "error timeout: no answer", 8: "error reset: reset",
+    assert {seq: served[seq]["outcome"] for seq in (7, 8, 9, 10)} == {
+        7: "error timeout: no answer", 8: "error reset: reset", 9: "error dns: nxdomain",
         10: "error tls: tls handshake failure"}
-    assert "accepted, then never answered" in served[6]["approximated"]
-    assert [served[seq]["approximated"] for seq in (7, 8, 10)] == [None, None, None]
-    # refused (a closed port) and dns (no address) happen where the server cannot see them: noted, not unused
-    assert 5 not in served and 9 not in served
-    assert any(n.startswith("#5: connect-refused: port 8081 is closed") for n in http["notes"])
-    assert any(n.startswith("#9: dns error: gone.example.com has no address") for n in http["notes"])
+    assert [served[seq]["approximated"] for seq in (7, 8, 9, 10)] == [None, None, None, None]
+    # refused (a closed port) and connect-timeout (a dropped SYN) are the kernel's answers, exact but unseen
+    assert 5 not in served and 6 not in served
+    assert any(n.startswith("#5: connect-refused: nothing listens on port 8081 of api.example.com") for n in http["notes"])
+    assert any(n.startswith("#6: connect-timeout: port 8082 of slow.example.com's replay address drops")
+               for n in http["notes"])
 
 
 def test_unmatched_requests_are_reported_with_nearest_and_differences(
@@ -227,6 +228,7 @@ def test_hosts_outside_the_recording_fail_and_nothing_leaves(
     assert lines[-3:] == ["outside-name gaierror", "outside-ip failed", "outside-host failed"]
     with pytest.raises(BlockingIOError):  # nothing reached the service on this host
         host_port[0].accept()
-    http = json.dumps(replayed[1]["http"])
-    assert "elsewhere.example.org" not in http and "1.1.1.1" not in http  # never seen, never forwarded
+    # the name was looked up (NXDOMAIN) and is named; nothing was forwarded anywhere
+    assert replayed[1]["http"]["unrecorded_hosts"] == [{"host": "elsewhere.example.org", "nearest": "slow.example.com"}]
+    assert "1.1.1.1" not in json.dumps(replayed[1]["http"])
     assert not any("iptables" in n for n in replayed[1]["http"]["notes"])  # the REJECT rules were in place

@@ -57,6 +57,8 @@ def calls(capsule: Capsule) -> tuple[HttpCall, ...]:
         _ok(5, "http://plain.example.com:8080/echo", "posted", method="POST", body="a=1"),
         HttpCall(6, 0.0, HttpRequest("GET", "https://gone.example.com/"), error=HttpError("dns", "ENOTFOUND")),
         _ok(7, "https://api.example.com/never", "never asked"),
+        HttpCall(8, 0.0, HttpRequest("GET", "https://later.example.com/"), error=HttpError("dns", "EAI_AGAIN")),
+        _ok(9, "https://later.example.com/", "resolved at last"),
     )
 
 
@@ -93,7 +95,7 @@ def http(engine: DockerEngine, base: str, label: str, calls: tuple[HttpCall, ...
 def run(engine: DockerEngine, http: HttpReplaySession, image: str, label: str, *argv: str,
         env: tuple[tuple[str, str], ...] = ()) -> RunResult:
     c = http.container_settings()
-    spec = RunSpec(image=image, argv=argv, network=c.network, dns_opts=c.dns_opts, mounts=c.mounts,
+    spec = RunSpec(image=image, argv=argv, network=c.network, dns=c.dns, dns_opts=c.dns_opts, files=c.files,
                    env=env + c.env, labels=(("replay", label),), timeout_s=60)
     return engine.run(spec)
 
@@ -180,6 +182,32 @@ attempt("host", lambda: socket.create_connection(("{gateway}", {host_listener}),
     assert time.monotonic() - started < 15
 
 
+def test_each_host_has_its_own_address_and_the_sidecar_keeps_no_net_admin(engine, http, test_image, label) -> None:
+    code = "import socket; print(*(socket.gethostbyname(h) for h in ('api.example.com', 'plain.example.com')))"
+    result = run(engine, http, test_image, label, "python3", "-c", code)
+    assert result.stdout.decode().split() == [http.addresses.hosts["api.example.com"],
+                                              http.addresses.hosts["plain.example.com"]], result.output
+    assert len(set(http.addresses.hosts.values())) == len(http.addresses.hosts) == 3  # api, later, plain
+    rc, status = engine.exec(http._sidecar, ["grep", "-E", "^(CapInh|CapPrm|CapEff|CapBnd|NoNewPrivs)",
+                                             "/proc/1/status"])
+    fields = dict(line.split(":\t") for line in status.decode().splitlines())
+    assert rc == 0 and fields == {"CapInh": "0000000000000000", "CapPrm": "0000000000000400",  # net_bind_service
+                                  "CapEff": "0000000000000400", "CapBnd": "0000000000000400", "NoNewPrivs": "1"}
+
+
+def test_a_host_that_failed_to_resolve_once_fails_that_lookup_then_answers(engine, http, test_image, label) -> None:
+    code = """
+import socket, urllib.request
+try:
+    urllib.request.urlopen("https://later.example.com/", timeout=5)
+except Exception as e:
+    print(type(e.reason).__name__)
+print(urllib.request.urlopen("https://later.example.com/", timeout=5).read().decode())
+"""
+    result = run(engine, http, test_image, label, "python3", "-c", code)
+    assert result.stdout.decode().splitlines() == ["gaierror", "resolved at last"], result.output
+
+
 def test_program_sees_the_recorded_date(engine, http, test_image, label, capsule) -> None:
     start = clock_start(capsule.values, capsule.provenance.created_at)
     assert start is not None
@@ -192,8 +220,13 @@ def test_program_sees_the_recorded_date(engine, http, test_image, label, capsule
 
 def test_report_lists_served_unmatched_and_unused(http: HttpReplaySession) -> None:
     report = http.report()
-    assert {s.seq for s in report.served} == {1, 2, 3, 4, 5}
+    assert {s.seq for s in report.served} == {1, 2, 3, 4, 5, 6, 8, 9}
+    assert all(s.approximated is None for s in report.served)
+    # the recorded dns failure: the resolver saw the lookup and answered NXDOMAIN
+    assert [s.outcome for s in report.served if s.seq == 6] == ["error dns: nxdomain"]
     assert [(u.url, u.nearest) for u in report.unmatched] == [("https://api.example.com/v1/greetings", 1)]
     assert [d.part for d in report.unmatched[0].differences] == ["path"]
     assert [c.seq for c in report.unused] == [7]
-    assert any(n.startswith("#6: dns error") for n in report.notes)
+    # test_nothing_leaves_the_replay_network looked up a name the recording lacks
+    assert [(h.host, h.nearest) for h in report.unrecorded_hosts] == [("example.org", "api.example.com")]
+    assert [s.outcome for s in report.served if s.seq == 8] == ["error dns: nxdomain"]

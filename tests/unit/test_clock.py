@@ -13,7 +13,7 @@ from runner.capsules.model import RecordedValue
 from runner.clock import (RANDOM_VALUES_ENV, RANDOM_VALUES_PATH, clock_limits_note, clock_start, faketime_env,
                           parse_rfc3339, random_values_env, random_values_file)
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 def test_parse_rfc3339_with_nanoseconds_and_offsets() -> None:

@@ -87,10 +87,10 @@ def test_runtime_dep_and_repo_diff_changes_get_stable_keys() -> None:
         repo=Repo("https://example.com/r.git", "c" * 40, "main", True, "diff --git a/x b/x\n+1\n"),
     )
     d = diff_capsules(twin(), b)
-    assert [f.key for f in d.differences] == ["runtime:node", "dep:node:lodash", "repo:diff", "repo:dirty"]
+    assert [f.key for f in d.differences] == ["runtime:node", "pin:node:lodash", "source:diff", "source:dirty"]
     by_key = {f.key: f for f in d.differences}
     assert (by_key["runtime:node"].a, by_key["runtime:node"].b) == ("20.11.1", "22.1.0")
-    assert by_key["repo:diff"].a == "(clean)" and by_key["repo:diff"].b.startswith("22 bytes, sha256:")
+    assert by_key["source:diff"].a == "(clean)" and by_key["source:diff"].b.startswith("22 bytes, sha256:")
     assert all(f.group in ("runtimes", "resolved packages", "repo") for f in d.differences)
 
 
@@ -108,17 +108,16 @@ def test_missing_tool_and_dependency_are_differences_within_twin() -> None:
     d = diff_capsules(twin(), b)
     assert [(f.key, f.a, f.b) for f in d.differences] == [
         ("tool:git", "2.43.0", "(not found)"),
-        ("dep:node:debug", "2.6.9, 4.3.4", "(not installed)"),
+        ("pin:node:debug", "2.6.9, 4.3.4", "(not installed)"),
     ]
 
 
 def test_lockfile_and_package_manager_keys() -> None:
     pm = PackageManager("npm", "node", "10.2.4", "npm@10.2.4", "package-lock.json", "cd" * 32)
-    assert keys(twin(), twin(package_managers=(pm,))) == ["pm:npm:declared", "pm:npm:lockfile"]
+    assert keys(twin(), twin(package_managers=(pm,))) == ["tool:npm:declared", "lock:npm"]
     pnpm = PackageManager("pnpm", "node", "9.0.0", None, "pnpm-lock.yaml", "ef" * 32)
-    assert keys(twin(), twin(package_managers=(pnpm,))) == [
-        "pm:npm", "pm:npm:lockfile", "pm:pnpm", "pm:pnpm:lockfile",
-    ]  # fmt: skip
+    # npm's version is still the one twin's tools record: only pnpm and the lockfiles differ
+    assert keys(twin(), twin(package_managers=(pnpm,))) == ["tool:pnpm", "lock:npm", "lock:pnpm"]
 
 
 def test_host_specific_env_is_listed_but_cannot_change_the_outcome() -> None:
@@ -187,9 +186,9 @@ def test_twin_against_codeinstances_lists_not_comparable_facts_without_counting_
     assert d.differences == () and not d.differ
     lone = {n.key: n for n in d.not_comparable}
     assert {"platform:distro", "runtime:node", "tool:npm", "env:TZ", "locale:timeZone", "http:calls",
-            "command:cwd", "command:host_cwd", "dep:node", "repo:commit"} <= set(lone)  # fmt: skip
+            "command:cwd", "command:host_cwd", "pin:node", "source:commit"} <= set(lone)  # fmt: skip
     assert lone["http:calls"].recorded_in == "b" and lone["runtime:node"].recorded_in == "a"
-    assert lone["dep:node"].value == "2 packages"
+    assert lone["pin:node"].value == "2 packages"
     assert lone["platform:distro"].note == "codeinstances does not record it"
 
 
@@ -223,7 +222,7 @@ def test_novafabric_python_environment_facts() -> None:
         python=PythonEnv("cpython", "3.12.1", "pip", "requirements.txt", None, "sha256:" + "bb" * 32),
         runtimes=FrozenMap({"python": "3.12.1"}),
     )
-    assert keys(nova(), b) == ["runtime:python", "pm:pip:lockfile", "dep:python:pyyaml"]
+    assert keys(nova(), b) == ["runtime:python", "lock:pip", "pin:python:pyyaml"]
     assert keys(nova(), nova(platform=Platform(os="linux", arch="x86_64", cpu_count=64, memory_bytes=1))) == [
         "platform:cpu_count", "platform:memory_bytes",
     ]  # fmt: skip
@@ -236,23 +235,42 @@ def test_twin_against_novafabric_compares_what_both_record() -> None:
     assert [f.key for f in d.differences] == []  # same arch under another name, same TZ, same python
     lone = {n.key for n in d.not_comparable}
     assert {"platform:distro", "platform:libc", "platform:cpu_count", "runtime:node", "env:HOME", "env:CI",
-            "dep:node", "dep:python", "locale:lang", "locale:locale", "python:interpreter"} <= lone  # fmt: skip
+            "pin:node", "pin:python", "locale:lang", "locale:locale", "python:interpreter"} <= lone  # fmt: skip
     assert "runtime:python" not in lone and "env:TZ" not in lone
 
 
 def test_diff_to_data_shape() -> None:
     b = with_env(twin(tools=FrozenMap({"npm": "10.2.4"})), EnvFact("TZ", "set", "UTC"))
-    data = diff_to_data(diff_capsules(twin(), b))
+    a = twin()
+    data = diff_to_data(diff_capsules(a, b), a, b)
     assert data["differ"] is True
-    assert list(data["groups"]) == ["tools", "env"]
-    assert data["groups"]["env"] == [
-        {"key": "env:TZ", "a": "America/New_York", "b": "UTC", "could_change_outcome": True, "note": None}
-    ]
+    assert data["a"] == {"path": "a.json", "format": "twin",
+                         "outcome": {"failed": True, "exit_code": 1, "signal": None,
+                                     "signature": "exit1:0123456789abcdef"}}  # fmt: skip
+    assert [(f["group"], f["key"]) for f in data["differences"]] == [("tools", "tool:git"), ("env", "env:TZ")]
+    tz = data["differences"][1]
+    assert tz == {"key": "env:TZ", "group": "env", "a": {"state": "set", "value": "America/New_York", "hash": None},
+                  "b": {"state": "set", "value": "UTC", "hash": None}, "a_shown": "America/New_York",
+                  "b_shown": "UTC", "could_change_outcome": True, "note": None}  # fmt: skip
+    git = data["differences"][0]
+    assert (git["a"], git["b"], git["b_shown"]) == ("2.43.0", None, "(not found)")  # absent is null, not a string
     assert data["not_comparable"] == []
-    assert [c["key"] for c in data["caveats"]] == ["env:NODE_OPTIONS", "env:PATH"]
-    lone = diff_to_data(diff_capsules(twin(), ci()))["not_comparable"]
-    assert {"key": "runtime:node", "recorded_in": "a", "value": "20.11.1",
-            "note": "codeinstances does not record it", "group": "runtimes"} in lone  # fmt: skip
+    assert [c["key"] for c in data["equal_without_values"]] == ["env:NODE_OPTIONS", "env:PATH"]
+    assert data["next"]["argv"] == ["replay", "a.json"]  # both record a failure: nothing to bisect from
+    lone = diff_to_data(diff_capsules(twin(), ci()), twin(), ci())["not_comparable"]
+    assert {"key": "runtime:node", "group": "runtimes", "recorded_in": "a", "value": "20.11.1", "shown": "20.11.1",
+            "note": "codeinstances does not record it"} in lone  # fmt: skip
+
+
+def test_values_are_data_booleans_and_lists() -> None:
+    dirty = dataclasses.replace(twin(), repo=Repo("https://example.com/r.git", "c" * 40, "main", True, ""))
+    data = diff_to_data(diff_capsules(twin(), dirty), twin(), dirty)
+    row = next(f for f in data["differences"] if f["key"] == "source:dirty")
+    assert (row["a"], row["b"], row["a_shown"]) == (False, True, "False")
+    pins = dataclasses.replace(twin(), resolved=Resolved(node=FrozenMap({"lodash": ("4.17.20",),
+                                                                        "debug": ("2.6.9", "4.3.4")})))
+    rows = diff_to_data(diff_capsules(twin(), pins), twin(), pins)["differences"]
+    assert [(r["key"], r["a"], r["b"]) for r in rows] == [("pin:node:lodash", ["4.17.21"], ["4.17.20"])]
 
 
 # --- on the real example capsules -------------------------------------------------------
@@ -273,7 +291,7 @@ def test_real_twin_against_real_codeinstances() -> None:
     b = read_capsule(EXAMPLES / "codeinstances" / "fetch-greeting.json")
     d = diff_capsules(a, b)
     assert [f.key for f in d.differences] == ["command:argv"]  # different commands, nothing else comparable
-    assert {"platform:distro", "runtime:node", "env:TZ", "http:calls", "dep:node"} <= {n.key for n in d.not_comparable}
+    assert {"platform:distro", "runtime:node", "env:TZ", "http:calls", "pin:node"} <= {n.key for n in d.not_comparable}
 
 
 def test_real_novafabric_captures_differ_in_python_and_locale() -> None:
@@ -282,7 +300,7 @@ def test_real_novafabric_captures_differ_in_python_and_locale() -> None:
     d = diff_capsules(a, b)
     found = {f.key for f in d.differences}
     assert {"runtime:python", "locale:timeZone", "locale:lang", "env:LANG", "command:argv"} <= found
-    assert {"input:poem.txt", "input:wordcount.py", "dep:python:six", "pm:uv", "pm:pip"} <= found
+    assert {"input:poem.txt", "input:wordcount.py", "pin:python:six", "lock:uv", "lock:pip"} <= found
     assert d.differ
     # minimal-run's env.lock recorded no TZ, so TZ is only comparable through locale.
     assert "env:TZ" in {n.key for n in d.not_comparable}

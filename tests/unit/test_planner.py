@@ -2,6 +2,7 @@
 render to. The registries are faked: no network."""
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ import pytest
 
 from runner.capsules import read_capsule
 from runner.config import Settings
-from runner.plan import Plan, Runtime, Tool
+from runner.plan import Plan, Tool
 from runner.planner import PlanOptions, make_plan
 from runner.render import render
 
@@ -136,27 +137,38 @@ def test_a_novafabric_lock_in_the_capsule_is_copied_from_it(tmp_path: Path, fixt
     plan = make_plan(read_capsule(capsule), SETTINGS, PlanOptions(source_dir=str(capsule)))
     lock = plan.python_lock
     assert lock is not None and (lock.manager, lock.path) == ("pip", "requirements.txt")
-    assert lock.capsule_file == str(capsule / "locks" / "reqs.txt")
+    assert lock.content == hashlib.sha256(b"six==1.16.0\n").hexdigest()
     assert "pip install -q -r requirements.txt" in render(plan, SETTINGS)
 
 
-def test_a_novafabric_lock_without_a_path_is_reported(fixtures: Path) -> None:
-    plan = make_plan(read_capsule(fixtures / "novafabric" / "minimal-run"), SETTINGS, PlanOptions(source_dir="."))
+def test_a_novafabric_lock_without_a_path_is_reported(fixtures: Path, tmp_path: Path) -> None:
+    plan = make_plan(read_capsule(fixtures / "novafabric" / "minimal-run"), SETTINGS, PlanOptions(source_dir=str(tmp_path)))
     assert plan.python_lock is None
     assert row(plan, "lockfile") == ("uv.lock", "-", "not applied")
     assert plan.tool("uv") == Tool("uv", "0.9.9", "pypi")  # package_manager uv, no version: newest
 
 
-def test_a_value_supplied_with_env_never_reaches_the_fidelity_table() -> None:
+def test_a_value_supplied_with_env_never_reaches_the_plan() -> None:
     from runner.capsules import read_capsule
     from runner.config import Settings
+    from runner.plan import plan_to_json
     from runner.planner import PlanOptions, make_plan
+    from runner.replay import Replayer, ReplayOptions
+    from runner.replay.image import BuiltImage
+
+    from tests.unit.fake_engine import FakeEngine
 
     capsule = read_capsule(Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "examples" / "novafabric"
                            / "01JC4Q7W9Z2M5N8P3R6T1V0X4B")
-    plan = make_plan(capsule, Settings(), PlanOptions(env_overrides=(("API_TOKEN", "s3cr3t-value"),)))
-    assert plan.env["API_TOKEN"].value == "s3cr3t-value"  # it is applied at run time...
-    assert "s3cr3t-value" not in repr(plan.fidelity) + repr(plan.notes)  # ...and never reported
+    supplied = (("API_TOKEN", "s3cr3t-value"),)
+    plan = make_plan(capsule, Settings(), PlanOptions(env_overrides=supplied))
+    assert plan.env["API_TOKEN"].state == "supplied"  # named, never valued: not in its JSON, nor its digest
+    assert "s3cr3t-value" not in repr(plan) + json.dumps(plan_to_json(plan))
+    # ...and the run gets it
+    replayer = Replayer(ReplayOptions(secret_env=supplied), engine=FakeEngine())
+    spec = replayer.run_spec(plan, BuiltImage("img:1", False, 0.0))
+    assert ("API_TOKEN", "s3cr3t-value") in spec.env
+    replayer.close()
 
 
 def test_an_explicitly_empty_tz_is_kept_empty() -> None:

@@ -8,9 +8,14 @@ import pytest
 
 from runner.capsules import read_capsule
 from runner.capsules.model import Body
-from runner.engine import BuildEvent
+from runner.engine import BuildEvent, Containment, Engine
 from runner.errors import BuildFailed
-from runner.replay import Attempt, Expected, Progress, Replayer, classify, expected_of, judge
+from runner.replay import (Attempt, BuiltImage, Expected, Progress, Replayer, ReplayOptions, classify, expected_of,
+                           judge)
+from runner.replay import image as images
+from runner.replay.replayer import DROPPED_CAPS
+
+from tests.unit.fake_engine import FakeEngine
 
 ROOT = Path(__file__).resolve().parents[2]
 TZ = ROOT / "examples" / "tz-clock" / "capsule.json"
@@ -75,16 +80,15 @@ def test_judge_verdicts() -> None:
     assert _judged(["pass", "recorded"], patched=True) == "not-fixed"
 
 
-class FlakyMirrorEngine:
+class FlakyMirrorEngine(FakeEngine):
     """Fault injection: the first build hits a mirror timeout, the second succeeds."""
 
-    builder_name = "fake"
-
     def __init__(self, transient: bool) -> None:
+        super().__init__()
         self.calls = 0
         self.transient = transient
 
-    def build(self, ctx: Path, tag: str, labels: dict[str, str]):
+    def build(self, ctx: Path, tag: str, labels: dict[str, str], network: str = "default"):  # type: ignore[override]
         self.calls += 1
         if self.calls == 1:
             tail = "E: Failed to fetch http://deb.debian.org/x  Temporary failure resolving 'deb.debian.org'" \
@@ -94,21 +98,39 @@ class FlakyMirrorEngine:
 
 
 def test_a_transient_build_failure_is_retried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import runner.replay as rp
-
-    monkeypatch.setattr(rp, "wait_exponential", lambda **kw: (lambda rs: 0))
-    replayer = Replayer(progress=Progress())
-    replayer._engine._engine = FlakyMirrorEngine(transient=True)  # type: ignore[assignment]
-    assert replayer._build(tmp_path, "t:1", _plan()) == 3
-    assert replayer._engine._engine.calls == 2  # type: ignore[union-attr]
+    monkeypatch.setattr(images, "wait_exponential", lambda **kw: (lambda rs: 0))
+    engine = FlakyMirrorEngine(transient=True)
+    assert images.build(engine, tmp_path, "t:1", {}, lambda s: None, False) == 3
+    assert engine.calls == 2
 
 
 def test_a_real_build_failure_is_not_retried(tmp_path: Path) -> None:
-    replayer = Replayer(progress=Progress())
-    replayer._engine._engine = FlakyMirrorEngine(transient=False)  # type: ignore[assignment]
+    engine = FlakyMirrorEngine(transient=False)
     with pytest.raises(BuildFailed):
-        replayer._build(tmp_path, "t:1", _plan())
-    assert replayer._engine._engine.calls == 1  # type: ignore[union-attr]
+        images.build(engine, tmp_path, "t:1", {}, lambda s: None, False)
+    assert engine.calls == 1
+
+
+def test_the_engine_is_a_protocol_the_fake_satisfies() -> None:
+    assert isinstance(FakeEngine(), Engine)
+
+
+def test_every_container_of_a_replay_gets_the_containment_policy(tmp_path: Path) -> None:
+    engine = FakeEngine()
+    replayer = Replayer(ReplayOptions(memory="1g", pids_limit=77), Progress(), engine=engine)
+    spec = replayer.run_spec(_plan(), BuiltImage("img:1", False, 0.0))
+    assert spec.containment == Containment(memory="1g", pids_limit=77, cap_drop=DROPPED_CAPS)
+    assert replayer.containment().no_new_privileges
+    replayer.close()
+    assert engine.cleaned == [replayer.label]
+
+
+def test_the_builder_setting_is_honoured(monkeypatch: pytest.MonkeyPatch) -> None:
+    from runner.config import Settings
+
+    monkeypatch.setenv("REPLAY_BUILDER", "classic")
+    assert Replayer(settings=Settings())._engine.builder == "classic"
+    assert Replayer(ReplayOptions(builder="buildkit"), settings=Settings())._engine.builder == "buildkit"
 
 
 def _plan():

@@ -4,7 +4,7 @@ from __future__ import annotations
 from runner.baseimage import DEFAULT
 from runner.capsules.model import FrozenMap
 from runner.plan import EnvSetting, Plan
-from runner.runenv import command_env
+from runner.replay.runenv import command_env
 
 
 def _plan(env: dict[str, EnvSetting]) -> Plan:

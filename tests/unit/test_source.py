@@ -97,15 +97,17 @@ def test_a_complete_binary_patch_is_whole(repo: Path) -> None:
 def test_a_capsules_own_local_remote_is_refused(tmp_path: Path) -> None:
     """Someone else's capsule must not make replay copy a repository of this machine into an image."""
     from runner.config import Settings
+    from runner.content import content_store
     from runner.errors import NeedsInput
     from runner.plan import Source
     from runner.source import restore
 
     src = Source(remote=str(tmp_path), commit="a" * 40)
     with pytest.raises(NeedsInput, match="--repo"):
-        restore(src, Settings(cache_dir=tmp_path / "cache"), tmp_path / "out")
+        restore(src, Settings(cache_dir=tmp_path / "cache"), tmp_path / "out", content_store(tmp_path / "cache"))
     with pytest.raises(NeedsInput):
-        restore(Source(remote="file:///etc", commit="a" * 40), Settings(cache_dir=tmp_path / "cache"), tmp_path / "o2")
+        restore(Source(remote="file:///etc", commit="a" * 40), Settings(cache_dir=tmp_path / "cache"), tmp_path / "o2",
+                content_store(tmp_path / "cache"))
 
 
 @pytest.mark.parametrize("commit", ["--output=/tmp/x", "HEAD; rm -rf /", "main", ""])
@@ -124,14 +126,18 @@ def test_credentials_never_reach_messages() -> None:
         "fatal: https://git.example.com/x.git not found"
 
 
-def test_a_source_dir_holding_the_context_is_not_copied_into_itself(tmp_path: Path) -> None:
-    from runner.config import Settings
+def test_a_source_dir_holding_the_cache_is_not_copied_into_itself(tmp_path: Path) -> None:
+    from runner.content import content_store
     from runner.plan import Source
+    from runner.config import Settings
     from runner.source import restore
 
     (tmp_path / "app.js").write_text("x")
-    dest = tmp_path / "work" / "ctx" / "src"  # the build context lives inside --source
-    dest.parent.mkdir(parents=True)
-    restore(Source(remote=None, commit=None, local_dir=str(tmp_path)), Settings(cache_dir=tmp_path / "c"), dest)
+    (tmp_path / "node_modules" / "m").mkdir(parents=True)
+    store = content_store(tmp_path / "cache")  # the content store lives inside --source
+    tree = store.put_tree(tmp_path)
+    assert store.put_tree(tmp_path) == tree  # deterministic: the same tree, the same digest
+    dest = tmp_path / "out" / "src"
+    restore(Source(remote=None, commit=None, local_tree=tree), Settings(cache_dir=tmp_path / "cache"), dest, store)
     assert (dest / "app.js").read_text() == "x"
-    assert not (dest / "work").exists()
+    assert not (dest / "cache").exists() and not (dest / "node_modules").exists()

@@ -48,7 +48,7 @@ def _b64(data: bytes, urlsafe: bool) -> str:
 
 def _self_signed(key: ec.EllipticCurvePrivateKey) -> bytes:
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "tester@example.org")])
-    start = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+    start = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
     cert = (
         x509.CertificateBuilder()
         .subject_name(name)

@@ -1,7 +1,6 @@
 """`replay bisect BAD --good GOOD`: tables, --json, exit codes (on a fake replayer)."""
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -9,7 +8,8 @@ import pytest
 import runner.cli.bisect as cli
 from runner.cli.main import main
 from runner.replay import Progress, ReplayOptions
-from tests.unit.test_bisect_session import FakeReplayer, Rule, capsule, fails_when, node_of, tz_of
+from tests.unit.bisect.test_env import FakeReplayer, Rule, capsule, fails_when, node_of, tz_of
+from tests.envelope import result_of
 
 
 @pytest.fixture(autouse=True)
@@ -34,7 +34,7 @@ def tz_rule() -> Rule:
 
 def bisect_json(capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, dict[str, Any]]:
     code = main(["bisect", "bad.json", "--good", "good.json", "--json", *extra])
-    return code, json.loads(capsys.readouterr().out)
+    return code, result_of(capsys.readouterr().out)
 
 
 def test_found_exits_0_with_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -45,7 +45,7 @@ def test_found_exits_0_with_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest
     assert data["status"] == "found" and data["minimal"] == ["env:TZ"]
     assert (data["bad"], data["good"]) == ("bad.json", "good.json")
     assert [t["role"] for t in data["trials"][:2]] == ["good end", "bad end"]
-    assert data["trials"][0]["verdict"] == "pass" and data["trials"][1]["verdict"] == "recorded"
+    assert data["trials"][0]["verdict"] == "not-reproduced" and data["trials"][1]["verdict"] == "reproduced"
     assert options[0].timeout == 42.0
     assert fake.closed
 
@@ -56,7 +56,7 @@ def test_tables(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[s
     out = capsys.readouterr().out
     assert "candidates" in out and "America/New_York" in out
     assert "none (good end)" in out and "all 4 (bad end)" in out
-    assert "not varied" in out and "repo:commit" in out
+    assert "not varied" in out and "source:commit" in out
     assert "different commits" in out
     assert out.rstrip().endswith("minimal set: env:TZ")
 

@@ -10,6 +10,7 @@ from runner.capsules import read_capsule
 from runner.capsules.model import to_data
 from runner.cli.main import main
 from tests.examples import CI, MINIMAL, NOVA, TWIN
+from tests.envelope import result_of
 
 
 
@@ -46,7 +47,7 @@ def test_inspect_all_lists_every_package(capsys: pytest.CaptureFixture[str]) -> 
 @pytest.mark.parametrize("path", [TWIN, CI, NOVA, MINIMAL], ids=lambda p: p.name)
 def test_inspect_json_is_the_whole_model(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["inspect", str(path), "--json"]) == 0
-    data = json.loads(capsys.readouterr().out)
+    data = result_of(capsys.readouterr().out)
     assert data == json.loads(json.dumps(to_data(read_capsule(path))))
     assert data["provenance"]["path"] == str(path)
 

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from runner.cli.main import _argv, main
+from tests.examples import TZ_CAPSULE
 
 
 @pytest.mark.parametrize("args,expected", [
@@ -51,7 +52,7 @@ def test_no_engine_is_one_line_exit_3(capsys: pytest.CaptureFixture[str], monkey
     assert len(errors) == 1 and "scripts/setup" in errors[0]
 
 
-def test_require_valid_refuses_a_tampered_capsule_before_building(capsys: pytest.CaptureFixture[str],
+def test_a_tampered_capsule_is_refused_before_building(capsys: pytest.CaptureFixture[str],
                                                                   tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No engine is needed to refuse: verification comes first (the engine is made unreachable to prove it)."""
     import shutil
@@ -61,10 +62,14 @@ def test_require_valid_refuses_a_tampered_capsule_before_building(capsys: pytest
     copy = tmp_path / "capsule"
     shutil.copytree(sealed, copy)
     (copy / "inputs" / "poem.txt").write_text("the cat and the hat and the rat\n")
-    rc = main([str(copy), "--require-valid"])
-    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("replay: error:")]
-    assert rc == 1
-    assert len(errors) == 1 and "does not verify" in errors[0] and "--require-valid" in errors[0]
+    for flags in ([], ["--require-valid"]):
+        rc = main([str(copy), *flags])
+        errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("replay: error:")]
+        assert rc == 1
+        assert len(errors) == 1 and "does not verify" in errors[0] and "poem.txt" in errors[0]
+        assert "--allow-unverified" in errors[0]
+    # replayed anyway on request: it gets as far as the (unreachable) engine
+    assert main([str(copy), "--allow-unverified"]) == 3
 
 
 TZ = Path(__file__).resolve().parents[3] / "examples" / "tz-clock" / "capsule.json"
@@ -114,3 +119,13 @@ def test_an_empty_command_is_refused(capsys: pytest.CaptureFixture[str], tmp_pat
     rc = main(["render", str(capsule)])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and "empty argv" in err[0]
+
+
+def test_columns_set_before_a_command_takes_effect(monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from runner.cli import console
+
+    monkeypatch.setenv("COLUMNS", "61")
+    main(["inspect", str(TZ_CAPSULE)])
+    capsys.readouterr()
+    assert console.out.width == 61

@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import io
-import json
 import sys
 from pathlib import Path
 
 import pytest
 
 from runner.cli.main import main
+from tests.envelope import result_of
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "examples" / "twin"
 OUT_TXT = EXAMPLES / "echarts-new-york.out.txt"
@@ -37,7 +37,7 @@ def test_file_prints_key_lines_and_signature_last(capsys: pytest.CaptureFixture[
 
 def test_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["signature", str(OUT_TXT), "--exit-code", "1", "--json"]) == 0
-    data = json.loads(capsys.readouterr().out)
+    data = result_of(capsys.readouterr().out)
     assert data["signature"] == SIGNATURE
     assert data["exit_code"] == 1
     assert data["signal"] is None
@@ -55,7 +55,7 @@ def test_stdin(args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.
 @pytest.mark.parametrize("name", ["SIGSEGV", "segv", "SEGV"])
 def test_signal(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["signature", str(OUT_TXT), "--signal", name, "--json"]) == 0
-    data = json.loads(capsys.readouterr().out)
+    data = result_of(capsys.readouterr().out)
     assert data["signature"] == "SIGSEGV:0aee0834ac9c4d2d"
     assert data["signal"] == "SIGSEGV"
     assert data["exit_code"] is None

@@ -12,6 +12,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from runner.cli.main import main
 from tests.examples import CI, EXAMPLES, MINIMAL, NOVA, TWIN
+from tests.envelope import result_of
 
 DANA = EXAMPLES / "novafabric" / "dana-p256.pub.pem"
 DANA_KEYID = "193eb6743a66bf9e92120204bcf7352dc5eb1ed111cf22699154d90fc39bf993"
@@ -20,7 +21,7 @@ DANA_KEYID = "193eb6743a66bf9e92120204bcf7352dc5eb1ed111cf22699154d90fc39bf993"
 
 def verify_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
     code = main(["verify", *args, "--json"])
-    return code, json.loads(capsys.readouterr().out)
+    return code, result_of(capsys.readouterr().out)
 
 
 def other_key(tmp_path: Path) -> Path:

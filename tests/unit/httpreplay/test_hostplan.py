@@ -5,7 +5,7 @@ import base64
 import json
 
 from runner.capsules.model import Body, HttpCall, HttpError, HttpRequest, HttpResponse
-from runner.httpreplay.hostplan import calls_document, denied, plan_hosts
+from runner.httpreplay.hostplan import LISTEN, REFUSE, SILENT, calls_document, denied, plan_hosts
 
 
 def call(seq: int, url: str, error: str | None = None, body: Body | None = None) -> HttpCall:
@@ -21,11 +21,13 @@ def test_aliases_and_the_calls_left_out_with_why() -> None:
         call(6, "https://mixed.example.com/"), call(7, "ftp://files.example.com/f"),
         call(8, "https://tracker.ads.example/"),
     ], denied_hosts=["*.ads.example"])
-    assert plan.aliases == ("api.example.com", "mixed.example.com")
+    assert plan.hosts == ("api.example.com", "mixed.example.com")
     assert sorted(plan.unservable) == [2, 3, 7, 8]
     assert "not a DNS name" in plan.unservable[2] and "localhost" in plan.unservable[3]
     assert "scheme ftp" in plan.unservable[7] and "denied" in plan.unservable[8]
-    assert list(plan.unobservable) == [4] and "gone.example.com has no address" in plan.unobservable[4]
+    # every call of gone.example.com failed dns: no address, the resolver answers NXDOMAIN and sees the lookup
+    assert dict(plan.dns_failed) == {"gone.example.com": (4,)} and dict(plan.unobservable) == {}
+    assert "tracker.ads.example" in plan.recorded and "10.0.0.5" not in plan.recorded
 
 
 def test_denied_patterns() -> None:
@@ -36,28 +38,39 @@ def test_denied_patterns() -> None:
 def test_calls_document_keeps_every_byte_and_skips_unservable() -> None:
     calls = [call(1, "https://api.example.com/x", body=Body(base64=base64.b64encode(b"\x00\xff").decode())),
              call(2, "http://127.0.0.1/")]
-    text, tokens = calls_document(calls, plan_hosts(calls))
+    text, tokens = calls_document(calls, plan_hosts(calls), {"api.example.com": "172.16.9.128"})
     doc = json.loads(text)
-    assert tokens == {"api.example.com": "h0"} and doc["hosts"] == tokens
+    assert tokens == {"api.example.com": "h0"}
+    assert doc["hosts"] == [{"name": "api.example.com", "token": "h0", "address": "172.16.9.128",
+                             "listen": [443], "silent": []}]
     assert [c["seq"] for c in doc["calls"]] == [1]
     assert base64.b64decode(doc["calls"][0]["response"]["body"]) == b"\x00\xff"
     assert doc["calls"][0]["response"]["headers"] == [["A", "b"]]
 
 
-def test_refused_on_a_port_the_server_leaves_closed_is_noted_not_unused() -> None:
-    plan = plan_hosts([
-        call(1, "http://api.example.com:8081/", "connect-refused"), call(2, "https://api.example.com/"),
-        call(3, "https://flaky.example.com/", "connect-refused"), call(4, "http://other.example.com:8081/x",
-                                                                       "connect-refused"),
-    ])
-    # port 443 also answers (#2): #3 is served there as a reset; port 8081 only ever refused
-    assert sorted(plan.unobservable) == [1, 4]
-    assert "port 8081 is closed" in plan.unobservable[1]
-    text, _ = calls_document([call(1, "http://api.example.com:8081/", "connect-refused")], plan)
-    assert json.loads(text)["calls"] == []
+def test_each_host_port_refuses_or_stays_silent_on_its_own() -> None:
+    calls = [
+        call(1, "https://api.example.com/"), call(2, "https://down.example.com/", "connect-refused"),
+        call(3, "https://slow.example.com/", "connect-timeout"), call(4, "https://flaky.example.com/", "connect-refused"),
+        call(5, "https://flaky.example.com/"), call(6, "http://api.example.com:8081/", "connect-refused"),
+    ]
+    plan = plan_hosts(calls)
+    # port 443 answers for api.example.com, yet refuses for down.example.com and drops SYNs for slow.example.com
+    assert {h: dict(p) for h, p in plan.ports.items()} == {
+        "api.example.com": {443: LISTEN, 8081: REFUSE}, "down.example.com": {443: REFUSE},
+        "flaky.example.com": {443: LISTEN}, "slow.example.com": {443: SILENT}}
+    assert sorted(plan.unobservable) == [2, 3, 6]  # the kernel answers them: the server never sees them
+    assert "nothing listens on port 443 of down.example.com" in plan.unobservable[2]
+    assert "drops the connection request" in plan.unobservable[3]
+    addresses = {h: f"172.16.0.{130 + i}" for i, h in enumerate(plan.hosts)}
+    doc = json.loads(calls_document(calls, plan, addresses)[0])
+    assert [c["seq"] for c in doc["calls"]] == [1, 4, 5]  # flaky's refusal is the server's to emulate
+    assert {h["name"]: (h["listen"], h["silent"]) for h in doc["hosts"]} == {
+        "api.example.com": ([443], []), "down.example.com": ([], []), "flaky.example.com": ([443], []),
+        "slow.example.com": ([], [443])}
 
 
 def test_url_with_an_impossible_port_is_unservable_not_a_server_crash() -> None:
     plan = plan_hosts([call(1, "https://api.example.com:99999/"), call(2, "https://api.example.com/")])
     assert list(plan.unservable) == [1] and "port" in plan.unservable[1]
-    assert plan.aliases == ("api.example.com",)
+    assert plan.hosts == ("api.example.com",)

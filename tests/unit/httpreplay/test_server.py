@@ -1,11 +1,14 @@
-"""The replay server, run in-process on 127.0.0.1 ephemeral ports."""
+"""The replay server, run in-process: each host on its own loopback address (127.0.0.x,
+all of which are this machine's), on ephemeral ports."""
 from __future__ import annotations
 
 import base64
 import http.client
 import json
+import os
 import socket
 import ssl
+import struct
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,7 +21,15 @@ import server as srv
 from runner.httpreplay.ca import ReplayCA
 
 BINARY = bytes(range(256)) * 3
-HOSTS = {"api.example.com": "h0", "flaky.example.com": "h1", "plain.example.com": "h2"}
+HOSTS = [  # what hostplan.calls_document writes
+    {"name": "api.example.com", "token": "h0", "address": "127.0.0.2", "listen": [443], "silent": []},
+    {"name": "flaky.example.com", "token": "h1", "address": "127.0.0.3", "listen": [443], "silent": []},
+    {"name": "plain.example.com", "token": "h2", "address": "127.0.0.4", "listen": [80], "silent": []},
+    {"name": "down.example.com", "token": "h3", "address": "127.0.0.5", "listen": [], "silent": []},
+    {"name": "slow.example.com", "token": "h4", "address": "127.0.0.6", "listen": [], "silent": [443]},
+    {"name": "later.example.com", "token": "h5", "address": "127.0.0.7", "listen": [443], "silent": []},
+]
+ADDRESS = {h["name"]: h["address"] for h in HOSTS}
 
 
 def _b64(data: bytes | None) -> str | None:
@@ -54,14 +65,15 @@ CALLS = [
     _call(12, "GET", "https://flaky.example.com/", body=b"finally"),
     _call(13, "GET", "http://plain.example.com/stream", body=b"no length here",
           headers=[["Content-Type", "text/plain"]]),
-    _call(14, "GET", "http://refused.example.com:81/", error="connect-refused"),
+    _call(14, "GET", "https://later.example.com/", error="dns"),
+    _call(15, "GET", "https://later.example.com/", body=b"resolved"),
 ]
 
 
 @dataclass
 class Running:
     server: srv.ReplayServer
-    ports: dict[int, int]
+    ports: dict[tuple[str, int], int]
     ca_pem: bytes
     events: Path
     tmp: Path
@@ -70,23 +82,26 @@ class Running:
         ctx = ssl.create_default_context(cadata=self.ca_pem.decode())
         return ctx
 
+    def address(self, host: str) -> tuple[str, int]:
+        return ADDRESS[host], self.ports[(host, 443)]
+
     def https(self, host: str = "api.example.com", timeout: float = 5) -> http.client.HTTPSConnection:
-        real = self.ports[443]
+        address = self.address(host)
         ctx = self.client_ctx()
 
         class Conn(http.client.HTTPSConnection):
-            def connect(self) -> None:  # the recorded name, reached at 127.0.0.1:<ephemeral>
-                raw = socket.create_connection(("127.0.0.1", real), timeout)
+            def connect(self) -> None:  # the recorded name, reached at its 127.0.0.x:<ephemeral>
+                raw = socket.create_connection(address, timeout)
                 self.sock = ctx.wrap_socket(raw, server_hostname=host)
 
         return Conn(host, 443, timeout=timeout, context=ctx)
 
     def http(self, host: str = "plain.example.com", timeout: float = 5) -> http.client.HTTPConnection:
-        real = self.ports[80]
+        address = (ADDRESS[host], self.ports[(host, 80)])
 
         class Conn(http.client.HTTPConnection):
             def connect(self) -> None:
-                self.sock = socket.create_connection(("127.0.0.1", real), timeout)
+                self.sock = socket.create_connection(address, timeout)
 
         return Conn(host, 80, timeout=timeout)
 
@@ -99,14 +114,13 @@ def running(tmp_path: Path) -> Iterator[Running]:
     ca = ReplayCA("test")
     certs = tmp_path / "certs"
     certs.mkdir()
-    for host, token in HOSTS.items():
-        issued = ca.issue(host)
-        (certs / f"{token}.crt").write_bytes(issued.cert_pem)
-        (certs / f"{token}.key").write_bytes(issued.key_pem)
+    for host in HOSTS:
+        issued = ca.issue(host["name"])
+        (certs / f"{host['token']}.crt").write_bytes(issued.cert_pem)
+        (certs / f"{host['token']}.key").write_bytes(issued.key_pem)
     events = tmp_path / "events.jsonl"
-    doc = {"version": 1, "hosts": HOSTS, "calls": CALLS}
-    server = srv.ReplayServer(doc, str(certs), srv.EventLog(str(events)), bind="127.0.0.1",
-                              port_map={443: 0, 80: 0, 81: 0})
+    doc = {"version": 2, "hosts": HOSTS, "calls": CALLS}
+    server = srv.ReplayServer(doc, str(certs), srv.EventLog(str(events)), port_map={443: 0, 80: 0})
     ports = server.start()
     yield Running(server, ports, ca.cert_pem, events, tmp_path)
     server.shutdown()
@@ -126,7 +140,7 @@ def test_serves_recorded_response_byte_for_byte_with_recorded_headers_only(runni
 
 
 def test_raw_response_bytes_are_exactly_the_recording(running: Running) -> None:
-    raw = socket.create_connection(("127.0.0.1", running.ports[443]), 5)
+    raw = socket.create_connection(running.address("api.example.com"), 5)
     tls = running.client_ctx().wrap_socket(raw, server_hostname="api.example.com")
     tls.sendall(b"GET /v1/greeting HTTP/1.1\r\nHost: api.example.com\r\nConnection: close\r\n\r\n")
     data = b""
@@ -170,6 +184,18 @@ def test_unmatched_gets_an_error_response_and_is_reported_with_nearest(running: 
 def test_reset_is_a_tcp_reset(running: Running) -> None:
     with pytest.raises(ConnectionResetError):
         _get(running.https(), "/reset")
+    running.server.new_attempt()
+    # under TLS Python reports the RST as an end of stream (RemoteDisconnected): check the TCP level itself
+    raw = socket.create_connection(running.address("api.example.com"), 5)
+    tls = running.client_ctx().wrap_socket(raw, server_hostname="api.example.com")
+    tls.sendall(b"GET /reset HTTP/1.1\r\nHost: api.example.com\r\n\r\n")
+    plain = socket.socket(fileno=os.dup(tls.fileno()))
+    plain.settimeout(5)  # the fd is non-blocking (the TLS socket has a timeout): wait, as the client does
+    with pytest.raises(ConnectionResetError):  # a FIN would read b"" here
+        while plain.recv(65536):
+            pass
+    plain.close()
+    tls.close()
 
 
 def test_timeout_is_no_answer(running: Running) -> None:
@@ -190,8 +216,20 @@ def test_connection_failures_replay_in_order_then_success(running: Running) -> N
                         11: "error connect-timeout: no answer", 12: "response 200"}
 
 
-def test_port_with_only_refused_calls_is_not_listened_on(running: Running) -> None:
-    assert 81 not in running.ports and {80, 443} <= set(running.ports)
+def test_a_host_refuses_on_the_port_another_host_answers_on(running: Running) -> None:
+    _, port = running.address("api.example.com")  # listening, on api.example.com's address only
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection((ADDRESS["down.example.com"], port), 5)
+    assert ("down.example.com", 443) not in running.ports
+    assert _get(running.https(), "/counter")[3] == b"one"
+
+
+def test_a_silent_port_drops_the_syn_so_connecting_times_out(running: Running) -> None:
+    started = time.monotonic()
+    with pytest.raises(TimeoutError):  # not refused, not accepted: the connect itself times out
+        socket.create_connection(running.address("slow.example.com"), 1.5)
+    assert time.monotonic() - started >= 1.4
+    assert ("slow.example.com", 443) in running.ports
 
 
 def test_plain_http_without_length_closes_the_connection(running: Running) -> None:
@@ -208,7 +246,7 @@ def test_new_attempt_serves_the_recording_again(running: Running) -> None:
 
 
 def test_a_client_that_distrusts_the_ca_is_noted(running: Running) -> None:
-    raw = socket.create_connection(("127.0.0.1", running.ports[443]), 5)
+    raw = socket.create_connection(running.address("api.example.com"), 5)
     with pytest.raises(ssl.SSLCertVerificationError):
         ssl.create_default_context().wrap_socket(raw, server_hostname="api.example.com")
     for _ in range(100):
@@ -217,3 +255,27 @@ def test_a_client_that_distrusts_the_ca_is_noted(running: Running) -> None:
             break
         time.sleep(0.02)
     assert "does it trust the replay CA?" in notes[0]
+
+
+def test_a_host_that_first_failed_to_resolve_fails_that_lookup_then_answers(running: Running) -> None:
+    import resolver
+
+    dns = resolver.DnsServer(running.server.addresses, running.server.events.write, bind="127.0.0.1", port=0,
+                             failing=running.server.dns_failing)
+
+    def lookup(qtype: int = 1) -> str:
+        q = struct.pack("!HHHHHH", 9, 0x0100, 1, 0, 0, 0) + b"\x05later\x07example\x03com\0" + struct.pack("!HH", qtype, 1)
+        reply = dns.handle(q)
+        assert reply is not None
+        return {0: socket.inet_ntoa(reply[-4:]) if struct.unpack_from("!H", reply, 6)[0] else "nodata",
+                3: "nxdomain"}[reply[3] & 0xF]
+
+    try:
+        assert lookup(28) == "nxdomain"  # AAAA agrees with the failure, without using it up
+        assert lookup() == "nxdomain"  # the A question of that lookup: the recorded dns failure, served
+        assert (lookup(), lookup(28)) == ("127.0.0.7", "nodata")
+        assert _get(running.https("later.example.com"), "/")[3] == b"resolved"
+    finally:
+        dns.close()
+    outcomes = {e["seq"]: e["outcome"] for e in running.event_list() if e["event"] == "served"}
+    assert outcomes == {14: "error dns: nxdomain", 15: "response 200"}

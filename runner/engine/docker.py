@@ -1,0 +1,355 @@
+"""The docker implementation of the Engine protocol (protocol.py), over the docker SDK.
+
+Build yields events (builders.py: BuildKit through the engine's CLI, or the SDK's
+classic builder), run returns a result; SDK errors become replay's own typed
+errors. Transient failures (the daemon restarting, a socket hiccup) are retried
+with tenacity and reported when they give up.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import requests
+from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from ..errors import EngineUnavailable, ReplayError
+from .builders import BuildEvent, build_with_cli, build_with_sdk, find_buildkit_cli
+from .protocol import LABEL, OWNER_LABEL, Containment, ContainerFile, Mount, RunResult, RunSpec
+
+START_HINT = (
+    "no Docker engine answers; start one with scripts/setup "
+    "(or `dockerd &`), or point DOCKER_HOST at a running engine"
+)
+
+
+class TransientEngineError(ReplayError):
+    """A failure worth retrying (daemon restarting, connection reset)."""
+
+
+_SIGNALS = {129: "SIGHUP", 130: "SIGINT", 131: "SIGQUIT", 132: "SIGILL", 134: "SIGABRT", 136: "SIGFPE",
+            137: "SIGKILL", 139: "SIGSEGV", 141: "SIGPIPE", 143: "SIGTERM"}
+
+
+def _transient(exc: BaseException) -> bool:
+    import docker.errors
+    import requests
+
+    if isinstance(exc, requests.exceptions.ConnectionError):
+        return True
+    if isinstance(exc, docker.errors.APIError):
+        return exc.status_code is not None and exc.status_code >= 500 and "No such" not in str(exc)
+    return False
+
+
+_retrying = retry(
+    retry=retry_if_exception_type(TransientEngineError),
+    stop=stop_after_attempt(4),
+    wait=wait_exponential(multiplier=0.5, max=4),
+    reraise=True,
+)
+
+
+def _sdk_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    try:
+        return fn(*args, **kwargs)
+    except Exception as exc:  # the SDK raises many kinds; only some are worth a retry
+        if _transient(exc):
+            raise TransientEngineError(f"engine: {exc}") from exc
+        raise
+
+
+class DockerEngine:
+    """The real engine, through the docker SDK (and BuildKit's CLI for builds)."""
+
+    def __init__(self, builder: str = "auto") -> None:
+        import docker
+
+        try:
+            self.client = docker.from_env(timeout=120)
+            self.client.ping()
+        except Exception as exc:
+            from ..doctor import engine_fix  # here, not at import: doctor imports the engine package
+
+            # scripts/setup only where there is one (a clone of replay), not in a pip install
+            raise EngineUnavailable(f"no Docker engine answers; {engine_fix()} ({type(exc).__name__})") from exc
+        self._buildkit = find_buildkit_cli() if builder in ("auto", "buildkit") else None
+        if builder == "buildkit" and self._buildkit is None:
+            raise EngineUnavailable("REPLAY_BUILDER=buildkit but no docker CLI here can build with BuildKit")
+
+    @property
+    def builder_name(self) -> str:
+        return "buildkit" if self._buildkit else "classic"
+
+    # -- images -------------------------------------------------------------
+    def image_exists(self, ref: str) -> bool:
+        import docker.errors
+
+        try:
+            self.client.images.get(ref)
+            return True
+        except docker.errors.ImageNotFound:
+            return False
+
+    def image_id(self, ref: str) -> str:
+        return str(self.client.images.get(ref).id)
+
+    def image_env(self, ref: str) -> dict[str, str]:
+        cfg = self.client.images.get(ref).attrs.get("Config") or {}
+        return dict(e.split("=", 1) for e in cfg.get("Env") or [] if "=" in e)
+
+    def import_rootfs(self, tar_path: Path, ref: str, changes: Sequence[str]) -> str:
+        repo, tag = ref.rsplit(":", 1)
+        with open(tar_path, "rb") as fh:
+            self.client.api.import_image_from_data(fh.read(), repository=repo, tag=tag, changes=list(changes))
+        return str(self.client.images.get(ref).id)
+
+    def try_pull(self, repo: str, tag: str) -> bool:
+        """Pull from a registry when one is reachable; False (quietly) when not."""
+        try:
+            self.client.images.pull(repo, tag=tag)
+            return True
+        except Exception:
+            return False
+
+    def tag(self, src: str, ref: str) -> None:
+        repo, tag = ref.rsplit(":", 1)
+        self.client.images.get(src).tag(repo, tag)
+
+    def build(self, context: Path, tag: str, labels: Mapping[str, str], network: str = "default") -> Iterator[BuildEvent]:
+        if self._buildkit:
+            yield from build_with_cli(self._buildkit, context, tag, labels, network)
+        else:
+            yield from build_with_sdk(self.client, context, tag, labels, network)
+
+    # -- containers ---------------------------------------------------------
+    def _create(self, spec: RunSpec, detach: bool = False) -> Any:
+        kwargs: dict[str, Any] = dict(
+            image=spec.image, command=list(spec.argv), environment=[f"{k}={v}" for k, v in spec.env],
+            working_dir=spec.workdir, labels={**dict(spec.labels), OWNER_LABEL: owner()}, detach=True, name=spec.name,
+            tty=spec.tty, stdin_open=spec.stdin_open,
+            mounts=[_docker_mount(m) for m in spec.mounts], dns_opt=list(spec.dns_opts) or None,
+            dns=list(spec.dns) or None, entrypoint=[], **_limits(spec.containment),
+        )
+        if spec.network in ("none", "bridge", "host"):
+            kwargs["network_mode"] = spec.network
+        else:
+            kwargs["network"] = spec.network
+            if spec.aliases:
+                kwargs["networking_config"] = {
+                    spec.network: self.client.api.create_endpoint_config(aliases=list(spec.aliases))}
+        ctr = _retrying(_sdk_call)(self.client.containers.create, **kwargs)
+        if spec.files:
+            try:  # after create, before start: the program never sees the files missing
+                _retrying(_sdk_call)(self.client.api.put_archive, ctr.id, "/", _archive(spec.files))
+            except BaseException:
+                _quietly(ctr.remove, force=True)
+                raise
+        return ctr
+
+    def run(self, spec: RunSpec, on_output: Callable[[bytes], None] | None = None) -> RunResult:
+        import docker.errors
+
+        ctr = self._create(spec)
+        started = time.monotonic()
+        try:
+            try:
+                ctr.start()
+            except docker.errors.APIError as exc:  # e.g. the recorded executable does not exist here
+                msg = (getattr(exc, "explanation", None) or str(exc)).encode()
+                return RunResult(127, msg, b"", time.monotonic() - started)
+            if on_output is not None:
+                threading.Thread(target=_follow, args=(ctr, on_output), daemon=True).start()
+            timed_out = False
+            try:
+                status = ctr.wait(timeout=spec.timeout_s)
+                code: int | None = int(status.get("StatusCode", -1))
+            except requests.exceptions.ReadTimeout:  # the command outlived --timeout
+                _quietly(ctr.kill)
+                timed_out, code = True, None
+            duration = time.monotonic() - started
+            ctr.reload()
+            state = ctr.attrs.get("State", {})
+            return RunResult(
+                exit_code=code, output=ctr.logs(stdout=True, stderr=True), stdout=ctr.logs(stdout=True, stderr=False),
+                duration_s=duration, timed_out=timed_out,
+                oom_killed=bool(state.get("OOMKilled")), signal=_SIGNALS.get(code or 0) if code and code > 128 else None,
+            )
+        finally:
+            _quietly(ctr.remove, force=True)
+
+    def start(self, spec: RunSpec) -> str:
+        """Start a long-lived container (a sidecar); returns its id."""
+        ctr = self._create(spec, detach=True)
+        ctr.start()
+        return str(ctr.id)
+
+    def container_ip(self, container_id: str, network: str) -> str:
+        ctr = self.client.containers.get(container_id)
+        return str(ctr.attrs["NetworkSettings"]["Networks"][network]["IPAddress"])
+
+    def logs(self, container_id: str) -> bytes:
+        out: Any = self.client.containers.get(container_id).logs(stdout=True, stderr=True)
+        return bytes(out)
+
+    def exec(self, container_id: str, argv: Sequence[str]) -> tuple[int, bytes]:
+        res: Any = self.client.containers.get(container_id).exec_run(list(argv))
+        return int(res.exit_code), bytes(res.output)
+
+    def put_files(self, container_id: str, directory: str, files: Mapping[str, bytes]) -> None:
+        """Hand files to a (created or running) container through the engine: no host path,
+        so it works when replay itself runs in a container."""
+        import io
+        import tarfile
+
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w") as tar:
+            for name, data in sorted(files.items()):
+                info = tarfile.TarInfo(name)
+                info.size, info.mode = len(data), 0o644
+                tar.addfile(info, io.BytesIO(data))
+        self.client.api.put_archive(container_id, directory, buf.getvalue())
+
+    def get_file(self, container_id: str, path: str) -> bytes:
+        """One file out of a container (running or stopped), through the engine (an archive download)."""
+        import io
+        import tarfile
+
+        stream, _ = self.client.api.get_archive(container_id, path)
+        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+            member = next((m for m in tar.getmembers() if m.isfile()), None)
+            fh = tar.extractfile(member) if member is not None else None
+            if fh is None:
+                raise ReplayError(f"engine: {path} in container {container_id[:12]} is not a file")
+            return fh.read()
+
+    def stop(self, container_id: str) -> None:
+        import docker.errors
+
+        try:
+            self.client.containers.get(container_id).remove(force=True)
+        except docker.errors.NotFound:
+            pass
+
+    def interactive(self, spec: RunSpec) -> int:
+        """An interactive session (replay shell): the engine CLI owns the terminal."""
+        cli = shutil.which("docker") or "docker"
+        tty = ["-it"] if sys.stdin.isatty() else ["-i"]  # piped input works too (scripts, tests)
+        cmd = [cli, "run", "--rm", *tty, "--network", spec.network, "--entrypoint", "", *_limit_flags(spec.containment)]
+        for k, _ in spec.env:  # values go through the environment, never the command line (ps)
+            cmd += ["-e", k]
+        for k, v in (*spec.labels, (OWNER_LABEL, owner())):
+            cmd += ["--label", f"{k}={v}"]
+        if spec.workdir:
+            cmd += ["-w", spec.workdir]
+        cmd += [spec.image, *spec.argv]
+        return subprocess.call(cmd, env={**os.environ, **dict(spec.env)})
+
+    # -- networks and cleanup -----------------------------------------------
+    def create_network(self, name: str, labels: Mapping[str, str], internal: bool = True,
+                       bridge_name: str | None = None, ipam: Mapping[str, str] | None = None) -> str:
+        """ipam: docker.types.IPAMPool fields (subnet, iprange, gateway) for an explicit address plan."""
+        from docker.types import IPAMConfig, IPAMPool
+
+        opts = {"com.docker.network.bridge.name": bridge_name} if bridge_name else None
+        pools = IPAMConfig(pool_configs=[IPAMPool(subnet=ipam.get("subnet"), iprange=ipam.get("iprange"),
+                                                  gateway=ipam.get("gateway"))]) if ipam else None
+        net = _retrying(_sdk_call)(self.client.networks.create, name, driver="bridge", internal=internal,
+                                   labels={**dict(labels), OWNER_LABEL: owner()}, options=opts, ipam=pools)
+        return str(net.id)
+
+    def remove_network(self, name: str) -> None:
+        import docker.errors
+
+        try:
+            self.client.networks.get(name).remove()
+        except docker.errors.NotFound:
+            pass
+
+    def cleanup(self, label_value: str) -> None:
+        """Remove every container and network labelled replay=<label_value>."""
+        flt: dict[str, Any] = {"label": f"{LABEL}={label_value}"}
+        for ctr in self.client.containers.list(all=True, filters=flt):
+            _quietly(ctr.remove, force=True)
+        _quietly(self.client.networks.prune, filters=flt)
+
+
+def owner() -> str:
+    """This process, as the owner label names it."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _limits(c: Containment) -> dict[str, Any]:
+    """The containment policy as the SDK's create() arguments."""
+    out: dict[str, Any] = {
+        "mem_limit": c.memory, "pids_limit": c.pids_limit,
+        "security_opt": ["no-new-privileges"] if c.no_new_privileges else None,
+        "cap_drop": list(c.cap_drop) or None, "cap_add": list(c.cap_add) or None,
+        "log_config": {"type": "json-file", "config": {"max-size": c.log_max, "max-file": "1"}},
+    }
+    if c.cpus:
+        out["nano_cpus"] = int(c.cpus * 1e9)
+    return out
+
+
+def _limit_flags(c: Containment) -> list[str]:
+    """The same policy as `docker run` flags (replay shell hands the terminal to the CLI)."""
+    flags = []
+    if c.memory:
+        flags += ["--memory", c.memory]
+    if c.pids_limit:
+        flags += ["--pids-limit", str(c.pids_limit)]
+    if c.cpus:
+        flags += ["--cpus", str(c.cpus)]
+    if c.no_new_privileges:
+        flags += ["--security-opt", "no-new-privileges"]
+    flags += [f"--cap-drop={cap}" for cap in c.cap_drop] + [f"--cap-add={cap}" for cap in c.cap_add]
+    return flags
+
+
+def _follow(ctr: Any, on_output: Callable[[bytes], None]) -> None:
+    """Stream a container's output (-v) beside the wait, so a silent command still times out."""
+    try:
+        for chunk in ctr.logs(stream=True, follow=True):
+            on_output(chunk)
+    except Exception:
+        pass
+
+
+def _archive(files: Sequence[ContainerFile]) -> bytes:
+    """A tar to unpack at "/": absolute paths made relative, root-owned, each with its mode.
+    The engine makes missing parent directories itself (root, 0755)."""
+    import io
+    import tarfile
+
+    buf = io.BytesIO()
+    now = time.time()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for f in files:
+            if not f.path.startswith("/") or ".." in f.path.split("/"):
+                raise ReplayError(f"engine: container file path {f.path!r} must be absolute, without '..'")
+            info = tarfile.TarInfo(f.path.lstrip("/"))
+            info.size, info.mode, info.mtime, info.uid, info.gid = len(f.data), f.mode, now, 0, 0
+            tar.addfile(info, io.BytesIO(f.data))
+    return buf.getvalue()
+
+
+def _docker_mount(m: Mount) -> Any:
+    from docker.types import Mount as DMount
+
+    return DMount(target=m.target, source=m.source, type="bind", read_only=m.read_only)
+
+
+def _quietly(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+    try:
+        fn(*args, **kwargs)
+    except Exception:
+        pass

@@ -1,0 +1,116 @@
+"""What replay needs from a container engine, as a protocol.
+
+The docker implementation (docker.py) satisfies it; unit tests use a fake that does
+too. Build yields events, run returns a result; engine errors become replay's own
+typed errors. Every container replay starts gets one Containment policy.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from .builders import BuildEvent
+
+LABEL = "replay"  # every image, container and network replay makes carries it
+# ...and every container and network also `replay.owner=<host>:<pid>` of the process that made it,
+# so `replay gc` can tell what a replay that is gone left behind from what a running one uses
+OWNER_LABEL = "replay.owner"
+
+
+@dataclass(frozen=True)
+class Containment:
+    """Limits for a container running code replay does not trust (the replayed command,
+    `replay shell`, the HTTP sidecar): applied the same way by run, start and interactive."""
+
+    memory: str | None = "4g"
+    pids_limit: int | None = 4096
+    cpus: float | None = None
+    no_new_privileges: bool = True  # the replayed program cannot gain privileges (setuid, file caps)
+    cap_drop: tuple[str, ...] = ()
+    cap_add: tuple[str, ...] = ()
+    log_max: str = "64m"  # a chatty program cannot fill the disk
+
+
+@dataclass(frozen=True)
+class Mount:
+    source: str
+    target: str
+    read_only: bool = True
+
+
+@dataclass(frozen=True)
+class ContainerFile:
+    """A file handed to a container through the engine (an archive upload after create, before
+    start), never a host path: it works when replay itself runs in a container, or on a remote
+    engine. Owned by root; missing parent directories are made root-owned 0755. Mode 0444 is
+    the read-only a bind mount gave (the program may not change it)."""
+
+    path: str  # absolute, inside the container
+    data: bytes = field(repr=False)  # may be a key: never in a repr or a log
+    mode: int = 0o444
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    image: str
+    argv: tuple[str, ...]
+    env: tuple[tuple[str, str], ...] = ()
+    workdir: str | None = None
+    network: str = "none"  # "none", "bridge", or a network name
+    aliases: tuple[str, ...] = ()
+    labels: tuple[tuple[str, str], ...] = ()
+    mounts: tuple[Mount, ...] = ()
+    timeout_s: float = 600.0
+    containment: Containment = field(default_factory=Containment)
+    dns_opts: tuple[str, ...] = ()
+    dns: tuple[str, ...] = ()  # resolver addresses (the replay network's own resolver)
+    name: str | None = None
+    tty: bool = False
+    stdin_open: bool = False
+    files: tuple[ContainerFile, ...] = ()  # uploaded by run and start before the container starts
+
+
+@dataclass(frozen=True)
+class RunResult:
+    exit_code: int | None  # None when killed for the timeout
+    output: bytes  # stdout and stderr interleaved, as a terminal shows them
+    stdout: bytes
+    duration_s: float
+    timed_out: bool = False
+    oom_killed: bool = False
+    signal: str | None = None
+
+
+@runtime_checkable
+class Engine(Protocol):
+    @property
+    def builder_name(self) -> str: ...
+
+    # images
+    def image_exists(self, ref: str) -> bool: ...
+    def image_id(self, ref: str) -> str: ...
+    def image_env(self, ref: str) -> dict[str, str]: ...
+    def import_rootfs(self, tar_path: Path, ref: str, changes: Sequence[str]) -> str: ...
+    def try_pull(self, repo: str, tag: str) -> bool: ...
+    def tag(self, src: str, ref: str) -> None: ...
+    def build(self, context: Path, tag: str, labels: Mapping[str, str],
+              network: str = "default") -> Iterator[BuildEvent]: ...
+
+    # containers
+    def run(self, spec: RunSpec, on_output: Callable[[bytes], None] | None = None) -> RunResult: ...
+    def start(self, spec: RunSpec) -> str: ...
+    def container_ip(self, container_id: str, network: str) -> str: ...
+    def logs(self, container_id: str) -> bytes: ...
+    def exec(self, container_id: str, argv: Sequence[str]) -> tuple[int, bytes]: ...
+    def stop(self, container_id: str) -> None: ...
+    def interactive(self, spec: RunSpec) -> int: ...
+    def put_files(self, container_id: str, directory: str, files: Mapping[str, bytes]) -> None: ...
+    def get_file(self, container_id: str, path: str) -> bytes: ...
+
+    # networks and cleanup
+    def create_network(self, name: str, labels: Mapping[str, str], internal: bool = True,
+                       bridge_name: str | None = None, ipam: Mapping[str, str] | None = None) -> str: ...
+    def remove_network(self, name: str) -> None: ...
+    def cleanup(self, label_value: str) -> None: ...

@@ -1,0 +1,149 @@
+"""Collecting a night's capsules from SOURCE...: folders, list files, capsules.
+
+A folder is searched recursively: a directory holding capsule.yaml is a NovaFabric
+capsule (not searched further), a JSON file that twin or CodeInstances recognises is
+a capsule, other files are not capsules and are passed over. A SOURCE file that is
+not JSON (by name or content) is a list file: one capsule or folder per line,
+relative to the list, `#` comments. Each capsule is known by the hash of its content,
+so the same capsule collected twice (two paths, a renamed copy) is replayed once.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from ..errors import CapsuleError, UsageError
+from .store import NightEntry
+
+MANIFEST = "capsule.yaml"
+_SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv"}
+_MAX_LIST_DEPTH = 8  # list files naming list files: stop a loop
+
+
+def content_id(path: Path) -> str:
+    """SHA-256 of the capsule's bytes; for a directory, of every file's relative path and bytes."""
+    h = hashlib.sha256()
+    if path.is_dir():
+        for p in sorted(path.rglob("*")):
+            rel = p.relative_to(path).as_posix().encode()
+            if p.is_symlink():
+                h.update(b"L" + rel + b"\0" + os.readlink(p).encode() + b"\0")
+            elif p.is_file():
+                h.update(b"F" + rel + b"\0" + _file_hash(p) + b"\0")
+    elif path.is_file():
+        h.update(_file_hash(path))
+    else:  # gone or unreadable: still one stable id, so the night lists it (as broken)
+        h.update(b"missing\0" + str(path).encode())
+    return h.hexdigest()[:32]
+
+
+def _file_hash(p: Path) -> bytes:
+    h = hashlib.sha256()
+    try:
+        with p.open("rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError as exc:
+        h.update(f"unreadable: {exc.strerror}".encode())
+    return h.digest()
+
+
+def format_of(path: Path) -> str:
+    """The capsule's format by its shape alone (reading it comes later, per capsule)."""
+    if path.is_dir() or path.name == MANIFEST:
+        return "novafabric"
+    try:
+        head = path.read_bytes()[:4096]
+    except OSError:
+        return "unknown"
+    if b"codeinstances/" in head:
+        return "codeinstances"
+    return "twin" if b'"twin"' in head else "unknown"
+
+
+def _is_json_capsule(path: Path) -> bool:
+    """twin or CodeInstances by content; a malformed file that names either format counts
+    too (it is listed, as broken, rather than silently passed over)."""
+    from ..capsules import codeinstances, twin
+
+    try:
+        return twin.detect(path) is not None or codeinstances.detect(path) is not None
+    except CapsuleError:
+        return format_of(path) != "unknown"
+
+
+def _search(folder: Path) -> Iterator[Path]:
+    for root, dirs, files in os.walk(folder):
+        here = Path(root)
+        if MANIFEST in files:
+            dirs[:] = []
+            yield here
+            continue
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+        for name in sorted(files):
+            if name.lower().endswith(".json") and _is_json_capsule(here / name):
+                yield here / name
+
+
+def _is_list_file(path: Path) -> bool:
+    if path.suffix.lower() == ".json" or path.name == MANIFEST:
+        return False
+    try:
+        head = path.read_bytes()[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
+        return False
+    return not head.startswith(b"{")
+
+
+def _list_entries(path: Path) -> list[Path]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: not a readable list of capsules ({getattr(exc, 'strerror', None) or exc})") from None
+    out = []
+    for line in text.splitlines():
+        entry = line.strip()
+        if entry and not entry.startswith("#"):
+            p = Path(entry).expanduser()
+            out.append(p if p.is_absolute() else path.parent / p)
+    return out
+
+
+def _expand(source: Path, depth: int, from_list: bool) -> Iterator[Path]:
+    if source.is_dir():
+        if (source / MANIFEST).exists():
+            yield source
+        else:
+            yield from _search(source)
+        return
+    if not source.exists():
+        if not from_list:
+            raise UsageError(f"{source}: no such file or directory")
+        yield source  # named by a list: reported as broken, the others go on
+        return
+    if _is_list_file(source):
+        if depth >= _MAX_LIST_DEPTH:
+            raise UsageError(f"{source}: list files nested more than {_MAX_LIST_DEPTH} deep")
+        for entry in _list_entries(source):
+            yield from _expand(entry, depth + 1, True)
+        return
+    yield source
+
+
+def collect(sources: Sequence[Path]) -> list[NightEntry]:
+    """Every capsule the sources name, once each, in the order found."""
+    if not sources:
+        raise UsageError("farm run: name at least one SOURCE (a folder, a list file or a capsule)")
+    by_id: dict[str, NightEntry] = {}
+    for source in sources:
+        for path in _expand(source, 0, False):
+            shown = str(path)
+            cid = content_id(path)
+            seen = by_id.get(cid)
+            if seen is None:
+                by_id[cid] = NightEntry(cid, shown, format_of(path))
+            elif shown != seen.path and shown not in seen.also_at:
+                by_id[cid] = NightEntry(cid, seen.path, seen.format, (*seen.also_at, shown))
+    return list(by_id.values())

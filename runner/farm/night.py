@@ -1,0 +1,203 @@
+"""One night of the farm: collect, plan every capsule, build each distinct image once,
+then run the attempts in parallel and record a verdict per capsule.
+
+Everything a verdict rests on goes to the store as it happens (an attempt row before
+the attempt starts, its outcome when it ends, the verdict last), so `--resume` after
+a kill of any kind continues the same night: judged capsules are not redone and
+finished attempts count once.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass, fields
+from datetime import datetime, UTC
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..errors import UsageError
+from ..replay import Progress, Replayer, ReplayOptions
+from .collect import collect
+from .images import ImageBank, image_key
+from .model import Night
+from .prepare import Prepared, now, prepare, unjudged_result
+from .progress import FarmProgress
+from .sides import CapsuleRunner, Stopped
+from .store import HistoryStore, NightEntry, StoreError
+
+
+@dataclass(frozen=True)
+class FarmOptions:
+    attempts: int = 3
+    max_attempts: int = 10
+    jobs: int = 0  # 0: the number of cores
+    timeout: float = 600.0
+    memory: str = "4g"
+    ref: str | None = None
+    repo: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1 or self.max_attempts < self.attempts:
+            raise UsageError(f"--attempts {self.attempts} / --max-attempts {self.max_attempts}: "
+                             "need 1 <= attempts <= max-attempts")
+
+    @property
+    def workers(self) -> int:
+        return self.jobs or os.cpu_count() or 1
+
+    def stored(self) -> dict[str, Any]:
+        return {**asdict(self), "replay_version": __version__}
+
+    @classmethod
+    def from_stored(cls, data: dict[str, Any]) -> FarmOptions:
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
+
+
+@dataclass(frozen=True)
+class NightOutcome:
+    night_id: str
+    images: int  # distinct planned images
+    builds: int  # images actually built
+
+
+def new_night_id() -> str:
+    # sortable, and safe as a docker label value and in file names
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6]
+
+
+def run_night(store: HistoryStore, sources: Sequence[Path], options: FarmOptions, progress: FarmProgress,
+              resume: bool = False) -> tuple[NightOutcome, FarmOptions]:
+    if resume:
+        opened = store.open_night()
+        if opened is None:
+            raise UsageError("farm run --resume: no unfinished night to resume in this history")
+        night, entries = opened.night, list(opened.entries)
+        options = FarmOptions.from_stored(dict(opened.options))
+        progress.say(f"resuming night {night.id} (started {night.started_at})")
+    else:
+        entries = collect(sources)
+        night = Night(id=new_night_id(), started_at=now(), ref=options.ref, sources=tuple(map(str, sources)))
+    replayer = Replayer(ReplayOptions(attempts=1, timeout=options.timeout, memory=options.memory,
+                                      label=f"farm-{night.id}"), Progress(quiet=True))
+    try:
+        engine = replayer.engine  # no engine: one line, exit 3, and no night recorded
+        if resume:
+            engine.cleanup(replayer.label)  # containers a killed run left behind
+        else:
+            store.create_night(night, options.stored(), entries)
+            progress.say(f"night {night.id}: {len(entries)} capsule(s)")
+        outcome = _Night(store, replayer, night, options, progress).run(entries)
+    finally:
+        replayer.close()
+    return outcome, options
+
+
+class _Night:
+    def __init__(self, store: HistoryStore, replayer: Replayer, night: Night, options: FarmOptions,
+                 progress: FarmProgress) -> None:
+        self.store, self.replayer, self.night, self.options, self.progress = store, replayer, night, options, progress
+        self.stop = threading.Event()
+        self.bank = ImageBank(replayer.image, progress.build)
+        self._running: list[Future[None]] = []
+
+    def run(self, entries: list[NightEntry]) -> NightOutcome:
+        judged = self.store.judged(self.night.id)
+        todo = [e for e in entries if e.capsule_id not in judged]
+        pool = ThreadPoolExecutor(self.options.workers, thread_name_prefix="farm")
+        try:
+            self.progress.start(len(entries), len(judged))
+            prepared = self._prepare(pool, todo)
+            self.progress.planned_images(len({image_key(p.plan) for p in prepared}))
+            self._wait([self._submit(pool, self._build, p) for p in _first_of_each(prepared)])
+            self._wait([self._submit(pool, self._judge, p) for p in _interleaved(prepared)])
+        except BaseException:
+            # Ctrl-C, SIGTERM or a store failure: workers record nothing more (their attempt rows
+            # stay "started"), and their containers go now, so no worker waits on one to end
+            self.stop.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+            self._drain()
+            raise
+        pool.shutdown()
+        self.store.finish_night(self.night.id, now(), self.bank.images, self.bank.built)
+        return NightOutcome(self.night.id, self.bank.images, self.bank.built)
+
+    def _submit(self, pool: ThreadPoolExecutor, fn: Any, p: Prepared) -> Future[None]:
+        fut = pool.submit(fn, p)
+        self._running.append(fut)
+        return fut
+
+    def _drain(self, limit_s: float = 60.0) -> None:
+        """Remove this night's containers until every worker has returned: one may be
+        between recording its attempt and creating the container when the stop comes."""
+        deadline = time.monotonic() + limit_s
+        pending = [f for f in self._running if not f.done()]
+        while pending and time.monotonic() < deadline:
+            self.replayer.engine.cleanup(self.replayer.label)
+            wait(pending, timeout=0.3)
+            pending = [f for f in pending if not f.done()]
+        self.replayer.close()
+
+    def _wait(self, futures: list[Future[Any]]) -> None:
+        for fut in futures:
+            fut.result()  # a store failure stops the night (it could not be recorded anyway)
+
+    def _prepare(self, pool: ThreadPoolExecutor, todo: list[NightEntry]) -> list[Prepared]:
+        """Verify and plan every capsule first; the ones that cannot be planned are judged now."""
+        out: list[Prepared] = []
+        for entry, fut in [(e, pool.submit(prepare, e, self.replayer, self.options.ref, self.options.repo))
+                           for e in todo]:
+            ready = fut.result()
+            if isinstance(ready, Prepared):
+                out.append(ready)
+            else:
+                result = unjudged_result(self.night.id, entry, *ready)
+                self.store.add_result(result)
+                self.progress.capsule_done(result, replayed=False)
+        return out
+
+    def _build(self, p: Prepared) -> None:
+        try:
+            self.bank.get(p.plan)
+        except Exception:
+            pass  # remembered by the bank: each member of the group is judged broken/infra-error
+
+    def _judge(self, p: Prepared) -> None:
+        if self.stop.is_set():
+            return
+        runner = CapsuleRunner(self.store, self.replayer, self.bank, self.night, self.options, self.stop)
+        try:
+            result = runner.judge(p)
+        except Stopped:
+            return
+        except StoreError:
+            raise  # the history cannot be written: the night stops (resumable)
+        except Exception as exc:
+            if self.stop.is_set():
+                return
+            result = runner.unjudged(p, exc)
+        self.store.add_result(result)
+        self.progress.capsule_done(result)
+
+
+def _first_of_each(prepared: list[Prepared]) -> list[Prepared]:
+    seen: dict[str, Prepared] = {}
+    for p in prepared:
+        seen.setdefault(image_key(p.plan), p)
+    return list(seen.values())
+
+
+def _interleaved(prepared: list[Prepared]) -> list[Prepared]:
+    """Groups taken in turn, so parallel workers start on different images first."""
+    groups: dict[str, list[Prepared]] = {}
+    for p in prepared:
+        groups.setdefault(image_key(p.plan), []).append(p)
+    out: list[Prepared] = []
+    lists = list(groups.values())
+    for i in range(max((len(g) for g in lists), default=0)):
+        out.extend(g[i] for g in lists if i < len(g))
+    return out

@@ -1,0 +1,96 @@
+"""Before anything runs: each capsule verified, read and planned (at its commit, and at
+--ref), or judged `broken` / `infra-error` on the spot with the reason."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, UTC
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .. import __version__
+from ..capsules import read_capsule, verify_capsule
+from ..capsules.model import Capsule
+from ..planner import PlanOptions, make_plan
+from ..replay import Expected, Replayer, expected_of
+from .collect import content_id
+from .model import CapsuleResult, FarmVerdict
+from .store import NightEntry
+from .verdict import unjudged
+
+if TYPE_CHECKING:
+    from ..plan import Plan
+
+
+@dataclass(frozen=True)
+class Prepared:
+    entry: NightEntry
+    capsule: Capsule
+    expected: Expected
+    plan: Plan
+    ref_plan: Plan | None  # None: no --ref, or nothing to judge at REF (no commit, a recorded pass)
+    ref_problem: str = ""  # why REF could not be planned (the recorded-commit verdict stands)
+
+
+Unprepared = tuple[FarmVerdict, str, "Capsule | None"]
+
+
+def prepare(entry: NightEntry, replayer: Replayer, ref: str | None, repo: str | None) -> Prepared | Unprepared:
+    path = Path(entry.path)
+    capsule: Capsule | None = None
+    try:
+        if content_id(path) != entry.capsule_id:
+            return "broken", "the capsule changed since this night began (resume replays what was collected)", None
+        verified = verify_capsule(path)
+        if not verified.valid:
+            problem = next((p.message for p in verified.problems if p.severity == "error"), "does not verify")
+            return "broken", f"does not verify ({problem})", None
+        capsule = read_capsule(path)
+        has_commit = capsule.repo is not None and capsule.repo.commit is not None
+        # --repo serves the capsules that record a commit; the others record no source to fetch
+        plan = make_plan(capsule, replayer.settings, PlanOptions(repo=repo if has_commit else None))
+        expected = expected_of(capsule)
+        if not (ref and has_commit and expected.failed):
+            return Prepared(entry, capsule, expected, plan, None)
+        try:
+            return Prepared(entry, capsule, expected, plan, make_plan(capsule, replayer.settings,
+                                                                      PlanOptions(repo=repo, ref=ref)))
+        except Exception as exc:
+            return Prepared(entry, capsule, expected, plan, None, unjudged(exc)[1])
+    except Exception as exc:
+        verdict, reason = unjudged(exc)
+        return verdict, reason, capsule
+
+
+def now() -> str:
+    """RFC 3339 UTC, to the millisecond."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def unjudged_result(night_id: str, entry: NightEntry, verdict: FarmVerdict, reason: str,
+                    capsule: Capsule | None, ref: str | None = None, duration_s: float = 0.0) -> CapsuleResult:
+    return CapsuleResult(
+        night_id=night_id, capsule_id=entry.capsule_id, path=entry.path,
+        format=capsule.provenance.format.value if capsule else entry.format,
+        repo=_repo(capsule), commit=_commit(capsule), verdict=verdict, reason=reason, ref=ref,
+        recorded_signature=_recorded_signature(capsule), duration_s=duration_s, replay_version=__version__,
+        finished_at=now(), also_at=entry.also_at)
+
+
+def _repo(c: Capsule | None) -> str | None:
+    """The recorded remote, without any user:password@ it carried (the history is shared)."""
+    remote = c.repo.remote if c is not None and c.repo is not None else None
+    return re.sub(r"(\w+://)[^/@\s]+@", r"\1", remote) if remote else None
+
+
+def _commit(c: Capsule | None) -> str | None:
+    return c.repo.commit if c is not None and c.repo is not None else None
+
+
+def _recorded_signature(c: Capsule | None) -> str | None:
+    if c is None:
+        return None
+    try:
+        return expected_of(c).signature
+    except Exception:
+        return None

@@ -1,0 +1,116 @@
+"""One capsule's night: its attempts at the recorded commit (K, more only where they
+disagree), then at --ref, each attempt recorded before it starts and when it ends."""
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from ..replay import Attempt, BuiltImage, Replayer
+from .images import ImageBank
+from .model import AttemptRecord, CapsuleResult, FarmVerdict, Night, Rate, Side
+from .prepare import Prepared, now, unjudged_result
+from .store import HistoryStore
+from .verdict import decide, more_attempts, ref_attempts_wanted, ref_done, ref_verdict, unjudged
+
+if TYPE_CHECKING:
+    from ..plan import Plan
+    from .night import FarmOptions
+
+
+class Stopped(Exception):
+    """The night is being interrupted: record nothing more."""
+
+
+class CapsuleRunner:
+    def __init__(self, store: HistoryStore, replayer: Replayer, bank: ImageBank, night: Night,
+                 options: FarmOptions, stop: threading.Event) -> None:
+        self.store, self.replayer, self.bank, self.night = store, replayer, bank, night
+        self.options, self.stop = options, stop
+        self._start = time.monotonic()
+
+    def judge(self, p: Prepared) -> CapsuleResult:
+        image = self.bank.get(p.plan)
+        k, most = self.options.attempts, self.options.max_attempts
+        records = self._side(p, "recorded", p.plan, image,
+                             lambda rs: more_attempts([r.classification for r in rs], k, most))
+        decision = decide(p.expected, records)
+        reason = _reason(decision.verdict, decision.rate)
+        ref_v, ref_why = self._at_ref(p, decision.verdict)
+        asked_ref = p.ref_plan is not None or bool(p.ref_problem)
+        base = unjudged_result(self.night.id, p.entry, decision.verdict, reason + ref_why, p.capsule,
+                               self.options.ref if asked_ref else None, self._took())
+        return dataclasses.replace(
+            base, signature=decision.signature, exit_code=decision.exit_code, key_lines=decision.key_lines,
+            rate=decision.rate, ref_verdict=ref_v, image_digest=self._digest(image),
+            recorded_signature=p.expected.signature)
+
+    def _at_ref(self, p: Prepared, recorded: FarmVerdict) -> tuple[FarmVerdict | None, str]:
+        """The verdict at REF and what to add to the reason; REF's own failure leaves the
+        recorded-commit verdict standing (REF is then inconclusive)."""
+        if p.ref_problem:
+            return "inconclusive", f"; at {self.options.ref}: {p.ref_problem}"
+        if p.ref_plan is None:
+            return None, ""
+        if recorded not in ("reproduced", "flaky"):
+            return "inconclusive", ""  # the recorded run does not reproduce: nothing to call fixed
+        wanted = ref_attempts_wanted(recorded, self.options.attempts, self.options.max_attempts)
+        try:
+            ref_image = self.bank.get(p.ref_plan)
+        except Exception as exc:
+            return "inconclusive", f"; at {self.options.ref}: {unjudged(exc)[1]}"
+        records = self._side(p, "ref", p.ref_plan, ref_image, lambda rs: 0 if ref_done(rs, wanted) else 1)
+        return ref_verdict(recorded, p.expected, records), ""
+
+    def unjudged(self, p: Prepared, exc: BaseException) -> CapsuleResult:
+        verdict, reason = unjudged(exc)
+        return unjudged_result(self.night.id, p.entry, verdict, reason, p.capsule, None, self._took())
+
+    def _side(self, p: Prepared, side: Side, plan: Plan, image: BuiltImage,
+              wanted: Callable[[Sequence[AttemptRecord]], int]) -> list[AttemptRecord]:
+        """Finished attempts of earlier sessions count; one left `started` by a kill does not
+        (it has no outcome) and its index is not reused."""
+        known = self.store.attempts(self.night.id, p.entry.capsule_id, side)
+        records = [r for r in known if r.state == "finished"]
+        index = max((r.index for r in known), default=0)
+        while wanted(records) > 0:
+            if self.stop.is_set():
+                raise Stopped
+            index += 1
+            rec = AttemptRecord(id=uuid.uuid4().hex, night_id=self.night.id, capsule_id=p.entry.capsule_id,
+                                side=side, index=index, state="started", started_at=now())
+            self.store.start_attempt(rec)
+            att = self.replayer.attempt(plan, image, p.expected)
+            if self.stop.is_set():
+                raise Stopped  # an attempt cut short by the interruption is no outcome
+            done = _finished(rec, att, now())
+            self.store.finish_attempt(done)
+            records.append(done)
+        return records
+
+    def _digest(self, image: BuiltImage) -> str | None:
+        try:
+            return self.replayer.engine.image_id(image.ref)
+        except Exception:
+            return None
+
+    def _took(self) -> float:
+        return round(time.monotonic() - self._start, 3)
+
+
+def _finished(rec: AttemptRecord, att: Attempt, at: str) -> AttemptRecord:
+    return dataclasses.replace(rec, state="finished", finished_at=at, exit_code=att.exit_code, signal=att.signal,
+                               signature=att.signature, classification=att.classification,
+                               duration_s=round(att.duration_s, 3), timed_out=att.timed_out,
+                               key_lines=tuple(att.key_lines))
+
+
+def _reason(verdict: str, rate: Rate | None) -> str:
+    if rate is None or verdict == "inconclusive":
+        return "no attempt finished in time"
+    said = f"{rate.k} of {rate.n} attempts came back as recorded"
+    return f"{said} (95 % interval {rate.low:.0%}-{rate.high:.0%})" if verdict == "flaky" else said
+

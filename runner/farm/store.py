@@ -1,0 +1,279 @@
+"""The farm's history behind a small store interface: SQLAlchemy Core over SQLite.
+
+One row per night, per collected capsule, per capsule result, per attempt. A verdict
+is written once and never changed or deleted; an attempt row is written (started)
+before the attempt runs, under an id made for it, and goes to finished once — so a
+run killed at any moment resumes without losing a capsule or counting an attempt
+twice. Reads return the model's frozen values.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from sqlalchemy import Engine, RowMapping, create_engine, event, insert, select, update
+from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError
+
+from ..errors import Exit, ReplayError
+from . import schema as s
+from .history import transitions
+from .model import AttemptRecord, CapsuleResult, History, Night, Rate
+
+
+class StoreError(ReplayError):
+    """The history database cannot be used (exit 2): names the file."""
+
+    exit_code = Exit.BAD_INPUT
+    kind = "history"
+
+    def __init__(self, path: Path | str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = str(path)
+
+
+@dataclass(frozen=True)
+class NightEntry:
+    """A capsule collected for a night, recorded before any is replayed (resume needs the list)."""
+
+    capsule_id: str
+    path: str
+    format: str
+    also_at: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class OpenNight:
+    night: Night
+    options: Mapping[str, Any]
+    entries: tuple[NightEntry, ...]
+
+
+class HistoryStore(Protocol):
+    """What the farm needs from a history; SqlStore is the one implementation so far."""
+
+    def create_night(self, night: Night, options: Mapping[str, Any], entries: Sequence[NightEntry]) -> None: ...
+    def open_night(self) -> OpenNight | None: ...
+    def finish_night(self, night_id: str, finished_at: str, images: int, builds: int) -> None: ...
+    def judged(self, night_id: str) -> set[str]: ...
+    def add_result(self, result: CapsuleResult) -> None: ...
+    def start_attempt(self, record: AttemptRecord) -> None: ...
+    def finish_attempt(self, record: AttemptRecord) -> None: ...
+    def attempts(self, night_id: str, capsule_id: str, side: str) -> list[AttemptRecord]: ...
+    def history(self, last: int | None = None) -> History: ...
+    def capsule_results(self, capsule_id: str) -> list[CapsuleResult]: ...
+
+
+def connect(path: Path) -> Engine:
+    """An engine on the SQLite file: WAL (readers never block the writer), a generous busy wait."""
+    engine = create_engine(f"sqlite:///{path}", connect_args={"check_same_thread": False, "timeout": 60})
+
+    @event.listens_for(engine, "connect")
+    def _pragmas(dbapi_conn: Any, _record: Any) -> None:
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a killed process loses nothing committed
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.close()
+
+    return engine
+
+
+class SqlStore:
+    def __init__(self, path: Path | str, create: bool = True) -> None:
+        self.path = Path(path)
+        if not self.path.exists() and not create:
+            raise StoreError(self.path, "no farm history here (run `replay farm run` first, or pass --db)")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.engine = connect(self.path)
+            with self.engine.begin() as conn:
+                found = s.current_version(conn)
+                if found > s.LATEST:
+                    raise StoreError(self.path, f"history schema version {found} is newer than this replay "
+                                                f"understands ({s.LATEST}); upgrade replay")
+                s.migrate(conn)
+        except (DatabaseError, OSError) as exc:
+            raise StoreError(self.path, f"not a usable farm history ({_why(exc)})") from None
+        self._write = threading.Lock()  # one writer at a time inside this process; busy_timeout across
+
+    def _tx(self, fn: Any, *args: Any) -> Any:
+        with self._write:
+            try:
+                with self.engine.begin() as conn:
+                    return fn(conn, *args)
+            except OperationalError as exc:
+                raise StoreError(self.path, f"cannot write the history ({_why(exc)})") from None
+
+    # -- nights -----------------------------------------------------------------
+    def create_night(self, night: Night, options: Mapping[str, Any], entries: Sequence[NightEntry]) -> None:
+        def do(conn: Any) -> None:
+            conn.execute(insert(s.nights).values(
+                id=night.id, started_at=night.started_at, ref=night.ref, sources=json.dumps(list(night.sources)),
+                options=json.dumps(dict(options)), replay_version=options.get("replay_version", ""),
+                images=0, builds=0))
+            if entries:
+                conn.execute(insert(s.night_capsules), [
+                    {"night_id": night.id, "capsule_id": e.capsule_id, "position": i, "path": e.path,
+                     "format": e.format, "also_at": json.dumps(list(e.also_at))} for i, e in enumerate(entries)])
+
+        self._tx(do)
+
+    def open_night(self) -> OpenNight | None:
+        """The latest night that never finished (the one `--resume` continues)."""
+        with self.engine.connect() as conn:
+            row = conn.execute(select(s.nights).order_by(s.nights.c.started_at.desc(), s.nights.c.id.desc())
+                               .limit(1)).mappings().first()
+            if row is None or row["finished_at"] is not None:
+                return None
+            entries = conn.execute(select(s.night_capsules).where(s.night_capsules.c.night_id == row["id"])
+                                   .order_by(s.night_capsules.c.position)).mappings().all()
+        return OpenNight(_night(row), json.loads(row["options"]), tuple(
+            NightEntry(e["capsule_id"], e["path"], e["format"], tuple(json.loads(e["also_at"]))) for e in entries))
+
+    def finish_night(self, night_id: str, finished_at: str, images: int, builds: int) -> None:
+        def do(conn: Any) -> None:
+            res = conn.execute(update(s.nights).where(s.nights.c.id == night_id, s.nights.c.finished_at.is_(None))
+                               .values(finished_at=finished_at, images=images, builds=s.nights.c.builds + builds))
+            if res.rowcount != 1:
+                raise StoreError(self.path, f"night {night_id} is unknown or already finished")
+
+        self._tx(do)
+
+    # -- results and attempts -----------------------------------------------------
+    def judged(self, night_id: str) -> set[str]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(s.results.c.capsule_id).where(s.results.c.night_id == night_id))
+            return {str(r[0]) for r in rows}
+
+    def add_result(self, result: CapsuleResult) -> None:
+        """Once per capsule per night: a second verdict is refused, never merged."""
+        try:
+            self._tx(lambda conn: conn.execute(insert(s.results).values(**_result_row(result))))
+        except IntegrityError:
+            raise StoreError(self.path, f"capsule {result.capsule_id} already has a verdict for night "
+                                        f"{result.night_id}; verdicts are never changed") from None
+
+    def start_attempt(self, record: AttemptRecord) -> None:
+        try:
+            self._tx(lambda conn: conn.execute(insert(s.attempts).values(**_attempt_row(record), state="started")))
+        except IntegrityError:
+            raise StoreError(self.path, f"attempt {record.id} (#{record.index}) is already recorded") from None
+
+    def finish_attempt(self, record: AttemptRecord) -> None:
+        row = {k: v for k, v in _attempt_row(record).items()
+               if k not in ("id", "night_id", "capsule_id", "side", "idx", "started_at")}
+
+        def do(conn: Any) -> None:
+            res = conn.execute(update(s.attempts).where(s.attempts.c.id == record.id, s.attempts.c.state == "started")
+                               .values(**row, state="finished"))
+            if res.rowcount != 1:
+                raise StoreError(self.path, f"attempt {record.id} was not started or is already finished")
+
+        self._tx(do)
+
+    def attempts(self, night_id: str, capsule_id: str, side: str) -> list[AttemptRecord]:
+        """Every attempt of one side of one capsule in a night, started ones included, by index."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(s.attempts).where(
+                s.attempts.c.night_id == night_id, s.attempts.c.capsule_id == capsule_id, s.attempts.c.side == side)
+                .order_by(s.attempts.c.idx)).mappings().all()
+        return [_attempt(r) for r in rows]
+
+    # -- reading the history --------------------------------------------------------
+    def history(self, last: int | None = None) -> History:
+        """The last `last` nights (all by default), oldest first, with the transitions between
+        the last two finished nights."""
+        with self.engine.connect() as conn:
+            q = select(s.nights).order_by(s.nights.c.started_at.desc(), s.nights.c.id.desc())
+            rows = conn.execute(q.limit(last) if last else q).mappings().all()
+            nights = [self._night_with_results(conn, r) for r in reversed(rows)]
+        finished = [n for n in nights if n.finished_at is not None]
+        moved = transitions(finished[-2], finished[-1]) if len(finished) >= 2 else (
+            transitions(None, finished[-1]) if finished else ())
+        return History(tuple(nights), tuple(moved))
+
+    def capsule_results(self, capsule_id: str) -> list[CapsuleResult]:
+        """One capsule's verdicts across nights, oldest first; `capsule_id` may be a prefix."""
+        with self.engine.connect() as conn:
+            q = (select(s.results).join(s.nights, s.nights.c.id == s.results.c.night_id)
+                 .where(s.results.c.capsule_id.startswith(capsule_id, autoescape=True))
+                 .order_by(s.nights.c.started_at, s.nights.c.id))
+            return [self._result(conn, r) for r in conn.execute(q).mappings().all()]
+
+    def _night_with_results(self, conn: Any, row: RowMapping) -> Night:
+        q = select(s.results).where(s.results.c.night_id == row["id"]).order_by(s.results.c.path)
+        return _night(row, tuple(self._result(conn, r) for r in conn.execute(q).mappings().all()))
+
+    def _result(self, conn: Any, row: RowMapping) -> CapsuleResult:
+        q = select(s.attempts).where(s.attempts.c.night_id == row["night_id"],
+                                     s.attempts.c.capsule_id == row["capsule_id"],
+                                     s.attempts.c.state == "finished").order_by(s.attempts.c.side, s.attempts.c.idx)
+        atts = tuple(_attempt(a) for a in conn.execute(q).mappings().all())
+        return _result(row, atts)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def _why(exc: BaseException) -> str:
+    orig = getattr(exc, "orig", None)
+    return str(orig or exc).splitlines()[0][:200]
+
+
+def _night(row: RowMapping, results: tuple[CapsuleResult, ...] = ()) -> Night:
+    return Night(id=row["id"], started_at=row["started_at"], finished_at=row["finished_at"], ref=row["ref"],
+                 sources=tuple(json.loads(row["sources"])), results=results, images=row["images"] or 0,
+                 builds=row["builds"] or 0)
+
+
+def _result_row(r: CapsuleResult) -> dict[str, Any]:
+    rate = r.rate
+    return {
+        "night_id": r.night_id, "capsule_id": r.capsule_id, "path": r.path, "format": r.format, "repo": r.repo,
+        "commit_id": r.commit, "verdict": r.verdict, "signature": r.signature,
+        "recorded_signature": r.recorded_signature, "exit_code": r.exit_code, "key_lines": json.dumps(list(r.key_lines)),
+        "reason": r.reason, "rate_k": rate.k if rate else None, "rate_n": rate.n if rate else None,
+        "rate_low": rate.low if rate else None, "rate_high": rate.high if rate else None, "ref": r.ref,
+        "ref_verdict": r.ref_verdict, "image_digest": r.image_digest, "duration_s": r.duration_s,
+        "replay_version": r.replay_version, "finished_at": r.finished_at, "also_at": json.dumps(list(r.also_at)),
+    }
+
+
+def _result(row: RowMapping, atts: Iterable[AttemptRecord]) -> CapsuleResult:
+    rate = None if row["rate_n"] is None else Rate(row["rate_k"], row["rate_n"], row["rate_low"], row["rate_high"])
+    return CapsuleResult(
+        night_id=row["night_id"], capsule_id=row["capsule_id"], path=row["path"], format=row["format"],
+        repo=row["repo"], commit=row["commit_id"], verdict=row["verdict"], signature=row["signature"],
+        recorded_signature=row["recorded_signature"], exit_code=row["exit_code"],
+        key_lines=tuple(json.loads(row["key_lines"])), reason=row["reason"], rate=rate, ref=row["ref"],
+        ref_verdict=row["ref_verdict"], image_digest=row["image_digest"], duration_s=row["duration_s"],
+        replay_version=row["replay_version"], finished_at=row["finished_at"], attempts=tuple(atts),
+        also_at=tuple(json.loads(row["also_at"])),
+    )
+
+
+def _attempt_row(a: AttemptRecord) -> dict[str, Any]:
+    return {"id": a.id, "night_id": a.night_id, "capsule_id": a.capsule_id, "side": a.side, "idx": a.index,
+            "started_at": a.started_at, "finished_at": a.finished_at, "exit_code": a.exit_code, "signal": a.signal,
+            "signature": a.signature, "classification": a.classification, "duration_s": a.duration_s,
+            "timed_out": int(a.timed_out), "key_lines": json.dumps(list(a.key_lines))}
+
+
+def _attempt(row: RowMapping) -> AttemptRecord:
+    return AttemptRecord(
+        id=row["id"], night_id=row["night_id"], capsule_id=row["capsule_id"], side=row["side"], index=row["idx"],
+        state=row["state"], started_at=row["started_at"], finished_at=row["finished_at"],
+        exit_code=row["exit_code"], signal=row["signal"], signature=row["signature"],
+        classification=row["classification"], duration_s=row["duration_s"], timed_out=bool(row["timed_out"]),
+        key_lines=tuple(json.loads(row["key_lines"] or "[]")))
+
+
+def default_db_path() -> Path:
+    """Under the user's data directory, per platform conventions (~/.local/share/replay on Linux)."""
+    from platformdirs import user_data_path
+
+    return user_data_path("replay", appauthor=False) / "farm.sqlite"

@@ -1,0 +1,108 @@
+"""The image of a plan: built once (with retries on mirror hiccups), then probed once
+for what it really holds (glibc, drifted packages)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+
+from ..config import Settings
+from ..engine import LABEL, Engine, RunSpec
+from ..errors import BuildFailed
+from ..plan import Drift
+from ..render import Context
+
+
+@dataclass(frozen=True)
+class BuiltImage:
+    ref: str
+    built: bool
+    build_s: float
+    context: Context | None = None
+    drift: tuple[Drift, ...] = ()
+    steps_run: int = 0  # build steps that ran; 0 when everything came from the cache
+    libc_version: str | None = None  # read inside the built image
+
+
+@dataclass(frozen=True)
+class ImageFacts:
+    libc_version: str | None
+    drift: tuple[Drift, ...]
+
+
+def drift_of(entries: Any) -> tuple[Drift, ...]:
+    """The build's drift report (JSON written by templates/scripts/npm-deps.js), checked."""
+    out = []
+    for e in entries or ():
+        if isinstance(e, dict) and all(isinstance(e.get(k), str) for k in ("name", "recorded", "installed")):
+            out.append(Drift(e["name"], e["recorded"], e["installed"]))
+    return tuple(out)
+
+
+# A fixed probe (no capsule data): glibc's version, then the drift report the build wrote.
+_FACTS_PROBE = "getconf GNU_LIBC_VERSION | cut -d' ' -f2; echo ---; cat /opt/replay/drift.json 2>/dev/null || true"
+_TRANSIENT = ("Temporary failure resolving", "Could not connect", "Connection timed out", "ETIMEDOUT",
+              "ECONNRESET", "EAI_AGAIN", "503 Service Unavailable", "502 Bad Gateway", "Connection reset by peer",
+              "Hash Sum mismatch", "ReadTimeoutError")
+
+
+def _transient_build(exc: BaseException) -> bool:
+    return isinstance(exc, BuildFailed) and any(t in exc.log_tail for t in _TRANSIENT)
+
+
+def build(engine: Engine, ctx_dir: Path, tag: str, labels: dict[str, str], say: Callable[[str], None],
+          verbose: bool) -> int:
+    """Build, retrying (with backoff) when the log shows a mirror or registry hiccup; the steps run."""
+    def once() -> int:
+        steps = 0
+        for event in engine.build(ctx_dir, tag, labels):
+            if event.kind == "log" and verbose:
+                say(event.text)
+            elif event.kind == "step" and not verbose:  # -v shows the whole log instead
+                say(f"build: {event.text}")
+            steps = event.steps_run if event.kind == "done" else steps
+        return steps
+
+    retrying = Retrying(retry=retry_if_exception(_transient_build), stop=stop_after_attempt(3),
+                        wait=wait_exponential(multiplier=2, max=20), reraise=True,
+                        before_sleep=lambda rs: say(f"build hit a transient failure; retrying ({rs.attempt_number}/3)"))
+    return int(retrying(once))
+
+
+def image_facts(engine: Engine, settings: Settings, tag: str, label: str) -> ImageFacts:
+    """What the built image really holds, read once per image (cached by image id)."""
+    image_id = engine.image_id(tag)
+    cache = settings.cache_dir / "images" / f"{image_id.replace(':', '-')}.json"
+    if cache.exists():
+        data = json.loads(cache.read_text())
+    else:
+        res = engine.run(RunSpec(image=tag, argv=("sh", "-c", _FACTS_PROBE), labels=((LABEL, label),), timeout_s=60))
+        libc, _, drift = res.stdout.decode("utf-8", "replace").partition("\n---\n")
+        try:
+            drifted = json.loads(drift or "{}").get("drift", [])
+        except ValueError:
+            drifted = []
+        data = {"libc_version": libc.strip() or None, "drift": drifted}
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        part = cache.with_name(f"{cache.name}.{uuid.uuid4().hex}.part")
+        part.write_text(json.dumps(data))
+        part.replace(cache)  # atomic: parallel trials never read half a file
+    return ImageFacts(data.get("libc_version"), drift_of(data.get("drift")))
+
+
+def context_digest(ctx: Path) -> str:
+    """The build context's content: what the image is made of (its tag is derived from it)."""
+    h = hashlib.sha256()
+    for p in sorted(ctx.rglob("*")):
+        rel = p.relative_to(ctx).as_posix().encode()
+        if p.is_symlink():
+            h.update(b"L" + rel + str(p.readlink()).encode())
+        elif p.is_file():
+            h.update(b"F" + rel + hashlib.sha256(p.read_bytes()).digest() + bytes([p.stat().st_mode & 0o111 != 0]))
+    return h.hexdigest()

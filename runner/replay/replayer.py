@@ -1,0 +1,184 @@
+"""The replayer: build the image of a plan, run attempts in its world, judge them.
+
+Replayer is the one object the CLI, bisect and the farm drive; its image() and
+attempt() are thread-safe so independent trials can run in parallel.
+"""
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ..baseimage import ensure_base
+from ..capsules import read_capsule
+from ..capsules.model import Capsule
+from ..config import Settings, settings as load_settings
+from ..engine import LABEL, Containment, Engine, EngineHolder, RunSpec
+from ..httpreplay.report import HttpReport
+from ..outcome import Attempt, Expected, classify, expected_of
+from ..plan import Plan, plan_digest
+from ..planner import make_plan
+from ..render import Context, workdir, write_context
+from . import image as images
+from .image import BuiltImage
+from .options import ReplayOptions
+from .progress import Progress
+from .runenv import command_env
+from .world import AttemptSettings, World
+
+
+# Docker's default capabilities a test command has no use for: raw sockets, device
+# nodes, audit, file capabilities, chroot, changing capability sets.
+DROPPED_CAPS = ("NET_RAW", "MKNOD", "AUDIT_WRITE", "SETFCAP", "SYS_CHROOT", "SETPCAP")
+
+
+class Replayer:
+    def __init__(self, options: ReplayOptions = ReplayOptions(), progress: Progress | None = None,
+                 settings: Settings | None = None, engine: Engine | None = None) -> None:
+        self.options = options
+        self.progress = progress or Progress()
+        self.settings = settings or load_settings()
+        self.label = options.label or f"r-{uuid.uuid4().hex[:12]}"  # unique: close() removes what carries it
+        self._engine = EngineHolder(options.builder or self.settings.builder, engine)
+        self._locks: dict[str, threading.Lock] = {}
+        self._lock = threading.Lock()
+        self._built: dict[str, BuiltImage] = {}
+        self._workdir = Path(tempfile.mkdtemp(prefix="replay-"))
+
+    @property
+    def engine(self) -> Engine:
+        return self._engine.get()
+
+    def load(self, path: Path | str) -> tuple[Capsule, Plan]:
+        return self.plan(read_capsule(path))
+
+    def plan(self, capsule: Capsule) -> tuple[Capsule, Plan]:
+        return capsule, make_plan(capsule, self.settings, self.options.plan)
+
+    def expected(self, capsule: Capsule) -> Expected:
+        return expected_of(capsule)
+
+    def image(self, plan: Plan) -> BuiltImage:
+        """Build (or reuse) the image of this plan; a second call for the same plan builds nothing."""
+        # keyed by the plan's JSON (which holds no supplied value): equal plans share one context
+        ctx_dir = self._workdir / f"ctx-{plan_digest(plan)[:16]}"
+        with self._key_lock(ctx_dir.name):
+            if ctx_dir.name in self._built:
+                return self._built[ctx_dir.name]
+            with self.progress.step(f"resolve base {plan.base.suite}"):
+                ensure_base(self.engine, self.settings, plan.base, self.progress.say)
+            with self.progress.step("fetch runtimes, package managers and source"):
+                ctx = write_context(plan, self.settings, ctx_dir)
+            tag = f"{self.settings.image_repo}:{plan.capsule_id[:12].lower()}-{images.context_digest(ctx_dir)[:12]}"
+            with self._key_lock(tag):
+                result = self._image_of(plan, ctx_dir, ctx, tag)
+                self._built[ctx_dir.name] = result
+                return result
+
+    def _image_of(self, plan: Plan, ctx_dir: Path, ctx: Context, tag: str) -> BuiltImage:
+        engine = self.engine
+        start = time.monotonic()
+        built, steps_run = False, 0
+        if not engine.image_exists(tag):
+            with self.progress.step(f"build image ({engine.builder_name})"):
+                labels = {LABEL: "image", "replay.capsule": plan.capsule_id}
+                steps_run = images.build(engine, ctx_dir, tag, labels, self.progress.say, self.options.verbose)
+            built = True
+        else:
+            self.progress.say(f"image {tag} is cached: nothing to build")
+        facts = images.image_facts(engine, self.settings, tag, self.label)
+        return BuiltImage(tag, built, time.monotonic() - start, ctx, facts.drift, steps_run, facts.libc_version)
+
+    def _key_lock(self, key: str) -> threading.Lock:
+        with self._lock:
+            return self._locks.setdefault(key, threading.Lock())
+
+    def run_spec(self, plan: Plan, image: BuiltImage, world: AttemptSettings = AttemptSettings()) -> RunSpec:
+        env, argv = command_env(plan, self.engine.image_env(image.ref), (*world.env, *self.options.secret_env))
+        return RunSpec(image=image.ref, argv=argv, env=env, workdir=workdir(plan),
+                       network=world.network or ("bridge" if plan.network == "allow" else "none"),
+                       labels=((LABEL, self.label), ("replay.capsule", plan.capsule_id)),
+                       timeout_s=self.options.timeout, containment=self.containment(),
+                       mounts=world.mounts, dns_opts=world.dns_opts, dns=world.dns, files=world.files)
+
+    def containment(self) -> Containment:
+        """One policy for every container that runs the capsule's code (attempts and `replay shell`)."""
+        return Containment(memory=self.options.memory, pids_limit=self.options.pids_limit, cpus=self.options.cpus,
+                           cap_drop=DROPPED_CAPS)
+
+    def world(self, plan: Plan) -> World:
+        return World(self.engine, self.settings, plan, self.label, self.progress.say)
+
+    def attempts(self, plan: Plan, image: BuiltImage, expected: Expected | None, count: int,
+                 label_steps: bool = True) -> tuple[list[Attempt], HttpReport | None]:
+        """`count` attempts in fresh containers, in the plan's whole hermetic world (HTTP, clock, values)."""
+        out: list[Attempt] = []
+        with self.world(plan) as world:
+            for i in range(count):
+                spec = self.run_spec(plan, image, world.attempt())
+                if label_steps:
+                    with self.progress.step(f"attempt {i + 1}/{count}"):
+                        out.append(self.run_one(expected, spec))
+                else:
+                    out.append(self.run_one(expected, spec))
+            return out, world.http_report()
+
+    def attempt(self, plan: Plan, image: BuiltImage, expected: Expected | None = None) -> Attempt:
+        """One attempt in a fresh container, in the plan's whole hermetic world."""
+        return self.attempts(plan, image, expected, 1, label_steps=False)[0][0]
+
+    def run_one(self, expected: Expected | None, spec: RunSpec) -> Attempt:
+        secrets = [v for _, v in self.options.secret_env if len(v) >= 4]
+        on_output: Callable[[bytes], None] | None = None
+        if self.options.verbose:
+            on_output = lambda b: self.progress.say(scrub(b.decode("utf-8", "replace").rstrip(), secrets))  # noqa: E731
+        res = self.engine.run(spec, on_output)
+        att = attempt_of(res.output, res.stdout, res.exit_code, res.signal, res.duration_s,
+                         res.timed_out or res.oom_killed, expected)
+        return redacted(att, secrets)
+
+    def close(self) -> None:
+        self._engine.cleanup(self.label)
+        shutil.rmtree(self._workdir, ignore_errors=True)
+
+
+SUPPLIED = "[supplied value]"
+
+
+def redacted(att: Attempt, secrets: Sequence[str]) -> Attempt:
+    """An attempt as reported: a value supplied with --env never shows, even when the program
+    printed it (judged before, on what it really printed)."""
+    if not secrets:
+        return att
+    stdout = att.stdout
+    for s in secrets:
+        stdout = stdout.replace(s.encode(), SUPPLIED.encode())
+    return dataclasses.replace(att, output_tail=scrub(att.output_tail, secrets),
+                               key_lines=tuple(scrub(k, secrets) for k in att.key_lines), stdout=stdout)
+
+
+def scrub(text: str, secrets: Sequence[str]) -> str:
+    for s in secrets:
+        text = text.replace(s, SUPPLIED)
+    return text
+
+
+def attempt_of(output: bytes, stdout: bytes, exit_code: int | None, signal: str | None, duration_s: float,
+               timed_out: bool, expected: Expected | None) -> Attempt:
+    from .. import signature as sig
+
+    text = output.decode("utf-8", "replace")
+    # Docker reports a signal as 128+n; that is the recorded way only when a signal was recorded.
+    by_signal = signal if (expected is None or expected.signal) else None
+    code = None if by_signal else exit_code
+    fs = sig.compute(text, code, by_signal)
+    tail = "\n".join(text.splitlines()[-40:])
+    att = Attempt(code, by_signal, fs.signature, fs.key_lines, duration_s, timed_out, stdout, tail)
+    return dataclasses.replace(att, classification=classify(expected, att)) if expected is not None else att
+
+

@@ -1,0 +1,27 @@
+"""The run-time environment of an attempt: recorded values set, empty set empty,
+absent made absent even when the image sets them, argv exactly as recorded."""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ..plan import Plan
+
+
+def command_env(plan: Plan, image_env: Mapping[str, str],
+                extra: Sequence[tuple[str, str]] = ()) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
+    env: dict[str, str] = {}
+    unset: list[str] = []
+    for name, setting in plan.env.items():
+        if setting.state == "absent":
+            if name in image_env:
+                unset.append(name)
+        elif setting.state != "supplied":  # a supplied value comes with `extra`, never from the plan
+            env[name] = setting.value if setting.state == "set" else ""
+    for name, value in extra:
+        env[name] = value
+    argv = plan.argv
+    if unset:
+        # The image sets these, and Docker cannot remove an image's variable: let
+        # env(1) drop them right before exec (still no shell, argv untouched).
+        argv = ("/usr/bin/env", *[a for n in sorted(unset) for a in ("-u", n)], *argv)
+    return tuple(env.items()), tuple(argv)

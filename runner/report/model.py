@@ -1,0 +1,83 @@
+"""The replay report as one frozen value: text.py shows it, codec.py writes and reads it."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..capsules.verification import VerifyResult
+from ..httpreplay.report import HttpReport
+from ..outcome import Attempt, Expected, Verdict, exit_code_of, explain, judge_fix
+from ..plan import Drift, Fidelity
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class CapsuleRef:
+    path: str
+    format: str
+    id: str
+
+
+@dataclass(frozen=True)
+class ImageInfo:
+    ref: str
+    built: bool
+    build_s: float
+    steps_run: int
+    builder: str
+    base: str
+
+
+@dataclass(frozen=True)
+class Verification:
+    valid: bool | None
+    sealed: bool = False
+    trusted: bool | None = None
+    problems: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """With --patch: the unpatched source's run, in the same image but for the source layer."""
+
+    verdict: Verdict
+    attempts: tuple[Attempt, ...]
+
+
+@dataclass(frozen=True)
+class ReplayReport:
+    verdict: Verdict
+    capsule: CapsuleRef
+    expected: Expected
+    attempts: tuple[Attempt, ...]
+    fidelity: tuple[Fidelity, ...]
+    image: ImageInfo
+    verification: Verification
+    steps: tuple[Step, ...] = ()
+    drift: tuple[Drift, ...] = ()
+    http: HttpReport | None = None
+    notes: tuple[str, ...] = ()
+    baseline: Baseline | None = None  # with --patch; `attempts` are then the patched run's
+
+    @property
+    def exit_code(self) -> int:
+        return exit_code_of(self.verdict)
+
+    @property
+    def summary(self) -> str:
+        """The sentence that ends the report (and is `summary` in its JSON), derived, never stored."""
+        if self.baseline is None:
+            return explain(self.verdict, self.expected, self.attempts)
+        why = judge_fix(self.expected, self.baseline.verdict, self.attempts).why
+        return f"{self.verdict.upper()}: {why}."
+
+
+def verification_of(result: VerifyResult) -> Verification:
+    return Verification(result.valid, result.sealed, result.trusted,
+                        tuple(f"{p.severity}: {p.message}" for p in result.problems))
+
+

@@ -1,0 +1,109 @@
+"""A fake engine for unit tests: a class that satisfies runner.engine.Engine, recording
+every call. Behaviour is injected (what a build yields, what a run returns); integration
+tests use the real engine."""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+
+from runner.engine import BuildEvent, RunResult, RunSpec
+
+BuildFn = Callable[[Path, str, Mapping[str, str]], Iterator[BuildEvent]]
+RunFn = Callable[[RunSpec], RunResult]
+
+
+def _built(ctx: Path, tag: str, labels: Mapping[str, str]) -> Iterator[BuildEvent]:
+    yield BuildEvent("done", image_id="sha256:1", steps_run=1)
+
+
+def _passes(spec: RunSpec) -> RunResult:
+    return RunResult(0, b"", b"", 0.01)
+
+
+class FakeEngine:
+    builder_name = "fake"
+
+    def __init__(self, build: BuildFn = _built, run: RunFn = _passes, images: Sequence[str] = ()) -> None:
+        self._build, self._run = build, run
+        self.images = set(images)
+        self.builds: list[str] = []
+        self.runs: list[RunSpec] = []
+        self.interactive_specs: list[RunSpec] = []
+        self.cleaned: list[str] = []
+        self.files: dict[str, dict[str, bytes]] = {}
+
+    def image_exists(self, ref: str) -> bool:
+        return ref in self.images
+
+    def image_id(self, ref: str) -> str:
+        return f"sha256:{abs(hash(ref)):x}"
+
+    def image_env(self, ref: str) -> dict[str, str]:
+        return {}
+
+    def import_rootfs(self, tar_path: Path, ref: str, changes: Sequence[str]) -> str:
+        self.images.add(ref)
+        return self.image_id(ref)
+
+    def try_pull(self, repo: str, tag: str) -> bool:
+        return False
+
+    def tag(self, src: str, ref: str) -> None:
+        self.images.add(ref)
+
+    def build(self, context: Path, tag: str, labels: Mapping[str, str], network: str = "default") -> Iterator[BuildEvent]:
+        self.builds.append(tag)
+        yield from self._build(context, tag, labels)
+        self.images.add(tag)
+
+    def run(self, spec: RunSpec, on_output: Callable[[bytes], None] | None = None) -> RunResult:
+        self.runs.append(spec)
+        self._upload(f"run-{len(self.runs)}", spec)
+        return self._run(spec)
+
+    def start(self, spec: RunSpec) -> str:
+        self.runs.append(spec)
+        self._upload(f"ctr-{len(self.runs)}", spec)
+        return f"ctr-{len(self.runs)}"
+
+    def container_ip(self, container_id: str, network: str) -> str:
+        return "10.0.0.2"
+
+    def logs(self, container_id: str) -> bytes:
+        return b""
+
+    def exec(self, container_id: str, argv: Sequence[str]) -> tuple[int, bytes]:
+        return 0, b""
+
+    def stop(self, container_id: str) -> None:
+        pass
+
+    def interactive(self, spec: RunSpec) -> int:
+        self.interactive_specs.append(spec)
+        return 0
+
+    def put_files(self, container_id: str, directory: str, files: Mapping[str, bytes]) -> None:
+        self.files.setdefault(f"{container_id}:{directory}", {}).update(files)
+
+    def get_file(self, container_id: str, path: str) -> bytes:
+        """What put_files or a spec's files put there (a test may write more into self.files)."""
+        directory, _, name = path.rpartition("/")
+        try:
+            return self.files[f"{container_id}:{directory or '/'}"][name]
+        except KeyError:
+            raise FileNotFoundError(path) from None
+
+    def _upload(self, container_id: str, spec: RunSpec) -> None:
+        for f in spec.files:
+            directory, _, name = f.path.rpartition("/")
+            self.put_files(container_id, directory or "/", {name: f.data})
+
+    def create_network(self, name: str, labels: Mapping[str, str], internal: bool = True,
+                       bridge_name: str | None = None, ipam: Mapping[str, str] | None = None) -> str:
+        return name
+
+    def remove_network(self, name: str) -> None:
+        pass
+
+    def cleanup(self, label_value: str) -> None:
+        self.cleaned.append(label_value)

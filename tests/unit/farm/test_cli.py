@@ -1,0 +1,116 @@
+"""`replay farm report` and `history` on a real history file (no engine needed), and
+`farm run`'s usage errors: the JSON envelope, the text view, the exit codes."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from runner.cli.main import main
+from runner.farm.model import Rate
+from runner.farm.store import NightEntry, SqlStore
+
+from .records import attempt, night, result
+from tests.envelope import envelope_of
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    """Two finished nights: one capsule starts reproducing, one turns flaky."""
+    path = tmp_path / "farm.sqlite"
+    store = SqlStore(path)
+    verdicts = {"n1": ("not-reproduced", "reproduced"), "n2": ("reproduced", "flaky")}
+    for day, (nid, (a, b)) in enumerate(verdicts.items(), 1):
+        store.create_night(night(nid, f"2026-12-0{day}T02:00:00Z", None), {},
+                           [NightEntry("aaaa1111", "caps/a.json", "twin"), NightEntry("bbbb2222", "caps/b", "novafabric")])
+        store.add_result(result(nid, "aaaa1111", a, path="caps/a.json", signature="exit1:1234"))
+        rec = attempt(nid, "bbbb2222", 1)
+        store.start_attempt(rec)
+        store.add_result(result(nid, "bbbb2222", b, path="caps/b", format="novafabric",
+                                rate=Rate(4, 10, 0.17, 0.69) if b == "flaky" else None))
+        store.finish_night(nid, f"2026-12-0{day}T03:00:00Z", 1, 1)
+    store.close()
+    return path
+
+
+def _json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
+    rc = main([*args, "--json"])
+    return rc, envelope_of(capsys.readouterr().out)
+
+
+def test_report_json_is_the_envelope_with_the_changes_since_last_night(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, doc = _json(capsys, "farm", "report", "--db", str(db))
+    assert (rc, doc["schema"], doc["command"], doc["exit_code"], doc["error"]) == (
+        0, "replay.farm-report/1", "farm report", 0, None)
+    res = doc["result"]
+    assert [n["id"] for n in res["nights"]] == ["n1", "n2"]
+    assert res["nights"][1]["counts"] == {"reproduced": 1, "flaky": 1}
+    assert {(t["path"], t["kind"]) for t in res["since_last_night"]} == {
+        ("caps/a.json", "newly-reproducing"), ("caps/b", "flaky")}
+    assert {c["path"]: c["verdicts"] for c in res["capsules"]} == {
+        "caps/a.json": ["not-reproduced", "reproduced"], "caps/b": ["reproduced", "flaky"]}
+    rate = next(r for r in res["last_night"]["results"] if r["path"] == "caps/b")["rate"]
+    assert (rate["k"], rate["n"]) == (4, 10)
+
+
+def test_report_since_keeps_the_last_nights(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, doc = _json(capsys, "farm", "report", "--db", str(db), "--since", "1")
+    assert rc == 0 and [n["id"] for n in doc["result"]["nights"]] == ["n2"]
+
+
+def test_report_text_names_what_changed(db: Path, capsys: pytest.CaptureFixture[str],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["farm", "report", "--db", str(db)]) == 0
+    text = capsys.readouterr().out
+    assert "newly-reproducing: caps/a.json (not-reproduced -> reproduced)" in text
+    assert "flaky: caps/b (reproduced -> flaky)" in text
+    assert "verdicts: 1 reproduced, 1 flaky" in text
+    assert "NR" in text and "RF" in text  # the strips, oldest night first
+
+
+def test_history_of_one_capsule_by_id_prefix(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, doc = _json(capsys, "farm", "history", "aaaa", "--db", str(db))
+    assert (rc, doc["schema"]) == (0, "replay.farm-history/1")
+    assert [(n["night_id"], n["verdict"]) for n in doc["result"]["nights"]] == [
+        ("n1", "not-reproduced"), ("n2", "reproduced")]
+    rc, doc = _json(capsys, "farm", "history", "ffff", "--db", str(db))
+    assert (rc, doc["exit_code"], doc["result"]["nights"]) == (1, 1, [])
+
+
+def test_a_missing_history_is_an_error_envelope_naming_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "none.sqlite"
+    rc, doc = _json(capsys, "farm", "report", "--db", str(missing))
+    assert (rc, doc["exit_code"], doc["result"]) == (2, 2, None)
+    assert doc["error"]["kind"] == "history" and doc["error"]["file"] == str(missing)
+    assert not missing.exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["farm", "run"], "at least one SOURCE"),
+    (["farm", "run", "--resume", "caps"], "give no SOURCE"),
+    (["farm", "run", "--resume"], "no unfinished night"),
+    (["farm", "run", "caps", "--ref", "main;rm"], "not a commit id"),
+    (["farm", "run", "nope-dir"], "no such file or directory"),
+    (["farm", "run", "caps", "--attempts", "5", "--max-attempts", "3"], "attempts <= max-attempts"),
+])
+def test_run_usage_errors_are_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                              monkeypatch: pytest.MonkeyPatch, args: list[str], message: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "caps").mkdir()
+    assert main([*args, "--db", str(tmp_path / "farm.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_without_an_engine_run_is_one_line_exit_3_and_records_no_night(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from .builders import write_instance
+
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+    write_instance(tmp_path / "caps" / "a.json", ["python3", "-c", "print(1)"], "1\n")
+    db = tmp_path / "farm.sqlite"
+    rc, doc = _json(capsys, "farm", "run", str(tmp_path / "caps"), "--db", str(db))
+    assert (rc, doc["result"], doc["error"]["kind"]) == (3, None, "engine")
+    assert "no Docker engine answers" in doc["error"]["message"]
+    assert SqlStore(db).history().nights == ()

@@ -1,0 +1,64 @@
+"""Collecting capsules from folders, list files and capsules (all three formats)."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from runner.errors import UsageError
+from runner.farm.collect import collect, content_id
+from tests.examples import NOVA, TWIN
+
+from .builders import write_instance
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    root = tmp_path / "caps"
+    (root / "team" / "twin").mkdir(parents=True)
+    shutil.copy(TWIN, root / "team" / "twin" / "ny.json")
+    shutil.copytree(NOVA, root / "nova" / "run-1")
+    write_instance(root / "ci" / "hello.json", ["python3", "-c", "print(1)"], "1\n")
+    (root / "ci" / "package.json").write_text('{"name": "not-a-capsule"}')
+    (root / "ci" / "broken.json").write_text('{"twin": 1, "command": ')  # claims twin, cut short
+    (root / ".git").mkdir()
+    shutil.copy(TWIN, root / ".git" / "hidden.json")
+    (root / "nova" / "run-1" / "inputs" / "extra.json").write_text('{"twin": 1}')  # inside a capsule: its own file
+    return root
+
+
+def test_a_folder_is_searched_recursively_for_all_three_formats(folder: Path) -> None:
+    entries = collect([folder])
+    got = sorted((Path(e.path).relative_to(folder).as_posix(), e.format) for e in entries)
+    assert got == [("ci/broken.json", "twin"), ("ci/hello.json", "codeinstances"), ("nova/run-1", "novafabric"),
+                   ("team/twin/ny.json", "twin")]
+
+
+def test_the_same_capsule_twice_is_collected_once_under_its_content_hash(tmp_path: Path, folder: Path) -> None:
+    shutil.copytree(folder / "nova" / "run-1", tmp_path / "renamed-copy")
+    entries = collect([folder / "nova" / "run-1", tmp_path / "renamed-copy", folder / "nova" / "run-1"])
+    assert len(entries) == 1
+    assert entries[0].also_at == (str(tmp_path / "renamed-copy"),)
+    assert entries[0].capsule_id == content_id(tmp_path / "renamed-copy")
+
+
+def test_a_changed_capsule_has_another_id(tmp_path: Path) -> None:
+    a = write_instance(tmp_path / "a.json", ["python3", "-c", "print(1)"], "1\n")
+    before = content_id(a)
+    write_instance(a, ["python3", "-c", "print(1)"], "2\n")
+    assert content_id(a) != before
+
+
+def test_a_list_file_names_capsules_and_folders_relative_to_itself(tmp_path: Path, folder: Path) -> None:
+    listing = tmp_path / "nightly.txt"
+    listing.write_text(f"# the nightly set\n{folder.name}/ci/hello.json\n\n{folder / 'nova'}\nmissing.json\n")
+    got = [Path(e.path).name for e in collect([listing])]
+    assert got == ["hello.json", "run-1", "missing.json"]  # a missing entry is listed (judged broken), not fatal
+
+
+def test_a_missing_source_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="no such file or directory"):
+        collect([tmp_path / "nope"])
+    with pytest.raises(UsageError, match="at least one SOURCE"):
+        collect([])

@@ -1,0 +1,307 @@
+"""The farm's, `replay --junit`'s and `replay bisect --junit`'s JUnit XML: parsed back,
+checked mapping by mapping, and validated against Maven Surefire's schema (the one that
+knows flakyFailure, vendored under tests/fixtures/junit/)."""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any, get_type_hints
+
+import pytest
+from lxml import etree
+
+from runner.farm.junit import OUTCOME, bisect_junit, farm_junit, replay_junit
+from runner.farm.model import AttemptRecord, CapsuleResult, FarmVerdict, Night, Rate
+from runner.replay import Attempt, Expected
+from runner.report import ReplayReport
+
+XSD = Path(__file__).resolve().parents[2] / "fixtures" / "junit" / "surefire-test-report-3.0.xsd"
+NIGHT = "night-0003"
+SIG = "exit1:0aee0834ac9c4d2d"
+OTHER = "exit2:1111111111111111"
+KEY = ("FAIL test/time.test.ts", "expected 2026-01-01 got 2025-12-31")
+HOSTILE = "<script>alert(1)</script>"
+
+
+# --- values built by hand (shared with test_html.py and the Chromium test) ----------------
+
+def attempt(capsule_id: str, index: int, classification: str, *, exit_code: int | None = 1,
+            signature: str | None = SIG, side: str = "recorded", night_id: str = NIGHT,
+            key_lines: tuple[str, ...] = KEY, timed_out: bool = False) -> AttemptRecord:
+    return AttemptRecord(f"{night_id}-{capsule_id}-{side}-{index}", night_id, capsule_id, side,  # type: ignore[arg-type]
+                         index, "finished", "2026-12-01T03:00:00Z", "2026-12-01T03:00:09Z",
+                         exit_code, None, signature, classification, 9.0 + index / 10, timed_out, key_lines)
+
+
+def result(path: str, verdict: FarmVerdict, *, night_id: str = NIGHT, capsule_id: str | None = None,
+           fmt: str = "twin", repo: str | None = "https://example.org/app.git",
+           attempts: Sequence[tuple[str, int | None, str | None]] = (), **kw: Any) -> CapsuleResult:
+    """A result; `attempts` as (classification, exit code, signature) at the recorded commit."""
+    cid = capsule_id or f"c-{path.replace('/', '-')}"
+    recs = tuple(attempt(cid, i, c, exit_code=e, signature=s, night_id=night_id)
+                 for i, (c, e, s) in enumerate(attempts, 1))
+    kw.setdefault("recorded_signature", SIG)
+    return CapsuleResult(night_id, cid, path, fmt, repo, "a" * 40, verdict, attempts=recs,
+                         replay_version="0.1.0", duration_s=30.5, finished_at="2026-12-01T03:10:00Z", **kw)
+
+
+REPRO = [("recorded", 1, SIG)] * 3
+
+
+def every_verdict(night_id: str = NIGHT, ref: str | None = "main") -> tuple[CapsuleResult, ...]:
+    """One capsule per verdict (and per verdict at REF), of all three formats."""
+    r = {"night_id": night_id}
+    return (
+        result("caps/tz/capsule.json", "reproduced", signature=SIG, exit_code=1, key_lines=KEY,
+               attempts=REPRO, rate=Rate(3, 3, 0.44, 1.0), ref=ref, ref_verdict="not-fixed", **r),
+        result("caps/fixed-on-main.json", "reproduced", signature=SIG, exit_code=1, key_lines=KEY,
+               attempts=REPRO, ref=ref, ref_verdict="fixed", **r),
+        result("caps/other.json", "different-failure", signature=OTHER, exit_code=2,
+               key_lines=("TypeError: x is undefined",), attempts=[("other", 2, OTHER)] * 3, **r),
+        result("caps/flaky.json", "flaky", signature=SIG, exit_code=1, key_lines=KEY,
+               attempts=[("recorded", 1, SIG), ("pass", 0, None), ("recorded", 1, SIG), ("pass", 0, None),
+                         ("pass", 0, None)], rate=Rate(2, 5, 0.118, 0.769), **r),
+        result("nova/01JC4Q7W9Z2M5N8P3R6T1V0X4B", "not-reproduced", fmt="novafabric", exit_code=0,
+               attempts=[("pass", 0, None)] * 3, ref=ref, ref_verdict="inconclusive", **r),
+        result("ci/fetch-greeting.json", "reproduced", fmt="codeinstances", repo=None, exit_code=0,
+               recorded_signature=None, attempts=[("recorded", 0, None)] * 3, **r),
+        result("caps/slow.json", "inconclusive", reason="every attempt timed out after 600 s", **r),
+        result("caps/tampered.json", "broken", repo=None, reason="the seal does not verify: payload differs", **r),
+        result("caps/engine.json", "infra-error", reason="the engine did not answer: connection refused", **r),
+    )
+
+
+def every_verdict_night(night_id: str = NIGHT, ref: str | None = "main") -> Night:
+    return Night(night_id, "2026-12-01T03:00:00Z", "2026-12-01T03:41:07Z", ref, ("caps/", "nova/", "ci/"),
+                 every_verdict(night_id, ref))
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+@cache
+def schema() -> etree.XMLSchema:
+    return etree.XMLSchema(etree.parse(str(XSD)))
+
+
+def valid(xml: str) -> ET.Element:
+    """The document, after checking it against Surefire's schema."""
+    doc = etree.fromstring(xml.encode("utf-8"))
+    assert schema().validate(doc), schema().error_log
+    return ET.fromstring(xml.encode("utf-8"))
+
+
+def cases(xml: str) -> dict[str, ET.Element]:
+    return {c.get("name"): c for c in valid(xml).iter("testcase")}  # type: ignore[misc]
+
+
+# --- the farm ---------------------------------------------------------------------------------
+
+def test_one_testcase_per_capsule_named_by_path_and_repo() -> None:
+    night = every_verdict_night()
+    suite = valid(farm_junit(night))
+    assert suite.tag == "testsuite"
+    got = [(c.get("classname"), c.get("name")) for c in suite.iter("testcase")]
+    assert got == [(r.repo or r.format, r.path) for r in night.results]
+    assert dict(got)["codeinstances"] == "ci/fetch-greeting.json"  # no repo recorded: the format
+    assert suite.get("tests") == str(len(night.results))
+    assert [c.get("time") for c in suite.iter("testcase")] == ["30.500"] * len(night.results)
+    props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert props["night.id"] == NIGHT and props["ref"] == "main"
+    assert suite.get("time") == "2467.000"  # the night's wall time, 03:00:00 to 03:41:07
+
+
+def test_counts_follow_the_testcases() -> None:
+    suite = valid(farm_junit(every_verdict_night()))
+    tcs = list(suite.iter("testcase"))
+    for tag, attr in (("failure", "failures"), ("error", "errors"), ("skipped", "skipped")):
+        assert suite.get(attr) == str(sum(1 for c in tcs if c.find(tag) is not None)), attr
+    assert (suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("2", "2", "1")
+
+
+def test_reproduced_is_a_failure_with_signature_and_key_lines() -> None:
+    case = cases(farm_junit(every_verdict_night()))["caps/tz/capsule.json"]
+    failure = case.find("failure")
+    assert failure is not None and failure.get("type") == "reproduced"
+    assert SIG in failure.get("message", "") and "3/3" in failure.get("message", "")
+    assert failure.text == "\n".join(KEY)
+    out = case.findtext("system-out") or ""
+    assert "at main: not-fixed" in out  # the verdict at REF, in system-out
+
+
+def test_different_failure_names_both_signatures() -> None:
+    failure = cases(farm_junit(every_verdict_night()))["caps/other.json"].find("failure")
+    assert failure is not None and failure.get("type") == "different-failure"
+    assert OTHER in failure.get("message", "") and SIG in failure.get("message", "")
+    assert failure.text == "TypeError: x is undefined"
+
+
+def test_flaky_passes_with_one_flaky_failure_per_failed_attempt() -> None:
+    case = cases(farm_junit(every_verdict_night()))["caps/flaky.json"]
+    assert case.find("failure") is None and case.find("error") is None and case.find("skipped") is None
+    flakes = case.findall("flakyFailure")
+    assert [f.get("message", "").split(":")[0] for f in flakes] == ["attempt 1", "attempt 3"]
+    assert all("2/5" in f.get("message", "") and SIG in f.get("message", "") for f in flakes)
+    assert [f.findtext("stackTrace") for f in flakes] == ["\n".join(KEY)] * 2
+    assert "95 % interval 12% to 77%" in (case.findtext("system-out") or "")
+
+
+def test_flaky_without_attempts_on_record_still_has_a_flaky_failure() -> None:
+    r = result("caps/f.json", "flaky", rate=Rate(1, 4, 0.05, 0.7))
+    flakes = cases(farm_junit(Night("n", "2026-12-01T03:00:00Z", results=(r,))))["caps/f.json"].findall("flakyFailure")
+    assert len(flakes) == 1 and "1/4" in flakes[0].get("message", "")
+
+
+@pytest.mark.parametrize("path", ["nova/01JC4Q7W9Z2M5N8P3R6T1V0X4B", "caps/fixed-on-main.json",
+                                  "ci/fetch-greeting.json"])
+def test_not_reproduced_fixed_and_recorded_pass_are_passes_with_a_note(path: str) -> None:
+    case = cases(farm_junit(every_verdict_night()))[path]
+    assert [c.tag for c in case] == ["system-out"]
+    out = case.findtext("system-out") or ""
+    expected = {"nova/01JC4Q7W9Z2M5N8P3R6T1V0X4B": "did not come back at its commit",
+                "caps/fixed-on-main.json": "at main: fixed", "ci/fetch-greeting.json": "verdict: reproduced"}
+    assert expected[path] in out
+
+
+@pytest.mark.parametrize("path, verdict", [("caps/tampered.json", "broken"), ("caps/engine.json", "infra-error")])
+def test_broken_and_infra_error_are_errors_with_the_reason(path: str, verdict: str) -> None:
+    case = cases(farm_junit(every_verdict_night()))[path]
+    error = case.find("error")
+    assert error is not None and error.get("type") == verdict
+    reason = next(r.reason for r in every_verdict() if r.path == path)
+    assert error.get("message") == f"{verdict}: {reason}" and reason in (error.text or "")
+
+
+def test_inconclusive_is_skipped_and_ref_inconclusive_is_noted() -> None:
+    got = cases(farm_junit(every_verdict_night()))
+    skipped = got["caps/slow.json"].find("skipped")
+    assert skipped is not None and "timed out" in skipped.get("message", "")
+    assert "at main: inconclusive" in (got["nova/01JC4Q7W9Z2M5N8P3R6T1V0X4B"].findtext("system-out") or "")
+
+
+@pytest.mark.parametrize("verdict", sorted(OUTCOME))
+def test_every_verdict_maps_to_one_valid_testcase(verdict: FarmVerdict) -> None:
+    r = result("caps/x.json", verdict, signature=SIG, exit_code=1, reason="why", key_lines=KEY,
+               attempts=[("recorded", 1, SIG), ("pass", 0, None)])
+    case = cases(farm_junit(Night("n", "2026-12-01T03:00:00Z", results=(r,))))["caps/x.json"]
+    tags = {c.tag for c in case} - {"system-out"}
+    assert tags == {"pass": set(), "failure": {"failure"}, "error": {"error"},
+                    "skipped": {"skipped"}}[OUTCOME[verdict]] | ({"flakyFailure"} if verdict == "flaky" else set())
+
+
+def test_hostile_strings_stay_text_and_the_file_stays_valid() -> None:
+    nasty = f"{HOSTILE}\x1b[31m\x00 & ]]> \ud800"
+    r = result(HOSTILE, "reproduced", signature=SIG, key_lines=(nasty,), repo=f"{HOSTILE}\x07",
+               reason=nasty, attempts=REPRO)
+    xml = farm_junit(Night("n", "2026-12-01T03:00:00Z", results=(r, result("b.json", "broken", reason=nasty))))
+    got = cases(xml)
+    assert got[HOSTILE].get("classname") == f"{HOSTILE}\\x07"
+    text = got[HOSTILE].findtext("failure") or ""
+    assert text.startswith(HOSTILE) and "\\x1b[31m\\x00" in text and "\\ud800" in text
+    assert "<script>" not in xml  # escaped, not markup
+
+
+def test_messages_are_short_single_lines_and_text_is_capped() -> None:
+    long = "x" * 5000
+    r = result("caps/long.json", "broken", reason=f"first line\nsecond {long}", key_lines=(long,) * 100)
+    error = cases(farm_junit(Night("n", "2026-12-01T03:00:00Z", results=(r,))))["caps/long.json"].find("error")
+    assert error is not None
+    assert len(error.get("message", "")) <= 200 and "\n" not in error.get("message", "")
+    lines = (error.text or "").split("\n")
+    assert len(lines) <= 41 and max(map(len, lines)) <= 500 and lines[-1].endswith("more lines")
+
+
+def test_an_empty_night_is_a_valid_empty_suite() -> None:
+    suite = valid(farm_junit(Night("n", "2026-12-01T03:00:00Z")))
+    assert suite.get("tests") == "0" and list(suite.iter("testcase")) == []
+
+
+# --- one replay -------------------------------------------------------------------------------
+
+def report(verdict: str, classes: Sequence[str], failed: bool = True) -> ReplayReport:
+    """A ReplayReport built from the real classes (found through its annotations, wherever
+    the core keeps them)."""
+    from runner.report import Step
+
+    hints = get_type_hints(ReplayReport)
+    atts = tuple(Attempt(1 if c in ("recorded", "other") and failed else 0, None,
+                         SIG if c == "recorded" else OTHER, KEY if c == "recorded" else ("boom",), 2.5,
+                         classification=c) for c in classes)  # type: ignore[arg-type]
+    return ReplayReport(
+        verdict=verdict, capsule=hints["capsule"]("caps/tz/capsule.json", "twin", "c0ffee"),  # type: ignore[arg-type]
+        expected=Expected(failed, 1 if failed else 0, None, SIG if failed else None, KEY if failed else ()),
+        attempts=atts, fidelity=(), image=hints["image"]("replay/img:x", True, 12.0, 9, "buildkit", "bookworm"),
+        verification=hints["verification"](True), steps=(Step("build", 12.0), Step("run", 7.5)))
+
+
+def test_replay_junit_reproduced_is_one_failing_testcase() -> None:
+    suite = valid(replay_junit(report("reproduced", ["recorded"] * 3)))
+    (case,) = suite.iter("testcase")
+    assert (case.get("classname"), case.get("name"), case.get("time")) == ("twin", "caps/tz/capsule.json", "19.500")
+    failure = case.find("failure")
+    assert failure is not None and SIG in failure.get("message", "") and "3/3" in failure.get("message", "")
+    assert failure.text == "\n".join(KEY)
+
+
+def test_replay_junit_flaky_not_reproduced_and_recorded_pass() -> None:
+    flaky = valid(replay_junit(report("flaky", ["recorded", "pass", "other"])))
+    flakes = flaky.find("testcase").findall("flakyFailure")  # type: ignore[union-attr]
+    assert len(flakes) == 2 and all("1/3" in f.get("message", "") for f in flakes)
+    assert flaky.get("failures") == "0"
+    for rep in (report("not-reproduced", ["pass"] * 3), report("reproduced", ["recorded"] * 3, failed=False)):
+        case = valid(replay_junit(rep)).find("testcase")
+        assert case is not None and [c.tag for c in case] == ["system-out"]
+    other = valid(replay_junit(report("different-failure", ["other"] * 3))).find("testcase/failure")
+    assert other is not None and OTHER in other.get("message", "") and other.text == "boom"
+
+
+# --- one bisect -------------------------------------------------------------------------------
+
+def bisect_data(status: str, minimal: Sequence[str] = ()) -> dict[str, Any]:
+    """What `replay bisect --json` prints in facts mode (runner.bisect.result_data's shape)."""
+    cands = [{"key": "env:TZ", "stage": "run", "cost": 1, "good": "UTC", "bad": "America/New_York"},
+             {"key": "pin:node:lodash", "stage": "build", "cost": 20, "good": "4.17.20", "bad": "4.17.21"}]
+    trials = [{"number": i, "keys": [], "image_keys": [], "role": "search", "verdict": "pass", "signature": None,
+               "built": False, "build_s": 1.25, "run_s": 2.0, "attempts": []} for i in range(1, 5)]
+    return {"mode": "facts", "status": status, "candidates": cands, "minimal": list(minimal), "trials": trials,
+            "not_varied": [{"key": "argv", "good": "a", "bad": "b", "reason": "the command itself"}],
+            "also_failing": [], "notes": [], "variant_builds": 0}
+
+
+def test_bisect_found_names_the_minimal_set() -> None:
+    suite = valid(bisect_junit(bisect_data("found", ["env:TZ"]), "bad.json"))
+    (case,) = suite.iter("testcase")
+    assert case.get("name") == "bad.json" and case.get("time") == "13.000"
+    failure = case.find("failure")
+    assert failure is not None and failure.get("message") == "minimal set: env:TZ"
+    assert failure.text == "env:TZ: UTC -> America/New_York"
+
+
+@pytest.mark.parametrize("status, tag", [("no culprit", "failure"), ("baseline fails", "error"),
+                                         ("not reproduced", None)])
+def test_bisect_other_answers(status: str, tag: str | None) -> None:
+    case = valid(bisect_junit(bisect_data(status), "bad.json")).find("testcase")
+    assert case is not None
+    assert [c.tag for c in case] == ([tag] if tag else []) + ["system-out"]
+    assert status in (case.findtext("system-out") or "")
+
+
+def test_bisect_commits_and_sweep_modes() -> None:
+    walk = {"status": "found", "good": "g", "line": ["b"], "first_failing": "b" * 40, "last_passing": "g",
+            "trials": [{"build_s": 0.5, "run_s": 1.5}], "notes": ["monotonic"]}
+    commits = {"mode": "commits", "walk": walk, "commits": [], "first_failing": {"sha": "b" * 40, "subject": "Use TZ"}}
+    failure = valid(bisect_junit(commits, "bad.json")).find("testcase/failure")
+    assert failure is not None and failure.get("message") == f"first failing commit: {'b' * 12} Use TZ"
+    sweep = {"mode": "sweep", "walk": walk, "summary": "fails from six 1.16.0"}
+    failure = valid(bisect_junit(sweep, "bad.json")).find("testcase/failure")
+    assert failure is not None and failure.get("message") == "fails from six 1.16.0"
+
+
+def test_bisect_data_shape_matches_the_real_result_data() -> None:
+    from runner.bisect import BisectResult, Candidate, Trial, result_data
+
+    res = BisectResult("found", (Candidate("env:TZ", "run", 1, "UTC", "America/New_York"),), ("env:TZ",),
+                       (Trial(1, "search", "reproduced", SIG, False, 0.0, 3.0, keys=("env:TZ",)),))
+    failure = valid(bisect_junit({"mode": "facts", **result_data(res)}, "bad.json")).find("testcase/failure")
+    assert failure is not None and failure.text == "env:TZ: UTC -> America/New_York"

@@ -1,0 +1,144 @@
+"""The farm's history store on a real SQLite file: migrations, immutability, resume bookkeeping."""
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from runner.farm import schema
+from runner.farm.model import Rate
+from runner.farm.store import NightEntry, SqlStore, StoreError, connect
+
+from .records import attempt, night, result
+
+ENTRIES = [NightEntry("c1", "caps/a.json", "twin"), NightEntry("c2", "caps/b", "novafabric", ("copy/b",))]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SqlStore:
+    return SqlStore(tmp_path / "farm.sqlite")
+
+
+def _sql(path: Path, statement: str) -> list[tuple[object, ...]]:
+    with sqlite3.connect(path) as conn:
+        return conn.execute(statement).fetchall()
+
+
+def test_a_new_history_is_at_the_latest_schema_in_wal_mode(store: SqlStore) -> None:
+    assert _sql(store.path, "SELECT version FROM schema_version ORDER BY version") == [(1,), (2,)]
+    assert _sql(store.path, "PRAGMA journal_mode") == [("wal",)]
+
+
+def test_an_older_history_is_migrated_keeping_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    with connect(path).begin() as conn:
+        assert schema.migrate(conn, upto=1) == [1]
+        conn.execute(text("INSERT INTO nights (id, started_at, sources, options, replay_version) "
+                          "VALUES ('n1', '2026-11-30T00:00:00Z', '[]', '{}', '0.0.9')"))
+    store = SqlStore(path)
+    assert _sql(path, "SELECT max(version) FROM schema_version") == [(schema.LATEST,)]
+    assert [n.id for n in store.history().nights] == ["n1"]
+    store.add_result(result("n1", "c1"))
+    with pytest.raises(sqlite3.DatabaseError, match="never changed"):  # version 2's trigger is in place
+        _sql(path, "UPDATE results SET verdict = 'fixed'")
+
+
+def test_a_history_from_a_newer_replay_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "new.sqlite"
+    SqlStore(path).close()
+    _sql(path, "INSERT INTO schema_version VALUES (99, 'later')")
+    with pytest.raises(StoreError, match="version 99 is newer than this replay understands"):
+        SqlStore(path)
+
+
+def test_a_file_that_is_not_a_database_is_one_error_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("not sqlite at all " * 100)
+    with pytest.raises(StoreError) as info:
+        SqlStore(path)
+    assert str(path) in info.value.line() and info.value.exit_code == 2
+
+
+def test_reading_a_missing_history_does_not_create_one(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="no farm history here"):
+        SqlStore(tmp_path / "none.sqlite", create=False)
+    assert not (tmp_path / "none.sqlite").exists()
+
+
+def test_a_verdict_is_written_once_and_never_changed_or_deleted(store: SqlStore) -> None:
+    store.create_night(night("n1", "2026-12-01T00:00:00Z", None), {"attempts": 3}, ENTRIES)
+    store.add_result(result("n1", "c1", "reproduced"))
+    with pytest.raises(StoreError, match="already has a verdict"):
+        store.add_result(result("n1", "c1", "flaky"))
+    for statement in ("UPDATE results SET verdict = 'fixed'", "DELETE FROM results"):
+        with pytest.raises(sqlite3.DatabaseError, match="never"):
+            _sql(store.path, statement)
+    assert [r.verdict for r in store.history().nights[0].results] == ["reproduced"]
+
+
+def test_an_attempt_goes_from_started_to_finished_once(store: SqlStore) -> None:
+    store.create_night(night("n1", "2026-12-01T00:00:00Z", None), {}, ENTRIES)
+    started = attempt("n1", "c1", 1)
+    store.start_attempt(started)
+    with pytest.raises(StoreError, match="already recorded"):
+        store.start_attempt(started)
+    done = dataclasses.replace(started, state="finished", finished_at="t", classification="recorded", exit_code=1)
+    store.finish_attempt(done)
+    with pytest.raises(StoreError, match="already finished"):
+        store.finish_attempt(dataclasses.replace(done, exit_code=0))
+    with pytest.raises(sqlite3.DatabaseError, match="never changed"):
+        _sql(store.path, "UPDATE attempts SET exit_code = 0")
+    with pytest.raises(sqlite3.DatabaseError, match="never deleted"):
+        _sql(store.path, "DELETE FROM attempts")
+    [back] = store.attempts("n1", "c1", "recorded")
+    assert (back.state, back.exit_code, back.classification) == ("finished", 1, "recorded")
+
+
+def test_the_unfinished_night_is_what_resume_continues(store: SqlStore) -> None:
+    assert store.open_night() is None
+    store.create_night(night("n1", "2026-12-01T00:00:00Z", None, ref="abc1234", sources=("caps",)),
+                       {"attempts": 5}, ENTRIES)
+    store.start_attempt(attempt("n1", "c1", 1))  # killed before it finished
+    store.add_result(result("n1", "c2", "broken", reason="does not verify"))
+    opened = store.open_night()
+    assert opened is not None
+    assert (opened.night.id, opened.night.ref, opened.options["attempts"]) == ("n1", "abc1234", 5)
+    assert list(opened.entries) == ENTRIES
+    assert store.judged("n1") == {"c2"}
+    assert [a.state for a in store.attempts("n1", "c1", "recorded")] == ["started"]
+    store.finish_night("n1", "2026-12-01T01:00:00Z", images=2, builds=1)
+    assert store.open_night() is None
+    with pytest.raises(StoreError, match="already finished"):
+        store.finish_night("n1", "later", 0, 0)
+    assert (store.history().nights[0].images, store.history().nights[0].builds) == (2, 1)
+
+
+def test_results_read_back_with_their_finished_attempts_only(store: SqlStore) -> None:
+    store.create_night(night("n1", "2026-12-01T00:00:00Z", None), {}, ENTRIES)
+    store.start_attempt(attempt("n1", "c1", 1))  # abandoned: never counts
+    for i, kind in ((2, "recorded"), (3, "pass")):
+        rec = attempt("n1", "c1", i)
+        store.start_attempt(rec)
+        store.finish_attempt(dataclasses.replace(rec, state="finished", classification=kind, key_lines=("E x",)))
+    store.add_result(result("n1", "c1", "flaky", rate=Rate(1, 2, 0.09, 0.91), key_lines=("E x",),
+                            also_at=("other/a.json",)))
+    [r] = store.history().nights[0].results
+    assert [(a.index, a.classification) for a in r.attempts] == [(2, "recorded"), (3, "pass")]
+    assert (r.rate, r.key_lines, r.also_at) == (Rate(1, 2, 0.09, 0.91), ("E x",), ("other/a.json",))
+
+
+def test_history_limits_nights_and_names_transitions_of_the_last_two_finished(store: SqlStore) -> None:
+    for nid, day, verdict in (("n1", "01", "not-reproduced"), ("n2", "02", "not-reproduced"), ("n3", "03", "reproduced")):
+        store.create_night(night(nid, f"2026-12-{day}T00:00:00Z", None), {}, ENTRIES[:1])
+        store.add_result(result(nid, "c1", verdict))
+        store.finish_night(nid, f"2026-12-{day}T01:00:00Z", 1, 0)
+    store.create_night(night("n4", "2026-12-04T00:00:00Z", None), {}, ENTRIES[:1])  # running: not compared
+    history = store.history(last=3)
+    assert [n.id for n in history.nights] == ["n2", "n3", "n4"]
+    assert [(t.kind, t.before, t.after) for t in history.transitions] == [
+        ("newly-reproducing", "not-reproduced", "reproduced")]
+    assert [r.night_id for r in store.capsule_results("c")] == ["n1", "n2", "n3"]
+    assert store.capsule_results("zz") == []
