@@ -10,9 +10,10 @@ from pathlib import Path
 
 from .textsafe import shown
 
-# An error line names the file and the problem in about 300 characters: a capsule's
-# values are cut (with an ellipsis) and escaped, never echoed whole.
-PATH_LIMIT = 100
+# An error line names the file and the problem: a capsule's values are cut (with an
+# ellipsis) and escaped, never echoed whole. The path is the user's (or a cached copy's,
+# which the CLI replaces by its URL), so it is only escaped, never cut short of PATH_MAX.
+PATH_LIMIT = 4096
 PROBLEM_LIMIT = 200
 
 

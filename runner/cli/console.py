@@ -16,7 +16,7 @@ from ..envelope import envelope
 from ..providers import fetch
 from ..textsafe import shown
 
-ERROR_LIMIT = 400  # an error is one line; CapsuleError cuts its own parts to ~300
+ERROR_LIMIT = 1000  # a backstop: an error is one line; CapsuleError cuts a capsule's values itself
 
 def _width() -> int | None:
     """Reports are wide tables: give them room when not on a terminal (CI logs, files)."""

@@ -137,15 +137,15 @@ def test_a_million_env_facts_are_refused_fast(tmp_path: Path) -> None:
 
 
 def test_env_facts_over_the_cap_are_refused_naming_it(tmp_path: Path) -> None:
-    path = twin_variant(tmp_path, lambda d: d.update(env={f"E{i}": {"state": "absent"} for i in range(10_001)}))
-    with pytest.raises(CapsuleError, match=r"env: 10,001 variables, over the limit of 10,000"):
+    path = twin_variant(tmp_path, lambda d: d.update(env={f"E{i}": {"state": "absent"} for i in range(4_097)}))
+    with pytest.raises(CapsuleError, match=r"env: 4,097 variables, over the limit of 4,096"):
         read_capsule(path)
 
 
 @pytest.mark.timeout(60)
 def test_a_capsule_at_the_caps_is_read_inspected_and_rendered_within_the_time_bound(tmp_path: Path, offline: object) -> None:
     def at_caps(d: dict) -> None:  # type: ignore[type-arg]
-        d["env"] = {f"E{i}": {"state": "set", "value": "v" * 20} for i in range(10_000)}
+        d["env"] = {f"E{i}": {"state": "set", "value": "v" * 20} for i in range(4_096)}
         d["resolved"] = {"node": {f"@scope/pkg-{i}": ["1.0.0"] for i in range(50_000)}}
         d["repo"]["untracked"] = [f"file-{i}" for i in range(200)]
         d["repo"]["diff"] = ("+x\n" * 66_666)[:200_000]
