@@ -113,7 +113,7 @@ def exercise(path: Path, original: Capsule) -> Outcome:
         return outcome
     _step(outcome, "inspect", path, lambda: _inspect(capsule))
     _step(outcome, "inspect --json", path, lambda: _json(to_data(capsule)))
-    _step(outcome, "diff", path, lambda: _json(diff_to_data(diff_capsules(original, capsule))))
+    _step(outcome, "diff", path, lambda: _json(diff_to_data(diff_capsules(original, capsule), original, capsule)))
     # Encoded as it is printed or written: a lone surrogate reaching the Dockerfile would raise here.
     _step(outcome, "render", path, lambda: render(make_plan(capsule, SETTINGS), SETTINGS).encode("utf-8"))
     return outcome
