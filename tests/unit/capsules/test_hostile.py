@@ -170,3 +170,19 @@ def test_a_huge_argv_string_is_refused(tmp_path: Path) -> None:
 
 def test_the_minimal_novafabric_capsule_still_reads() -> None:
     assert read_capsule(MINIMAL).command.argv
+
+
+def test_the_report_layout_escapes_what_a_capsule_controls() -> None:
+    import io
+
+    from rich.console import Console
+
+    from runner.report.layout import View
+
+    console = Console(file=io.StringIO(), width=120, force_terminal=True)
+    view = View(console)
+    view.line("argv: npx \x1b[2J\ud800")
+    view.table("", ("key", "value"), [("argv", "a\x1b]0;pwned\x07")])
+    shown = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "\\x1b[2J" in shown and "\\x07" in shown and "\\ud800" in shown
+    assert "\x1b[2J" not in shown and "\x07" not in shown
