@@ -21,6 +21,14 @@ while reading, inspecting and rendering any accepted one stays within seconds:
 | CodeInstances headers per message | 1,000 | servers refuse more than ~100 |
 | CodeInstances URL, header name or value | 65,536 characters | servers refuse more than 8-64 KiB |
 | CodeInstances body, stdout, stderr (text or base64) | 16 MiB of text each | within the 32 MiB file cap |
+
+Caps that hold before parsing (jsonload, yamlload, files): a JSON capsule is at most
+32 MiB with at most 300,000 objects and lists and 500,000 values (parsing costs per
+value: a million small objects take 7 s and most of a GiB); a NovaFabric YAML file at
+most 16 MiB, 250,000 nodes and 64 levels, no aliases; a recorded output 64 MiB; a file
+name 255 bytes and a path 4,096 (Linux's NAME_MAX and PATH_MAX: longer ones fail with
+ENAMETOOLONG); verify lists at most 100,000 files of a NovaFabric directory and looks at
+10,000 sibling capsules of a distributed run.
 """
 from __future__ import annotations
 
