@@ -56,7 +56,7 @@ def parse_rfc3339(text: str) -> dt.datetime | None:
         tz = dt.timezone(sign * dt.timedelta(hours=hours, minutes=minutes))
     try:
         moment = dt.datetime(year, month, day, hour, minute, second, micro, tzinfo=tz)
-        moment.astimezone(dt.timezone.utc)  # 9999-12-31T23:00:00-05:00 is past the last year Python holds
+        moment.astimezone(dt.UTC)  # 9999-12-31T23:00:00-05:00 is past the last year Python holds
     except (ValueError, OverflowError):  # 2026-02-30, second 60
         return None
     return moment

@@ -6,7 +6,6 @@ that `diff` can tell "not recorded" from "recorded as not there".
 """
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields

@@ -40,9 +40,12 @@ def broken_base64(doc: Any) -> st.SearchStrategy[str]:
     return st.tuples(st.sampled_from(spots), bad).map(lambda t: mutate.json_text(mutate.replaced(doc, *t)))
 
 
+def _tree(make: Callable[[Any], st.SearchStrategy[Any]]) -> Make:
+    return lambda doc, text: make(doc).map(mutate.json_text)
+
+
 def classes(fmt: str) -> dict[str, Make]:
-    tree: dict[str, Make] = {name: (lambda f: lambda doc, text: f(doc).map(mutate.json_text))(f)
-                             for name, f in mutate.TREE_CLASSES.items()}
+    tree: dict[str, Make] = {name: _tree(f) for name, f in mutate.TREE_CLASSES.items()}
     return {**tree, **TEXT_CLASSES, **(CI_CLASSES if fmt == "codeinstances" else {})}
 
 

@@ -12,7 +12,6 @@ import pytest
 
 from runner.baseimage import _vkey
 from runner.capsules import read_capsule
-from runner.capsules.model import Platform
 from runner.clock import parse_rfc3339
 from runner.errors import CapsuleError
 from runner.providers.versions import is_release, vkey
