@@ -101,7 +101,8 @@ def _document(path: Path, parsed: Any) -> dict[str, Any]:
         if re.fullmatch(r"[0-9]+", number) and number.strip("0"):
             raise UnsupportedVersion(path, found, VERSION, "codeinstances")
         raise CapsuleError(path, f"format: unknown version {found!r} (this replay understands {VERSION})")
-    return doc
+    checked: dict[str, Any] = doc
+    return checked
 
 
 class _Reader:
