@@ -105,10 +105,10 @@ def _document(path: Path, parsed: Any) -> dict[str, Any]:
     limits.check(path, doc, limits.CODEINSTANCES_RULES, limits.CODEINSTANCES_LONG)  # before any work that grows with them
     # Go's decoder, which CodeInstances uses, reads a lone surrogate escape as U+FFFD; so does
     # the canonical form, so the id is unchanged, and no unencodable text reaches a build or a terminal.
-    if find_lone_surrogate(doc) is None:
-        return doc
-    fixed: dict[str, Any] = replace_lone_surrogates(doc)
-    return fixed
+    checked: dict[str, Any] = doc
+    if find_lone_surrogate(doc) is not None:
+        checked = replace_lone_surrogates(doc)
+    return checked
 
 
 class _Reader:

@@ -133,7 +133,8 @@ def _failure(s: Shape, failure: Any) -> Failure | None:
 
 def _platform(s: Shape, os_: Any) -> Platform:
     def text(key: str, nullable: bool = False) -> str | None:
-        return s.get(os_, "os", key, STRING, nullable=nullable)
+        value: str | None = s.get(os_, "os", key, STRING, nullable=nullable)
+        return value
 
     return Platform(
         os=text("platform"),
