@@ -164,7 +164,7 @@ def write_context(plan: Plan, settings: Settings, dest: Path) -> Context:
 def _write_tools(dest: Path) -> None:
     tools = dest / "replay-tools"
     tools.mkdir()
-    for name in ("npm-deps.js", "check-sha256"):
+    for name in ("npm-deps.js", "py-deps.py", "check-sha256"):
         shutil.copy2(templates_dir() / "scripts" / name, tools / name)
 
 
