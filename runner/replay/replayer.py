@@ -68,7 +68,8 @@ class Replayer:
             with self.progress.step(f"resolve base {plan.base.suite}"):
                 ensure_base(self.engine, self.settings, plan.base, self.progress.say)
             with self.progress.step("fetch runtimes, package managers and source"):
-                ctx = write_context(plan, self.settings, ctx_dir)
+                ctx = write_context(plan, self.settings, ctx_dir,
+                                    "buildkit" if self.engine.builder_name == "buildkit" else "classic")
             tag = f"{self.settings.image_repo}:{plan.capsule_id[:12].lower()}-{images.context_digest(ctx_dir)[:12]}"
             with self._key_lock(tag):
                 result = self._image_of(plan, ctx_dir, ctx, tag)

@@ -5,6 +5,7 @@
                                report; MODE=pin installs the recorded version of every drifted
                                package over the locked environment. LOCKED=no (no lockfile was
                                installed): the recorded versions are all there is, whatever MODE.
+  pip ARGS...                   pip install ARGS (a requirements file), each download kept for later builds
   uv-sync DRIFT                install the uv project itself now that its source is here, leaving
                                the pinned (drifted) packages as they are: a plain `uv sync` would
                                put the lockfile's versions back.
@@ -52,13 +53,26 @@ def write_drift(path, mode, drift):
     os.replace(tmp, path)
 
 
+# pip's own HTTP cache keeps nothing here (the responses come back uncacheable through the
+# proxy), so downloads are kept as files, in pip's cache dir: a BuildKit cache mount, or
+# removed after the step by the classic build. pip checks the index's hashes when downloading.
+WHEELS = "/root/.cache/pip/replay-files"
+
+
+def pip_cached(args):
+    """pip install ARGS, each file downloaded once into WHEELS and installed from there."""
+    pip = [sys.executable, "-m", "pip", "-q", "--disable-pip-version-check"]
+    got = subprocess.run([*pip, "download", "-d", WHEELS, "--find-links", WHEELS, *args])
+    return got.returncode == 0 and subprocess.run(
+        [*pip, "install", "--no-index", "--find-links", WHEELS, *args]).returncode == 0
+
+
 def pip_install(specs):
     if not specs:
         return
     shown = " ".join(specs[:5]) + (f" and {len(specs) - 5} more" if len(specs) > 5 else "")
     print(f"replay: installing {len(specs)} recorded Python package(s): {shown}", flush=True)
-    cmd = [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps", *specs]
-    if subprocess.run(cmd).returncode != 0:
+    if not pip_cached(["--no-deps", *specs]):
         fail(f"pip install of the recorded versions failed: {shown}")
 
 
@@ -105,6 +119,9 @@ def fail(message):
 def main(argv):
     if argv[:1] == ["pin"] and len(argv) == 5:
         pin(*argv[1:])
+    elif argv[:1] == ["pip"] and len(argv) > 1:
+        if not pip_cached(argv[1:]):
+            fail("pip install of the requirements failed")
     elif argv[:1] == ["uv-sync"] and len(argv) == 2:
         uv_sync(argv[1])
     else:

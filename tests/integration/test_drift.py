@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import subprocess
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from runner.cli.main import main
+from runner.engine.builders import find_buildkit_cli
 from tests.envelope import result_of
 
 from .helpers import ROOT, env_facts, git_repo, replay, repo_fact, twin_capsule, write_json
@@ -63,6 +67,42 @@ def test_the_passing_uv_capsule_gets_its_drifted_version_and_lists_it(
     rc, report = replay(capsys, good, "-n", "1")
     assert (rc, report["verdict"]) == (0, "reproduced"), report["attempts"]
     assert report["drift"] == DRIFT
+
+
+def test_downloads_land_in_the_machine_cache_and_never_in_a_layer(
+        engine: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """BuildKit: uv's and pip's downloads go to cache mounts shared by later builds (here a
+    namespace of this test's own, so it starts empty); the image holds none of them."""
+    cli = find_buildkit_cli()
+    assert cli is not None, "this machine builds with BuildKit (MACHINE-NOTES)"
+    space = f"test-{uuid.uuid4().hex[:10]}"
+    monkeypatch.setenv("REPLAY_BUILD_CACHE", space)
+    # a project of its own (pyproject.toml differs): BuildKit keys no layer on a cache mount's id
+    files = {name: (UV_SIX / name).read_text() for name in ("pyproject.toml", "uv.lock")}
+    files["pyproject.toml"] += f"# {space}\n"
+    repo = tmp_path / "repo"
+    commit = git_repo(repo, {**files, "check.py": SIX_PY})
+    good = write_json(tmp_path / "good.json",
+                      passed(uv_capsule(repo, commit, "1.15.0", 0, env_facts(CI="true", LANG="C.UTF-8"))))
+    rc, report = replay(capsys, good, "-n", "1")
+    assert (rc, report["image"]["builder"]) == (0, "buildkit")
+    listing = engine.client.containers.run(report["image"]["ref"], ["sh", "-c", "find /root/.cache /root/.npm -type f 2>/dev/null; true"],
+                                           remove=True, network_mode="none")
+    assert listing.decode().strip() == ""
+    # what a later build finds in the caches: six from the lockfile (uv's), the pinned one (pip's)
+    (tmp_path / "Dockerfile").write_text(
+        f"FROM {report['image']['ref']}\n"
+        f"RUN --mount=type=cache,id={space}-uv,target=/uv --mount=type=cache,id={space}-pip,target=/pip \\\n"
+        "    sh -c 'find /uv -iname \"*six*\"; echo pip-files $(find /pip -type f | wc -l)' > /found\n")
+    tag = f"replay-test/cache-probe:{space}"
+    try:
+        subprocess.run([*cli, "-t", tag, str(tmp_path)], check=True, capture_output=True,
+                       env={**os.environ, "DOCKER_BUILDKIT": "1"}, timeout=300)
+        found = engine.client.containers.run(tag, ["cat", "/found"], remove=True, network_mode="none").decode()
+    finally:
+        engine.client.images.remove(tag, force=True)
+    assert "six-1.16.0" in found, found  # pip's cache names its files by hash: it holds something
+    assert int(found.split("pip-files ")[1]) > 0, found
 
 
 def test_no_pin_keeps_the_lockfile_version_and_still_lists_the_drift(

@@ -5,6 +5,7 @@ The registry is faked (no network): node and npm resolve to fixed versions and t
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -17,6 +18,7 @@ import pytest
 from runner.cli.main import main
 from runner.capsules.model import FrozenMap
 from runner.config import settings
+from runner.errors import UsageError
 from runner.plan import BaseImage, Lock, Plan, Runtime, Source, Tool
 from runner.render import render as render_plan
 
@@ -213,17 +215,25 @@ def python_plan(manager: str | None, pin: bool = True) -> Plan:
                 python_pins=FrozenMap({"six": "1.17.0"}), pin_node=pin, source=Source("https://example.org/r.git", "a" * 40))
 
 
+def words(line: str) -> list[str]:
+    return line.replace(";", " ").split()[:2]
+
+
+INSTALLS = {"uv": "uv sync --frozen --inexact --no-install-project", "poetry": "poetry install --no-root --no-interaction",
+            "pipenv": "pipenv install --deploy --system", "pip": "py-deps.py pip -r requirements.txt"}
+
+
 @pytest.mark.parametrize("manager,install", [
     ("uv", "uv sync --frozen --inexact --no-install-project"),
     ("poetry", "poetry install --no-root --no-interaction"),
     ("pipenv", "pipenv install --deploy --system"),
-    ("pip", "pip install -q -r requirements.txt")])
+    ("pip", "py-deps.py pip -r requirements.txt")])
 def test_the_recorded_python_versions_go_over_every_lock(manager: str, install: str) -> None:
     lines = render_plan(python_plan(manager), settings()).splitlines()
     at_install = next(i for i, line in enumerate(lines) if install in line)
     pin = next(i for i, line in enumerate(lines) if "py-deps.py pin" in line)
     assert at_install < pin  # the pins go over the locked environment
-    assert lines[pin + 1].split() == ["pin", "yes"]  # MODE, LOCKED: drifted ones pinned over a lock
+    assert words(lines[pin + 1]) == ["pin", "yes"]  # MODE, LOCKED: drifted ones pinned over a lock
     if manager == "uv":  # the project's own sync after the source keeps the pinned ones
         assert any("py-deps.py uv-sync /opt/replay/drift.json" in line for line in lines[pin:])
         assert not any(re.search(r"\buv sync\b", line) for line in lines[pin:])
@@ -231,6 +241,37 @@ def test_the_recorded_python_versions_go_over_every_lock(manager: str, install: 
 
 def test_no_pin_only_reports_python_drift_and_no_lock_installs_every_recorded_version() -> None:
     lines = render_plan(python_plan("poetry", pin=False), settings()).splitlines()
-    assert lines[next(i for i, line in enumerate(lines) if "py-deps.py pin" in line) + 1].split() == ["report", "yes"]
+    assert words(lines[next(i for i, line in enumerate(lines) if "py-deps.py pin" in line) + 1]) == ["report", "yes"]
     lines = render_plan(python_plan(None), settings()).splitlines()
-    assert lines[next(i for i, line in enumerate(lines) if "py-deps.py pin" in line) + 1].split() == ["pin", "no"]
+    assert words(lines[next(i for i, line in enumerate(lines) if "py-deps.py pin" in line) + 1]) == ["pin", "no"]
+
+
+# -- download caches: BuildKit cache mounts, the classic builder as before --------------------
+
+@pytest.mark.parametrize("manager,mounts", [
+    ("uv", {"pip", "uv"}), ("poetry", {"pip", "poetry"}), ("pipenv", {"pip", "pipenv"}), ("pip", {"pip"})])
+def test_buildkit_mounts_each_python_managers_download_cache(manager: str, mounts: set[str]) -> None:
+    lines = render_plan(python_plan(manager), settings(), "buildkit").splitlines()
+    at = next(i for i, line in enumerate(lines) if INSTALLS[manager] in line)
+    install = next(line for line in reversed(lines[:at]) if line.startswith("RUN"))
+    text = "\n".join(lines)
+    assert set(re.findall(r"id=replay-([a-z]+),", install)) == mounts
+    assert "rm -rf /root/.cache" not in text.split("# -- lockfile")[1]  # emptying a mount would empty the cache
+
+
+def test_buildkit_mounts_the_npm_cache_and_the_classic_builder_cleans_up(tmp_path: Path) -> None:
+    from tests.unit.bisect.fakes import plan
+    npm = dataclasses.replace(plan(), lock=Lock("npm", "package-lock.json", "0" * 64))
+    fast = render_plan(npm, settings(), "buildkit")
+    assert "RUN --mount=type=cache,id=replay-npm,target=/root/.npm,sharing=shared set -eu; node /opt/replay/npm-deps.js " \
+           "strip-root-scripts" in fast
+    assert "rm -rf /root/.npm" not in fast.split("# -- lockfile")[1]
+    slow = render_plan(npm, settings())
+    assert "--mount" not in slow
+    assert slow.split("# -- lockfile")[1].count("rm -rf /root/.npm") == 2  # npm ci, then the pins
+
+
+def test_a_bad_cache_namespace_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REPLAY_BUILD_CACHE", "x,target=/etc")
+    with pytest.raises(UsageError, match="REPLAY_BUILD_CACHE"):
+        render_plan(python_plan("uv"), settings(), "buildkit")
