@@ -24,7 +24,7 @@ from ..plan import BaseImage, EnvSetting, Lock, Plan, Runtime, Tool
 from . import facts
 from .facts import Fact
 from .search import BisectResult, Candidate, NotVaried, search, with_context
-from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, load_ends
+from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, end_of, load_ends
 
 SHOWN_MAX = 120  # a cell, not a dump: long values (a diff, a secret-looking blob) are cut
 
@@ -66,7 +66,7 @@ class FactTrials:
     def __init__(self, trials: Trials, base: Plan, changes: Sequence[Fact]) -> None:
         self.trials, self.base = trials, base
         self.by_key = {f.key: f for f in changes}
-        self.ends = {frozenset(), frozenset(self.by_key)}
+        self.everything = frozenset(self.by_key)
 
     def __call__(self, keys: tuple[str, ...]) -> Observation:
         chosen = [self.by_key[k] for k in keys]
@@ -74,8 +74,9 @@ class FactTrials:
         # build-time keys then shares one image, whatever its run-time facts.
         image_plan = facts.apply(self.base, [f for f in chosen if f.stage == "build"])
         title = f"good + {', '.join(keys)}" if keys else "good"
+        chosen_set = frozenset(keys)
         return self.trials.observe(facts.apply(self.base, chosen), facts.build_keys(chosen), image_plan,
-                                   frozenset(keys) in self.ends, title)
+                                   end_of(chosen_set, frozenset(), self.everything), title)
 
 
 # --- what is shown ----------------------------------------------------------------------

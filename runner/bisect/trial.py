@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Future
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -24,6 +24,7 @@ from ..plan import Plan
 from ..replay import BuiltImage
 
 Role = Literal["good end", "bad end", "both ends", "search"]
+End = Literal["good", "bad"] | None  # which end a trial is, if it is one
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
@@ -42,7 +43,7 @@ class ProgressLike(Protocol):
 
 @dataclass(frozen=True)
 class BisectSettings:
-    attempts: int = 1  # per trial, at most; repeat() stops at the first recorded failure
+    attempts: int = 1  # per trial, at most: repeat() runs more only where an outcome is ambiguous
     jobs: int = 1
 
 
@@ -94,12 +95,15 @@ class Run:
     seconds: float
 
 
-def repeat(once: Callable[[], Run], attempts: int) -> Observation:
-    """Run up to `attempts` times; stop at the first recorded failure (outcome.trial_verdict)."""
+def repeat(once: Callable[[], Run], attempts: int, more_on_pass: bool = True) -> Observation:
+    """Run once, and again (up to `attempts` in all) only while the outcome is ambiguous:
+    a recorded failure decides at once (outcome.trial_verdict); a pass decides too unless
+    `more_on_pass` (the failure is flaky, or the trial is the bad end, which should fail);
+    a failure of another kind disagrees with both ends and always gets the attempts."""
     runs: list[Run] = []
     for _ in range(max(1, attempts)):
         runs.append(once())
-        if runs[-1].kind == "recorded":
+        if runs[-1].kind == "recorded" or (runs[-1].kind == "pass" and not more_on_pass):
             break
     kinds = tuple(r.kind for r in runs)
     verdict = trial_verdict(kinds)
@@ -141,22 +145,39 @@ class Trials:
     def __init__(self, replayer: ReplayerLike, expected: Expected, attempts: int, progress: ProgressLike) -> None:
         self.replayer, self.expected, self.attempts, self.progress = replayer, expected, attempts, progress
         self.images: Once[Hashable, BuiltImage] = Once()
+        # Set once the bad end needed more than one attempt to fail the recorded way: from
+        # then on a single pass proves nothing, and passing trials get every attempt.
+        self.flaky = False
 
-    def observe(self, plan: Plan, image_key: Hashable, image_plan: Plan, end: bool, title: str) -> Observation:
+    def observe(self, plan: Plan, image_key: Hashable, image_plan: Plan, end: End, title: str) -> Observation:
         try:
             image, first = self.images.get(image_key, lambda: self.replayer.image(image_plan))
         except (BuildFailed, SourceUnavailable) as e:
-            if end:
+            if end is not None:
                 raise  # an end that cannot be built: nothing to compare with (exit 3)
             # a variant that cannot be built (a runtime no source offers...) tells nothing
             return Observation("inconclusive", f"build failed: {e.message}")
         with self.progress.step(f"trial: {title}"):
-            obs = repeat(lambda: self.once(plan, image), self.attempts)
+            obs = repeat(lambda: self.once(plan, image), self.attempts, more_on_pass=self.flaky or end == "bad")
+        if end == "bad" and obs.verdict == "reproduced" and obs.attempts[0] != "recorded":
+            self.flaky = True
+            self.progress.say(f"the bad end failed the recorded way only at attempt {len(obs.attempts)}: "
+                              f"a passing trial now gets up to {self.attempts} attempts")
         return dataclasses.replace(obs, built=first and image.built, build_s=image.build_s if first else 0.0)
 
     def once(self, plan: Plan, image: BuiltImage) -> Run:
         attempt = self.replayer.attempt(plan, image)
         return Run(classify(self.expected, attempt), attempt.signature, attempt.duration_s)
+
+
+def end_of(item: Hashable, good: Hashable, bad: Hashable) -> End:
+    return "bad" if item == bad else "good" if item == good else None
+
+
+def totals(trials: Sequence[Trial], wall_s: float) -> dict[str, Any]:
+    """What a bisect spent: trials, attempts (containers run), images built, wall time."""
+    return {"trials": len(trials), "attempts": sum(len(t.attempts) for t in trials),
+            "builds": sum(1 for t in trials if t.built), "wall_s": round(wall_s, 2)}
 
 
 def check_ends(bad: Path, bad_expected: Expected, good: Path, good_expected: Expected) -> None:
