@@ -36,11 +36,14 @@ def bisect_capsules(replayer: ReplayerLike, bad: Path, good: Path, settings: Bis
     changes = facts.differences(base, bad_plan)
     candidates = [candidate(f, base) for f in changes]
     progress.say(f"{len(candidates)} candidate fact(s): {', '.join(c.key for c in candidates) or 'none'}")
-    trials = FactTrials(Trials(replayer, expected, settings.attempts, progress), base, changes)
-    result = search(candidates, trials, jobs=settings.jobs)
+    runner = Trials(replayer, expected, settings.attempts, progress, settings.cache_reuse)
+    try:
+        result = search(candidates, FactTrials(runner, base, changes), jobs=settings.jobs)
+    finally:
+        cache_notes = runner.close()
     varied = {c.key for c in candidates}
     return with_context(result, not_varied(good_capsule, bad_capsule, good_plan, bad_plan, varied),
-                        context_notes(good_plan, bad_plan))
+                        [*context_notes(good_plan, bad_plan), *cache_notes])
 
 
 def at_bad_commit(good: Plan, bad: Plan) -> Plan:

@@ -9,6 +9,9 @@ list Trials.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import shutil
+import tempfile
 import threading
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Future
@@ -20,6 +23,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 from ..capsules.model import Capsule
 from ..errors import BuildFailed, SourceUnavailable, UsageError
 from ..outcome import Attempt, Classification, Expected, Verdict, classify, trial_verdict
+from ..engine import Mount
 from ..plan import Plan
 from ..replay import BuiltImage
 
@@ -33,7 +37,7 @@ class ReplayerLike(Protocol):
     def load(self, path: Path) -> tuple[Capsule, Plan]: ...
     def expected(self, capsule: Capsule) -> Expected: ...
     def image(self, plan: Plan) -> BuiltImage: ...
-    def attempt(self, plan: Plan, image: BuiltImage) -> Attempt: ...
+    def attempt(self, plan: Plan, image: BuiltImage, *, mounts: tuple[Mount, ...] = ()) -> Attempt: ...
 
 
 class ProgressLike(Protocol):
@@ -45,6 +49,7 @@ class ProgressLike(Protocol):
 class BisectSettings:
     attempts: int = 1  # per trial, at most: repeat() runs more only where an outcome is ambiguous
     jobs: int = 1
+    cache_reuse: bool = False  # trials after the ends share one test-tool cache per image (--no-cache-reuse)
 
 
 @dataclass(frozen=True)
@@ -142,9 +147,11 @@ class Trials:
     """Runs trials: the image of a plan once per image key, then the attempts, each
     judged against the bad capsule's recorded failure."""
 
-    def __init__(self, replayer: ReplayerLike, expected: Expected, attempts: int, progress: ProgressLike) -> None:
+    def __init__(self, replayer: ReplayerLike, expected: Expected, attempts: int, progress: ProgressLike,
+                 cache_reuse: bool = False) -> None:
         self.replayer, self.expected, self.attempts, self.progress = replayer, expected, attempts, progress
         self.images: Once[Hashable, BuiltImage] = Once()
+        self.tool_cache = ToolCache() if cache_reuse else None
         # Set once the bad end needed more than one attempt to fail the recorded way: from
         # then on a single pass proves nothing, and passing trials get every attempt.
         self.flaky = False
@@ -157,17 +164,66 @@ class Trials:
                 raise  # an end that cannot be built: nothing to compare with (exit 3)
             # a variant that cannot be built (a runtime no source offers...) tells nothing
             return Observation("inconclusive", f"build failed: {e.message}")
+        mounts = self.tool_cache.mounts(image.ref) if self.tool_cache is not None and end is None else ()
         with self.progress.step(f"trial: {title}"):
-            obs = repeat(lambda: self.once(plan, image), self.attempts, more_on_pass=self.flaky or end == "bad")
+            obs = repeat(lambda: self.once(plan, image, mounts), self.attempts, more_on_pass=self.flaky or end == "bad")
+        if self.tool_cache is not None and end is not None:
+            self.tool_cache.end_seen(end, obs.verdict)
         if end == "bad" and obs.verdict == "reproduced" and obs.attempts[0] != "recorded":
             self.flaky = True
             self.progress.say(f"the bad end failed the recorded way only at attempt {len(obs.attempts)}: "
                               f"a passing trial now gets up to {self.attempts} attempts")
         return dataclasses.replace(obs, built=first and image.built, build_s=image.build_s if first else 0.0)
 
-    def once(self, plan: Plan, image: BuiltImage) -> Run:
-        attempt = self.replayer.attempt(plan, image)
+    def once(self, plan: Plan, image: BuiltImage, mounts: tuple[Mount, ...] = ()) -> Run:
+        attempt = self.replayer.attempt(plan, image, mounts=mounts)
         return Run(classify(self.expected, attempt), attempt.signature, attempt.duration_s)
+
+    def close(self) -> list[str]:
+        """Remove the shared caches; the notes the result gets about them."""
+        return self.tool_cache.close() if self.tool_cache is not None else []
+
+
+# Where test tools keep their caches in the container, as root: jest's (and ts-jest's, babel-jest's
+# inside it) default cacheDirectory is <tmpdir>/jest_<uid in base 36>.
+TOOL_CACHE_TARGETS = ("/tmp/jest_0",)
+
+
+class ToolCache:
+    """One test-tool cache directory per image, shared by the trials after both ends
+    replayed as recorded without it (a trial then skips e.g. ts-jest's cold compile)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ends: dict[str, bool] = {}
+        self._root: Path | None = None
+        self.used = False
+
+    def end_seen(self, end: Literal["good", "bad"], verdict: Verdict) -> None:
+        with self._lock:
+            self._ends[end] = verdict == ("reproduced" if end == "bad" else "not-reproduced")
+
+    def mounts(self, image_ref: str) -> tuple[Mount, ...]:
+        with self._lock:
+            if self._ends != {"good": True, "bad": True}:
+                return ()
+            if self._root is None:
+                self._root = Path(tempfile.mkdtemp(prefix="replay-toolcache-"))
+            self.used = True
+            out = []
+            for i, target in enumerate(TOOL_CACHE_TARGETS):
+                path = self._root / f"{hashlib.sha256(image_ref.encode()).hexdigest()[:16]}-{i}"
+                path.mkdir(exist_ok=True)
+                out.append(Mount(str(path), target, read_only=False))
+            return tuple(out)
+
+    def close(self) -> list[str]:
+        if self._root is not None:
+            shutil.rmtree(self._root, ignore_errors=True)
+        if not self.used:
+            return []
+        return [f"trials after the ends shared one test-tool cache per image ({', '.join(TOOL_CACHE_TARGETS)}); "
+                "--no-cache-reuse runs every trial from a cold cache"]
 
 
 def end_of(item: Hashable, good: Hashable, bad: Hashable) -> End:

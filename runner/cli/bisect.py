@@ -222,6 +222,8 @@ def register(app: typer.Typer) -> None:
         sweep: Annotated[str | None, typer.Option("--sweep", metavar="FACT",
                                                   help="Find the first failing version of one differing fact "
                                                        "(runtime:node, tool:npm, pin:python:six...) instead.")] = None,
+        no_cache_reuse: Annotated[bool, typer.Option("--no-cache-reuse", help="Run every trial with a cold "
+                                                     "test-tool cache (jest's): no cache shared between trials.")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show build logs and output.")] = False,
     ) -> None:
@@ -236,7 +238,7 @@ def register(app: typer.Typer) -> None:
         replayer = Replayer(ReplayOptions(timeout=timeout, verbose=verbose, plan=PlanOptions(repo=repo)), progress)
         start = time.monotonic()
         try:
-            result = _bisect(replayer, bad, good, BisectSettings(attempts, jobs or _cores()), progress, commits, sweep)
+            result = _bisect(replayer, bad, good, BisectSettings(attempts, jobs or _cores(), not no_cache_reuse), progress, commits, sweep)
         finally:
             replayer.close()
         _report(bad, good, result, as_json, time.monotonic() - start)

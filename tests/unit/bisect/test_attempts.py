@@ -3,8 +3,12 @@ runs agree with the ends, every one for a flaky failure or a failure of another 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
-from runner.bisect.trial import Run, repeat, totals
+from runner.bisect.env import bisect_capsules
+from runner.bisect.trial import BisectSettings, Run, repeat, totals
+
+from .fakes import FakeProgress
 
 from .test_env import RECORDED, FakeReplayer, fails_when, run, tz_of
 
@@ -56,3 +60,25 @@ def test_totals_count_trials_attempts_and_builds() -> None:
     spent = totals(result.trials, 12.345)
     assert spent == {"trials": len(result.trials), "attempts": len(fake.ran), "builds": len(fake.built),
                      "wall_s": 12.35}
+
+
+def test_trials_after_the_ends_share_one_tool_cache_per_image() -> None:
+    fake = FakeReplayer(fails_when(lambda p: tz_of(p) == NEW_YORK))
+    result = bisect_capsules(fake, Path("bad.json"), Path("good.json"), BisectSettings(1, 1, True), FakeProgress())
+    assert result.minimal == ("env:TZ",)
+    ends, rest = fake.mounts[:2], fake.mounts[2:]
+    assert ends == [(), ()]  # both ends replay without it
+    assert rest and all(m and m[0].target == "/tmp/jest_0" and not m[0].read_only for m in rest)
+    by_image: dict[str, set[str]] = {}
+    for plan, mounts in zip(fake.ran[2:], rest):
+        by_image.setdefault(repr(plan.runtimes), set()).add(mounts[0].source)
+    assert all(len(sources) == 1 for sources in by_image.values())  # one directory per image
+    assert not Path(rest[0][0].source).exists()  # removed at the end
+    assert any("shared one test-tool cache" in n for n in result.notes)
+
+
+def test_no_cache_reuse_mounts_nothing() -> None:
+    fake = FakeReplayer(fails_when(lambda p: tz_of(p) == NEW_YORK))
+    result = run(fake)
+    assert all(m == () for m in fake.mounts)
+    assert not any("test-tool cache" in n for n in result.notes)
