@@ -170,6 +170,12 @@ def test_the_time_zone_is_found_among_six_differences_without_building_for_run_t
     assert result["variant_builds"] == int(trials[1]["built"])
     assert all(not t["image_keys"] for t in trials if t["keys"] and all(k.startswith("env:") for k in t["keys"]))
     assert result["also_failing"] == []
+    # a deterministic failure: one attempt per trial, though --attempts allows 3 by default
+    assert [len(t["attempts"]) for t in trials] == [1] * len(trials)
+    totals = result["totals"]
+    assert (totals["trials"], totals["attempts"]) == (len(trials), len(trials))
+    assert totals["builds"] == sum(t["built"] for t in trials) and totals["wall_s"] > 0
+    assert any("shared one test-tool cache per image" in n for n in result["notes"])
 
 
 # -- 2. an interaction of two variables ------------------------------------------------
