@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import math
 import shutil
 import tempfile
 import threading
@@ -148,9 +149,12 @@ class Trials:
     judged against the bad capsule's recorded failure."""
 
     def __init__(self, replayer: ReplayerLike, expected: Expected, attempts: int, progress: ProgressLike,
-                 cache_reuse: bool = False) -> None:
+                 estimate: int | None = None, cache_reuse: bool = False) -> None:
         self.replayer, self.expected, self.attempts, self.progress = replayer, expected, attempts, progress
         self.images: Once[Hashable, BuiltImage] = Once()
+        self.estimate = estimate  # the trials this bisect is expected to need (progress only)
+        self.done = 0
+        self._count = threading.Lock()
         self.tool_cache = ToolCache() if cache_reuse else None
         # Set once the bad end needed more than one attempt to fail the recorded way: from
         # then on a single pass proves nothing, and passing trials get every attempt.
@@ -167,6 +171,7 @@ class Trials:
         mounts = self.tool_cache.mounts(image.ref) if self.tool_cache is not None and end is None else ()
         with self.progress.step(f"trial: {title}"):
             obs = repeat(lambda: self.once(plan, image, mounts), self.attempts, more_on_pass=self.flaky or end == "bad")
+        self._said(title, obs)
         if self.tool_cache is not None and end is not None:
             self.tool_cache.end_seen(end, obs.verdict)
         if end == "bad" and obs.verdict == "reproduced" and obs.attempts[0] != "recorded":
@@ -174,6 +179,14 @@ class Trials:
             self.progress.say(f"the bad end failed the recorded way only at attempt {len(obs.attempts)}: "
                               f"a passing trial now gets up to {self.attempts} attempts")
         return dataclasses.replace(obs, built=first and image.built, build_s=image.build_s if first else 0.0)
+
+    def _said(self, title: str, obs: Observation) -> None:
+        """Each trial's result as it comes, with how many are likely left."""
+        with self._count:
+            self.done += 1
+            n = self.done
+        left = "" if self.estimate is None else f"; about {max(0, self.estimate - n)} left"
+        self.progress.say(f"trial {n} ({title}): {obs.verdict}{left}")
 
     def once(self, plan: Plan, image: BuiltImage, mounts: tuple[Mount, ...] = ()) -> Run:
         attempt = self.replayer.attempt(plan, image, mounts=mounts)
@@ -234,6 +247,16 @@ def totals(trials: Sequence[Trial], wall_s: float) -> dict[str, Any]:
     """What a bisect spent: trials, attempts (containers run), images built, wall time."""
     return {"trials": len(trials), "attempts": sum(len(t.attempts) for t in trials),
             "builds": sum(1 for t in trials if t.built), "wall_s": round(wall_s, 2)}
+
+
+def fact_estimate(candidates: int) -> int:
+    """Trials a fact search needs for one culprit among N: both ends, then halving twice a level."""
+    return 2 if candidates <= 1 else 2 + 2 * math.ceil(math.log2(candidates))
+
+
+def line_estimate(items: int) -> int:
+    """Trials a walk along a line needs: both ends, then one halving a trial."""
+    return 2 + max(0, math.ceil(math.log2(max(1, items - 1))))
 
 
 def check_ends(bad: Path, bad_expected: Expected, good: Path, good_expected: Expected) -> None:
