@@ -11,9 +11,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-import shutil
-import tempfile
 import threading
+import uuid
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Future
 from contextlib import AbstractContextManager
@@ -203,13 +202,14 @@ TOOL_CACHE_TARGETS = ("/tmp/jest_0",)
 
 
 class ToolCache:
-    """One test-tool cache directory per image, shared by the trials after both ends
-    replayed as recorded without it (a trial then skips e.g. ts-jest's cold compile)."""
+    """One test-tool cache volume per image (an engine volume: no host path), shared by the
+    trials after both ends replayed as recorded without it (a trial then skips e.g. ts-jest's
+    cold compile). The engine's cleanup removes the volumes with the bisect's containers."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._ends: dict[str, bool] = {}
-        self._root: Path | None = None
+        self._session = uuid.uuid4().hex[:12]
         self.used = False
 
     def end_seen(self, end: Literal["good", "bad"], verdict: Verdict) -> None:
@@ -220,19 +220,12 @@ class ToolCache:
         with self._lock:
             if self._ends != {"good": True, "bad": True}:
                 return ()
-            if self._root is None:
-                self._root = Path(tempfile.mkdtemp(prefix="replay-toolcache-"))
             self.used = True
-            out = []
-            for i, target in enumerate(TOOL_CACHE_TARGETS):
-                path = self._root / f"{hashlib.sha256(image_ref.encode()).hexdigest()[:16]}-{i}"
-                path.mkdir(exist_ok=True)
-                out.append(Mount(str(path), target, read_only=False))
-            return tuple(out)
+            image = hashlib.sha256(image_ref.encode()).hexdigest()[:12]
+            return tuple(Mount(f"replay-toolcache-{self._session}-{image}-{i}", target, read_only=False, volume=True)
+                         for i, target in enumerate(TOOL_CACHE_TARGETS))
 
     def close(self) -> list[str]:
-        if self._root is not None:
-            shutil.rmtree(self._root, ignore_errors=True)
         if not self.used:
             return []
         return [f"trials after the ends shared one test-tool cache per image ({', '.join(TOOL_CACHE_TARGETS)}); "
