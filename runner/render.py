@@ -7,11 +7,13 @@ the renderer trusts the plan.
 from __future__ import annotations
 
 import json
+import os
+import re
 import shlex
 import shutil
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Literal
 
 import jinja2
 
@@ -19,7 +21,7 @@ from . import __version__
 from .baseimage import base_ref
 from .config import Settings
 from .content import ContentStore, content_store
-from .errors import CapsuleError
+from .errors import CapsuleError, UsageError
 from .plan import Plan
 from .providers import debian as debian_provider
 from .providers import go as go_provider
@@ -29,6 +31,32 @@ from .providers.fetch import npm_tarball
 from .providers.pytools import PYTHON_TOOLS
 from .resources import templates_dir
 from .source import Restored, restore
+
+Builder = Literal["buildkit", "classic"]
+
+# Each package manager's download cache as a BuildKit cache mount: (target, sharing). Those
+# whose cache is not safe for two writers at once are mounted "locked" (builds take turns).
+CACHE_MOUNTS: dict[str, tuple[str, str]] = {
+    "npm": ("/root/.npm", "shared"), "pnpm": ("/root/.cache/replay-pnpm-store", "shared"),
+    "yarn": ("/root/.cache/replay-yarn", "locked"), "pip": ("/root/.cache/pip", "shared"),
+    "uv": ("/root/.cache/uv", "shared"), "poetry": ("/root/.cache/pypoetry", "locked"),
+    "pipenv": ("/root/.cache/pipenv", "locked"),
+}
+CLASSIC_NOTE = ("built with the classic builder: dependency downloads are not cached across builds "
+                "(BuildKit's cache mounts are), so builds are slower")
+
+
+def cache_mounts(builder: Builder) -> dict[str, dict[str, str]]:
+    """The cache mounts a BuildKit build uses, none for the classic builder. Their ids share one
+    namespace per machine (REPLAY_BUILD_CACHE, default "replay": a bench gives its own for a cold cache)."""
+    if builder != "buildkit":
+        return {}
+    space = os.environ.get("REPLAY_BUILD_CACHE", "replay")
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,40}", space):
+        raise UsageError(f"REPLAY_BUILD_CACHE={space!r}: lower-case letters, digits and dashes only")
+    return {name: {"id": f"{space}-{name}", "target": target, "sharing": sharing}
+            for name, (target, sharing) in CACHE_MOUNTS.items()}
+
 
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -87,7 +115,7 @@ def _python_lock(plan: Plan) -> dict[str, str] | None:
     return {"manager": lock.manager, "name": rel.name, "dir": where}
 
 
-def template_vars(plan: Plan, settings: Settings) -> dict[str, Any]:
+def template_vars(plan: Plan, settings: Settings, builder: Builder = "classic") -> dict[str, Any]:
     node = plan.runtime("node")
     tools = [{"name": t.name, "file": f"{t.name}-{t.version}.tgz"} for t in plan.tools if t.source == "npm-registry"]
     npm = next((t for t in tools if t["name"] == "npm"), None)
@@ -109,7 +137,7 @@ def template_vars(plan: Plan, settings: Settings) -> dict[str, Any]:
         "node_pins": bool(plan.node_pins) and node is not None, "pin_node": plan.pin_node,
         "python_pins": bool(plan.python_pins) and plan.runtime("python") is not None,
         "has_source": plan.source is not None, "has_inputs": bool(plan.inputs),
-        "workdir": workdir(plan),
+        "workdir": workdir(plan), "cache_mounts": cache_mounts(builder),
     }
 
 
@@ -117,9 +145,10 @@ def workdir(plan: Plan) -> str:
     return "/work/repo" if plan.workdir_rel in (".", "") else f"/work/repo/{plan.workdir_rel}"
 
 
-def render(plan: Plan, settings: Settings) -> str:
-    """The Dockerfile for this plan (pure: no I/O beyond reading the template)."""
-    return _environment().get_template("Dockerfile.j2").render(**template_vars(plan, settings))
+def render(plan: Plan, settings: Settings, builder: Builder = "classic") -> str:
+    """The Dockerfile for this plan and builder (pure: no I/O beyond reading the template).
+    Classic by default: that Dockerfile builds with either builder."""
+    return _environment().get_template("Dockerfile.j2").render(**template_vars(plan, settings, builder))
 
 
 @dataclass(frozen=True)
@@ -127,14 +156,15 @@ class Context:
     path: Path
     dockerfile: str
     restored: Restored | None
+    notes: tuple[str, ...] = ()  # for the report: how the build went (the classic builder is slower)
 
 
-def write_context(plan: Plan, settings: Settings, dest: Path) -> Context:
+def write_context(plan: Plan, settings: Settings, dest: Path, builder: Builder = "classic") -> Context:
     """Fetch verified artifacts and restore the source into a fresh build context."""
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
-    dockerfile = render(plan, settings)
+    dockerfile = render(plan, settings, builder)
     store = content_store(settings.cache_dir)
     (dest / "Dockerfile").write_text(dockerfile)
     _write_tools(dest)
@@ -158,13 +188,14 @@ def write_context(plan: Plan, settings: Settings, dest: Path) -> Context:
         (dest / "python-pins.txt").write_text("\n".join(lines) + "\n")
     if plan.inputs:
         _write_inputs(plan, dest / "inputs", store)
-    return Context(dest, dockerfile, restored)
+    slow = builder == "classic" and (plan.lock is not None or plan.python_lock is not None)
+    return Context(dest, dockerfile, restored, (CLASSIC_NOTE,) if slow else ())
 
 
 def _write_tools(dest: Path) -> None:
     tools = dest / "replay-tools"
     tools.mkdir()
-    for name in ("npm-deps.js", "check-sha256"):
+    for name in ("npm-deps.js", "py-deps.py", "check-sha256"):
         shutil.copy2(templates_dir() / "scripts" / name, tools / name)
 
 

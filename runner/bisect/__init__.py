@@ -9,9 +9,9 @@ from .commits import CommitsResult, bisect_commits, commits_data
 from .env import bisect_capsules
 from .search import BisectResult, Candidate, NotVaried, result_data, search
 from .sweep import Registry, SweepResult, bisect_sweep, summary, sweep_data
-from .trial import BisectSettings, Observation, Trial
+from .trial import BisectSettings, Observation, Trial, totals
 from .walk import Walk
 
 __all__ = ["BisectResult", "BisectSettings", "Candidate", "CommitsResult", "NotVaried", "Observation", "Registry",
            "SweepResult", "Trial", "Walk", "bisect_capsules", "bisect_commits", "bisect_sweep", "commits_data",
-           "result_data", "search", "summary", "sweep_data"]
+           "result_data", "search", "summary", "sweep_data", "totals"]

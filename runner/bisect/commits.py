@@ -15,7 +15,8 @@ from typing import Any
 from ..capsules.model import to_data
 from ..errors import UsageError
 from ..plan import Plan, Source
-from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, line_estimate, load_ends, said
+from .trial import (BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, end_of, line_estimate,
+                    load_ends, said)
 from .walk import Walk, walk
 
 
@@ -70,7 +71,7 @@ def bisect_commits(replayer: ReplayerLike, bad: Path, good: Path, settings: Bise
 
     def test(sha: str) -> Observation:
         plan = at_commit(bad_plan, sha)
-        return trials.observe(plan, sha, plan, sha in (g, line[-1]), f"commit {sha[:12]}")
+        return trials.observe(plan, sha, plan, end_of(sha, g, line[-1]), f"commit {sha[:12]}")
 
     result = walk(g, line, test, settings.jobs)
     notes = (*_commit_notes(result, bad_plan), *result.notes)

@@ -24,7 +24,7 @@ from ..plan import BaseImage, EnvSetting, Lock, Plan, Runtime, Tool
 from . import facts
 from .facts import Fact
 from .search import BisectResult, Candidate, NotVaried, search, with_context
-from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, fact_estimate, load_ends
+from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, end_of, fact_estimate, load_ends
 
 SHOWN_MAX = 120  # a cell, not a dump: long values (a diff, a secret-looking blob) are cut
 
@@ -36,12 +36,15 @@ def bisect_capsules(replayer: ReplayerLike, bad: Path, good: Path, settings: Bis
     changes = facts.differences(base, bad_plan)
     candidates = [candidate(f, base) for f in changes]
     progress.say(f"{len(candidates)} candidate fact(s): {', '.join(c.key for c in candidates) or 'none'}")
-    trials = FactTrials(Trials(replayer, expected, settings.attempts, progress, fact_estimate(len(candidates))),
-                        base, changes)
-    result = search(candidates, trials, jobs=settings.jobs)
+    runner = Trials(replayer, expected, settings.attempts, progress, fact_estimate(len(candidates)),
+                    settings.cache_reuse)
+    try:
+        result = search(candidates, FactTrials(runner, base, changes), jobs=settings.jobs)
+    finally:
+        cache_notes = runner.close()
     varied = {c.key for c in candidates}
     return with_context(result, not_varied(good_capsule, bad_capsule, good_plan, bad_plan, varied),
-                        context_notes(good_plan, bad_plan))
+                        [*context_notes(good_plan, bad_plan), *cache_notes])
 
 
 def at_bad_commit(good: Plan, bad: Plan) -> Plan:
@@ -67,7 +70,7 @@ class FactTrials:
     def __init__(self, trials: Trials, base: Plan, changes: Sequence[Fact]) -> None:
         self.trials, self.base = trials, base
         self.by_key = {f.key: f for f in changes}
-        self.ends = {frozenset(), frozenset(self.by_key)}
+        self.everything = frozenset(self.by_key)
 
     def __call__(self, keys: tuple[str, ...]) -> Observation:
         chosen = [self.by_key[k] for k in keys]
@@ -75,8 +78,9 @@ class FactTrials:
         # build-time keys then shares one image, whatever its run-time facts.
         image_plan = facts.apply(self.base, [f for f in chosen if f.stage == "build"])
         title = f"good + {', '.join(keys)}" if keys else "good"
+        chosen_set = frozenset(keys)
         return self.trials.observe(facts.apply(self.base, chosen), facts.build_keys(chosen), image_plan,
-                                   frozenset(keys) in self.ends, title)
+                                   end_of(chosen_set, frozenset(), self.everything), title)
 
 
 # --- what is shown ----------------------------------------------------------------------

@@ -23,7 +23,8 @@ from ..providers.pytools import PYTHON_TOOLS
 from ..providers.versions import is_release, vkey
 from . import facts
 from .facts import Fact
-from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, line_estimate, load_ends, said
+from .trial import (BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, end_of, line_estimate,
+                    load_ends, said)
 from .walk import Walk, walk
 
 Registry = Literal["npm", "pypi"]
@@ -134,7 +135,7 @@ def bisect_sweep(replayer: ReplayerLike, bad: Path, good: Path, key: str, settin
 
     def test(version: str) -> Observation:
         plan = plan_of(version)
-        return trials.observe(plan, version, plan, version in (g, b), f"good + {name} {version}")
+        return trials.observe(plan, version, plan, end_of(version, g, b), f"good + {name} {version}")
 
     result = walk(g, line, test, settings.jobs)
     notes = _sweep_notes(key, name, source, result, good_plan, bad_plan)

@@ -9,9 +9,11 @@ list Trials.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import threading
-from collections.abc import Callable, Hashable
+import uuid
+from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Future
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -21,10 +23,12 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 from ..capsules.model import Capsule
 from ..errors import BuildFailed, SourceUnavailable, UsageError
 from ..outcome import Attempt, Classification, Expected, Verdict, classify, trial_verdict
+from ..engine import Mount
 from ..plan import Plan
 from ..replay import BuiltImage
 
 Role = Literal["good end", "bad end", "both ends", "search"]
+End = Literal["good", "bad"] | None  # which end a trial is, if it is one
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
@@ -33,7 +37,7 @@ class ReplayerLike(Protocol):
     def load(self, path: Path) -> tuple[Capsule, Plan]: ...
     def expected(self, capsule: Capsule) -> Expected: ...
     def image(self, plan: Plan) -> BuiltImage: ...
-    def attempt(self, plan: Plan, image: BuiltImage) -> Attempt: ...
+    def attempt(self, plan: Plan, image: BuiltImage, *, mounts: tuple[Mount, ...] = ()) -> Attempt: ...
 
 
 class ProgressLike(Protocol):
@@ -43,8 +47,9 @@ class ProgressLike(Protocol):
 
 @dataclass(frozen=True)
 class BisectSettings:
-    attempts: int = 1  # per trial, at most; repeat() stops at the first recorded failure
+    attempts: int = 1  # per trial, at most: repeat() runs more only where an outcome is ambiguous
     jobs: int = 1
+    cache_reuse: bool = False  # trials after the ends share one test-tool cache per image (--no-cache-reuse)
 
 
 @dataclass(frozen=True)
@@ -95,12 +100,15 @@ class Run:
     seconds: float
 
 
-def repeat(once: Callable[[], Run], attempts: int) -> Observation:
-    """Run up to `attempts` times; stop at the first recorded failure (outcome.trial_verdict)."""
+def repeat(once: Callable[[], Run], attempts: int, more_on_pass: bool = True) -> Observation:
+    """Run once, and again (up to `attempts` in all) only while the outcome is ambiguous:
+    a recorded failure decides at once (outcome.trial_verdict); a pass decides too unless
+    `more_on_pass` (the failure is flaky, or the trial is the bad end, which should fail);
+    a failure of another kind disagrees with both ends and always gets the attempts."""
     runs: list[Run] = []
     for _ in range(max(1, attempts)):
         runs.append(once())
-        if runs[-1].kind == "recorded":
+        if runs[-1].kind == "recorded" or (runs[-1].kind == "pass" and not more_on_pass):
             break
     kinds = tuple(r.kind for r in runs)
     verdict = trial_verdict(kinds)
@@ -140,24 +148,35 @@ class Trials:
     judged against the bad capsule's recorded failure."""
 
     def __init__(self, replayer: ReplayerLike, expected: Expected, attempts: int, progress: ProgressLike,
-                 estimate: int | None = None) -> None:
+                 estimate: int | None = None, cache_reuse: bool = False) -> None:
         self.replayer, self.expected, self.attempts, self.progress = replayer, expected, attempts, progress
         self.images: Once[Hashable, BuiltImage] = Once()
         self.estimate = estimate  # the trials this bisect is expected to need (progress only)
         self.done = 0
         self._count = threading.Lock()
+        self.tool_cache = ToolCache() if cache_reuse else None
+        # Set once the bad end needed more than one attempt to fail the recorded way: from
+        # then on a single pass proves nothing, and passing trials get every attempt.
+        self.flaky = False
 
-    def observe(self, plan: Plan, image_key: Hashable, image_plan: Plan, end: bool, title: str) -> Observation:
+    def observe(self, plan: Plan, image_key: Hashable, image_plan: Plan, end: End, title: str) -> Observation:
         try:
             image, first = self.images.get(image_key, lambda: self.replayer.image(image_plan))
         except (BuildFailed, SourceUnavailable) as e:
-            if end:
+            if end is not None:
                 raise  # an end that cannot be built: nothing to compare with (exit 3)
             # a variant that cannot be built (a runtime no source offers...) tells nothing
             return Observation("inconclusive", f"build failed: {e.message}")
+        mounts = self.tool_cache.mounts(image.ref) if self.tool_cache is not None and end is None else ()
         with self.progress.step(f"trial: {title}"):
-            obs = repeat(lambda: self.once(plan, image), self.attempts)
+            obs = repeat(lambda: self.once(plan, image, mounts), self.attempts, more_on_pass=self.flaky or end == "bad")
         self._said(title, obs)
+        if self.tool_cache is not None and end is not None:
+            self.tool_cache.end_seen(end, obs.verdict)
+        if end == "bad" and obs.verdict == "reproduced" and obs.attempts[0] != "recorded":
+            self.flaky = True
+            self.progress.say(f"the bad end failed the recorded way only at attempt {len(obs.attempts)}: "
+                              f"a passing trial now gets up to {self.attempts} attempts")
         return dataclasses.replace(obs, built=first and image.built, build_s=image.build_s if first else 0.0)
 
     def _said(self, title: str, obs: Observation) -> None:
@@ -168,9 +187,59 @@ class Trials:
         left = "" if self.estimate is None else f"; about {max(0, self.estimate - n)} left"
         self.progress.say(f"trial {n} ({title}): {obs.verdict}{left}")
 
-    def once(self, plan: Plan, image: BuiltImage) -> Run:
-        attempt = self.replayer.attempt(plan, image)
+    def once(self, plan: Plan, image: BuiltImage, mounts: tuple[Mount, ...] = ()) -> Run:
+        attempt = self.replayer.attempt(plan, image, mounts=mounts)
         return Run(classify(self.expected, attempt), attempt.signature, attempt.duration_s)
+
+    def close(self) -> list[str]:
+        """Remove the shared caches; the notes the result gets about them."""
+        return self.tool_cache.close() if self.tool_cache is not None else []
+
+
+# Where test tools keep their caches in the container, as root: jest's (and ts-jest's, babel-jest's
+# inside it) default cacheDirectory is <tmpdir>/jest_<uid in base 36>.
+TOOL_CACHE_TARGETS = ("/tmp/jest_0",)
+
+
+class ToolCache:
+    """One test-tool cache volume per image (an engine volume: no host path), shared by the
+    trials after both ends replayed as recorded without it (a trial then skips e.g. ts-jest's
+    cold compile). The engine's cleanup removes the volumes with the bisect's containers."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ends: dict[str, bool] = {}
+        self._session = uuid.uuid4().hex[:12]
+        self.used = False
+
+    def end_seen(self, end: Literal["good", "bad"], verdict: Verdict) -> None:
+        with self._lock:
+            self._ends[end] = verdict == ("reproduced" if end == "bad" else "not-reproduced")
+
+    def mounts(self, image_ref: str) -> tuple[Mount, ...]:
+        with self._lock:
+            if self._ends != {"good": True, "bad": True}:
+                return ()
+            self.used = True
+            image = hashlib.sha256(image_ref.encode()).hexdigest()[:12]
+            return tuple(Mount(f"replay-toolcache-{self._session}-{image}-{i}", target, read_only=False, volume=True)
+                         for i, target in enumerate(TOOL_CACHE_TARGETS))
+
+    def close(self) -> list[str]:
+        if not self.used:
+            return []
+        return [f"trials after the ends shared one test-tool cache per image ({', '.join(TOOL_CACHE_TARGETS)}); "
+                "--no-cache-reuse runs every trial from a cold cache"]
+
+
+def end_of(item: Hashable, good: Hashable, bad: Hashable) -> End:
+    return "bad" if item == bad else "good" if item == good else None
+
+
+def totals(trials: Sequence[Trial], wall_s: float) -> dict[str, Any]:
+    """What a bisect spent: trials, attempts (containers run), images built, wall time."""
+    return {"trials": len(trials), "attempts": sum(len(t.attempts) for t in trials),
+            "builds": sum(1 for t in trials if t.built), "wall_s": round(wall_s, 2)}
 
 
 def fact_estimate(candidates: int) -> int:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
@@ -13,7 +14,7 @@ from rich.text import Text
 
 from .. import source as git_source
 from ..bisect import (BisectResult, BisectSettings, CommitsResult, Registry, SweepResult, Trial, Walk, bisect_capsules,
-                      bisect_commits, bisect_sweep, commits_data, result_data, summary, sweep_data)
+                      bisect_commits, bisect_sweep, commits_data, result_data, summary, sweep_data, totals)
 from ..config import settings as load_settings
 from ..errors import Exit, UsageError
 from ..plan import Source
@@ -82,7 +83,13 @@ def _verdict_cell(t: Trial) -> Text:
     return verdict
 
 
-def _show(bad: Path, good: Path, r: BisectResult) -> None:
+def _spent(trials: tuple[Trial, ...], wall_s: float) -> Text:
+    t = totals(trials, wall_s)
+    return Text(f"{t['trials']} trial(s), {t['attempts']} attempt(s), {t['builds']} image(s) built, "
+                f"{t['wall_s']:.1f} s", "dim")
+
+
+def _show(bad: Path, good: Path, r: BisectResult, wall_s: float) -> None:
     out = console.out
     out.print(Text(f"bad:  {printable(str(bad))}\ngood: {printable(str(good))}"))
     candidates = _table("candidates", "fact", "stage", "good", "bad")
@@ -101,7 +108,7 @@ def _show(bad: Path, good: Path, r: BisectResult) -> None:
             nv.add_row(printable(n.key), _cell(n.good), _cell(n.bad), printable(n.reason))
         out.print(nv)
     _notes(r.notes)
-    out.print(Text(f"{len(r.trials)} trial(s), {r.variant_builds} variant image(s) built", "dim"))
+    out.print(_spent(r.trials, wall_s))
     if r.found:
         out.print(Text(f"minimal set: {printable(' + '.join(r.minimal))}", "bold red"))
     else:
@@ -128,7 +135,7 @@ _COMMITS_STATUS = {
 }
 
 
-def _show_commits(bad: Path, good: Path, r: CommitsResult) -> None:
+def _show_commits(bad: Path, good: Path, r: CommitsResult, wall_s: float) -> None:
     out = console.out
     out.print(Text(f"bad:  {printable(str(bad))}\ngood: {printable(str(good))}"))
     out.print(Text(f"{len(r.commits)} commit(s) after {r.walk.good[:12]} up to {r.commits[-1].sha[:12]} "
@@ -136,7 +143,7 @@ def _show_commits(bad: Path, good: Path, r: CommitsResult) -> None:
     subjects = {c.sha: c.subject for c in r.commits}
     out.print(_probes_table(r.walk, "commit", lambda t: f"{(t.item or '')[:12]} {subjects.get(t.item or '', '')}".rstrip()))
     _notes(r.walk.notes)
-    out.print(Text(f"{len(r.walk.trials)} trial(s)", "dim"))
+    out.print(_spent(r.walk.trials, wall_s))
     first = r.first_failing
     if first is not None:
         out.print(Text(f"first failing commit: {first.sha} {printable(first.subject)}", "bold red"))
@@ -144,14 +151,14 @@ def _show_commits(bad: Path, good: Path, r: CommitsResult) -> None:
         out.print(Text(_COMMITS_STATUS[r.walk.status], "bold"))
 
 
-def _show_sweep(bad: Path, good: Path, r: SweepResult) -> None:
+def _show_sweep(bad: Path, good: Path, r: SweepResult, wall_s: float) -> None:
     out = console.out
     out.print(Text(f"bad:  {printable(str(bad))}\ngood: {printable(str(good))}"))
     out.print(Text(printable(f"{r.fact}: {r.walk.good} (good) to {r.walk.line[-1]} (bad), "
                              f"the versions between from {r.source}"), "dim"))
     out.print(_probes_table(r.walk, r.name, lambda t: t.item or ""))
     _notes(r.walk.notes)
-    out.print(Text(f"{len(r.walk.trials)} trial(s)", "dim"))
+    out.print(_spent(r.walk.trials, wall_s))
     out.print(Text(printable(summary(r)), "bold red" if r.found else "bold"))
 
 
@@ -177,24 +184,24 @@ def _bisect(replayer: Replayer, bad: Path, good: Path, settings: BisectSettings,
     return bisect_capsules(replayer, bad, good, settings, progress)
 
 
-def _data(result: Result) -> dict[str, object]:
+def _data(result: Result, wall_s: float) -> dict[str, object]:
     if isinstance(result, CommitsResult):
-        return {"mode": "commits", **commits_data(result)}
+        return {"mode": "commits", **commits_data(result), "totals": totals(result.walk.trials, wall_s)}
     if isinstance(result, SweepResult):
-        return {"mode": "sweep", **sweep_data(result)}
-    return {"mode": "facts", **result_data(result)}
+        return {"mode": "sweep", **sweep_data(result), "totals": totals(result.walk.trials, wall_s)}
+    return {"mode": "facts", **result_data(result), "totals": totals(result.trials, wall_s)}
 
 
-def _report(bad: Path, good: Path, result: Result, as_json: bool) -> None:
+def _report(bad: Path, good: Path, result: Result, as_json: bool, wall_s: float) -> None:
     if as_json:
         console.print_result("bisect", int(Exit.OK if result.found else Exit.NEGATIVE),
-                             {"bad": str(bad), "good": str(good), **_data(result)})
+                             {"bad": str(bad), "good": str(good), **_data(result, wall_s)})
     elif isinstance(result, CommitsResult):
-        _show_commits(bad, good, result)
+        _show_commits(bad, good, result, wall_s)
     elif isinstance(result, SweepResult):
-        _show_sweep(bad, good, result)
+        _show_sweep(bad, good, result, wall_s)
     else:
-        _show(bad, good, result)
+        _show(bad, good, result, wall_s)
 
 
 def register(app: typer.Typer) -> None:
@@ -203,8 +210,9 @@ def register(app: typer.Typer) -> None:
         bad: Annotated[Path, typer.Argument(metavar="BAD", help="Capsule of the run that failed.")],
         good: Annotated[Path, typer.Option("--good", metavar="GOOD", help="Capsule of a run that passed.")],
         attempts: Annotated[int, typer.Option("--attempts", min=1, max=100,
-                                              help="Runs per trial: one failing the recorded way decides; "
-                                                   "a pass needs all to pass.")] = 1,
+                                              help="The most runs per trial: one run decides while outcomes are "
+                                                   "unambiguous; more go to a trial that fails another way, and "
+                                                   "to passing trials once the bad end proved flaky.")] = 3,
         jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, show_default="cores",
                                                  help="Trials run at the same time.")] = None,
         timeout: Annotated[float, timeout_opt("per run", 600.0)] = 600.0,
@@ -216,6 +224,8 @@ def register(app: typer.Typer) -> None:
         sweep: Annotated[str | None, typer.Option("--sweep", metavar="FACT",
                                                   help="Find the first failing version of one differing fact "
                                                        "(runtime:node, tool:npm, pin:python:six...) instead.")] = None,
+        no_cache_reuse: Annotated[bool, typer.Option("--no-cache-reuse", help="Run every trial with a cold "
+                                                     "test-tool cache (jest's): no cache shared between trials.")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show build logs and output.")] = False,
         quiet: QuietOpt = False,
@@ -231,9 +241,11 @@ def register(app: typer.Typer) -> None:
         plan_opts = PlanOptions(repo=repo, env_overrides=parse_env(env), salt=salt)
         replayer = Replayer(ReplayOptions(timeout=timeout, verbose=verbose, plan=plan_opts,
                                           secret_env=plan_opts.env_overrides), progress)
+        start = time.monotonic()
         try:
-            result = _bisect(replayer, bad, good, BisectSettings(attempts, jobs or _cores()), progress, commits, sweep)
+            settings = BisectSettings(attempts, jobs or _cores(), not no_cache_reuse)
+            result = _bisect(replayer, bad, good, settings, progress, commits, sweep)
         finally:
             replayer.close()
-        _report(bad, good, result, as_json)
+        _report(bad, good, result, as_json, time.monotonic() - start)
         raise typer.Exit(int(Exit.OK if result.found else Exit.NEGATIVE))

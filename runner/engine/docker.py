@@ -136,7 +136,7 @@ class DockerEngine:
             image=spec.image, command=list(spec.argv), environment=[f"{k}={v}" for k, v in spec.env],
             working_dir=spec.workdir, labels={**dict(spec.labels), OWNER_LABEL: owner()}, detach=True, name=spec.name,
             tty=spec.tty, stdin_open=spec.stdin_open,
-            mounts=[_docker_mount(m) for m in spec.mounts], dns_opt=list(spec.dns_opts) or None,
+            mounts=[_docker_mount(m, spec.labels) for m in spec.mounts], dns_opt=list(spec.dns_opts) or None,
             dns=list(spec.dns) or None, entrypoint=[], **_limits(spec.containment),
         )
         if spec.network in ("none", "bridge", "host"):
@@ -275,11 +275,12 @@ class DockerEngine:
             pass
 
     def cleanup(self, label_value: str) -> None:
-        """Remove every container and network labelled replay=<label_value>."""
+        """Remove every container, network and volume labelled replay=<label_value>."""
         flt: dict[str, Any] = {"label": f"{LABEL}={label_value}"}
         for ctr in self.client.containers.list(all=True, filters=flt):
             _quietly(ctr.remove, force=True)
         _quietly(self.client.networks.prune, filters=flt)
+        _quietly(self.client.volumes.prune, filters=flt)
 
 
 def owner() -> str:
@@ -342,9 +343,11 @@ def _archive(files: Sequence[ContainerFile]) -> bytes:
     return buf.getvalue()
 
 
-def _docker_mount(m: Mount) -> Any:
+def _docker_mount(m: Mount, labels: Sequence[tuple[str, str]] = ()) -> Any:
     from docker.types import Mount as DMount
 
+    if m.volume:  # the engine makes it with the container's labels, so cleanup finds it
+        return DMount(target=m.target, source=m.source, type="volume", read_only=m.read_only, labels=dict(labels))
     return DMount(target=m.target, source=m.source, type="bind", read_only=m.read_only)
 
 

@@ -38,6 +38,9 @@ class Mount:
     source: str
     target: str
     read_only: bool = True
+    # source names an engine volume instead of a host path: made on first use, labelled as the
+    # container is, removed by cleanup (works on a remote engine, or when replay runs in a container)
+    volume: bool = False
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,8 @@ def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
         notes = list(plan.notes)
         if image.context and image.context.restored:
             notes += list(image.context.restored.notes)
+        if image.context and image.built:
+            notes += list(image.context.notes)
         if http is not None and (http.unmatched or http.unused):
             notes.append(f"the program's HTTP traffic diverged from the recording: {len(http.unmatched)} "
                          f"request(s) matched nothing, {len(http.unused)} recorded call(s) never made")

@@ -18,7 +18,7 @@ from ..baseimage import ensure_base
 from ..capsules import read_capsule
 from ..capsules.model import Capsule
 from ..config import Settings, settings as load_settings
-from ..engine import LABEL, Containment, Engine, EngineHolder, RunSpec
+from ..engine import LABEL, Containment, Engine, EngineHolder, Mount, RunSpec
 from ..httpreplay.report import HttpReport
 from ..outcome import Attempt, Expected, classify, expected_of
 from ..plan import Plan, plan_digest
@@ -73,7 +73,8 @@ class Replayer:
             with self.progress.step(f"resolve base {plan.base.suite}"):
                 ensure_base(self.engine, self.settings, plan.base, self.progress.say)
             with self.progress.step("fetch runtimes, package managers and source"):
-                ctx = write_context(plan, self.settings, ctx_dir)
+                ctx = write_context(plan, self.settings, ctx_dir,
+                                    "buildkit" if self.engine.builder_name == "buildkit" else "classic")
             tag = f"{self.settings.image_repo}:{plan.capsule_id[:12].lower()}-{images.context_digest(ctx_dir)[:12]}"
             with self._key_lock(tag):
                 result = self._image_of(plan, ctx_dir, ctx, tag)
@@ -115,12 +116,14 @@ class Replayer:
         return World(self.engine, self.settings, plan, self.label, self.progress.say)
 
     def attempts(self, plan: Plan, image: BuiltImage, expected: Expected | None, count: int,
-                 label_steps: bool = True) -> tuple[list[Attempt], HttpReport | None]:
-        """`count` attempts in fresh containers, in the plan's whole hermetic world (HTTP, clock, values)."""
+                 label_steps: bool = True, mounts: tuple[Mount, ...] = ()) -> tuple[list[Attempt], HttpReport | None]:
+        """`count` attempts in fresh containers, in the plan's whole hermetic world (HTTP, clock, values);
+        `mounts` besides (bisect's shared test-tool cache)."""
         out: list[Attempt] = []
         with self.world(plan) as world:
             for i in range(count):
                 spec = self.run_spec(plan, image, world.attempt())
+                spec = dataclasses.replace(spec, mounts=(*spec.mounts, *mounts)) if mounts else spec
                 if label_steps:
                     with self.progress.step(f"attempt {i + 1}/{count}"):
                         out.append(self.run_one(expected, spec))
@@ -128,9 +131,10 @@ class Replayer:
                     out.append(self.run_one(expected, spec))
             return out, world.http_report()
 
-    def attempt(self, plan: Plan, image: BuiltImage, expected: Expected | None = None) -> Attempt:
+    def attempt(self, plan: Plan, image: BuiltImage, expected: Expected | None = None,
+                mounts: tuple[Mount, ...] = ()) -> Attempt:
         """One attempt in a fresh container, in the plan's whole hermetic world."""
-        return self.attempts(plan, image, expected, 1, label_steps=False)[0][0]
+        return self.attempts(plan, image, expected, 1, label_steps=False, mounts=mounts)[0][0]
 
     def run_one(self, expected: Expected | None, spec: RunSpec) -> Attempt:
         secrets = [v for _, v in self.options.secret_env if len(v) >= 4]

@@ -138,7 +138,7 @@ def test_a_novafabric_lock_in_the_capsule_is_copied_from_it(tmp_path: Path, fixt
     lock = plan.python_lock
     assert lock is not None and (lock.manager, lock.path) == ("pip", "requirements.txt")
     assert lock.content == hashlib.sha256(b"six==1.16.0\n").hexdigest()
-    assert "pip install -q -r requirements.txt" in render(plan, SETTINGS)
+    assert "py-deps.py pip -r requirements.txt" in render(plan, SETTINGS)
 
 
 def test_a_novafabric_lock_without_a_path_is_reported(fixtures: Path, tmp_path: Path) -> None:

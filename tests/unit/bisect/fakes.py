@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Literal
 
 from runner.capsules.model import Capsule, Command, Failure, Format, FrozenMap, Provenance
+from runner.engine import Mount
 from runner.errors import BuildFailed, CapsuleError
 from runner.plan import BaseImage, Plan, Runtime, Source, Tool
 from runner.replay import Attempt, BuiltImage, Expected, expected_of
@@ -61,6 +62,7 @@ class RuleReplayer:
         self.rule, self.broken, self.broken_message = rule, broken, broken_message
         self.built: list[Plan] = []
         self.ran: list[Plan] = []
+        self.mounts: list[tuple[Mount, ...]] = []
         self.tries: Counter[str] = Counter()
         self.lock = threading.Lock()
         self.closed = False
@@ -80,9 +82,10 @@ class RuleReplayer:
             raise BuildFailed(self.broken_message(p))
         return BuiltImage(f"img{len(self.built)}", True, 2.0)
 
-    def attempt(self, p: Plan, image: BuiltImage) -> Attempt:
+    def attempt(self, p: Plan, image: BuiltImage, *, mounts: tuple[Mount, ...] = ()) -> Attempt:
         with self.lock:
             self.ran.append(p)
+            self.mounts.append(mounts)
             self.tries[repr(p)] += 1
             n = self.tries[repr(p)]
         code, sig = self.rule(p, n)

@@ -1,0 +1,133 @@
+"""Helpers replay runs inside the build (never capsule-provided code), with the image's venv Python:
+
+  pin PINS DRIFT MODE LOCKED   compare the venv's installed versions with the recorded ones
+                               (PINS: name==version lines), add the differences to the drift
+                               report; MODE=pin installs the recorded version of every drifted
+                               package over the locked environment. LOCKED=no (no lockfile was
+                               installed): the recorded versions are all there is, whatever MODE.
+  pip ARGS...                   pip install ARGS (a requirements file), each download kept for later builds
+  uv-sync DRIFT                install the uv project itself now that its source is here, leaving
+                               the pinned (drifted) packages as they are: a plain `uv sync` would
+                               put the lockfile's versions back.
+
+Kept to Python 3.9 (the oldest venv Python a base suite gives).
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+from importlib import metadata
+
+
+def normal(name):
+    """PEP 503: the names the plan uses."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def installed_versions():
+    return {normal(d.metadata["Name"]): d.version for d in metadata.distributions() if d.metadata["Name"]}
+
+
+def read_pins(path):
+    pins = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            name, sep, version = line.strip().partition("==")
+            if sep:
+                pins[normal(name)] = version
+    return pins
+
+
+def write_drift(path, mode, drift):
+    """Merge into the report the node helper may have written first (one file for the image)."""
+    report = {"mode": mode, "drift": []}
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            report = json.load(f)
+    report["drift"] = [d for d in report.get("drift", []) if d.get("ecosystem") != "python"] + drift
+    report["python_mode"] = mode
+    tmp = path + ".part"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(report, f, indent=1)
+    os.replace(tmp, path)
+
+
+# pip's own HTTP cache keeps nothing here (the responses come back uncacheable through the
+# proxy), so downloads are kept as files, in pip's cache dir: a BuildKit cache mount, or
+# removed after the step by the classic build. pip checks the index's hashes when downloading.
+WHEELS = "/root/.cache/pip/replay-files"
+
+
+def pip_cached(args):
+    """pip install ARGS, each file downloaded once into WHEELS and installed from there."""
+    pip = [sys.executable, "-m", "pip", "-q", "--disable-pip-version-check"]
+    got = subprocess.run([*pip, "download", "-d", WHEELS, "--find-links", WHEELS, *args])
+    return got.returncode == 0 and subprocess.run(
+        [*pip, "install", "--no-index", "--find-links", WHEELS, *args]).returncode == 0
+
+
+def pip_install(specs):
+    if not specs:
+        return
+    shown = " ".join(specs[:5]) + (f" and {len(specs) - 5} more" if len(specs) > 5 else "")
+    print(f"replay: installing {len(specs)} recorded Python package(s): {shown}", flush=True)
+    if not pip_cached(["--no-deps", *specs]):
+        fail(f"pip install of the recorded versions failed: {shown}")
+
+
+def pin(pins_path, drift_path, mode, locked):
+    pins = read_pins(pins_path)
+    if locked != "yes":
+        write_drift(drift_path, mode, [])
+        pip_install([f"{n}=={v}" for n, v in sorted(pins.items())])
+        return
+    have = installed_versions()
+    # A recorded package the lockfile does not install (the project itself, say) is left alone, as npm's helper does.
+    drift = [{"name": n, "recorded": v, "installed": have[n], "ecosystem": "python"}
+             for n, v in sorted(pins.items()) if n in have and have[n] != v]
+    write_drift(drift_path, mode, drift)
+    if mode == "pin" and drift:
+        pip_install([f"{d['name']}=={d['recorded']}" for d in drift])
+        have = installed_versions()
+        left = [d["name"] for d in drift if have.get(d["name"]) != d["recorded"]]
+        if left:
+            fail(f"pinning left {', '.join(left)} at another version than the capsule's")
+    print(f"replay: {len(drift)} Python package(s) drifted from the capsule's resolved versions", flush=True)
+
+
+def uv_sync(drift_path):
+    keep = []
+    if os.path.exists(drift_path):
+        with open(drift_path, encoding="utf-8") as f:
+            report = json.load(f)
+        if report.get("python_mode") == "pin":
+            keep = [d["name"] for d in report.get("drift", []) if d.get("ecosystem") == "python"]
+    cmd = ["uv", "sync", "--frozen", "--inexact"]
+    for name in keep:
+        cmd += ["--no-install-package", name]
+    if subprocess.run(cmd).returncode != 0:
+        fail("uv sync of the project failed")
+
+
+def fail(message):
+    # One `replay:` line the build's error names, instead of a traceback.
+    print(f"replay: {message}", file=sys.stderr, flush=True)
+    sys.exit(1)
+
+
+def main(argv):
+    if argv[:1] == ["pin"] and len(argv) == 5:
+        pin(*argv[1:])
+    elif argv[:1] == ["pip"] and len(argv) > 1:
+        if not pip_cached(argv[1:]):
+            fail("pip install of the requirements failed")
+    elif argv[:1] == ["uv-sync"] and len(argv) == 2:
+        uv_sync(argv[1])
+    else:
+        print(f"py-deps.py: bad arguments {argv}", file=sys.stderr)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,84 @@
+"""Bisect spends attempts only where an outcome is ambiguous (issue 12): one per trial while
+runs agree with the ends, every one for a flaky failure or a failure of another kind."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from runner.bisect.env import bisect_capsules
+from runner.bisect.trial import BisectSettings, Run, repeat, totals
+
+from .fakes import FakeProgress
+
+from .test_env import RECORDED, FakeReplayer, fails_when, run, tz_of
+
+NEW_YORK = "America/New_York"
+PASS = (0, "exit0:0000000000000000")
+
+
+def runs(*kinds: str) -> Callable[[], Run]:
+    queue = list(kinds)
+    return lambda: Run(queue.pop(0), None, 1.0)  # type: ignore[arg-type]
+
+
+def test_one_run_decides_while_it_agrees_with_an_end() -> None:
+    assert repeat(runs("recorded"), 5).attempts == ("recorded",)
+    assert repeat(runs("pass"), 5, more_on_pass=False).attempts == ("pass",)
+
+
+def test_an_ambiguous_run_gets_the_attempts_up_to_the_most() -> None:
+    obs = repeat(runs("other", "other", "recorded"), 5, more_on_pass=False)
+    assert (obs.verdict, obs.attempts) == ("reproduced", ("other", "other", "recorded"))
+    assert repeat(runs("pass", "pass", "pass"), 3).attempts == ("pass", "pass", "pass")
+    assert repeat(runs("other", "other"), 2, more_on_pass=False).verdict == "different-failure"
+
+
+def test_a_deterministic_failure_costs_one_attempt_per_trial_whatever_attempts_allows() -> None:
+    fake = FakeReplayer(fails_when(lambda p: tz_of(p) == NEW_YORK))
+    result = run(fake, attempts=5)
+    assert result.minimal == ("env:TZ",)
+    assert all(len(t.attempts) == 1 for t in result.trials), [t.attempts for t in result.trials]
+    assert len(fake.ran) == len(result.trials)
+
+
+def test_a_flaky_failure_gets_the_attempts_on_passing_trials() -> None:
+    # New York fails the recorded way only on every second run of a plan
+    fake = FakeReplayer(lambda p, n: (1, RECORDED) if tz_of(p) == NEW_YORK and n % 2 == 0 else PASS)
+    result = run(fake, attempts=3)
+    assert result.minimal == ("env:TZ",)
+    bad_end = next(t for t in result.trials if t.role == "bad end")
+    assert bad_end.attempts == ("pass", "recorded")
+    passing = [t for t in result.trials if t.verdict == "not-reproduced" and t.role == "search"]
+    assert passing and all(len(t.attempts) == 3 for t in passing)
+    good_end = next(t for t in result.trials if t.role == "good end")
+    assert good_end.attempts == ("pass",)  # judged before the bad end showed its flakiness
+
+
+def test_totals_count_trials_attempts_and_builds() -> None:
+    fake = FakeReplayer(fails_when(lambda p: tz_of(p) == NEW_YORK))
+    result = run(fake, attempts=3)
+    spent = totals(result.trials, 12.345)
+    assert spent == {"trials": len(result.trials), "attempts": len(fake.ran), "builds": len(fake.built),
+                     "wall_s": 12.35}
+
+
+def test_trials_after_the_ends_share_one_tool_cache_per_image() -> None:
+    fake = FakeReplayer(fails_when(lambda p: tz_of(p) == NEW_YORK))
+    result = bisect_capsules(fake, Path("bad.json"), Path("good.json"), BisectSettings(1, 1, True), FakeProgress())
+    assert result.minimal == ("env:TZ",)
+    ends, rest = fake.mounts[:2], fake.mounts[2:]
+    assert ends == [(), ()]  # both ends replay without it
+    assert rest and all(m and m[0].target == "/tmp/jest_0" and not m[0].read_only and m[0].volume for m in rest)
+    by_image: dict[str, set[str]] = {}
+    for plan, mounts in zip(fake.ran[2:], rest):
+        by_image.setdefault(repr(plan.runtimes), set()).add(mounts[0].source)
+    assert all(len(sources) == 1 for sources in by_image.values())  # one volume per image
+    assert len(set.union(*by_image.values())) == len(by_image)
+    assert any("shared one test-tool cache" in n for n in result.notes)
+
+
+def test_no_cache_reuse_mounts_nothing() -> None:
+    fake = FakeReplayer(fails_when(lambda p: tz_of(p) == NEW_YORK))
+    result = run(fake)
+    assert all(m == () for m in fake.mounts)
+    assert not any("test-tool cache" in n for n in result.notes)
