@@ -61,6 +61,9 @@ def run_cmd(
     timeout: Annotated[float, typer.Option("--timeout", min=1.0, help="Seconds per attempt.")] = 600.0,
     memory: Annotated[str, typer.Option("--memory", help="Memory limit per attempt.")] = "4g",
     resume: Annotated[bool, typer.Option("--resume", help="Continue the last unfinished night (after a kill).")] = False,
+    executor: Annotated[str | None, typer.Option("--executor", help="local (default) or celery (replay worker processes).")] = None,
+    broker: Annotated[str | None, typer.Option("--broker", envvar="REPLAY_BROKER",
+                                               help="With --executor celery: the Redis broker, redis://HOST:PORT/DB.")] = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -71,9 +74,10 @@ def run_cmd(
 
         _check_run_args(sources or [], resume, ref, repo, memory)
         options = FarmOptions(attempts=attempts, max_attempts=max_attempts, jobs=jobs, timeout=timeout,
-                              memory=memory, ref=ref, repo=repo)
+                              memory=memory, ref=ref, repo=repo, executor=executor or "local")
         store = _store(db, create=True)
-        outcome, used = run_night(store, sources or [], options, FarmProgress(err), resume=resume)
+        # a resumed night runs where it began (its stored executor); only the broker is given again
+        outcome, used = run_night(store, sources or [], options, FarmProgress(err), resume=resume, broker=broker)
         night = next(n for n in store.history().nights if n.id == outcome.night_id)
         infra = any(r.verdict == "infra-error" for r in night.results)
         return (int(Exit.ENVIRONMENT) if infra else 0), night

@@ -12,7 +12,7 @@ import traceback
 import typer
 
 from ..errors import Exit, ReplayError
-from . import bisect, diff, farm, inspect, render, run, shell, signature, verify
+from . import bisect, diff, farm, inspect, render, run, shell, signature, verify, worker
 from ..envelope import envelope, error_of
 from .console import error_line, print_json, refresh
 
@@ -35,10 +35,10 @@ def _root(
     """Exit codes: 0 success, 1 negative answer, 2 bad input or usage, 3 environment failure."""
 
 
-for module in (run, inspect, diff, verify, signature, render, shell, bisect, farm):
+for module in (run, inspect, diff, verify, signature, render, shell, bisect, farm, worker):
     module.register(app)
 
-_COMMANDS = {"run", "inspect", "diff", "verify", "signature", "render", "shell", "bisect", "farm"}
+_COMMANDS = {"run", "inspect", "diff", "verify", "signature", "render", "shell", "bisect", "farm", "worker"}
 
 
 def _argv(args: list[str]) -> list[str]:
