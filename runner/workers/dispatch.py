@@ -63,13 +63,20 @@ class CeleryExecutor:
         self._lock = threading.Lock()
         self._images: set[str] = set()
         self._built: set[str] = set()
+        self._canon: dict[str, Plan] = {}
 
     def prebuild(self, plans: Sequence[Plan]) -> None:
-        """Nothing here: each worker builds the images it lacks, in its own engine."""
+        """Nothing is built here: each worker builds the images it lacks, in its own engine. Each
+        group's first plan is the one its image is built from, on every worker (as the local bank
+        does), so workers sharing an engine find one another's image and digests agree."""
+        with self._lock:
+            for plan in plans:
+                self._canon.setdefault(image_key(plan), plan)
 
     def ready(self, plan: Plan) -> None:
         with self._lock:
             self._images.add(image_key(plan))
+            self._canon.setdefault(image_key(plan), plan)
 
     def run(self, work: Work, resumed: bool = False) -> Done:
         keys = TaskKeys(work.task_id)
@@ -87,7 +94,9 @@ class CeleryExecutor:
     def _send(self, work: Work, keys: TaskKeys) -> None:
         soft = work.timeout * len(work.attempt_ids) + BUILD_ALLOWANCE_S
         self.redis.delete(keys.taken)  # a re-send is taken anew (or the lease check would fire at once)
-        self.app.send_task(TASK_NAME, args=[work_to_json(work, self.store)], task_id=work.task_id,
+        with self._lock:
+            image_plan = self._canon.get(image_key(work.plan), work.plan)
+        self.app.send_task(TASK_NAME, args=[work_to_json(work, self.store, image_plan)], task_id=work.task_id,
                            soft_time_limit=soft, time_limit=soft + 120, argsrepr="(work)", kwargsrepr="{}",
                            retry=True, retry_policy={"max_retries": 5, "interval_start": 0.5,
                                                      "interval_step": 1.0, "interval_max": 5.0})

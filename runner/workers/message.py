@@ -17,7 +17,7 @@ from ..errors import CapsuleError
 from ..farm.executor import Done, Work
 from ..farm.model import FarmVerdict
 from ..outcome import Attempt, Expected
-from ..plan import content_refs, plan_from_json, plan_to_json
+from ..plan import Plan, content_refs, plan_from_json, plan_to_json
 
 WORK_SCHEMA = "replay.work/1"
 DONE_SCHEMA = "replay.done/1"
@@ -33,11 +33,29 @@ class Failure:
     reason: str
 
 
-def work_to_json(work: Work, store: ContentStore) -> dict[str, Any]:
+def work_to_json(work: Work, store: ContentStore, image_plan: Plan | None = None) -> dict[str, Any]:
+    """`image_plan`: the plan the image is built from when it is another member of the group
+    (the same image by construction: only run-time fields differ)."""
+    other = image_plan if image_plan is not None and image_plan != work.plan else None
+    refs = content_refs(work.plan) | (content_refs(other) if other else set())
     return {"schema": WORK_SCHEMA, "task_id": work.task_id, "night_id": work.night_id,
             "capsule_id": work.capsule_id, "side": work.side, "plan": plan_to_json(work.plan),
-            "content": store.export(content_refs(work.plan)), "expected": encode(work.expected),
+            "image_plan": plan_to_json(other) if other else None,
+            "content": store.export(refs), "expected": encode(work.expected),
             "attempt_ids": list(work.attempt_ids), "timeout": work.timeout, "memory": work.memory}
+
+
+def image_plan_of(data: Any, work: Work) -> Plan:
+    """The plan to build the work's image from (checked: it must plan the same image)."""
+    from ..farm.images import image_key
+
+    raw = data.get("image_plan") if isinstance(data, dict) else None
+    if not raw:
+        return work.plan
+    other = plan_from_json(raw, "task image plan")
+    if image_key(other) != image_key(work.plan):
+        raise CapsuleError("task", "the image plan plans another image than the work's plan")
+    return other
 
 
 def work_from_json(data: Any, store: ContentStore) -> Work:

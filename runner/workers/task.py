@@ -21,7 +21,7 @@ from ..farm.images import image_key
 from ..farm.verdict import unjudged
 from ..plan import Plan
 from ..replay import BuiltImage, Progress, Replayer, ReplayOptions
-from .message import Failure, done_to_json, work_from_json
+from .message import Failure, done_to_json, image_plan_of, work_from_json
 
 
 def task_label(task_id: str) -> str:
@@ -54,7 +54,7 @@ class WorkerRuntime:
         if work.task_id != task_id:
             return done_to_json(None, Failure("image", "broken", "the message names another task"))
         try:
-            image = self.image(work.plan)
+            image = self.image(image_plan_of(message, work))
         except Exception as exc:
             return done_to_json(None, Failure("image", *unjudged(exc)))
         try:
