@@ -14,8 +14,9 @@ from .console import err, error_line, out, print_json
 farm_app = typer.Typer(name="farm", no_args_is_help=True, add_completion=False,
                        help="Replay every collected capsule each night, keep the history, say what changed.")
 
-DbOpt = Annotated[Path | None, typer.Option(
-    "--db", envvar="REPLAY_FARM_DB", help="The history database (default: farm.sqlite in the user's data dir).")]
+DbOpt = Annotated[str | None, typer.Option(
+    "--db", envvar="REPLAY_FARM_DB",
+    help="The history: a SQLite file (default: farm.sqlite in the user's data dir) or postgresql://USER@HOST/DB.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (the envelope every command uses).")]
 
 
@@ -23,10 +24,12 @@ def register(app: typer.Typer) -> None:
     app.add_typer(farm_app, name="farm")
 
 
-def _store(db: Path | None, create: bool) -> Any:
-    from ..farm.store import SqlStore, default_db_path
+def _store(db: str | None, create: bool) -> Any:
+    from ..farm.store import SqlStore, default_db_path, is_server_url
 
-    return SqlStore(db or default_db_path(), create=create)
+    if not db:
+        return SqlStore(default_db_path(), create=create)
+    return SqlStore(db if is_server_url(db) else Path(db).expanduser(), create=create)
 
 
 def _enveloped(command: str, as_json: bool, body: Callable[[], tuple[int, Any]],
