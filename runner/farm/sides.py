@@ -106,15 +106,16 @@ class CapsuleRunner:
             raise Stopped  # an attempt cut short by the interruption is no outcome
         if side == "recorded" and done.image_digest:
             self._digest = done.image_digest
-        outcomes = dict(done.attempts)
+        outcomes = dict(done.attempts)  # by id: an attempt the work did not ask for is no record
         finished = []
         for rec in started:
             att = outcomes.get(rec.id)
-            if att is None:
-                continue  # not in the answer: stays started, never counts
-            rec = _finished(rec, att, now())
-            self.store.finish_attempt(rec)
-            finished.append(rec)
+            if att is not None:
+                rec = _finished(rec, att, now())
+                self.store.finish_attempt(rec)
+                finished.append(rec)
+        if len(finished) < len(started):  # it stays started and never counts; asking again could loop
+            raise RemoteFailure("infra-error", f"the answer to task {work.task_id[:12]} lacks some of its attempts")
         return finished
 
     def _took(self) -> float:
