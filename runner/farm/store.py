@@ -38,6 +38,13 @@ class StoreError(ReplayError):
         self.path = str(path)
 
 
+class StoreUnavailable(StoreError):
+    """The history's server does not answer (exit 3): the environment failed, not the input."""
+
+    exit_code = Exit.ENVIRONMENT
+    kind = "environment"
+
+
 @dataclass(frozen=True)
 class NightEntry:
     """A capsule collected for a night, recorded before any is replayed (resume needs the list)."""
@@ -126,6 +133,10 @@ class SqlStore:
                 if found == 0 and not create:
                     raise StoreError(self.path, "no farm history here (run `replay farm run` first, or pass --db)")
                 s.migrate(conn)
+        except OperationalError as exc:
+            if server:
+                raise StoreUnavailable(self.path, f"the history's server does not answer ({_why(exc)})") from None
+            raise StoreError(self.path, f"not a usable farm history ({_why(exc)})") from None
         except (DatabaseError, OSError) as exc:
             raise StoreError(self.path, f"not a usable farm history ({_why(exc)})") from None
         self._write = threading.Lock()  # one writer at a time inside this process; busy_timeout across

@@ -169,3 +169,11 @@ def _farm(*args: str | Path) -> tuple[int, dict[str, Any]]:
     doc = json.loads(out.getvalue())
     assert doc["exit_code"] == rc and doc["error"] is None, doc["error"]
     return rc, doc["result"]
+
+
+def test_a_server_that_does_not_answer_is_an_environment_failure_without_its_password() -> None:
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        rc = main(["farm", "report", "--db", f"postgresql://farm:s3cret@127.0.0.1:{_free_port()}/x", "--json"])
+    doc = json.loads(out.getvalue())
+    assert rc == 3 and doc["error"]["kind"] == "environment"
+    assert "s3cret" not in out.getvalue() and "farm:***@127.0.0.1" in doc["error"]["message"]
