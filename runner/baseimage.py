@@ -12,11 +12,15 @@ import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .capsules.model import Platform
 from .config import Settings
 from .errors import SourceUnavailable
 from .plan import BaseImage, Fidelity
+
+if TYPE_CHECKING:
+    from .engine import Engine
 
 # Debian suites replay can bootstrap, oldest first: (suite, version, glibc, python3).
 SUITES: tuple[BaseImage, ...] = (
@@ -85,21 +89,21 @@ def base_ref(settings: Settings, base: BaseImage) -> str:
     return f"{settings.base_repo}:{base.suite}"
 
 
-def ensure_base(engine: object, settings: Settings, base: BaseImage,
+def ensure_base(engine: Engine, settings: Settings, base: BaseImage,
                 say: Callable[[str], None] = lambda s: None) -> str:
     """Make `<base_repo>:<suite>` exist: already there, pulled, or bootstrapped."""
     ref = base_ref(settings, base)
-    if engine.image_exists(ref):  # type: ignore[attr-defined]
+    if engine.image_exists(ref):
         return ref
-    if engine.try_pull(base.distro, base.suite):  # type: ignore[attr-defined]
-        engine.tag(f"{base.distro}:{base.suite}", ref)  # type: ignore[attr-defined]
+    if engine.try_pull(base.distro, base.suite):
+        engine.tag(f"{base.distro}:{base.suite}", ref)
         return ref
     say(f"bootstrapping {ref} with debootstrap from {settings.debian_mirror} (once, ~30 s)")
     bootstrap(engine, settings, base, ref)
     return ref
 
 
-def bootstrap(engine: object, settings: Settings, base: BaseImage, ref: str) -> None:
+def bootstrap(engine: Engine, settings: Settings, base: BaseImage, ref: str) -> None:
     tool = shutil.which("debootstrap")
     if tool is None:
         raise SourceUnavailable(f"base image {ref} is missing and debootstrap is not installed; run scripts/setup")
@@ -113,4 +117,4 @@ def bootstrap(engine: object, settings: Settings, base: BaseImage, ref: str) -> 
         tar = Path(tmp) / "rootfs.tar"
         subprocess.run(["tar", "-C", str(root), "--exclude=./var/cache/apt/archives/*.deb",
                         "--exclude=./var/lib/apt/lists/*", "-cf", str(tar), "."], check=True)
-        engine.import_rootfs(tar, ref, ['CMD ["bash"]'])  # type: ignore[attr-defined]
+        engine.import_rootfs(tar, ref, ['CMD ["bash"]'])

@@ -9,7 +9,14 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import platformdirs
+
 _DEFAULT_CA_DIR = Path("/usr/local/share/ca-certificates")
+
+
+def default_cache_dir() -> Path:
+    """The user's cache directory: $XDG_CACHE_HOME/replay, else ~/.cache/replay (platformdirs)."""
+    return Path(platformdirs.user_cache_dir("replay", appauthor=False))
 
 
 def _env(name: str, default: str) -> str:
@@ -43,7 +50,7 @@ class Settings:
     npm_registry: str = field(default_factory=lambda: _env("REPLAY_NPM_REGISTRY", "https://registry.npmjs.org").rstrip("/"))
     pypi_index: str = field(default_factory=lambda: _env("REPLAY_PYPI_INDEX", "https://pypi.org/simple"))
     node_dist: str = field(default_factory=lambda: _env("REPLAY_NODE_DIST", "https://nodejs.org/dist").rstrip("/"))
-    cache_dir: Path = field(default_factory=lambda: Path(_env("REPLAY_CACHE", str(Path.home() / ".cache" / "replay"))))
+    cache_dir: Path = field(default_factory=lambda: Path(_env("REPLAY_CACHE", str(default_cache_dir()))))
     ca_files: tuple[Path, ...] = field(default_factory=_ca_files)
     builder: str = field(default_factory=lambda: _env("REPLAY_BUILDER", "auto"))  # auto | buildkit | classic
     base_repo: str = field(default_factory=lambda: _env("REPLAY_BASE_REPO", "replay-base/debian"))
@@ -60,3 +67,34 @@ class Settings:
 
 def settings() -> Settings:
     return Settings()
+
+
+@dataclass(frozen=True)
+class Origin:
+    """One setting's effective value and where it came from (for `replay doctor`)."""
+
+    variable: str
+    value: str
+    source: str  # "env REPLAY_X", "env XDG_CACHE_HOME", "default"
+
+
+def origins(s: Settings | None = None) -> tuple[Origin, ...]:
+    s = s or settings()
+    values = {
+        "REPLAY_DEBIAN_MIRROR": s.debian_mirror, "REPLAY_NPM_REGISTRY": s.npm_registry,
+        "REPLAY_PYPI_INDEX": s.pypi_index, "REPLAY_NODE_DIST": s.node_dist, "REPLAY_CACHE": str(s.cache_dir),
+        "REPLAY_CA_CERTS": ":".join(str(p) for p in s.ca_files) or "none", "REPLAY_BUILDER": s.builder,
+        "REPLAY_BASE_REPO": s.base_repo, "REPLAY_IMAGE_REPO": s.image_repo,
+    }
+    found = [Origin(name, value, _source(name)) for name, value in values.items()]
+    docker_host = os.environ.get("DOCKER_HOST", "").strip()
+    found.append(Origin("DOCKER_HOST", docker_host or "the local socket", "env DOCKER_HOST" if docker_host else "default"))
+    return tuple(found)
+
+
+def _source(name: str) -> str:
+    if os.environ.get(name, "").strip():
+        return f"env {name}"
+    if name == "REPLAY_CACHE" and os.environ.get("XDG_CACHE_HOME", "").strip():
+        return "env XDG_CACHE_HOME"
+    return "default"

@@ -16,7 +16,8 @@ from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .capsules.model import Capsule, PackageManager, Platform, to_data
+from .capsules.model import Capsule, PackageManager, Platform
+from .outcome import Expected, expected_of
 from .inspect import env_shown, http_line, records
 
 from .factkeys import GROUPS, group_of, lock, pin, tool
@@ -29,6 +30,8 @@ class FactDiff:
     b: str
     could_change_outcome: bool
     note: str | None = None
+    a_value: Any = None  # as data (--json): None when absent, booleans as booleans
+    b_value: Any = None
 
     @property
     def group(self) -> str:
@@ -39,8 +42,9 @@ class FactDiff:
 class NotComparable:
     key: str
     recorded_in: Literal["a", "b"]
-    value: str
+    value: str  # as shown
     note: str
+    data: Any = None  # as data (--json)
 
     @property
     def group(self) -> str:
@@ -53,6 +57,8 @@ class Caveat:
 
     key: str
     note: str
+    a_value: Any = None
+    b_value: Any = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,7 @@ class _Fact:
     raw: tuple[Hashable, ...]  # compared part by part; UNKNOWN parts match anything
     could_change: bool = True
     note: str | None = None
+    value: Any = None  # the fact as JSON data (--json): what `shown` shows, typed
 
 
 _ABSENT = {"env": "(absent)", "pin": "(not installed)", "runtime": "(not found)", "tool": "(not found)",
@@ -110,7 +117,7 @@ def _missing(key: str) -> _Fact:
     prefix = key.split(":", 1)[0]
     # twin lists every variable except noise, so a missing one is an absent one.
     raw: tuple[Hashable, ...] = ("absent", None) if prefix == "env" else ()
-    return _Fact(_ABSENT.get(prefix, "(none)"), raw)
+    return _Fact(_ABSENT.get(prefix, "(none)"), raw)  # value None: absent
 
 # Values that name the same thing differently across recorders (twin uses Node's names).
 _ALIASES = {"x64": "x86_64", "amd64": "x86_64", "aarch64": "arm64", "win32": "windows"}
@@ -124,9 +131,18 @@ _INFO_ONLY = {
 }
 
 
-def _fact(key: str, shown: str, *raw: Hashable) -> tuple[str, _Fact]:
+def _fact(key: str, shown: str, *raw: Hashable, value: Any = ...) -> tuple[str, _Fact]:
+    """A fact; its JSON value is its only raw part unless given."""
     info = _INFO_ONLY.get(key)
-    return key, _Fact(shown, raw, info is None, info)
+    data = _plain(raw[0] if len(raw) == 1 else list(raw)) if value is ... else value
+    return key, _Fact(shown, raw, info is None, info, data)
+
+
+def _plain(value: Any) -> Any:
+    """JSON data: tuples as lists, UNKNOWN as null."""
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    return None if value is UNKNOWN else value
 
 
 def _command(c: Capsule) -> Iterator[tuple[str, _Fact]]:
@@ -141,7 +157,7 @@ def _platform(c: Capsule) -> Iterator[tuple[str, _Fact]]:
     for name in Platform.__dataclass_fields__:
         value = getattr(c.platform, name)
         if value is not None:
-            yield _fact(f"platform:{name}", str(value), _ALIASES.get(str(value), value))
+            yield _fact(f"platform:{name}", str(value), _ALIASES.get(str(value), value), value=value)
 
 
 def _runtimes(c: Capsule) -> Iterator[tuple[str, _Fact]]:
@@ -178,7 +194,7 @@ def _pms(c: Capsule) -> Iterator[tuple[str, _Fact]]:
         if pm.lockfile is not None or pm.lockfile_sha256 is not None:
             sha = pm.lockfile_sha256
             shown = f"{pm.lockfile or '(lockfile)'} sha256:{sha[:12]}" if sha else f"{pm.lockfile}"
-            yield _fact(lock(pm.name), shown, sha or UNKNOWN)
+            yield _fact(lock(pm.name), shown, sha or UNKNOWN, value={"path": pm.lockfile, "sha256": sha})
 
 
 def _deps(c: Capsule) -> Iterator[tuple[str, _Fact]]:
@@ -201,7 +217,9 @@ def _repo(c: Capsule) -> Iterator[tuple[str, _Fact]]:
         sha = hashlib.sha256(data).hexdigest()
         flags = "".join((", truncated" if r.diff_truncated else "", ", redacted" if r.diff_redacted else ""))
         shown = f"{len(data)} bytes, sha256:{sha[:12]}{flags}" if data else "(clean)"
-        yield _fact("source:diff", shown, sha, r.diff_truncated)
+        yield _fact("source:diff", shown, sha, r.diff_truncated,
+                    value={"bytes": len(data), "sha256": sha, "truncated": r.diff_truncated,
+                           "redacted": r.diff_redacted})
     if r.untracked:
         yield _fact("source:untracked", ", ".join(r.untracked), tuple(sorted(r.untracked)))
 
@@ -212,7 +230,8 @@ def _env(c: Capsule) -> Iterator[tuple[str, _Fact]]:
         note = "host-specific: replay maps it, never copies it" if f.host_specific else None
         if f.value is None and f.hash:
             note = "salted hashes are equal only when recorded with the same salt"
-        yield f"env:{name}", _Fact(env_shown(f), (f.state, part), not f.host_specific, note)
+        value = None if f.state == "absent" else {"state": f.state, "value": f.value, "hash": f.hash}
+        yield f"env:{name}", _Fact(env_shown(f), (f.state, part), not f.host_specific, note, value)
 
 
 def _locale(c: Capsule) -> Iterator[tuple[str, _Fact]]:
@@ -237,7 +256,8 @@ def _http(c: Capsule) -> Iterator[tuple[str, _Fact]]:
         )
         for call in c.http_calls
     )  # fmt: skip
-    yield _fact("http:calls", shown, raw)
+    keys = ("method", "url", "status", "body_sha256")
+    yield _fact("http:calls", shown, raw, value=[dict(zip(keys, call)) for call in raw])
 
 
 def _inputs(c: Capsule) -> Iterator[tuple[str, _Fact]]:
@@ -299,14 +319,16 @@ def diff_capsules(a: Capsule, b: Capsule) -> CapsuleDiff:
             side: Literal["a", "b"] = "a" if key in fa else "b"
             other = (b if side == "a" else a).provenance.format.value
             shown = (fa if side == "a" else fb)[key].shown
-            lone.append(NotComparable(key, side, shown, f"{other} does not record it"))
+            lone.append(NotComparable(key, side, shown, f"{other} does not record it",
+                                      (fa if side == "a" else fb)[key].value))
             continue
         x, y = fa.get(key) or _missing(key), fb.get(key) or _missing(key)
         equal, unsure = _compare(x, y)
         if not equal:
-            diffs.append(FactDiff(key, x.shown, y.shown, x.could_change and y.could_change, x.note or y.note))
+            diffs.append(FactDiff(key, x.shown, y.shown, x.could_change and y.could_change, x.note or y.note,
+                                  x.value, y.value))
         elif unsure:
-            caveats.append(Caveat(key, f"compared equal without values: A {x.shown}, B {y.shown}"))
+            caveats.append(Caveat(key, f"compared equal without values: A {x.shown}, B {y.shown}", x.value, y.value))
     return CapsuleDiff(tuple(diffs), _collapse(tuple(lone), fa, fb), tuple(caveats))
 
 
@@ -324,16 +346,44 @@ def _collapse(
         if family not in seen:
             seen.add(family)
             count = sum(1 for k in (fa if nc.recorded_in == "a" else fb) if k.startswith(family + ":"))
-            out.append(NotComparable(family, nc.recorded_in, f"{count} packages", nc.note))
+            out.append(NotComparable(family, nc.recorded_in, f"{count} packages", nc.note, count))
     return tuple(out)
 
 
-def diff_to_data(d: CapsuleDiff) -> dict[str, Any]:
-    """The --json shape: {differ, groups: {group: [fact...]}, not_comparable, caveats}."""
-    return {
-        "differ": d.differ,
-        "groups": {g: to_data(ds) for g, ds in d.grouped()},
-        "not_comparable": [{**to_data(n), "group": n.group} for n in d.not_comparable],
-        "caveats": to_data(d.caveats),
-    }
+def outcome_of(c: Capsule) -> dict[str, Any]:
+    """A capsule's recorded outcome, as data: what a replay of it is judged against."""
+    e: Expected = expected_of(c)
+    return {"failed": e.failed, "exit_code": e.exit_code, "signal": e.signal, "signature": e.signature}
 
+
+def next_step(a: Capsule, b: Capsule, d: CapsuleDiff) -> tuple[list[str] | None, str]:
+    """The command to run next, and why: a bisect from the passing capsule to the failing one
+    when exactly one of them records a failure."""
+    pa, pb = a.provenance.path, b.provenance.path
+    if not d.differ:
+        return None, "nothing that could change the outcome differs: there is nothing to bisect"
+    fa, fb = a.failed, b.failed
+    if fa != fb:
+        bad, good = (pa, pb) if fa else (pb, pa)
+        return ["replay", "bisect", bad, "--good", good], \
+            "finds the smallest set of these differences that turns the passing run into the failing one"
+    both = "a failure" if fa else "a pass"
+    return ["replay", pa], f"both record {both}, so bisect has no passing end: replay A to see whether it comes back"
+
+
+def diff_to_data(d: CapsuleDiff, a: Capsule, b: Capsule) -> dict[str, Any]:
+    """The --json result: both capsules, then every differing key with its values as data."""
+    argv, why = next_step(a, b, d)
+    return {
+        "a": {"path": a.provenance.path, "format": a.provenance.format.value, "outcome": outcome_of(a)},
+        "b": {"path": b.provenance.path, "format": b.provenance.format.value, "outcome": outcome_of(b)},
+        "differ": d.differ,
+        "outcome_keys": list(d.outcome_keys),
+        "differences": [{"key": f.key, "group": f.group, "a": f.a_value, "b": f.b_value, "a_shown": f.a,
+                         "b_shown": f.b, "could_change_outcome": f.could_change_outcome, "note": f.note}
+                        for f in d.differences],
+        "not_comparable": [{"key": n.key, "group": n.group, "recorded_in": n.recorded_in, "value": n.data,
+                            "shown": n.value, "note": n.note} for n in d.not_comparable],
+        "equal_without_values": [{"key": c.key, "a": c.a_value, "b": c.b_value, "note": c.note} for c in d.caveats],
+        "next": {"argv": argv, "command": shlex.join(argv) if argv else None, "why": why},
+    }

@@ -103,6 +103,88 @@ def judge(expected: Expected, attempts: Sequence[Attempt], patched: bool = False
     return "not-reproduced" if only == "pass" else "different-failure"
 
 
+# The unpatched run "reproduces" when the recorded failure comes back at least sometimes.
+REPRODUCES: frozenset[Verdict] = frozenset({"reproduced", "flaky"})
+
+
+@dataclass(frozen=True)
+class FixJudgement:
+    verdict: Verdict
+    why: str  # one sentence, without the verdict word
+
+
+def judge_fix(expected: Expected, baseline: Verdict, patched: Sequence[Attempt]) -> FixJudgement:
+    """A fix (`--patch`, the farm's `--ref`) judged against the unpatched run: `fixed` only
+    when the unpatched source reproduces and every patched attempt passes; a patch that
+    changes nothing cannot look like a fix on a failure that does not come back here."""
+    if not expected.failed:
+        return FixJudgement("inconclusive", "the capsule records a pass: there is no failure to fix")
+    if baseline not in REPRODUCES:
+        return FixJudgement("inconclusive", f"the unpatched source did not reproduce the failure here ({baseline}), "
+                                            "so the patch cannot be judged")
+    kinds = [a.classification for a in patched]
+    n, passed, recorded, other = len(kinds), kinds.count("pass"), kinds.count("recorded"), kinds.count("other")
+    unpatched = "the unpatched source failed as recorded" + (" (flaky)" if baseline == "flaky" else "")
+    if n and passed == n:
+        return FixJudgement("fixed", f"{unpatched} and {n}/{n} patched attempts passed")
+    if not passed and not recorded and not other:
+        return FixJudgement("inconclusive", f"{unpatched}, but every patched attempt timed out")
+    if passed:
+        return FixJudgement("flaky", f"{unpatched}; with the patch {passed}/{n} attempts passed and "
+                                     f"{n - passed} did not")
+    if recorded:
+        return FixJudgement("not-fixed", f"{recorded}/{n} patched attempts still failed as recorded")
+    return FixJudgement("different-failure", f"{unpatched}; with the patch {other}/{n} attempts failed "
+                                             "another way (exit code or signature)")
+
+
+def explain(verdict: Verdict, expected: Expected, attempts: Sequence[Attempt]) -> str:
+    """The one sentence that ends a report: what happened and why."""
+    kinds = [a.classification for a in attempts]
+    n, recorded = len(kinds), kinds.count("recorded")
+    head = verdict.upper()
+    if not expected.failed:
+        done = f"exit {expected.exit_code or 0}"
+        if verdict == "reproduced":
+            return f"{head}: {recorded}/{n} attempts passed as recorded ({done})."
+        if verdict == "inconclusive":
+            return f"{head}: {_timeouts(attempts)}."
+        return f"{head}: {n - recorded - kinds.count('inconclusive')}/{n} attempts did not end as recorded ({done})" \
+               f"{_seen(attempts, None)}."
+    want = expected.signature or _end(expected.exit_code, expected.signal)
+    if verdict == "reproduced":
+        return f"{head}: {recorded}/{n} attempts failed as recorded ({want})."
+    if verdict == "not-reproduced":
+        return f"{head}: {kinds.count('pass')}/{n} attempts passed; the capsule recorded a failure ({want})."
+    if verdict == "different-failure":
+        return f"{head}: {kinds.count('other')}/{n} attempts failed, but not as recorded ({want}){_seen(attempts, want)}."
+    if verdict == "flaky":
+        words: tuple[tuple[Classification, str], ...] = (("pass", "passed"), ("other", "failed another way"),
+                                                         ("inconclusive", "timed out"))
+        rest = ", ".join(f"{kinds.count(k)} {word}" for k, word in words if kinds.count(k))
+        return f"{head}: {recorded}/{n} attempts failed as recorded ({want}); {rest}."
+    return f"{head}: {_timeouts(attempts)}."
+
+
+def _end(exit_code: int | None, signal: str | None) -> str:
+    return signal or (f"exit {exit_code}" if exit_code is not None else "a failure")
+
+
+def _timeouts(attempts: Sequence[Attempt]) -> str:
+    if not attempts:
+        return "no attempt ran"
+    return f"{sum(a.timed_out for a in attempts)}/{len(attempts)} attempts timed out, none decided"
+
+
+def _seen(attempts: Sequence[Attempt], want: str | None) -> str:
+    """What came back instead: the most common signature of the attempts that did not match."""
+    seen = [a.signature for a in attempts if a.classification == "other" and a.signature]
+    if not seen:
+        return ""
+    common = max(set(seen), key=seen.count)
+    return f"; here: {common}" if common != want else "; the output differed"
+
+
 def trial_verdict(kinds: Sequence[Classification]) -> Verdict:
     """A bisect trial's verdict. One attempt that fails the recorded way is enough
     (a signature match is specific, and a flaky failure otherwise hides behind passes);

@@ -163,6 +163,14 @@ def plan_from_json(data: Any, origin: str = "plan") -> Plan:
     return validate_plan(plan, origin)
 
 
+def plan_digest(plan: Plan) -> str:
+    """What the plan says, as a digest (of its JSON: no host path, no supplied value)."""
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(plan_to_json(plan), sort_keys=True).encode()).hexdigest()
+
+
 def content_refs(plan: Plan) -> set[str]:
     """The content-store entries a build of this plan reads."""
     refs = {i.content for i in plan.inputs}

@@ -148,6 +148,7 @@ def main() -> int:
             "source layer, ~1s", d["steps_run"] <= 2 and d["build_s"] <= 2.0)
         bisect_bench(tmp, env, warm1_s)
         farm_bench(tmp, env, warm1_s)
+        reports_bench(tmp, env, warm1_s)
         sh(["docker", "image", "rm", "-f", f"replay/{TAG}-floor:1"])
         for ref in sh(["docker", "images", "-q", f"replay/{TAG}"]).stdout.split():
             sh(["docker", "image", "rm", "-f", ref])
@@ -166,6 +167,12 @@ def farm_bench(tmp: Path, env: dict[str, str], warm_s: float) -> None:
     from bench_farm import run as run_farm
 
     run_farm(tmp, env, warm_s, row)
+
+
+def reports_bench(tmp: Path, env: dict[str, str], warm_s: float) -> None:
+    from bench_reports import run as run_reports
+
+    run_reports(tmp, env, warm_s, row)
 
 
 def bisect_bench(tmp: Path, env: dict[str, str], warm_s: float) -> None:

@@ -1,8 +1,11 @@
-"""Reading a command's --json output: always the one envelope (README: "JSON output")."""
+"""Reading a command's --json output: always the one envelope (README: "JSON output"),
+validated against the shipped schemas (runner/schemas): the envelope's, then the result's."""
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from runner.schemas import check
 
 KEYS = {"schema", "command", "exit_code", "result", "error"}
 
@@ -13,6 +16,7 @@ def envelope_of(stdout: str) -> dict[str, Any]:
     assert data["schema"] == f"replay.{data['command'].replace(' ', '-')}/1"
     assert isinstance(data["exit_code"], int)
     assert (data["result"] is None) != (data["error"] is None) or data["exit_code"] == 1
+    check(data)  # every --json the suite produces validates against its schema
     return data
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from ..capsules.model import to_data
 from ..errors import UsageError
 from ..plan import Plan, Source
-from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, load_ends, said
+from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, line_estimate, load_ends, said
 from .walk import Walk, walk
 
 
@@ -66,7 +66,7 @@ def bisect_commits(replayer: ReplayerLike, bad: Path, good: Path, settings: Bise
         raise UsageError(f"{bad}: no commit leads from {g[:12]} to {b[:12]}")
     progress.say(f"{len(commits)} commit(s) after {g[:12]} up to {b[:12]}")
     line = [c.sha for c in commits]
-    trials = Trials(replayer, expected, settings.attempts, progress)
+    trials = Trials(replayer, expected, settings.attempts, progress, line_estimate(len(line)))
 
     def test(sha: str) -> Observation:
         plan = at_commit(bad_plan, sha)

@@ -24,7 +24,7 @@ from ..plan import BaseImage, EnvSetting, Lock, Plan, Runtime, Tool
 from . import facts
 from .facts import Fact
 from .search import BisectResult, Candidate, NotVaried, search, with_context
-from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, load_ends
+from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, fact_estimate, load_ends
 
 SHOWN_MAX = 120  # a cell, not a dump: long values (a diff, a secret-looking blob) are cut
 
@@ -36,7 +36,8 @@ def bisect_capsules(replayer: ReplayerLike, bad: Path, good: Path, settings: Bis
     changes = facts.differences(base, bad_plan)
     candidates = [candidate(f, base) for f in changes]
     progress.say(f"{len(candidates)} candidate fact(s): {', '.join(c.key for c in candidates) or 'none'}")
-    trials = FactTrials(Trials(replayer, expected, settings.attempts, progress), base, changes)
+    trials = FactTrials(Trials(replayer, expected, settings.attempts, progress, fact_estimate(len(candidates))),
+                        base, changes)
     result = search(candidates, trials, jobs=settings.jobs)
     varied = {c.key for c in candidates}
     return with_context(result, not_varied(good_capsule, bad_capsule, good_plan, bad_plan, varied),

@@ -23,7 +23,7 @@ from ..providers.pytools import PYTHON_TOOLS
 from ..providers.versions import is_release, vkey
 from . import facts
 from .facts import Fact
-from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, load_ends, said
+from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, line_estimate, load_ends, said
 from .walk import Walk, walk
 
 Registry = Literal["npm", "pypi"]
@@ -130,7 +130,7 @@ def bisect_sweep(replayer: ReplayerLike, bad: Path, good: Path, key: str, settin
         return facts.apply(good_plan, [dataclasses.replace(fact, value=value)])
 
     name = key.split(":")[-1]
-    trials = Trials(replayer, expected, settings.attempts, progress)
+    trials = Trials(replayer, expected, settings.attempts, progress, line_estimate(len(line)))
 
     def test(version: str) -> Observation:
         plan = plan_of(version)

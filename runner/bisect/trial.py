@@ -9,6 +9,7 @@ list Trials.
 from __future__ import annotations
 
 import dataclasses
+import math
 import threading
 from collections.abc import Callable, Hashable
 from concurrent.futures import Future
@@ -138,9 +139,13 @@ class Trials:
     """Runs trials: the image of a plan once per image key, then the attempts, each
     judged against the bad capsule's recorded failure."""
 
-    def __init__(self, replayer: ReplayerLike, expected: Expected, attempts: int, progress: ProgressLike) -> None:
+    def __init__(self, replayer: ReplayerLike, expected: Expected, attempts: int, progress: ProgressLike,
+                 estimate: int | None = None) -> None:
         self.replayer, self.expected, self.attempts, self.progress = replayer, expected, attempts, progress
         self.images: Once[Hashable, BuiltImage] = Once()
+        self.estimate = estimate  # the trials this bisect is expected to need (progress only)
+        self.done = 0
+        self._count = threading.Lock()
 
     def observe(self, plan: Plan, image_key: Hashable, image_plan: Plan, end: bool, title: str) -> Observation:
         try:
@@ -152,11 +157,30 @@ class Trials:
             return Observation("inconclusive", f"build failed: {e.message}")
         with self.progress.step(f"trial: {title}"):
             obs = repeat(lambda: self.once(plan, image), self.attempts)
+        self._said(title, obs)
         return dataclasses.replace(obs, built=first and image.built, build_s=image.build_s if first else 0.0)
+
+    def _said(self, title: str, obs: Observation) -> None:
+        """Each trial's result as it comes, with how many are likely left."""
+        with self._count:
+            self.done += 1
+            n = self.done
+        left = "" if self.estimate is None else f"; about {max(0, self.estimate - n)} left"
+        self.progress.say(f"trial {n} ({title}): {obs.verdict}{left}")
 
     def once(self, plan: Plan, image: BuiltImage) -> Run:
         attempt = self.replayer.attempt(plan, image)
         return Run(classify(self.expected, attempt), attempt.signature, attempt.duration_s)
+
+
+def fact_estimate(candidates: int) -> int:
+    """Trials a fact search needs for one culprit among N: both ends, then halving twice a level."""
+    return 2 if candidates <= 1 else 2 + 2 * math.ceil(math.log2(candidates))
+
+
+def line_estimate(items: int) -> int:
+    """Trials a walk along a line needs: both ends, then one halving a trial."""
+    return 2 + max(0, math.ceil(math.log2(max(1, items - 1))))
 
 
 def check_ends(bad: Path, bad_expected: Expected, good: Path, good_expected: Expected) -> None:

@@ -22,7 +22,7 @@ from ..inspect import printable
 from ..planner import PlanOptions
 from ..replay import Progress, Replayer, ReplayOptions
 from . import console
-from .options import RepoOpt
+from .options import EnvOpt, QuietOpt, RepoOpt, SaltOpt, parse_env, timeout_opt
 
 _VERDICT_STYLE = {"reproduced": "red", "not-reproduced": "green", "different-failure": "yellow", "inconclusive": "dim"}
 _STATUS_LINE = {
@@ -207,8 +207,10 @@ def register(app: typer.Typer) -> None:
                                                    "a pass needs all to pass.")] = 1,
         jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, show_default="cores",
                                                  help="Trials run at the same time.")] = None,
-        timeout: Annotated[float, typer.Option("--timeout", min=1.0, help="Seconds per run.")] = 600.0,
+        timeout: Annotated[float, timeout_opt("per run", 600.0)] = 600.0,
         repo: RepoOpt = None,  # both capsules' commits are fetched from it
+        env: EnvOpt = [],  # as on `replay`: applied to every trial, both ends included
+        salt: SaltOpt = None,
         commits: Annotated[bool, typer.Option("--commits", help="Bisect the commits from GOOD's to BAD's "
                                                                 "in BAD's environment instead.")] = False,
         sweep: Annotated[str | None, typer.Option("--sweep", metavar="FACT",
@@ -216,6 +218,7 @@ def register(app: typer.Typer) -> None:
                                                        "(runtime:node, tool:npm, pin:python:six...) instead.")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show build logs and output.")] = False,
+        quiet: QuietOpt = False,
     ) -> None:
         """Find a minimal set of environment facts that turns GOOD into BAD's recorded failure
         (or, with --commits, the first failing commit; with --sweep FACT, the first failing version).
@@ -224,8 +227,10 @@ def register(app: typer.Typer) -> None:
         """
         if commits and sweep is not None:
             raise UsageError("--commits and --sweep bisect different things: give one of them")
-        progress = Progress(console.err)
-        replayer = Replayer(ReplayOptions(timeout=timeout, verbose=verbose, plan=PlanOptions(repo=repo)), progress)
+        progress = Progress(console.err, quiet=quiet or as_json)
+        plan_opts = PlanOptions(repo=repo, env_overrides=parse_env(env), salt=salt)
+        replayer = Replayer(ReplayOptions(timeout=timeout, verbose=verbose, plan=plan_opts,
+                                          secret_env=plan_opts.env_overrides), progress)
         try:
             result = _bisect(replayer, bad, good, BisectSettings(attempts, jobs or _cores()), progress, commits, sweep)
         finally:

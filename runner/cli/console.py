@@ -4,11 +4,15 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
 from ..envelope import envelope
+from ..providers import fetch
 
 def _width() -> int | None:
     """Reports are wide tables: give them room when not on a terminal (CI logs, files)."""
@@ -41,3 +45,19 @@ def print_result(command: str, exit_code: int, result: Any) -> None:
 
 def error_line(message: str) -> None:
     err.print(f"replay: error: {message}", markup=False, emoji=False)
+
+
+@contextmanager
+def _download_bar(name: str, total: int | None) -> Iterator[Callable[[int], None]]:
+    """One rich progress bar on stderr for a download (a 44 MB runtime); gone when done."""
+    columns = (TextColumn("replay: download {task.description}"), BarColumn(), DownloadColumn(),
+               TransferSpeedColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=err, transient=True) as bar:
+        task = bar.add_task(name, total=total)
+        yield lambda n: bar.advance(task, n)
+
+
+def install_meter(enabled: bool) -> None:
+    """Download progress for people on a terminal: none with --quiet or --json, none when
+    stderr is not a terminal (CI logs would fill with redraws)."""
+    fetch.set_meter(_download_bar if enabled and err.is_terminal else None)

@@ -10,6 +10,7 @@ import typer
 
 from ..errors import Exit, ReplayError, UsageError
 from .console import err, error_line, out, print_json
+from .options import QuietOpt, timeout_opt
 
 farm_app = typer.Typer(name="farm", no_args_is_help=True, add_completion=False,
                        help="Replay every collected capsule each night, keep the history, say what changed.")
@@ -61,7 +62,7 @@ def run_cmd(
     repo: Annotated[str | None, typer.Option("--repo", help="Clone, fork or mirror for the capsules that record a commit.")] = None,
     attempts: Annotated[int, typer.Option("--attempts", "-n", min=1, max=50, help="Attempts per capsule (K).")] = 3,
     max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, max=100, help="Up to this many where the first K disagree.")] = 10,
-    timeout: Annotated[float, typer.Option("--timeout", min=1.0, help="Seconds per attempt.")] = 600.0,
+    timeout: Annotated[float, timeout_opt("per attempt", 600.0)] = 600.0,
     memory: Annotated[str, typer.Option("--memory", help="Memory limit per attempt.")] = "4g",
     resume: Annotated[bool, typer.Option("--resume", help="Continue the last unfinished night (after a kill).")] = False,
     executor: Annotated[str | None, typer.Option("--executor", help="local (default) or celery (replay worker processes).")] = None,
@@ -69,6 +70,7 @@ def run_cmd(
                                                help="With --executor celery: the Redis broker, redis://HOST:PORT/DB.")] = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Replay every capsule: exit 0 each got a verdict, 3 any could not be judged (infrastructure), 2 bad usage."""
     def body() -> tuple[int, Any]:
@@ -80,7 +82,8 @@ def run_cmd(
                               memory=memory, ref=ref, repo=repo, executor=executor or "local")
         store = _store(db, create=True)
         # a resumed night runs where it began (its stored executor); only the broker is given again
-        outcome, used = run_night(store, sources or [], options, FarmProgress(err), resume=resume, broker=broker)
+        outcome, used = run_night(store, sources or [], options, FarmProgress(None if quiet or as_json else err),
+                                  resume=resume, broker=broker)
         night = next(n for n in store.history().nights if n.id == outcome.night_id)
         infra = any(r.verdict == "infra-error" for r in night.results)
         return (int(Exit.ENVIRONMENT) if infra else 0), night

@@ -1,7 +1,7 @@
 """`replay inspect CAPSULE`: what a capsule records, group by group."""
 from __future__ import annotations
 
-from pathlib import Path
+import dataclasses
 from typing import Annotated
 
 import typer
@@ -10,8 +10,10 @@ from rich.text import Text
 
 from ..capsules import read_capsule
 from ..capsules.model import to_data
+from ..fetchcapsule import origin
 from ..inspect import Section, printable, sections
 from . import console
+from .options import CapsuleArg
 
 
 def section_view(section: Section) -> Table | Text:
@@ -34,12 +36,14 @@ def section_view(section: Section) -> Table | Text:
 def register(app: typer.Typer) -> None:
     @app.command("inspect")
     def inspect_command(
-        capsule: Annotated[Path, typer.Argument(help="Capsule file or directory.")],
+        capsule: CapsuleArg,
         as_json: Annotated[bool, typer.Option("--json", help="Print the whole model as JSON.")] = False,
         full: Annotated[bool, typer.Option("--all", help="List every resolved package.")] = False,
     ) -> None:
         """Show what a capsule records: command, outcome, platform, runtimes, packages, env..."""
         model = read_capsule(capsule)
+        given = origin(capsule)  # a downloaded capsule is shown by its URL
+        model = dataclasses.replace(model, provenance=dataclasses.replace(model.provenance, path=given))
         if as_json:
             console.print_result("inspect", 0, to_data(model))
             return

@@ -4,51 +4,113 @@
 """
 from __future__ import annotations
 
+import difflib
 import os
 import signal
 import sys
 import traceback
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
-from ..errors import Exit, ReplayError
-from . import bisect, diff, farm, inspect, render, run, shell, signature, verify, worker
+from ..errors import Exit, ReplayError, UsageError
+from . import bisect, diff, doctor, farm, gc, inspect, render, run, shell, signature, verify, worker
 from ..envelope import envelope, error_of
-from .console import error_line, print_json, refresh
+from ..fetchcapsule import is_url, shown
+from .console import error_line, install_meter, print_json, refresh
+from .helptext import tidy
 
 app = typer.Typer(
     name="replay",
     help="Hermetic replay of recorded runs: rebuild the recorded environment as an image, "
-    "rerun the command, say whether the recorded outcome came back.",
+    "rerun the command, say whether the recorded outcome came back.\n\n"
+    "`replay CAPSULE` is `replay run CAPSULE`. `replay help CMD` shows a command's help.",
+    epilog="\b\nExamples:\n  replay capsule.json --repo ../app.git\n  replay inspect capsule.json\n"
+    "  replay doctor\n  replay --install-completion   # tab completion for bash, zsh, fish",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
-
 @app.callback()
 def _root(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks of unexpected errors."),
+    version: bool = typer.Option(False, "--version", "-V", is_eager=True, callback=lambda v: _version() if v else None,
+                                 help="Print replay's version and exit (engine and SDK versions: replay doctor)."),
 ) -> None:
     """Exit codes: 0 success, 1 negative answer, 2 bad input or usage, 3 environment failure."""
 
 
-for module in (run, inspect, diff, verify, signature, render, shell, bisect, farm, worker):
+for module in (run, inspect, diff, verify, signature, render, shell, bisect, doctor, farm, gc, worker):
     module.register(app)
 
-_COMMANDS = {"run", "inspect", "diff", "verify", "signature", "render", "shell", "bisect", "farm", "worker"}
+
+@app.command("help")
+def help_command(
+    command: Annotated[list[str] | None, typer.Argument(metavar="COMMAND", help="A command (farm run: two words).")] = None,
+) -> None:
+    """Show the help of a command (or of replay itself)."""
+    words = list(command or [])
+    unknown = next((w for w in words[:1] if w not in _COMMANDS), None)
+    if unknown is not None:
+        raise UsageError(_no_such(unknown))
+    raise typer.Exit(main([*words, "--help"]))
+
+
+_COMMANDS = {"run", "inspect", "diff", "verify", "signature", "render", "shell", "bisect", "doctor", "farm", "gc", "help",
+             "worker"}
+_VERSION = ("--version", "-V")
 
 
 def _argv(args: list[str]) -> list[str]:
     """`replay [OPTIONS] CAPSULE ...` is `replay run [OPTIONS] CAPSULE ...`."""
-    if any(a in ("-h", "--help", "--version") for a in args[:1]):
+    if any(a in ("-h", "--help", *_VERSION) or a.endswith("-completion") for a in args[:1]):
         return args
     first_word = next((a for a in args if not a.startswith("-")), None)
     if first_word is None or first_word in _COMMANDS:
         return args
+    if args[0] == first_word and _looks_mistyped(first_word):  # an option's value is never a typo
+        raise UsageError(_no_such(first_word))
     return ["run", *args]
+
+
+def _print_version() -> None:
+    from .. import __version__
+
+    print(f"replay {__version__}")
+
+
+def _version() -> None:
+    _print_version()
+    raise typer.Exit(0)
+
+
+def _safe_argv(args: list[str]) -> list[str]:
+    try:
+        return _argv(args)
+    except UsageError:
+        return args
+
+
+def _looks_mistyped(word: str) -> bool:
+    """A word close to a command that is no capsule (no such file, no URL): a typo, not a capsule."""
+    if is_url(word) or Path(word).exists() or "/" in word or "." in word:
+        return False
+    return bool(difflib.get_close_matches(word, sorted(_COMMANDS), n=1, cutoff=0.6))
+
+
+def _no_such(word: str) -> str:
+    match = difflib.get_close_matches(word, sorted(_COMMANDS), n=1, cutoff=0.6)
+    hint = f"; did you mean `replay {match[0]}`?" if match else f" (commands: {', '.join(sorted(_COMMANDS))})"
+    return f"no such command {word!r}{hint}"
+
+
+def _command_tree() -> Any:
+    """The click command, with plain metavars and examples in its help."""
+    return tidy(typer.main.get_command(app))
 
 
 def _is_usage_error(exc: BaseException) -> bool:
@@ -56,13 +118,25 @@ def _is_usage_error(exc: BaseException) -> bool:
     return hasattr(exc, "format_message") and getattr(exc, "exit_code", None) == 2
 
 
+def _is_help_shown(exc: BaseException) -> bool:
+    """A group run bare (`replay farm`): click printed its help, which is the answer."""
+    return type(exc).__name__ == "NoArgsIsHelpError"
+
+
 def _is_abort(exc: BaseException) -> bool:
     return type(exc).__name__ == "Abort"
 
 
 def _command(args: list[str]) -> str:
-    word = next((a for a in _argv(args) if not a.startswith("-")), None)
+    word = next((a for a in _safe_argv(args) if not a.startswith("-")), None)
     return f"{word} " if word in _COMMANDS else ""
+
+
+def threading_main() -> bool:
+    """Signal handlers can only be set from the main thread (`help` re-enters main())."""
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
 
 
 def _terminate(signum: int, frame: object) -> None:
@@ -74,17 +148,20 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or os.environ.get("REPLAY_DEBUG") == "1"
     args = [a for a in args if a != "--debug"]
-    if args == ["--version"]:
-        from .. import __version__
-
-        print(f"replay {__version__}")
+    if len(args) == 1 and args[0] in _VERSION:
+        _print_version()
         return 0
-    signal.signal(signal.SIGTERM, _terminate)
+    if not args:  # bare `replay`: its help, not an error
+        args = ["--help"]
+    if threading_main():
+        signal.signal(signal.SIGTERM, _terminate)
     refresh()
+    # Progress bars (downloads) only for people: not with --quiet, not with --json.
+    install_meter(enabled=not any(a in ("--quiet", "-q", "--json") for a in args))
     failure = _Failure(args)
     try:
         # Not standalone: usage errors come here as exceptions and become one line.
-        result = app(args=_argv(args), prog_name="replay", standalone_mode=False)
+        result = _command_tree().main(args=_argv(args), prog_name="replay", standalone_mode=False)
         return result if isinstance(result, int) else 0
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
@@ -96,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as e:
         return failure.say(e, "interrupted", 130, "interrupted")
     except Exception as e:  # the unexpected: one line, the traceback only with --debug
+        if _is_help_shown(e):
+            return 0
         if _is_usage_error(e):
             message = f"{e.format_message()} (see replay {_command(args)}--help)"  # type: ignore[attr-defined]
             return failure.say(e, message, int(Exit.BAD_INPUT), "usage")
@@ -112,12 +191,13 @@ class _Failure:
 
     def __init__(self, args: list[str]) -> None:
         self.json = "--json" in args
-        words = [a for a in _argv(args) if not a.startswith("-")]
+        words = [a for a in _safe_argv(args) if not a.startswith("-")]
         self.command = _command(args).strip() or "run"
         if self.command == "farm" and len(words) > 1:  # a sub-command names its own schema
             self.command = f"farm {words[1]}"
 
     def say(self, exc: BaseException, message: str, code: int, kind: str | None = None) -> int:
+        message = shown(message)  # a downloaded capsule is named by its URL
         error_line(message)
         if self.json:
             print_json(envelope(self.command, code, None, error_of(exc, kind, message)))

@@ -1,15 +1,20 @@
 """Options shared by the commands that replay (run, render, shell, bisect)."""
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from ..capsules import read_capsule
+from ..durations import HELP as DURATION_HELP
+from ..durations import format_duration, parse_duration
 from ..errors import UsageError
+from ..fetchcapsule import capsule_path, origin
 from ..planner import PlanOptions
+from ..report import ReplayReport
 
 EnvOpt = Annotated[list[str], typer.Option("--env", "-e", help="NAME=VALUE: supply or override a variable (NAME= sets it empty).")]
 SaltOpt = Annotated[str | None, typer.Option("--salt", envvar="REPLAY_SALT", help="The salt twin hashed values with, to check --env values.")]
@@ -20,6 +25,28 @@ SourceOpt = Annotated[Path | None, typer.Option("--source", help="Use this direc
 HttpOpt = Annotated[Path | None, typer.Option("--http", help="Serve this CodeInstances instance's recorded HTTP calls.")]
 AllRuntimesOpt = Annotated[bool, typer.Option("--all-runtimes", help="Install every recorded runtime a source offers.")]
 NoPinOpt = Annotated[bool, typer.Option("--no-pin", help="Keep the lockfile's versions instead of the recorded installed ones.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr (errors still go there).")]
+CapsuleArg = Annotated[Path, typer.Argument(
+    metavar="CAPSULE", parser=capsule_path, show_default=False,
+    help="A twin capsule, a NovaFabric capsule directory, or a CodeInstances file; "
+         "or an https:// or http:// URL of a capsule file (downloaded to the cache, then read like a file).")]
+
+
+def duration(text: str | float) -> float:
+    """A --timeout value: `15m`, `90s`, `1h`, or seconds."""
+    try:
+        seconds = parse_duration(text)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    if seconds < 1:
+        raise typer.BadParameter(f"{text!r}: at least 1s")
+    return seconds
+
+
+def timeout_opt(per: str, default_s: float) -> Any:
+    """--timeout with units, the same on every command that takes one (typer's OptionInfo)."""
+    return typer.Option("--timeout", parser=duration, metavar="DURATION", show_default=False,
+                        help=f"Time limit {per} ({DURATION_HELP}; default {format_duration(default_s)}).")
 
 
 def parse_env(items: list[str]) -> tuple[tuple[str, str], ...]:
@@ -57,3 +84,11 @@ def plan_options(*, env: list[str] = [], salt: str | None = None, all_runtimes: 
             raise UsageError(f"--http {http}: not a CodeInstances instance ({instance.provenance.format.value})")
     return PlanOptions(env_overrides=parse_env(env), salt=salt, all_runtimes=all_runtimes, pin=not no_pin,
                        repo=repo, ref=ref, patch=patch_text, source_dir=str(source) if source else None, http=instance)
+
+
+def as_given(report: ReplayReport) -> ReplayReport:
+    """The report names a downloaded capsule by its URL, not by its cached copy."""
+    given = origin(report.capsule.path)
+    if given == report.capsule.path:
+        return report
+    return dataclasses.replace(report, capsule=dataclasses.replace(report.capsule, path=given))

@@ -1,26 +1,40 @@
-"""`replay render CAPSULE [-o DIR]`: the Dockerfile and build context, without building."""
+"""`replay render CAPSULE [-o DIR]`: the Dockerfile and build context, without building;
+with -o, also the `docker build` and `docker run` lines that reproduce by hand."""
 from __future__ import annotations
 
+import re
+import shlex
+import shutil
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ..capsules import read_capsule
 from ..baseimage import base_ref
-from ..config import settings
-from ..errors import UsageError
+from ..capsules import read_capsule
+from ..config import Settings, settings
+from ..doctor import source_checkout
+from ..errors import ReplayError, SourceUnavailable, UsageError
+from ..plan import Plan
 from ..planner import make_plan
-from ..render import render, write_context
+from ..render import render, workdir, write_context
+from ..replay.runenv import command_env
 from . import options as o
 from .console import err, out
+
+_TAG = "replay-by-hand"
+
+
+def by_hand_tag(plan: Plan) -> str:
+    """One tag per capsule, so two capsules rendered by hand do not overwrite each other's image."""
+    return f"{_TAG}:{re.sub(r'[^a-z0-9_.-]', '', plan.capsule_id.lower())[:40] or 'latest'}"
 
 
 def register(app: typer.Typer) -> None:
     @app.command("render")
     def render_cmd(
-        capsule: Annotated[Path, typer.Argument(help="The capsule to render.")],
-        output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the whole build context here.")] = None,
+        capsule: o.CapsuleArg,
+        output: Annotated[Path | None, typer.Option("--output", "-o", metavar="DIR", help="Write the whole build context here (removed again if writing it fails).")] = None,
         env: o.EnvOpt = [],
         all_runtimes: o.AllRuntimesOpt = False,
         no_pin: o.NoPinOpt = False,
@@ -29,19 +43,71 @@ def register(app: typer.Typer) -> None:
         patch: o.PatchOpt = None,
         source: o.SourceOpt = None,
     ) -> None:
-        """Print the Dockerfile (dry run), or write the build context with -o DIR."""
+        """Print the Dockerfile (dry run), or write the build context with -o DIR and the
+        `docker build` / `docker run` lines that replay it by hand."""
         s = settings()
-        plan = make_plan(read_capsule(capsule), s, o.plan_options(env=env, all_runtimes=all_runtimes, no_pin=no_pin, repo=repo, ref=ref, patch=patch, source=source))
+        options = o.plan_options(env=env, all_runtimes=all_runtimes, no_pin=no_pin, repo=repo, ref=ref, patch=patch,
+                                 source=source)
+        plan = make_plan(read_capsule(capsule), s, options)
         if output is None:
             out.print(render(plan, s), markup=False, highlight=False)
             return
-        if output.exists() and not output.is_dir():
-            raise UsageError(f"-o {output}: not a directory")
-        if not output.parent.is_dir():
-            raise UsageError(f"-o {output}: {output.parent} does not exist")
-        if output.exists() and any(output.iterdir()) and not (output / "replay-tools").is_dir():
-            raise UsageError(f"-o {output}: exists and is not a replay build context; refusing to overwrite it")
-        ctx = write_context(plan, s, output)
-        err.print(f"replay: build context written to {ctx.path}; build it with `DOCKER_BUILDKIT=1 docker build "
-                  f"{ctx.path}` (the base image {base_ref(s, plan.base)} must exist: scripts/setup makes it)",
-                  markup=False)
+        _check_output(output)
+        _write(plan, s, output, repo_given=repo is not None)
+        _by_hand(plan, s, output, supplied=[name for name, _ in options.env_overrides])
+
+
+def _check_output(output: Path) -> None:
+    if output.exists() and not output.is_dir():
+        raise UsageError(f"-o {output}: not a directory")
+    if not output.parent.is_dir():
+        raise UsageError(f"-o {output}: {output.parent} does not exist")
+    if output.exists() and any(output.iterdir()) and not (output / "replay-tools").is_dir():
+        raise UsageError(f"-o {output}: exists and is not a replay build context; refusing to overwrite it")
+
+
+def _write(plan: Plan, s: Settings, output: Path, repo_given: bool) -> None:
+    """The context, or nothing: a half-written DIR would build into a wrong image."""
+    try:
+        write_context(plan, s, output)
+    except BaseException as exc:  # Ctrl-C too: never leave half a context behind
+        shutil.rmtree(output, ignore_errors=True)
+        if isinstance(exc, SourceUnavailable) and plan.source is not None and plan.source.remote and not repo_given:
+            raise _with_repo_hint(exc) from None
+        if isinstance(exc, ReplayError):
+            exc.message = f"{exc.message} (nothing was left in {output})"
+        raise
+
+
+def _with_repo_hint(exc: SourceUnavailable) -> SourceUnavailable:
+    if "--repo" in exc.message:
+        return exc
+    return SourceUnavailable(f"{exc.message}: the capsule's remote cannot be reached; "
+                             "pass --repo PATH_OR_URL (a clone, fork, mirror or bundle that has the commit)")
+
+
+def _by_hand(plan: Plan, s: Settings, ctx: Path, supplied: list[str]) -> None:
+    """What `replay` would run, as two shell lines (every capsule value shlex-quoted)."""
+    base = base_ref(s, plan.base)
+    setup = "scripts/setup makes it" if source_checkout() else "`replay doctor` says how to get it"
+    err.print(f"replay: build context written to {ctx}; the base image {base} must exist ({setup})", markup=False)
+    err.print("replay: to replay by hand:", markup=False)
+    out.print(f"docker build -t {by_hand_tag(plan)} {shlex.quote(str(ctx))}", markup=False, highlight=False)
+    out.print(run_line(plan, supplied), markup=False, highlight=False, soft_wrap=True)
+    if plan.http_calls or plan.clock_start or plan.values:
+        err.print("replay: (by hand, the recorded HTTP calls, clock and random values are not served: "
+                  "`replay CAPSULE` does that)", markup=False)
+
+
+def run_line(plan: Plan, supplied: list[str]) -> str:
+    """`docker run` with the recorded env, TZ and argv; supplied --env values by name only
+    (docker reads them from your environment: never printed)."""
+    absent = {name: "" for name, setting in plan.env.items() if setting.state == "absent"}
+    env, argv = command_env(plan, absent)  # unset-when-absent, whatever the image sets
+    network = "bridge" if plan.network == "allow" else "none"
+    words = ["docker", "run", "--rm", "-it", f"--network={network}", "-w", workdir(plan)]
+    for name, value in env:
+        words += ["-e", f"{name}={value}"]
+    for name in supplied:
+        words += ["-e", name]
+    return " ".join(shlex.quote(w) for w in [*words, by_hand_tag(plan), *argv])

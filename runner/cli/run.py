@@ -10,18 +10,27 @@ import typer
 from ..errors import UsageError
 
 from ..replay import Progress, ReplayOptions, replay_capsule
-from ..report import show, to_json
+from ..report import ReplayReport, show, to_json
 from . import options as o
 from .console import err, out, print_result
 from .verify import check_trust_key
 
 
+def write_comment(path: Path, report: ReplayReport, ref: str | None) -> None:
+    from ..ci.comment import render_comment
+
+    try:
+        path.write_text(render_comment(report, ref), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write the comment ({exc.strerror})") from exc
+
+
 def register(app: typer.Typer) -> None:
     @app.command("run")
     def run_cmd(
-        capsule: Annotated[Path, typer.Argument(help="A twin capsule, a NovaFabric capsule directory, or a CodeInstances file.")],
+        capsule: o.CapsuleArg,
         attempts: Annotated[int, typer.Option("--attempts", "-n", min=1, max=50, help="Runs in fresh containers.")] = 3,
-        timeout: Annotated[float, typer.Option("--timeout", min=1.0, help="Seconds per attempt.")] = 600.0,
+        timeout: Annotated[float, o.timeout_opt("per attempt", 600.0)] = 600.0,
         memory: Annotated[str, typer.Option("--memory", help="Memory limit per attempt.")] = "4g",
         env: o.EnvOpt = [],
         salt: o.SaltOpt = None,
@@ -33,9 +42,13 @@ def register(app: typer.Typer) -> None:
         source: o.SourceOpt = None,
         http: o.HttpOpt = None,
         trust_key: Annotated[list[Path], typer.Option("--trust-key", help="PEM public key of a trusted signer.")] = [],
-        require_valid: Annotated[bool, typer.Option("--require-valid", help="Refuse (exit 1) a capsule that does not verify or whose signer is not trusted.")] = False,
+        require_valid: Annotated[bool, typer.Option("--require-valid", help="Also refuse (exit 1) a capsule whose signer is not one of the --trust-keys.")] = False,
+        allow_unverified: Annotated[bool, typer.Option("--allow-unverified", help="Replay a capsule that does not verify (refused, exit 1, by default).")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+        show_all: Annotated[bool, typer.Option("--all", help="List every fidelity row and step, the exact ones too.")] = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Stream the build and the command's output.")] = False,
+        quiet: o.QuietOpt = False,
+        comment: Annotated[Path | None, typer.Option("--comment", help="Also write a pull-request comment (Markdown) to FILE.")] = None,
     ) -> None:
         """Replay CAPSULE: exit 0 reproduced (or fixed), 1 another verdict, 2 bad input, 3 environment failure."""
         if not re.fullmatch(r"[1-9][0-9]*[bkmg]?", memory.strip().lower()):
@@ -46,10 +59,12 @@ def register(app: typer.Typer) -> None:
                                    patch=patch, source=source, http=http)
         opts = ReplayOptions(attempts=attempts, timeout=timeout, memory=memory, verbose=verbose, plan=plan_opts,
                              secret_env=plan_opts.env_overrides,
-                             require_valid=require_valid)
-        report = replay_capsule(capsule, opts, Progress(err), trust_keys=trust_key)
+                             require_valid=require_valid, allow_unverified=allow_unverified)
+        report = o.as_given(replay_capsule(capsule, opts, Progress(err, quiet=quiet or as_json), trust_keys=trust_key))
+        if comment is not None:
+            write_comment(comment, report, ref)
         if as_json:
             print_result("run", report.exit_code, to_json(report))
         else:
-            show(report, out)
+            show(report, out, show_all=show_all)
         raise typer.Exit(report.exit_code)

@@ -2,9 +2,6 @@
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
-from typing import Annotated
-
 import typer
 
 from ..replay import Progress, Replayer, ReplayOptions
@@ -15,15 +12,17 @@ from .console import err
 def register(app: typer.Typer) -> None:
     @app.command("shell")
     def shell_cmd(
-        capsule: Annotated[Path, typer.Argument(help="The capsule whose environment to enter.")],
+        capsule: o.CapsuleArg,
         env: o.EnvOpt = [],
         repo: o.RepoOpt = None,
         ref: o.RefOpt = None,
         source: o.SourceOpt = None,
+        quiet: o.QuietOpt = False,
     ) -> None:
         """Build the replay image and open bash in it, with the recorded environment set (no network)."""
         plan_opts = o.plan_options(env=env, repo=repo, ref=ref, source=source)
-        replayer = Replayer(ReplayOptions(plan=plan_opts, secret_env=plan_opts.env_overrides), Progress(err))
+        replayer = Replayer(ReplayOptions(plan=plan_opts, secret_env=plan_opts.env_overrides),
+                            Progress(err, quiet=quiet))
         try:
             _, plan = replayer.load(capsule)
             image = replayer.image(plan)

@@ -17,6 +17,7 @@ from ..capsules.verification import Signer, VerifyResult
 from ..errors import Exit, UsageError
 from ..inspect import printable
 from . import console
+from .options import CapsuleArg
 
 _MAX_KEY_BYTES = 64 * 1024  # a PEM public key is a few hundred bytes
 
@@ -88,7 +89,7 @@ def _data(result: VerifyResult, ok: bool) -> dict[str, Any]:
 def register(app: typer.Typer) -> None:
     @app.command("verify")
     def verify_command(
-        capsule: Annotated[Path, typer.Argument(help="Capsule file or directory.")],
+        capsule: CapsuleArg,
         trust_key: Annotated[
             list[Path] | None, typer.Option("--trust-key", help="PEM public key to trust (repeatable); with it, exit 1 unless a valid signature comes from one of them.")
         ] = None,

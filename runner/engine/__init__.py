@@ -2,7 +2,8 @@
 from .builders import BuildEvent
 from .docker import START_HINT, DockerEngine, TransientEngineError
 from .holder import EngineHolder
-from .protocol import LABEL, Containment, Engine, Mount, RunResult, RunSpec
+from .protocol import LABEL, OWNER_LABEL, Containment, ContainerFile, Engine, Mount, RunResult, RunSpec
 
-__all__ = ["BuildEvent", "Containment", "DockerEngine", "Engine", "EngineHolder", "LABEL", "Mount", "RunResult",
+__all__ = ["BuildEvent", "Containment", "ContainerFile", "DockerEngine", "Engine", "EngineHolder", "LABEL", "Mount",
+           "OWNER_LABEL", "RunResult",
            "RunSpec", "START_HINT", "TransientEngineError"]

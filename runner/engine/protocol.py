@@ -14,6 +14,9 @@ from typing import Protocol, runtime_checkable
 from .builders import BuildEvent
 
 LABEL = "replay"  # every image, container and network replay makes carries it
+# ...and every container and network also `replay.owner=<host>:<pid>` of the process that made it,
+# so `replay gc` can tell what a replay that is gone left behind from what a running one uses
+OWNER_LABEL = "replay.owner"
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,18 @@ class Mount:
 
 
 @dataclass(frozen=True)
+class ContainerFile:
+    """A file handed to a container through the engine (an archive upload after create, before
+    start), never a host path: it works when replay itself runs in a container, or on a remote
+    engine. Owned by root; missing parent directories are made root-owned 0755. Mode 0444 is
+    the read-only a bind mount gave (the program may not change it)."""
+
+    path: str  # absolute, inside the container
+    data: bytes = field(repr=False)  # may be a key: never in a repr or a log
+    mode: int = 0o444
+
+
+@dataclass(frozen=True)
 class RunSpec:
     image: str
     argv: tuple[str, ...]
@@ -54,6 +69,7 @@ class RunSpec:
     name: str | None = None
     tty: bool = False
     stdin_open: bool = False
+    files: tuple[ContainerFile, ...] = ()  # uploaded by run and start before the container starts
 
 
 @dataclass(frozen=True)
@@ -91,6 +107,7 @@ class Engine(Protocol):
     def stop(self, container_id: str) -> None: ...
     def interactive(self, spec: RunSpec) -> int: ...
     def put_files(self, container_id: str, directory: str, files: Mapping[str, bytes]) -> None: ...
+    def get_file(self, container_id: str, path: str) -> bytes: ...
 
     # networks and cleanup
     def create_network(self, name: str, labels: Mapping[str, str], internal: bool = True,

@@ -8,7 +8,7 @@ Use (runner/replay.py)::
             http.begin_attempt()                      # fresh recording per run
             c = http.container_settings()
             spec = RunSpec(..., network=c.network, dns=c.dns, dns_opts=c.dns_opts,
-                           mounts=(*mounts, *c.mounts), env=(*env, *c.env))  # c.env last: it wins
+                           files=(*files, *c.files), env=(*env, *c.env))  # c.env last: it wins
             engine.run(spec)
             report = http.report()                    # HttpReport of that attempt
     # http.report() still works after the block (the events were kept)
@@ -25,7 +25,7 @@ What it sets up, and undoes on exit (also when setup fails half-way):
   iptables the rules are skipped and the report's notes say what that costs;
 - a CA made for this replay (its private key never leaves this process) and a
   certificate per recorded host; the sidecar gets the host certificates and keys,
-  the replayed container only the CA certificate;
+  the replayed container only the CA certificate (both through the engine, below);
 - the sidecar, with one extra capability, NET_ADMIN, which its entry point uses to add
   the hosts' addresses to its own interface and then gives up (images/httpreplay/
   netsetup.py); it listens per host address on the ports that host answered on (see
@@ -36,12 +36,15 @@ The replayed container gets: the network; the sidecar as its DNS server (Docker'
 embedded resolver forwards to it: recorded names get their host's address, every
 other name NXDOMAIN, and every question is logged for the report); dns_opts
 timeout:1 attempts:1 (should the sidecar be gone, lookups fail in 1 s, not 10); the
-CA certificate mounted read-only over
-/etc/ssl/certs/ca-certificates.crt and at /replay/ca.crt; SSL_CERT_FILE,
+CA certificate over /etc/ssl/certs/ca-certificates.crt and at /replay/ca.crt (root's,
+mode 0444); SSL_CERT_FILE,
 REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE and NODE_EXTRA_CA_CERTS naming it; proxy
 variables emptied (a recorded proxy host does not exist here). A Java keystore is
 not populated: Java programs do not trust the replay CA (noted in the report).
-The bind mounts need the engine on this machine (a remote DOCKER_HOST cannot see them).
+Every file reaches a container through the engine (RunSpec.files: an archive upload
+after create, before start) and the sidecar's event log comes back the same way
+(engine.get_file), never through a host path: so it works when replay itself runs in
+a container (the runner image) or against a remote DOCKER_HOST.
 """
 from __future__ import annotations
 
@@ -61,7 +64,7 @@ from typing import Any
 
 from ..capsules.model import HttpCall
 from ..config import Settings
-from ..engine import LABEL, Containment, Mount, RunSpec
+from ..engine import LABEL, Containment, ContainerFile, RunSpec
 from ..errors import ReplayError
 from ..resources import images_dir
 from .addressing import AddressPlan, AddressSpaceError, candidates, plan_addresses, read_host_routes
@@ -77,6 +80,7 @@ READY_TIMEOUT_S = 30.0
 NETWORK_TRIES = 8  # subnets tried when another network took the chosen one meanwhile
 SIDECAR_CAPS = ("NET_ADMIN",)  # to add the hosts' addresses; dropped before the server starts
 JAVA_NOTE = "Java's keystore does not hold the replay CA: HTTPS from Java programs fails verification"
+EVENTS_PATH = "/replay/out/events.jsonl"  # the sidecar's event log, read back through the engine
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}$")
 
 
@@ -90,7 +94,7 @@ class ContainerSettings:
 
     network: str
     dns_opts: tuple[str, ...]
-    mounts: tuple[Mount, ...]
+    files: tuple[ContainerFile, ...]
     env: tuple[tuple[str, str], ...]
     dns: tuple[str, ...] = ()  # the sidecar: the replay network's resolver
 
@@ -163,7 +167,8 @@ class HttpReplaySession:
         self.bridge = f"rpl{short}"
         self.dns_opts = DNS_OPTS
         self.notes: list[str] = [JAVA_NOTE]
-        self._dir: Path | None = None
+        self._inputs: tuple[ContainerFile, ...] = ()  # the sidecar's: calls, certificates and keys
+        self._ca_pem: bytes | None = None
         self.addresses: AddressPlan | None = None
         self.dns: tuple[str, ...] = ()
         self._sidecar: str | None = None
@@ -187,9 +192,8 @@ class HttpReplaySession:
 
     def _open(self) -> None:
         image = ensure_image(self.engine, self.settings, self.base_ref, self.label, self.say)
-        self._dir = Path(tempfile.mkdtemp(prefix="replay-http-"))
         self.addresses = self._create_network()
-        self._write_inputs(self.addresses)
+        self._make_inputs(self.addresses)
         for chain, rule, loss in _rules(self.bridge):
             problem = _iptables("-I", chain, rule)
             if problem:
@@ -223,30 +227,25 @@ class HttpReplaySession:
         raise HttpReplayError(f"the replay network could not be created: {last[:200]}")
 
     def _sidecar_spec(self, image: str) -> RunSpec:
-        assert self._dir is not None
         argv = ("python3", "-u", "/srv/httpreplay/netsetup.py", "--calls", "/replay/in/calls.json", "--",
                 "python3", "-u", "/srv/httpreplay/server.py", "--calls", "/replay/in/calls.json",
-                "--certs", "/replay/in/certs", "--events", "/replay/out/events.jsonl")
+                "--certs", "/replay/in/certs", "--events", EVENTS_PATH)
+        # The server (root in its own container) appends to the log; its inputs stay read-only.
+        log = ContainerFile(EVENTS_PATH, b"", 0o644)
         return RunSpec(image=image, argv=argv, network=self.network, labels=((LABEL, self.label),),
                        containment=Containment(memory="256m", pids_limit=512, cap_add=SIDECAR_CAPS),
-                       mounts=(Mount(str(self._dir / "in"), "/replay/in", True),
-                               Mount(str(self._dir / "out"), "/replay/out", False)))
+                       files=(*self._inputs, log))
 
-    def _write_inputs(self, addresses: AddressPlan) -> None:
-        assert self._dir is not None
+    def _make_inputs(self, addresses: AddressPlan) -> None:
+        """The sidecar's inputs, in memory: they go to it through the engine (the keys never touch a disk here)."""
         doc, tokens = calls_document(self.calls, self.plan, addresses.hosts)
-        certs = self._dir / "in" / "certs"
-        certs.mkdir(parents=True)
-        (self._dir / "out").mkdir()
-        (self._dir / "out" / "events.jsonl").touch()
-        (self._dir / "in" / "calls.json").write_text(doc, encoding="utf-8")
+        files = [ContainerFile("/replay/in/calls.json", doc.encode("utf-8"))]
         ca = ReplayCA(self.label)
         for host, token in tokens.items():
             issued = ca.issue(host)
-            (certs / f"{token}.crt").write_bytes(issued.cert_pem)
-            (certs / f"{token}.key").write_bytes(issued.key_pem)
-            (certs / f"{token}.key").chmod(0o600)
-        (self._dir / "ca.crt").write_bytes(ca.cert_pem)
+            files += [ContainerFile(f"/replay/in/certs/{token}.crt", issued.cert_pem),
+                      ContainerFile(f"/replay/in/certs/{token}.key", issued.key_pem, 0o400)]
+        self._inputs, self._ca_pem = tuple(files), ca.cert_pem
 
     def _wait_ready(self) -> None:
         assert self._sidecar is not None
@@ -278,22 +277,21 @@ class HttpReplaySession:
             except Exception as exc:  # keep going; say what is left behind
                 self.say(f"cleanup step failed ({exc}); `docker network prune --filter label=replay` may be needed")
         self._sidecar, self._network_made, self._added_rules = None, False, []
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
-            self._dir = None
+        self._inputs, self._ca_pem = (), None
 
     # -- for the replayed container -----------------------------------------------
     @property
-    def mounts(self) -> tuple[Mount, ...]:
-        assert self._dir is not None, "use HttpReplaySession as a context manager"
-        return tuple(Mount(str(self._dir / "ca.crt"), target, True) for target in CA_TARGETS)
+    def files(self) -> tuple[ContainerFile, ...]:
+        """The CA certificate (never its key), read-only, over the system store and at /replay/ca.crt."""
+        assert self._ca_pem is not None, "use HttpReplaySession as a context manager"
+        return tuple(ContainerFile(target, self._ca_pem, 0o444) for target in CA_TARGETS)
 
     @property
     def env(self) -> tuple[tuple[str, str], ...]:
         return tuple((name, CA_TARGETS[1]) for name in CA_ENV) + tuple((name, "") for name in PROXY_ENV)
 
     def container_settings(self) -> ContainerSettings:
-        return ContainerSettings(self.network, self.dns_opts, self.mounts, self.env, self.dns)
+        return ContainerSettings(self.network, self.dns_opts, self.files, self.env, self.dns)
 
     def begin_attempt(self) -> None:
         """Call before each run: the second and later runs get the whole recording again."""
@@ -310,10 +308,13 @@ class HttpReplaySession:
     def _event_lines(self) -> list[str]:
         if self._final_events is not None:
             return self._final_events
-        if self._dir is None:
+        if self._sidecar is None:
             return []
-        path = self._dir / "out" / "events.jsonl"
-        return path.read_text(encoding="utf-8", errors="replace").splitlines() if path.exists() else []
+        try:
+            data: bytes = self.engine.get_file(self._sidecar, EVENTS_PATH)
+        except Exception:  # the sidecar is gone (it failed to start, or was removed): no events to read
+            return []
+        return data.decode("utf-8", errors="replace").splitlines()
 
     def _count_attempts(self) -> int:
         return sum(1 for line in self._event_lines() if '"event": "attempt"' in line)

@@ -12,6 +12,8 @@ import json
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,18 @@ from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponen
 
 from ..config import Settings
 from ..errors import SourceUnavailable
+
+
+# Download progress: given a name and the size (None: unknown), a context that takes the
+# bytes read so far. The CLI installs a progress bar; library users and --quiet get none.
+Meter = Callable[[str, int | None], AbstractContextManager[Callable[[int], None]]]
+_meter: Meter | None = None
+_CHUNK = 1 << 16
+
+
+def set_meter(meter: Meter | None) -> None:
+    global _meter
+    _meter = meter
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -34,15 +48,25 @@ def _dns_failure(exc: BaseException) -> bool:
 
 @retry(retry=retry_if_exception(_retryable), stop=stop_after_attempt(3), wait=wait_exponential(0.5, max=4),
        reraise=True)
-def _get(url: str, timeout: float, accept: str) -> bytes:
+def _get(url: str, timeout: float, accept: str, name: str | None = None) -> bytes:
     req = urllib.request.Request(url, headers={"User-Agent": "replay", "Accept": accept})
     with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - https registry URLs only
-        return bytes(resp.read())
+        meter = _meter
+        if name is None or meter is None:
+            return bytes(resp.read())
+        length = resp.headers.get("Content-Length")
+        chunks: list[bytes] = []
+        with meter(name, int(length) if length and length.isdigit() else None) as advance:
+            while chunk := resp.read(_CHUNK):
+                chunks.append(chunk)
+                advance(len(chunk))
+        return b"".join(chunks)
 
 
-def get(url: str, timeout: float = 60.0, accept: str = "application/json, */*") -> bytes:
+def get(url: str, timeout: float = 60.0, accept: str = "application/json, */*", name: str | None = None) -> bytes:
+    """The body of url; with `name`, a download the meter shows (runtimes, tarballs)."""
     try:
-        return _get(url, timeout, accept)
+        return _get(url, timeout, accept, name)
     except urllib.error.HTTPError as exc:
         raise SourceUnavailable(f"{url}: HTTP {exc.code}") from exc
     except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
@@ -118,7 +142,7 @@ def cached_download(settings: Settings, url: str, integrity: str, filename: str)
     dest = settings.downloads / key / filename
     if dest.exists():
         return dest
-    data = get(url, timeout=300)
+    data = get(url, timeout=300, name=filename)
     if not check_integrity(data, integrity):
         raise SourceUnavailable(f"{url}: integrity check failed (expected {integrity[:40]}…)")
     dest.parent.mkdir(parents=True, exist_ok=True)

@@ -64,6 +64,8 @@ def build(engine: Engine, ctx_dir: Path, tag: str, labels: dict[str, str], say: 
         for event in engine.build(ctx_dir, tag, labels):
             if event.kind == "log" and verbose:
                 say(event.text)
+            elif event.kind == "step" and not verbose:  # -v shows the whole log instead
+                say(f"build: {event.text}")
             steps = event.steps_run if event.kind == "done" else steps
         return steps
 

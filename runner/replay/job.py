@@ -4,15 +4,17 @@ The capsule is read once: verification and planning share one parse.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..capsules import check_capsule
 from ..capsules.verification import VerifyResult
+from ..engine import Engine
 from ..errors import CapsuleRefused
-from ..outcome import judge
-from ..plan import Fidelity
-from ..report import CapsuleRef, ImageInfo, ReplayReport, Step, verification_of
+from ..outcome import Expected, judge, judge_fix
+from ..plan import Fidelity, Plan
+from ..report import Baseline, CapsuleRef, ImageInfo, ReplayReport, Step, verification_of
 from .image import BuiltImage
 from .options import ReplayOptions
 from .progress import Progress
@@ -21,18 +23,20 @@ from .world import clock_rows
 
 
 def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
-                   trust_keys: Sequence[Path] = ()) -> ReplayReport:
-    replayer = Replayer(options, progress)
+                   trust_keys: Sequence[Path] = (), engine: Engine | None = None) -> ReplayReport:
+    replayer = Replayer(options, progress, engine=engine)
     try:
         with progress.step("verify capsule"):
             capsule, verified = check_capsule(path, trust_keys)
-        refuse_unless_valid(path, verified, options.require_valid, trust_keys)
+        refuse_unless_valid(path, verified, options, trust_keys)
         with progress.step("plan"):
             capsule, plan = replayer.plan(capsule)
         expected = replayer.expected(capsule)
+        baseline = _baseline(replayer, plan, expected)
         image = replayer.image(plan)
         attempts, http = replayer.attempts(plan, image, expected, replayer.options.attempts)
-        verdict = judge(expected, attempts, patched=bool(plan.source and plan.source.patch))
+        verdict = (judge(expected, attempts) if baseline is None
+                   else judge_fix(expected, baseline.verdict, attempts).verdict)
         notes = list(plan.notes)
         if image.context and image.context.restored:
             notes += list(image.context.restored.notes)
@@ -40,7 +44,8 @@ def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
             notes.append(f"the program's HTTP traffic diverged from the recording: {len(http.unmatched)} "
                          f"request(s) matched nothing, {len(http.unused)} recorded call(s) never made")
         if not verified.valid:
-            notes.append("the capsule did not verify: see the verification problems")
+            notes.append("the capsule does not verify and was replayed anyway (--allow-unverified): "
+                         "see the verification problems at the top")
         return ReplayReport(
             verdict=verdict, capsule=CapsuleRef(str(path), capsule.provenance.format.value, plan.capsule_id),
             expected=expected, attempts=tuple(attempts),
@@ -48,17 +53,37 @@ def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
             image=ImageInfo(image.ref, image.built, image.build_s, image.steps_run, replayer.engine.builder_name,
                             plan.base.key),
             verification=verification_of(verified), steps=tuple(Step(n, s) for n, s in progress.timings), drift=image.drift,
-            http=http, notes=tuple(notes),
+            http=http, notes=tuple(notes), baseline=baseline,
         )
     finally:
         replayer.close()
 
 
-def refuse_unless_valid(path: Path, verified: VerifyResult, require_valid: bool, trust_keys: Sequence[Path]) -> None:
-    if require_valid and (not verified.valid or (trust_keys and verified.trusted is not True)):
-        problem = next((p.message for p in verified.problems if p.severity == "error"),
-                       "no valid signature from a trusted key")
-        raise CapsuleRefused(f"{path}: does not verify ({problem}); not replayed (--require-valid)")
+def _baseline(replayer: Replayer, plan: Plan, expected: Expected) -> Baseline | None:
+    """With --patch, the unpatched source first: a fix is only a fix of a failure that comes
+    back here. Its image differs from the patched one in the source layer only (the layers
+    below come from the cache), so this costs attempts, not a build."""
+    if plan.source is None or not plan.source.patch:
+        return None
+    unpatched = dataclasses.replace(plan, source=dataclasses.replace(plan.source, patch=""))
+    image = replayer.image(unpatched)
+    count = replayer.options.attempts
+    with replayer.progress.step(f"unpatched source: {count} attempt(s)"):
+        attempts, _ = replayer.attempts(unpatched, image, expected, count, label_steps=False)
+    return Baseline(judge(expected, attempts), tuple(attempts))
+
+
+def refuse_unless_valid(path: Path, verified: VerifyResult, options: ReplayOptions, trust_keys: Sequence[Path]) -> None:
+    """A capsule that does not verify (digest, seal, id, structure) is not replayed unless
+    --allow-unverified; --require-valid also wants a trusted signer. Exit 1, problems listed."""
+    errors = [p.message for p in verified.problems if p.severity == "error"]
+    if errors and not options.allow_unverified:
+        shown = "; ".join(errors[:3]) + (f"; and {len(errors) - 3} more" if len(errors) > 3 else "")
+        raise CapsuleRefused(f"{path}: does not verify ({shown}); not replayed "
+                             "(run `replay verify` for every problem, or --allow-unverified to replay it anyway)")
+    if options.require_valid and (errors or (trust_keys and verified.trusted is not True)):
+        raise CapsuleRefused(f"{path}: does not verify ({errors[0] if errors else 'no valid signature from a trusted key'}); "
+                             "not replayed (--require-valid)")
 
 
 def _libc_rows(recorded: str | None, image: BuiltImage) -> tuple[Fidelity, ...]:

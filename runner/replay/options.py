@@ -17,10 +17,12 @@ class ReplayOptions:
     timeout: float = DEFAULT_TIMEOUT_S
     memory: str = DEFAULT_MEMORY
     pids_limit: int = DEFAULT_PIDS
+    cpus: float | None = None  # None: every core (a replay is timed against the recording, not throttled)
     verbose: bool = False
     plan: PlanOptions = field(default_factory=PlanOptions)
     builder: str | None = None  # auto | buildkit | classic; None: the setting (REPLAY_BUILDER, default auto)
     label: str = ""  # replay=<label> on everything made; a fresh one per process by default
     require_valid: bool = False  # refuse (exit 1) a capsule that does not verify, or an untrusted signer
+    allow_unverified: bool = False  # replay a capsule that does not verify (the report says so at the top)
     # Supplied --env values: applied at run time only, never part of the plan or its digest.
     secret_env: tuple[tuple[str, str], ...] = ()

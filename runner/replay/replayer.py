@@ -6,13 +6,12 @@ attempt() are thread-safe so independent trials can run in parallel.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import shutil
 import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..baseimage import ensure_base
@@ -22,7 +21,7 @@ from ..config import Settings, settings as load_settings
 from ..engine import LABEL, Containment, Engine, EngineHolder, RunSpec
 from ..httpreplay.report import HttpReport
 from ..outcome import Attempt, Expected, classify, expected_of
-from ..plan import Plan
+from ..plan import Plan, plan_digest
 from ..planner import make_plan
 from ..render import Context, workdir, write_context
 from . import image as images
@@ -31,6 +30,11 @@ from .options import ReplayOptions
 from .progress import Progress
 from .runenv import command_env
 from .world import AttemptSettings, World
+
+
+# Docker's default capabilities a test command has no use for: raw sockets, device
+# nodes, audit, file capabilities, chroot, changing capability sets.
+DROPPED_CAPS = ("NET_RAW", "MKNOD", "AUDIT_WRITE", "SETFCAP", "SYS_CHROOT", "SETPCAP")
 
 
 class Replayer:
@@ -61,7 +65,8 @@ class Replayer:
 
     def image(self, plan: Plan) -> BuiltImage:
         """Build (or reuse) the image of this plan; a second call for the same plan builds nothing."""
-        ctx_dir = self._workdir / f"ctx-{hashlib.sha256(repr(plan).encode()).hexdigest()[:16]}"
+        # keyed by the plan's JSON (which holds no supplied value): equal plans share one context
+        ctx_dir = self._workdir / f"ctx-{plan_digest(plan)[:16]}"
         with self._key_lock(ctx_dir.name):
             if ctx_dir.name in self._built:
                 return self._built[ctx_dir.name]
@@ -99,11 +104,12 @@ class Replayer:
                        network=world.network or ("bridge" if plan.network == "allow" else "none"),
                        labels=((LABEL, self.label), ("replay.capsule", plan.capsule_id)),
                        timeout_s=self.options.timeout, containment=self.containment(),
-                       mounts=world.mounts, dns_opts=world.dns_opts, dns=world.dns)
+                       mounts=world.mounts, dns_opts=world.dns_opts, dns=world.dns, files=world.files)
 
     def containment(self) -> Containment:
         """One policy for every container that runs the capsule's code (attempts and `replay shell`)."""
-        return Containment(memory=self.options.memory, pids_limit=self.options.pids_limit)
+        return Containment(memory=self.options.memory, pids_limit=self.options.pids_limit, cpus=self.options.cpus,
+                           cap_drop=DROPPED_CAPS)
 
     def world(self, plan: Plan) -> World:
         return World(self.engine, self.settings, plan, self.label, self.progress.say)
@@ -127,16 +133,39 @@ class Replayer:
         return self.attempts(plan, image, expected, 1, label_steps=False)[0][0]
 
     def run_one(self, expected: Expected | None, spec: RunSpec) -> Attempt:
+        secrets = [v for _, v in self.options.secret_env if len(v) >= 4]
         on_output: Callable[[bytes], None] | None = None
         if self.options.verbose:
-            on_output = lambda b: self.progress.say(b.decode("utf-8", "replace").rstrip())  # noqa: E731
+            on_output = lambda b: self.progress.say(scrub(b.decode("utf-8", "replace").rstrip(), secrets))  # noqa: E731
         res = self.engine.run(spec, on_output)
-        return attempt_of(res.output, res.stdout, res.exit_code, res.signal, res.duration_s,
-                          res.timed_out or res.oom_killed, expected)
+        att = attempt_of(res.output, res.stdout, res.exit_code, res.signal, res.duration_s,
+                         res.timed_out or res.oom_killed, expected)
+        return redacted(att, secrets)
 
     def close(self) -> None:
         self._engine.cleanup(self.label)
         shutil.rmtree(self._workdir, ignore_errors=True)
+
+
+SUPPLIED = "[supplied value]"
+
+
+def redacted(att: Attempt, secrets: Sequence[str]) -> Attempt:
+    """An attempt as reported: a value supplied with --env never shows, even when the program
+    printed it (judged before, on what it really printed)."""
+    if not secrets:
+        return att
+    stdout = att.stdout
+    for s in secrets:
+        stdout = stdout.replace(s.encode(), SUPPLIED.encode())
+    return dataclasses.replace(att, output_tail=scrub(att.output_tail, secrets),
+                               key_lines=tuple(scrub(k, secrets) for k in att.key_lines), stdout=stdout)
+
+
+def scrub(text: str, secrets: Sequence[str]) -> str:
+    for s in secrets:
+        text = text.replace(s, SUPPLIED)
+    return text
 
 
 def attempt_of(output: bytes, stdout: bytes, exit_code: int | None, signal: str | None, duration_s: float,

@@ -2,7 +2,7 @@
 
 The recorded HTTP traffic (a sidecar on an internal network), the recorded clock
 (libfaketime, its offset computed just before each run) and the recorded random
-values (a mounted file). `replay CAPSULE` and every bisect trial use it, so both see
+values (a file handed to each container through the engine). `replay CAPSULE` and every bisect trial use it, so both see
 the same hermetic world. It knows nothing of the replayer: it hands out what each
 attempt's container needs.
 """
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from ..clock import (RANDOM_VALUES_PATH, clock_limits_note, faketime_env, random_values_env,
                      random_values_file)
 from ..config import Settings
-from ..engine import Engine, Mount
+from ..engine import ContainerFile, Engine, Mount
 from ..plan import Fidelity, Plan
 
 if TYPE_CHECKING:
@@ -36,6 +36,7 @@ class AttemptSettings:
     network: str | None = None  # None: the plan's own (none, or bridge when its policy allows)
     dns_opts: tuple[str, ...] = ()
     dns: tuple[str, ...] = ()  # the replay network's own resolver
+    files: tuple[ContainerFile, ...] = ()  # uploaded through the engine: no host path (replay may run in a container)
 
 
 class World:
@@ -45,7 +46,7 @@ class World:
         self._stack = ExitStack()
         self._session: HttpReplaySession | None = None
         self._env: tuple[tuple[str, str], ...] = ()
-        self._mounts: tuple[Mount, ...] = ()
+        self._files: tuple[ContainerFile, ...] = ()
 
     def __enter__(self) -> World:
         with ExitStack() as stack:
@@ -65,14 +66,14 @@ class World:
         network: str | None = None
         dns_opts: tuple[str, ...] = ()
         dns: tuple[str, ...] = ()
-        mounts = self._mounts
+        files = self._files
         if self._session is not None:
             self._session.begin_attempt()
             c = self._session.container_settings()
             env += list(c.env)
-            network, dns_opts, dns, mounts = c.network, tuple(c.dns_opts), tuple(c.dns), (*mounts, *c.mounts)
+            network, dns_opts, dns, files = c.network, tuple(c.dns_opts), tuple(c.dns), (*files, *c.files)
         env += clock_env(self.plan)
-        return AttemptSettings(tuple(env), tuple(mounts), network, dns_opts, dns)
+        return AttemptSettings(tuple(env), (), network, dns_opts, dns, tuple(files))
 
     def http_report(self) -> HttpReport | None:
         return self._session.report() if self._session is not None else None
@@ -89,10 +90,10 @@ class World:
         """Recorded random values, in a documented file hook libraries read (REPLAY_RANDOM_VALUES)."""
         if not any(v.kind == "random" for v in self.plan.values):
             return
-        tmp = Path(self._stack.enter_context(tempfile.TemporaryDirectory(prefix="replay-values-")))
-        path = random_values_file(self.plan.values, tmp)
+        with tempfile.TemporaryDirectory(prefix="replay-values-") as tmp:  # clock.py is the format's one writer
+            data = random_values_file(self.plan.values, Path(tmp)).read_bytes()
         self._env = tuple(random_values_env())
-        self._mounts = (Mount(str(path), RANDOM_VALUES_PATH, True),)
+        self._files = (ContainerFile(RANDOM_VALUES_PATH, data, 0o444),)
 
 
 def clock_env(plan: Plan) -> list[tuple[str, str]]:

@@ -13,6 +13,7 @@ SCHEMA = "replay.report/1"
 def to_json(report: ReplayReport) -> dict[str, Any]:
     data: dict[str, Any] = {"schema": SCHEMA}
     data.update(encode(report))
+    data["summary"] = report.summary  # derived: from_json reads it past, to_json writes it again
     return data
 
 

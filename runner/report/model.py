@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from ..capsules.verification import VerifyResult
 from ..httpreplay.report import HttpReport
-from ..outcome import Attempt, Expected, Verdict, exit_code_of
+from ..outcome import Attempt, Expected, Verdict, exit_code_of, explain, judge_fix
 from ..plan import Drift, Fidelity
 
 
@@ -41,6 +41,14 @@ class Verification:
 
 
 @dataclass(frozen=True)
+class Baseline:
+    """With --patch: the unpatched source's run, in the same image but for the source layer."""
+
+    verdict: Verdict
+    attempts: tuple[Attempt, ...]
+
+
+@dataclass(frozen=True)
 class ReplayReport:
     verdict: Verdict
     capsule: CapsuleRef
@@ -53,10 +61,19 @@ class ReplayReport:
     drift: tuple[Drift, ...] = ()
     http: HttpReport | None = None
     notes: tuple[str, ...] = ()
+    baseline: Baseline | None = None  # with --patch; `attempts` are then the patched run's
 
     @property
     def exit_code(self) -> int:
         return exit_code_of(self.verdict)
+
+    @property
+    def summary(self) -> str:
+        """The sentence that ends the report (and is `summary` in its JSON), derived, never stored."""
+        if self.baseline is None:
+            return explain(self.verdict, self.expected, self.attempts)
+        why = judge_fix(self.expected, self.baseline.verdict, self.attempts).why
+        return f"{self.verdict.upper()}: {why}."
 
 
 def verification_of(result: VerifyResult) -> Verification:

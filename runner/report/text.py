@@ -1,79 +1,105 @@
-"""The report's human view on stdout (rich tables; capsule strings never read as markup)."""
+"""The report's human view on stdout: what is not exact, and one closing sentence.
+
+By default the fidelity table lists only the facts that were not replayed exactly, with
+one line counting the exact ones and one note for every variable recorded by name only;
+`--all` lists everything. Capsule strings are never read as rich markup.
+"""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from ..httpreplay.report import HttpReport
+from ..outcome import Attempt
+from ..plan import Fidelity
+from .layout import View
 from .model import ReplayReport
 
+NAME_ONLY = "set (value not recorded)"  # the planner's "recorded" for a variable recorded by name only
+SHOWN_NAMES = 8  # of those, named in the note (--all lists every one)
 
-def show(report: ReplayReport, console: Any) -> None:
+
+def show(report: ReplayReport, console: Any, show_all: bool = False) -> None:
     """The human view on stdout."""
-    from rich.table import Table
-
+    view = View(console)
     c = report.capsule
-    console.print(f"{c.format} capsule {c.path}  ({c.id})", markup=False)
+    view.line(f"{c.format} capsule {c.path} ({c.id})")
+    _verification(report, view)
+    _steps(report, view, show_all)
+    if report.baseline is not None:
+        _attempts(view, "unpatched source (baseline): " + report.baseline.verdict, report.baseline.attempts)
+    _attempts(view, "attempts with the patch" if report.baseline is not None else "attempts", report.attempts)
+    exp = report.expected
+    view.line(f"recorded: {'fail' if exp.failed else 'pass'}"
+              + (f" exit {exp.exit_code}" if exp.exit_code is not None else "")
+              + (f" {exp.signal}" if exp.signal else "")
+              + (f", signature {exp.signature} ({exp.signature_source})" if exp.signature else ""))
+    _show_key_lines(report, view)
+    _fidelity(report.fidelity, view, show_all)
+    if report.drift:
+        view.line(f"drifted packages ({len(report.drift)}): " + ", ".join(
+            f"{d.name} {d.installed}→{d.recorded}" for d in report.drift[:20]))
+    if report.http is not None:
+        for line in report.http.lines():
+            view.line(line)
+    for note in report.notes:
+        view.line(f"note: {note}")
+    view.line(report.summary, "bold")
+
+
+def _verification(report: ReplayReport, view: View) -> None:
     v = report.verification
     trust = {True: "trusted signer", False: "signer NOT trusted", None: "signer not checked"}[v.trusted]
-    state = "valid" if v.valid else ("invalid" if v.valid is False else "not verified")
-    console.print(f"verification: {state}" + (f", sealed, {trust}" if v.sealed else ""), markup=False)
+    state = "valid" if v.valid else (
+        "INVALID, replayed anyway (--allow-unverified)" if v.valid is False else "not verified")
+    view.line(f"verification: {state}" + (f", sealed, {trust}" if v.sealed else ""))
     for p in v.problems[:10]:
-        console.print(f"  {p}", markup=False)
-    steps = Table(title="steps", show_header=True, header_style="bold")
-    steps.add_column("step")
-    steps.add_column("time", justify="right")
-    for step in report.steps:
-        steps.add_row(*_plain(step.name, f"{step.seconds:.1f}s"))
-    console.print(steps)
-    att = Table(title="attempts", header_style="bold")
-    for col in ("#", "exit", "signature", "as recorded?", "time"):
-        att.add_column(col)
-    for i, a in enumerate(report.attempts, 1):
-        end = a.signal or ("timeout" if a.timed_out else str(a.exit_code))
-        att.add_row(*_plain(str(i), end, a.signature, a.classification, f"{a.duration_s:.1f}s"))
-    console.print(att)
-    exp = report.expected
-    console.print(f"recorded: {'fail' if exp.failed else 'pass'}"
-                  + (f" exit {exp.exit_code}" if exp.exit_code is not None else "")
-                  + (f" {exp.signal}" if exp.signal else "")
-                  + (f", signature {exp.signature} ({exp.signature_source})" if exp.signature else ""), markup=False)
-    _show_key_lines(report, console)
-    fid = Table(title="fidelity", header_style="bold")
-    for col in ("fact", "recorded", "replayed", "status", "why"):
-        fid.add_column(col, overflow="fold")
-    for f in report.fidelity:
-        fid.add_row(*_plain(f.fact, f.recorded, f.replayed, f.status, f.why))
-    console.print(fid)
-    if report.drift:
-        console.print(f"drifted packages ({len(report.drift)}): " + ", ".join(
-            f"{d.name} {d.installed}→{d.recorded}" for d in report.drift[:20]), markup=False)
-    if report.http is not None:
-        _show_http(report.http, console)
-    for note in report.notes:
-        console.print(f"note: {note}", markup=False)
-    console.print(f"[bold]verdict: {report.verdict}[/bold]")
+        view.line(f"  {p}")
 
 
-def _plain(*values: str) -> list[Any]:
-    """Table cells as plain text: capsule strings are never read as rich markup."""
-    from rich.text import Text
+def _steps(report: ReplayReport, view: View, show_all: bool) -> None:
+    if show_all:
+        view.table("steps", ("step", "time"), [(s.name, f"{s.seconds:.1f}s") for s in report.steps])
+        return
+    tried = [s for s in report.steps if "attempt" in s.name]
+    before = [s for s in report.steps if s not in tried]
+    slow = max(before, key=lambda s: s.seconds, default=None)
+    view.line(f"steps: {sum(s.seconds for s in before):.1f}s to the image"
+              + (f" (slowest: {slow.name} {slow.seconds:.1f}s)" if slow else "")
+              + (f", {sum(s.seconds for s in tried):.1f}s of attempts" if tried else ""))
 
-    return [Text(str(v)) for v in values]
+
+def _attempts(view: View, title: str, attempts: Sequence[Attempt]) -> None:
+    rows = [(str(i), a.signal or ("timeout" if a.timed_out else str(a.exit_code)), a.signature, a.classification,
+             f"{a.duration_s:.1f}s") for i, a in enumerate(attempts, 1)]
+    view.table(title, ("#", "exit", "signature", "as recorded?", "time"), rows)
 
 
-def _show_key_lines(report: ReplayReport, console: Any) -> None:
+def _fidelity(rows: Sequence[Fidelity], view: View, show_all: bool) -> None:
+    name_only = [f for f in rows if f.recorded == NAME_ONLY and f.fact.startswith("env ")]
+    exact = [f for f in rows if f.status == "exact"]
+    listed = list(rows) if show_all else [f for f in rows if f.status != "exact" and f not in name_only]
+    if listed:
+        view.table("fidelity" + ("" if show_all else ": what was not replayed exactly"),
+                   ("fact", "recorded", "replayed", "status", "why"),
+                   [(f.fact, f.recorded, f.replayed, f.status, f.why) for f in listed], free=4)
+    if not show_all:
+        view.line(f"{len(exact)} of {len(rows)} facts replayed exactly" + (" (--all lists them)" if exact else ""))
+        if name_only:
+            names = [f.fact.removeprefix("env ") for f in name_only]
+            shown = ", ".join(names[:SHOWN_NAMES]) + (f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES
+                                                      else "")
+            view.line(f"note: {len(name_only)} variable(s) {NAME_ONLY}, left unset: {shown} "
+                      "(supply one with --env NAME=VALUE)")
+
+
+def _show_key_lines(report: ReplayReport, view: View) -> None:
     exp = report.expected
     differing = [a for a in report.attempts if a.key_lines != exp.key_lines and a.classification != "pass"]
     if not differing or not exp.failed:
         return
-    console.print("key lines in the capsule:", markup=False)
+    view.line("key lines in the capsule:")
     for line in exp.key_lines:
-        console.print(f"  {line}", markup=False)
-    console.print("key lines here:", markup=False)
+        view.line(f"  {line}")
+    view.line("key lines here:")
     for line in differing[0].key_lines:
-        console.print(f"  {line}", markup=False)
-
-
-def _show_http(http: HttpReport, console: Any) -> None:
-    for line in http.lines():
-        console.print(line, markup=False)
+        view.line(f"  {line}")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import os
 import shutil
 import signal
@@ -29,6 +28,7 @@ from runner.cli.main import main
 
 from ..unit.farm.builders import py_twin, write_instance
 from .helpers import NOVA, ROOT, git, git_repo, repo_fact
+from tests.envelope import envelope_of
 
 pytestmark = pytest.mark.integration
 
@@ -55,7 +55,7 @@ def own_images(engine: Any) -> Iterator[str]:
 def farm(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, dict[str, Any]]:
     """`replay farm ARGS --json` in-process: the exit code and the envelope's result."""
     rc = main(["farm", *map(str, args), "--json"])
-    doc = json.loads(capsys.readouterr().out)
+    doc = envelope_of(capsys.readouterr().out)
     assert doc["exit_code"] == rc and doc["error"] is None, doc["error"]
     return rc, doc["result"]
 
@@ -95,7 +95,7 @@ def first_night(folder: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple
     db = tmp_path_factory.mktemp("db") / "farm.sqlite"
     with contextlib.redirect_stdout(io.StringIO()) as out:
         rc = main(["farm", "run", str(folder), "--db", str(db), "--jobs", "2", "--json"])
-    return rc, json.loads(out.getvalue()), db
+    return rc, envelope_of(out.getvalue()), db
 
 
 def test_every_capsule_gets_its_verdict_and_the_tampered_one_is_broken(
@@ -195,19 +195,18 @@ def _cli(*args: str | Path) -> list[str]:
     return [sys.executable, "-m", "runner", "farm", *map(str, args)]
 
 
-def _wait_for_finished_attempts(db: Path, proc: subprocess.Popen[bytes], at_least: int, timeout_s: float) -> None:
-    """Until the farm has recorded `at_least` finished attempts (polling the history it writes)."""
+def _wait_for_attempts(db: Path, proc: subprocess.Popen[bytes], state: str, at_least: int, timeout_s: float) -> None:
+    """Until the farm has recorded `at_least` attempts in `state` (polling the history it writes)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        assert proc.poll() is None, f"the farm ended before it was killed: {proc.stderr.read().decode()[-2000:]}"
-        if db.exists():
-            try:
-                if sum(attempt_counts(db).values()) >= at_least:
-                    return
-            except sqlite3.OperationalError:  # tables not created yet
-                pass
+        assert proc.poll() is None, f"the farm ended before it was stopped: {proc.stderr.read().decode()[-2000:]}"
+        try:
+            if db.exists() and sum(attempt_counts(db, state).values()) >= at_least:
+                return
+        except sqlite3.OperationalError:  # tables not created yet
+            pass
         time.sleep(0.05)
-    raise AssertionError(f"no {at_least} finished attempts within {timeout_s} s")
+    raise AssertionError(f"no {at_least} {state} attempt(s) within {timeout_s} s")
 
 
 def test_sigkill_midway_then_resume_redoes_nothing_and_loses_nothing(
@@ -221,7 +220,7 @@ def test_sigkill_midway_then_resume_redoes_nothing_and_loses_nothing(
     proc = subprocess.Popen(_cli("run", caps, "--db", killed_db, "--jobs", "1"), env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        _wait_for_finished_attempts(killed_db, proc, 5, timeout_s=600)  # one capsule judged, the next begun
+        _wait_for_attempts(killed_db, proc, "finished", 5, timeout_s=600)  # one capsule judged, the next begun
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(60)
@@ -250,19 +249,6 @@ def test_sigkill_midway_then_resume_redoes_nothing_and_loses_nothing(
     assert not engine.client.containers.list(all=True, filters={"label": f"replay=farm-{night_id}"})
 
 
-def _wait_for_started_attempt(db: Path, proc: subprocess.Popen[bytes], timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, f"the farm ended early: {proc.stderr.read().decode()[-2000:]}"
-        try:
-            if db.exists() and attempt_counts(db, "started"):
-                return
-        except sqlite3.OperationalError:
-            pass
-        time.sleep(0.05)
-    raise AssertionError(f"no attempt started within {timeout_s} s")
-
-
 def test_sigterm_during_an_attempt_stops_at_once_leaves_nothing_and_resume_finishes(
         tmp_path: Path, engine: Any, capsys: pytest.CaptureFixture[str]) -> None:
     caps = tmp_path / "caps"
@@ -271,7 +257,7 @@ def test_sigterm_during_an_attempt_stops_at_once_leaves_nothing_and_resume_finis
     proc = subprocess.Popen(_cli("run", caps, "--db", db, "--attempts", "1", "--max-attempts", "1"),
                             env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        _wait_for_started_attempt(db, proc, timeout_s=600)
+        _wait_for_attempts(db, proc, "started", 1, timeout_s=600)
         with sqlite3.connect(db) as conn:
             night_id = conn.execute("SELECT id FROM nights").fetchone()[0]
         sent = time.monotonic()

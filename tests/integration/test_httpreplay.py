@@ -95,7 +95,7 @@ def http(engine: DockerEngine, base: str, label: str, calls: tuple[HttpCall, ...
 def run(engine: DockerEngine, http: HttpReplaySession, image: str, label: str, *argv: str,
         env: tuple[tuple[str, str], ...] = ()) -> RunResult:
     c = http.container_settings()
-    spec = RunSpec(image=image, argv=argv, network=c.network, dns=c.dns, dns_opts=c.dns_opts, mounts=c.mounts,
+    spec = RunSpec(image=image, argv=argv, network=c.network, dns=c.dns, dns_opts=c.dns_opts, files=c.files,
                    env=env + c.env, labels=(("replay", label),), timeout_s=60)
     return engine.run(spec)
 

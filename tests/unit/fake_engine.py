@@ -58,10 +58,12 @@ class FakeEngine:
 
     def run(self, spec: RunSpec, on_output: Callable[[bytes], None] | None = None) -> RunResult:
         self.runs.append(spec)
+        self._upload(f"run-{len(self.runs)}", spec)
         return self._run(spec)
 
     def start(self, spec: RunSpec) -> str:
         self.runs.append(spec)
+        self._upload(f"ctr-{len(self.runs)}", spec)
         return f"ctr-{len(self.runs)}"
 
     def container_ip(self, container_id: str, network: str) -> str:
@@ -83,8 +85,21 @@ class FakeEngine:
     def put_files(self, container_id: str, directory: str, files: Mapping[str, bytes]) -> None:
         self.files.setdefault(f"{container_id}:{directory}", {}).update(files)
 
+    def get_file(self, container_id: str, path: str) -> bytes:
+        """What put_files or a spec's files put there (a test may write more into self.files)."""
+        directory, _, name = path.rpartition("/")
+        try:
+            return self.files[f"{container_id}:{directory or '/'}"][name]
+        except KeyError:
+            raise FileNotFoundError(path) from None
+
+    def _upload(self, container_id: str, spec: RunSpec) -> None:
+        for f in spec.files:
+            directory, _, name = f.path.rpartition("/")
+            self.put_files(container_id, directory or "/", {name: f.data})
+
     def create_network(self, name: str, labels: Mapping[str, str], internal: bool = True,
-                       bridge_name: str | None = None) -> str:
+                       bridge_name: str | None = None, ipam: Mapping[str, str] | None = None) -> str:
         return name
 
     def remove_network(self, name: str) -> None:

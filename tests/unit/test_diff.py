@@ -241,17 +241,36 @@ def test_twin_against_novafabric_compares_what_both_record() -> None:
 
 def test_diff_to_data_shape() -> None:
     b = with_env(twin(tools=FrozenMap({"npm": "10.2.4"})), EnvFact("TZ", "set", "UTC"))
-    data = diff_to_data(diff_capsules(twin(), b))
+    a = twin()
+    data = diff_to_data(diff_capsules(a, b), a, b)
     assert data["differ"] is True
-    assert list(data["groups"]) == ["tools", "env"]
-    assert data["groups"]["env"] == [
-        {"key": "env:TZ", "a": "America/New_York", "b": "UTC", "could_change_outcome": True, "note": None}
-    ]
+    assert data["a"] == {"path": "a.json", "format": "twin",
+                         "outcome": {"failed": True, "exit_code": 1, "signal": None,
+                                     "signature": "exit1:0123456789abcdef"}}  # fmt: skip
+    assert [(f["group"], f["key"]) for f in data["differences"]] == [("tools", "tool:git"), ("env", "env:TZ")]
+    tz = data["differences"][1]
+    assert tz == {"key": "env:TZ", "group": "env", "a": {"state": "set", "value": "America/New_York", "hash": None},
+                  "b": {"state": "set", "value": "UTC", "hash": None}, "a_shown": "America/New_York",
+                  "b_shown": "UTC", "could_change_outcome": True, "note": None}  # fmt: skip
+    git = data["differences"][0]
+    assert (git["a"], git["b"], git["b_shown"]) == ("2.43.0", None, "(not found)")  # absent is null, not a string
     assert data["not_comparable"] == []
-    assert [c["key"] for c in data["caveats"]] == ["env:NODE_OPTIONS", "env:PATH"]
-    lone = diff_to_data(diff_capsules(twin(), ci()))["not_comparable"]
-    assert {"key": "runtime:node", "recorded_in": "a", "value": "20.11.1",
-            "note": "codeinstances does not record it", "group": "runtimes"} in lone  # fmt: skip
+    assert [c["key"] for c in data["equal_without_values"]] == ["env:NODE_OPTIONS", "env:PATH"]
+    assert data["next"]["argv"] == ["replay", "a.json"]  # both record a failure: nothing to bisect from
+    lone = diff_to_data(diff_capsules(twin(), ci()), twin(), ci())["not_comparable"]
+    assert {"key": "runtime:node", "group": "runtimes", "recorded_in": "a", "value": "20.11.1", "shown": "20.11.1",
+            "note": "codeinstances does not record it"} in lone  # fmt: skip
+
+
+def test_values_are_data_booleans_and_lists() -> None:
+    dirty = dataclasses.replace(twin(), repo=Repo("https://example.com/r.git", "c" * 40, "main", True, ""))
+    data = diff_to_data(diff_capsules(twin(), dirty), twin(), dirty)
+    row = next(f for f in data["differences"] if f["key"] == "source:dirty")
+    assert (row["a"], row["b"], row["a_shown"]) == (False, True, "False")
+    pins = dataclasses.replace(twin(), resolved=Resolved(node=FrozenMap({"lodash": ("4.17.20",),
+                                                                        "debug": ("2.6.9", "4.3.4")})))
+    rows = diff_to_data(diff_capsules(twin(), pins), twin(), pins)["differences"]
+    assert [(r["key"], r["a"], r["b"]) for r in rows] == [("pin:node:lodash", ["4.17.21"], ["4.17.20"])]
 
 
 # --- on the real example capsules -------------------------------------------------------

@@ -17,7 +17,8 @@ def test_wheel_ships_templates_and_images(tmp_path: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ("runner/templates/Dockerfile.j2", "runner/templates/scripts/npm-deps.js",
                    "runner/templates/scripts/check-sha256", "runner/images/httpreplay/server.py",
-                   "runner/images/httpreplay/Dockerfile", "runner/capsules/schemas/run-capsule.schema.json",
+                   "runner/images/httpreplay/Dockerfile", "runner/capsules/schemas/run-capsule.schema.json", "runner/schemas/envelope.schema.json",
+                   "runner/schemas/run.schema.json",
                    "runner/py.typed"):
         assert needed in names, f"{needed} missing from {wheel.name}"
 

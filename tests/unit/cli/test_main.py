@@ -52,7 +52,7 @@ def test_no_engine_is_one_line_exit_3(capsys: pytest.CaptureFixture[str], monkey
     assert len(errors) == 1 and "scripts/setup" in errors[0]
 
 
-def test_require_valid_refuses_a_tampered_capsule_before_building(capsys: pytest.CaptureFixture[str],
+def test_a_tampered_capsule_is_refused_before_building(capsys: pytest.CaptureFixture[str],
                                                                   tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No engine is needed to refuse: verification comes first (the engine is made unreachable to prove it)."""
     import shutil
@@ -62,10 +62,14 @@ def test_require_valid_refuses_a_tampered_capsule_before_building(capsys: pytest
     copy = tmp_path / "capsule"
     shutil.copytree(sealed, copy)
     (copy / "inputs" / "poem.txt").write_text("the cat and the hat and the rat\n")
-    rc = main([str(copy), "--require-valid"])
-    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("replay: error:")]
-    assert rc == 1
-    assert len(errors) == 1 and "does not verify" in errors[0] and "--require-valid" in errors[0]
+    for flags in ([], ["--require-valid"]):
+        rc = main([str(copy), *flags])
+        errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("replay: error:")]
+        assert rc == 1
+        assert len(errors) == 1 and "does not verify" in errors[0] and "poem.txt" in errors[0]
+        assert "--allow-unverified" in errors[0]
+    # replayed anyway on request: it gets as far as the (unreachable) engine
+    assert main([str(copy), "--allow-unverified"]) == 3
 
 
 TZ = Path(__file__).resolve().parents[3] / "examples" / "tz-clock" / "capsule.json"

@@ -2,7 +2,6 @@
 `farm run`'s usage errors: the JSON envelope, the text view, the exit codes."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ from runner.farm.model import Rate
 from runner.farm.store import NightEntry, SqlStore
 
 from .records import attempt, night, result
+from tests.envelope import envelope_of
 
 
 @pytest.fixture
@@ -35,7 +35,7 @@ def db(tmp_path: Path) -> Path:
 
 def _json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
     rc = main([*args, "--json"])
-    return rc, json.loads(capsys.readouterr().out)
+    return rc, envelope_of(capsys.readouterr().out)
 
 
 def test_report_json_is_the_envelope_with_the_changes_since_last_night(db: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -24,6 +24,7 @@ class FakeEngine:
         self.started: list[RunSpec] = []
         self.stopped: list[str] = []
         self.execs: list[list[str]] = []
+        self.files: dict[str, bytes] = {}  # the sidecar's filesystem, as far as replay touches it
 
     def image_exists(self, ref: str) -> bool:
         return self.have_image
@@ -49,6 +50,7 @@ class FakeEngine:
 
     def start(self, spec: RunSpec) -> str:
         self.started.append(spec)
+        self.files.update({f.path: f.data for f in spec.files})
         return "ctr1"
 
     def logs(self, cid: str) -> bytes:
@@ -56,10 +58,12 @@ class FakeEngine:
 
     def exec(self, cid: str, argv: list[str]) -> tuple[int, bytes]:
         self.execs.append(argv)
-        events = Path(self.started[0].mounts[1].source) / "events.jsonl"
-        with events.open("a") as fh:  # what the server does on SIGHUP
-            fh.write(json.dumps({"event": "attempt"}) + "\n")
+        # what the server does on SIGHUP
+        self.files[sess.EVENTS_PATH] += json.dumps({"event": "attempt"}).encode() + b"\n"
         return 0, b""
+
+    def get_file(self, cid: str, path: str) -> bytes:
+        return self.files[path]
 
     def stop(self, cid: str) -> None:
         self.stopped.append(cid)
@@ -98,28 +102,33 @@ def test_session_sets_up_and_tears_down_everything(rules: list[tuple[str, str, t
         assert sidecar.aliases == () and sidecar.containment.cap_add == ("NET_ADMIN",)  # to add the hosts' addresses
         assert sidecar.argv[:3] == ("python3", "-u", "/srv/httpreplay/netsetup.py")
         assert sidecar.network == http.network and ("replay", "rid") in sidecar.labels
-        inputs = Path(sidecar.mounts[0].source)
-        doc = json.loads((inputs / "calls.json").read_text())
+        assert sidecar.mounts == ()  # everything through the engine: no host path
+        modes = {f.path: f.mode for f in sidecar.files}
+        doc = json.loads(engine.files["/replay/in/calls.json"])
         assert [c["seq"] for c in doc["calls"]] == [1]
         # the dns-only host gets no address; api.example.com gets the first of the upper half
         upper = net["ipam"]["subnet"].replace(".0/24", ".128")
         assert [(h["name"], h["address"], h["listen"]) for h in doc["hosts"]] == [("api.example.com", upper, [443])]
-        assert sorted(p.name for p in (inputs / "certs").iterdir()) == ["h0.crt", "h0.key"]
+        assert sorted(p for p in modes if p.startswith("/replay/in/certs/")) == [
+            "/replay/in/certs/h0.crt", "/replay/in/certs/h0.key"]
+        assert modes["/replay/in/certs/h0.key"] == 0o400 and modes["/replay/in/calls.json"] == 0o444
+        assert b"PRIVATE KEY" in engine.files["/replay/in/certs/h0.key"] and modes[sess.EVENTS_PATH] == 0o644
         c = http.container_settings()
         assert c.network == http.network and c.dns_opts == ("timeout:1", "attempts:1")
         assert c.dns == (net["ipam"]["subnet"].replace(".0/24", ".2"),)  # the sidecar resolves for the program
-        assert [m.target for m in c.mounts] == ["/etc/ssl/certs/ca-certificates.crt", "/replay/ca.crt"]
-        assert all(m.read_only and "PRIVATE KEY" not in Path(m.source).read_text() for m in c.mounts)
+        assert [f.path for f in c.files] == ["/etc/ssl/certs/ca-certificates.crt", "/replay/ca.crt"]
+        assert all(f.mode == 0o444 and b"BEGIN CERTIFICATE" in f.data and b"PRIVATE KEY" not in f.data
+                   for f in c.files)
+        assert "PRIVATE" not in repr(sidecar)  # a spec's repr never shows a key
         env = dict(c.env)
         assert env["SSL_CERT_FILE"] == env["NODE_EXTRA_CA_CERTS"] == "/replay/ca.crt"
         assert env["REQUESTS_CA_BUNDLE"] == env["CURL_CA_BUNDLE"] == "/replay/ca.crt" and env["HTTPS_PROXY"] == ""
-        events = Path(sidecar.mounts[1].source) / "events.jsonl"
-        events.write_text(json.dumps({"event": "served", "seq": 1, "method": "GET",
-                                      "url": "https://api.example.com/v1", "outcome": "response 200"}) + "\n")
-        workdir = inputs.parent
+        engine.files[sess.EVENTS_PATH] = json.dumps({"event": "served", "seq": 1, "method": "GET",
+                                                     "url": "https://api.example.com/v1",
+                                                     "outcome": "response 200"}).encode() + b"\n"
     assert engine.stopped == ["ctr1"] and engine.networks == {}
     assert [(a, c) for a, c, _ in rules[2:]] == [("-D", "DOCKER-USER"), ("-D", "INPUT")]
-    assert rules[2][2] == rules[1][2] and rules[3][2] == rules[0][2] and not workdir.exists()
+    assert rules[2][2] == rules[1][2] and rules[3][2] == rules[0][2]
     report = http.report()  # still available after the block
     assert [s.seq for s in report.served] == [1]
     assert [(c.seq, c.why) for c in report.unused] == [(2, "never looked up")]  # no dns event: never resolved

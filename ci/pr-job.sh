@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The pull-request job: replay each capsule attached to the issues the PR closes at the
+# PR's head, write one Markdown comment per capsule, post them (GitHub), and fail unless
+# every capsule is fixed. ci/github/action.yml (mode: pull-request) and
+# ci/gitlab/replay.gitlab-ci.yml call it; the runner image has it on PATH.
+#
+#   pr-job.sh [CAPSULE...]
+#
+# Settings from the environment (CI inputs never become shell text):
+#   REPLAY_REF        the PR's head commit (required): each capsule is replayed there (--ref)
+#   REPLAY_REPO       a clone of the repository holding REPLAY_REF (--repo), e.g. the job's checkout
+#   REPLAY_OUT        where comments and reports go (default replay-out): comment-N.md, run-N.json
+#   REPLAY_ATTEMPTS   attempts per capsule (default 3)
+#   REPLAY_PR, GITHUB_REPOSITORY, GITHUB_TOKEN
+#                     with no CAPSULE given, find the capsules on GitHub (python -m runner.ci.github find)
+#   REPLAY_POST=1     post the comments on the PR (updating the ones an earlier run posted)
+# Exit: 0 every capsule fixed; 1 one is not (still failing, different failure, flaky,
+# inconclusive); 2 bad input; 3 the environment failed.
+set -euo pipefail
+
+ref=${REPLAY_REF:-}
+out=${REPLAY_OUT:-replay-out}
+attempts=${REPLAY_ATTEMPTS:-3}
+py=$(dirname "$(command -v replay)")/python3  # the Python replay is installed in
+[ -x "$py" ] || py=python3
+case $ref in (*[!0-9a-fA-F]*|'') echo "pr-job: REPLAY_REF=$ref: not a commit id" >&2; exit 2;; esac
+case $attempts in (*[!0-9]*|'') echo "pr-job: REPLAY_ATTEMPTS=$attempts: not a number" >&2; exit 2;; esac
+mkdir -p "$out"
+
+capsules=("$@")
+if [ ${#capsules[@]} -eq 0 ]; then
+    : "${REPLAY_PR:?pr-job: no capsule given and no REPLAY_PR to find them}"
+    : "${GITHUB_REPOSITORY:?pr-job: GITHUB_REPOSITORY (OWNER/REPO) is needed to find capsules}"
+    "$py" -m runner.ci.github find --repo "$GITHUB_REPOSITORY" --pr "$REPLAY_PR" --out "$out/capsules" \
+        > "$out/capsules.txt"  # exit 3 when GitHub does not answer: the job fails (set -e)
+    mapfile -t capsules < "$out/capsules.txt"
+fi
+if [ ${#capsules[@]} -eq 0 ]; then
+    echo "pr-job: no capsule attached to the issues this PR closes: nothing to check" >&2
+    exit 0
+fi
+repo_args=()
+[ -z "${REPLAY_REPO:-}" ] || repo_args=(--repo "$REPLAY_REPO")
+
+rc=0 i=0 comments=()
+for capsule in "${capsules[@]}"; do
+    i=$((i + 1))
+    comment="$out/comment-$i.md"
+    r=0
+    replay "$capsule" --ref "$ref" ${repo_args[@]+"${repo_args[@]}"} --attempts "$attempts" \
+        --comment "$comment" --json > "$out/run-$i.json" || r=$?
+    if [ ! -s "$comment" ]; then  # exit 2 or 3: no report, so no comment
+        echo "pr-job: $capsule: replay could not judge it (exit $r); see $out/run-$i.json" >&2
+        [ "$r" -ge 2 ] && rc=$r || rc=1
+        continue
+    fi
+    comments+=("$comment")
+    state=$(sed -n 's/^<!-- replay-ci capsule=[^ ]* state=\([a-z-]*\) -->$/\1/p' "$comment" | head -n 1)
+    echo "pr-job: $capsule: $state" >&2
+    if [ "$state" != fixed ] && [ "$rc" -eq 0 ]; then rc=1; fi
+done
+
+if [ "${REPLAY_POST:-0}" = 1 ] && [ ${#comments[@]} -gt 0 ]; then
+    : "${REPLAY_PR:?pr-job: REPLAY_POST=1 needs REPLAY_PR}"
+    "$py" -m runner.ci.github post --repo "${GITHUB_REPOSITORY:?}" --pr "$REPLAY_PR" "${comments[@]}"
+fi
+exit "$rc"

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The CI job that replays a capsule attached to a failing job (ci/github/action.yml,
+# ci/gitlab/replay.gitlab-ci.yml call it; the runner image has it on PATH).
+#
+#   replay-job.sh [CAPSULE [GOOD]]
+#
+# CAPSULE and GOOD are paths or http(s) URLs; settings come from the environment, so CI
+# inputs never become shell text:
+#   REPLAY_CAPSULE   the failing run's capsule (or the first argument)
+#   REPLAY_GOOD      a passing run's capsule: also bisect the difference (or the second argument)
+#   REPLAY_REPO      a clone, fork or mirror of the capsule's repository (--repo)
+#   REPLAY_OUT       where the results go (default replay-out): replay.xml (JUnit), replay.html,
+#                    farm-run.json, and with GOOD bisect.json
+#   REPLAY_FARM_DB   the history (a shared database); default a job-local OUT/farm.sqlite
+#   REPLAY_ATTEMPTS  attempts per capsule (default 3)
+# Exit: farm run's (0 every capsule judged, whatever the verdict; 2 bad input; 3 the
+# environment failed); a bisect that finds nothing does not fail the job, one that cannot run does.
+set -euo pipefail
+
+capsule=${1:-${REPLAY_CAPSULE:-}}
+good=${2:-${REPLAY_GOOD:-}}
+out=${REPLAY_OUT:-replay-out}
+attempts=${REPLAY_ATTEMPTS:-3}
+[ -n "$capsule" ] || { echo "replay-job: no capsule (set REPLAY_CAPSULE or pass it)" >&2; exit 2; }
+case $attempts in (*[!0-9]*|'') echo "replay-job: REPLAY_ATTEMPTS=$attempts: not a number" >&2; exit 2;; esac
+mkdir -p "$out/capsules"
+export REPLAY_FARM_DB=${REPLAY_FARM_DB:-$out/farm.sqlite}
+
+fetch() {  # a URL is downloaded into OUT/capsules (its name made safe); a path is used as is
+    local src=$1 name
+    case $src in
+    http://*|https://*)
+        name=$(basename "${src%%\?*}" | tr -c 'A-Za-z0-9._\n-' '_')
+        curl -fsSL --retry 3 --max-filesize 33554432 -o "$out/capsules/$2-$name" -- "$src"
+        printf '%s\n' "$out/capsules/$2-$name";;
+    *) printf '%s\n' "$src";;
+    esac
+}
+
+capsule=$(fetch "$capsule" bad)
+repo_args=()
+[ -z "${REPLAY_REPO:-}" ] || repo_args=(--repo "$REPLAY_REPO")
+
+rc=0
+replay farm run "$capsule" ${repo_args[@]+"${repo_args[@]}"} --attempts "$attempts" --json > "$out/farm-run.json" || rc=$?
+replay farm report --junit "$out/replay.xml" --html "$out/replay.html" || { r=$?; [ "$rc" -ne 0 ] || rc=$r; }
+
+if [ -n "$good" ]; then
+    good=$(fetch "$good" good)
+    b=0
+    replay bisect "$capsule" --good "$good" ${repo_args[@]+"${repo_args[@]}"} --attempts "$attempts" --json \
+        > "$out/bisect.json" || b=$?
+    echo "replay-job: bisect exit $b (0 a culprit found, 1 none), see $out/bisect.json" >&2
+    if [ "$b" -gt 1 ] && [ "$rc" -eq 0 ]; then rc=$b; fi
+fi
+echo "replay-job: results in $out (exit $rc)" >&2
+exit "$rc"

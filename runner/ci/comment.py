@@ -1,0 +1,82 @@
+"""The pull-request comment: one Markdown comment per capsule, replayed at the PR's head.
+
+`replay CAPSULE --ref SHA --comment FILE` writes it; the PR job posts it. A hidden marker
+names the capsule, so a rerun finds and updates the same comment instead of adding one,
+and carries the state, so the job can tell "fixed" without parsing the prose.
+
+States are replay's verdicts: at a ref, a recorded failure that no attempt shows any more
+is `fixed`, one that still shows is `not-fixed` (worded "still failing"); the others
+(`different-failure`, `flaky`, `inconclusive`) keep their names.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import jinja2
+
+from ..outcome import Verdict
+from ..report import ReplayReport
+from ..resources import templates_dir
+
+MARKER = "replay-ci"
+WORDS: dict[Verdict, str] = {
+    "fixed": "fixed", "not-fixed": "still failing", "different-failure": "different failure",
+    "flaky": "flaky", "inconclusive": "inconclusive", "reproduced": "reproduced",
+    "not-reproduced": "not reproduced",
+}
+ICONS: dict[Verdict, str] = {"fixed": "✅", "not-fixed": "❌", "different-failure": "⚠️", "flaky": "🎲",
+                             "inconclusive": "❔", "reproduced": "🔁", "not-reproduced": "➖"}
+_MARKER_RE = re.compile(r"<!-- replay-ci capsule=([0-9A-Za-z._-]+) state=([a-z-]+) -->")
+
+
+def comment_state(report: ReplayReport, ref: str | None) -> Verdict:
+    """The comment's state: at a ref, a fix verdict; without one, the replay's own verdict."""
+    if ref is None:
+        return report.verdict
+    if report.expected.failed:
+        return {"not-reproduced": "fixed", "reproduced": "not-fixed"}.get(report.verdict, report.verdict)  # type: ignore[return-value]
+    # a recorded pass: "fixed" means it passes at the ref too
+    return {"reproduced": "fixed", "not-reproduced": "not-fixed"}.get(report.verdict, report.verdict)  # type: ignore[return-value]
+
+
+def marker(capsule_id: str, state: Verdict) -> str:
+    safe = re.sub(r"[^0-9A-Za-z._-]", "", capsule_id) or "unknown"
+    return f"<!-- {MARKER} capsule={safe} state={state} -->"
+
+
+def read_marker(text: str) -> tuple[str, str] | None:
+    """(capsule id, state) from a comment replay wrote, or None."""
+    m = _MARKER_RE.search(text)
+    return (m.group(1), m.group(2)) if m else None
+
+
+def render_comment(report: ReplayReport, ref: str | None) -> str:
+    state = comment_state(report, ref)
+    return _template().render(
+        marker=marker(report.capsule.id, state), state=state, word=WORDS[state], icon=ICONS[state],
+        report=report, ref=ref, attempts=report.attempts, expected=report.expected,
+    )
+
+
+def code(text: Any) -> str:
+    """Inline code that no backtick or newline in a capsule's value can break out of."""
+    value = " ".join(str(text).split())
+    fence = "`" * (max((len(r) for r in re.findall(r"`+", value)), default=0) + 1)
+    return f"{fence} {value} {fence}" if "`" in value else f"`{value}`"
+
+
+def block(lines: Any) -> str:
+    """A fenced block longer than any backtick run inside it (key lines are the capsule's text)."""
+    text = "\n".join(lines)
+    fence = "`" * max(3, max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
+    return f"{fence}text\n{text}\n{fence}"
+
+
+def _template() -> jinja2.Template:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())), autoescape=False,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             keep_trailing_newline=True)
+    env.filters["code"] = code
+    env.filters["block"] = block
+    return env.get_template("ci/comment.md.j2")

@@ -1,0 +1,90 @@
+"""`replay gc`: remove what earlier replays left behind, and nothing else.
+
+A container or network is a leftover when it carries replay's label and the process
+that made it (`replay.owner=<host>:<pid>`) is gone from this host; one without an owner
+was made by an older replay and is a leftover too. An iptables rule is a leftover when
+it names a replay bridge (`rpl…`) that no longer exists. Objects made on other hosts
+(a shared engine) are left alone.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+from dataclasses import dataclass
+from typing import Any
+
+from .engine import LABEL, OWNER_LABEL
+
+_CHAINS = ("INPUT", "DOCKER-USER")
+_BRIDGE = re.compile(r"-i (rpl[0-9a-f]{1,12})\b")
+
+
+@dataclass(frozen=True)
+class Leftover:
+    kind: str  # container | network | iptables
+    name: str
+    owner: str | None
+    why: str
+
+
+def leftovers(client: Any, label: str | None = None) -> list[Leftover]:
+    """label: only what one replay (replay=<label>) made; iptables rules are then left to a full gc."""
+    flt = {"label": f"{LABEL}={label}" if label else LABEL}
+    out = [Leftover("container", c.name, c.labels.get(OWNER_LABEL), why)
+           for c in client.containers.list(all=True, filters=flt) if (why := _gone(c.labels.get(OWNER_LABEL)))]
+    out += [Leftover("network", n.name, n.attrs.get("Labels", {}).get(OWNER_LABEL), why)
+            for n in client.networks.list(filters=flt)
+            if (why := _gone((n.attrs.get("Labels") or {}).get(OWNER_LABEL)))]
+    return out if label else out + _stale_rules()
+
+
+def remove(client: Any, found: list[Leftover]) -> list[str]:
+    """Remove what was found; the problems, one line each (a removal that failed)."""
+    problems = []
+    for item in found:
+        try:
+            if item.kind == "container":
+                client.containers.get(item.name).remove(force=True)
+            elif item.kind == "network":
+                client.networks.get(item.name).remove()
+            else:
+                chain, rule = item.name.split(" ", 1)
+                subprocess.run(["iptables", "-D", chain, *rule.split()], check=True, capture_output=True, timeout=30)
+        except Exception as exc:  # one that cannot be removed must not stop the others
+            problems.append(f"{item.kind} {item.name}: {exc}")
+    return problems
+
+
+def _gone(owner: str | None) -> str | None:
+    """Why the owner is gone (None: it is alive here, or lives on another host)."""
+    if not owner:
+        return "made by an older replay (no owner recorded)"
+    host, _, pid = owner.rpartition(":")
+    if host != socket.gethostname():
+        return None
+    if not pid.isdigit():
+        return "its owner label is not host:pid"
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return f"the replay that made it (pid {pid}) is gone"
+    except PermissionError:
+        return None  # alive, another user's
+    return None
+
+
+def _stale_rules() -> list[Leftover]:
+    if shutil.which("iptables") is None:
+        return []
+    out = []
+    for chain in _CHAINS:
+        proc = subprocess.run(["iptables", "-S", chain], capture_output=True, text=True, timeout=30)
+        for line in proc.stdout.splitlines():
+            m = _BRIDGE.search(line)
+            if m and line.startswith(f"-A {chain} ") and not os.path.exists(f"/sys/class/net/{m.group(1)}"):
+                out.append(Leftover("iptables", f"{chain} {line.removeprefix(f'-A {chain} ')}", None,
+                                    f"names the bridge {m.group(1)}, which no longer exists"))
+    return out

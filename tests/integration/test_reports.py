@@ -1,0 +1,96 @@
+"""Reports people read and verdicts to trust, on the real engine: the bundled example's
+default report through the real CLI, and `--patch` judged against the unpatched run."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from .helpers import ROOT, TZ_CLOCK, clone_tz_clock, git, replay
+
+pytestmark = pytest.mark.integration
+
+TZ_CAPSULE = TZ_CLOCK / "capsule.json"
+BUNDLE = TZ_CLOCK / "repo.bundle"
+BOX = set("─│┃━┏┓┗┛┡┩└┘├┤┬┴┼╇╋")
+
+
+def test_the_demo_report_fits_in_40_lines_at_100_columns(engine: object) -> None:
+    """scripts/demo's command, as a user runs it, piped (so: plain text)."""
+    proc = subprocess.run([sys.executable, "-m", "runner", str(TZ_CAPSULE), "--repo", str(BUNDLE)],
+                          capture_output=True, text=True, timeout=900, cwd=ROOT, env={**os.environ, "COLUMNS": "100"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert len(lines) <= 40, proc.stdout
+    assert lines[-1].startswith("REPRODUCED: 3/3 attempts failed as recorded (exit1:"), proc.stdout
+    assert all(len(line) <= 100 and line == line.rstrip() for line in lines), proc.stdout
+    assert not set(proc.stdout) & BOX
+    assert any("facts replayed exactly (--all lists them)" in line for line in lines)
+    assert "env TZ" not in proc.stdout  # exact: listed only with --all
+    full = subprocess.run([sys.executable, "-m", "runner", str(TZ_CAPSULE), "--repo", str(BUNDLE), "-n", "1", "--all"],
+                          capture_output=True, text=True, timeout=900, cwd=ROOT, env={**os.environ, "COLUMNS": "100"})
+    assert full.returncode == 0 and "env TZ" in full.stdout
+
+
+def test_no_line_of_the_real_report_splits_a_sha_at_60_columns(engine: object) -> None:
+    commit = json.loads(TZ_CAPSULE.read_text())["repo"]["commit"]
+    proc = subprocess.run([sys.executable, "-m", "runner", str(TZ_CAPSULE), "--repo", str(BUNDLE), "-n", "1", "--all"],
+                          capture_output=True, text=True, timeout=900, cwd=ROOT, env={**os.environ, "COLUMNS": "60"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert commit[:12] in proc.stdout and commit[12:20] not in proc.stdout  # the short form, whole
+    assert all(len(line) <= 60 for line in proc.stdout.splitlines()), proc.stdout
+    runs = re.findall(r"(?<![0-9a-f])[0-9a-f]{7,}", proc.stdout)
+    assert runs and all(commit.startswith(r) or len(r) in (12, 16) for r in runs), runs
+
+
+@pytest.fixture(scope="module")
+def placebo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real `git diff` that changes a comment only: it cannot fix anything."""
+    tmp = tmp_path_factory.mktemp("placebo")
+    clone = clone_tz_clock(tmp / "tz-clock")
+    dates = clone / "src" / "dates.js"
+    dates.write_text(dates.read_text().replace("Bug:", "Known bug:"))
+    out = tmp / "placebo.diff"
+    out.write_text(git(clone, "diff", "HEAD", "--binary"))
+    assert out.read_text().strip()
+    return out
+
+
+def test_a_placebo_patch_where_the_failure_does_not_reproduce_is_inconclusive(
+        engine: object, capsys: pytest.CaptureFixture[str], placebo: Path) -> None:
+    """In UTC the recorded failure does not come back: passing with the patch proves nothing
+    (before the baseline run, this said `fixed`)."""
+    rc, report = replay(capsys, TZ_CAPSULE, "--repo", BUNDLE, "-n", "1", "--env", "TZ=UTC", "--patch", placebo)
+    assert (rc, report["verdict"]) == (1, "inconclusive")
+    assert [a["classification"] for a in report["attempts"]] == ["pass"]  # the patched run passed...
+    assert report["baseline"]["verdict"] == "not-reproduced"  # ...and so did the unpatched one
+    assert [a["exit_code"] for a in report["baseline"]["attempts"]] == [0]
+    assert report["summary"].startswith("INCONCLUSIVE: the unpatched source did not reproduce the failure")
+
+
+def test_a_placebo_patch_where_the_failure_reproduces_is_not_fixed(
+        engine: object, capsys: pytest.CaptureFixture[str], placebo: Path) -> None:
+    rc, report = replay(capsys, TZ_CAPSULE, "--repo", BUNDLE, "-n", "1", "--patch", placebo)
+    assert (rc, report["verdict"], report["baseline"]["verdict"]) == (1, "not-fixed", "reproduced")
+    assert report["summary"] == "NOT-FIXED: 1/1 patched attempts still failed as recorded."
+
+
+def test_the_patched_image_rebuilds_only_the_source(engine: object, capsys: pytest.CaptureFixture[str],
+                                                    tmp_path: Path) -> None:
+    """The unpatched run's image is the plain replay's; the patched one differs in the source
+    layer only, so a patch never seen before costs a few build steps, not a build."""
+    clone = clone_tz_clock(tmp_path / "tz-clock")
+    dates = clone / "src" / "dates.js"
+    dates.write_text(dates.read_text().replace("Bug:", f"Bug ({uuid.uuid4().hex}):"))
+    fresh = tmp_path / "fresh.diff"
+    fresh.write_text(git(clone, "diff", "HEAD", "--binary"))
+    rc, report = replay(capsys, TZ_CAPSULE, "--repo", BUNDLE, "-n", "1", "--patch", fresh)
+    assert (rc, report["verdict"]) == (1, "not-fixed")
+    assert report["image"]["built"] is True and 0 < report["image"]["steps_run"] <= 4, report["image"]
+    assert any(s["name"] == "unpatched source: 1 attempt(s)" for s in report["steps"])

@@ -1,0 +1,23 @@
+"""Fact kinds apply themselves to a plan under the one vocabulary's keys."""
+from __future__ import annotations
+
+from runner.bisect import facts
+from runner.plan import Lock
+
+from .fakes import plan
+
+
+def test_a_lockfile_goes_to_its_managers_slot() -> None:
+    base = plan()
+    npm = facts.Fact("lock:npm", "build", 40, Lock("npm", "package-lock.json", "ab" * 32))
+    uv = facts.Fact("lock:uv", "build", 40, Lock("uv", "uv.lock", "cd" * 32))
+    applied = facts.apply(base, [npm, uv])
+    assert applied.lock == npm.value and applied.python_lock == uv.value
+    assert set(facts.facts(applied)) >= {"lock:npm", "lock:uv"}
+    assert facts.apply(applied, [facts.Fact("lock:uv", "build", 40, None)]).python_lock is None
+
+
+def test_differences_are_keyed_as_diff_keys_them() -> None:
+    good, bad = plan(node="22.11.0", lodash="4.17.20"), plan(node="22.12.0", lodash="4.17.21")
+    assert [f.key for f in facts.differences(good, bad)] == ["pin:node:lodash", "runtime:node"]
+    assert all(f.stage == "build" for f in facts.differences(good, bad))

@@ -1,0 +1,70 @@
+"""`replay render -o DIR`: all or nothing, names --repo, and the lines that replay by hand."""
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from runner.cli import render as render_cli
+from runner.cli.main import main
+from tests.examples import BUNDLE, TZ_CAPSULE, json_variant
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REPLAY_CACHE", str(tmp_path / "cache"))
+
+
+def test_an_unreachable_remote_leaves_nothing_and_names_repo(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "ctx"
+    rc = main(["render", str(TZ_CAPSULE), "-o", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 3
+    assert len(err) == 1 and "--repo" in err[0] and "git.example.com" in err[0]
+    assert not out.exists()
+
+
+def test_a_failure_after_a_previous_context_removes_it_too(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "ctx"
+    assert main(["render", str(TZ_CAPSULE), "-o", str(out), "--repo", str(BUNDLE)]) == 0
+    assert (out / "Dockerfile").is_file()
+    capsys.readouterr()
+    assert main(["render", str(TZ_CAPSULE), "-o", str(out)]) == 3
+    assert not out.exists()
+
+
+def test_the_by_hand_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "my ctx"
+    rc = main(["render", str(TZ_CAPSULE), "-o", str(out), "--repo", str(BUNDLE), "--env", "API_TOKEN=hunter2"])
+    captured = capsys.readouterr()
+    assert rc == 0
+    build, run = captured.out.strip().splitlines()
+    assert shlex.split(build)[-1] == str(out) and "docker build" in build
+    words = shlex.split(run)
+    recorded = json.loads(TZ_CAPSULE.read_text())["command"]["argv"]
+    assert words[:2] == ["docker", "run"] and "--network=none" in words
+    assert "TZ=America/New_York" in words and words[-len(recorded):] == recorded
+    assert "API_TOKEN" in words and "hunter2" not in captured.out + captured.err  # by name: never printed
+
+
+def test_capsule_values_are_quoted_in_the_run_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def change(data: dict) -> None:  # type: ignore[type-arg]
+        data["command"]["argv"] = ["node", "-e", "console.log('$(rm -rf /)'); process.exit(1)"]
+
+    capsule = json_variant(TZ_CAPSULE, tmp_path, change)
+    assert main(["render", str(capsule), "-o", str(tmp_path / "ctx"), "--repo", str(BUNDLE)]) == 0
+    run = capsys.readouterr().out.strip().splitlines()[-1]
+    assert shlex.split(run)[-3:] == ["node", "-e", "console.log('$(rm -rf /)'); process.exit(1)"]
+
+
+@pytest.mark.parametrize("checkout,hint", [(True, "scripts/setup"), (False, "replay doctor")])
+def test_the_base_image_hint_fits_the_installation(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                  monkeypatch: pytest.MonkeyPatch, checkout: bool, hint: str) -> None:
+    monkeypatch.setattr(render_cli, "source_checkout", lambda: checkout)
+    assert main(["render", str(TZ_CAPSULE), "-o", str(tmp_path / "ctx"), "--repo", str(BUNDLE)]) == 0
+    err = capsys.readouterr().err
+    assert hint in err and (checkout or "scripts/setup" not in err)

