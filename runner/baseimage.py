@@ -34,7 +34,7 @@ _BY_VERSION = {b.version: b for b in SUITES} | {b.suite: b for b in SUITES}
 
 
 def _vkey(v: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in v.split(".") if p.isdigit())
+    return tuple(int(p) for p in v.split(".") if p.isascii() and p.isdigit() and len(p) <= 9)  # not "³⁶", not 5,000 digits
 
 
 def _nearest_glibc(version: str) -> BaseImage:

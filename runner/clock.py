@@ -35,7 +35,7 @@ RANDOM_VALUES_PATH = "/replay/random-values.json"  # where the file is mounted i
 RANDOM_VALUES_FORMAT = "replay-random-values/1"
 
 _RFC3339 = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|z|[+-]\d{2}:\d{2})$")
+    r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|z|[+-]\d{2}:\d{2})$", re.ASCII)
 
 
 def parse_rfc3339(text: str) -> dt.datetime | None:
@@ -49,12 +49,17 @@ def parse_rfc3339(text: str) -> dt.datetime | None:
     if zone in ("Z", "z"):
         tz = dt.UTC
     else:
+        hours, minutes = int(zone[1:3]), int(zone[4:6])
+        if hours > 23 or minutes > 59:  # "+99:00": RFC 3339 offsets stay within a day
+            return None
         sign = 1 if zone[0] == "+" else -1
-        tz = dt.timezone(sign * dt.timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6])))
+        tz = dt.timezone(sign * dt.timedelta(hours=hours, minutes=minutes))
     try:
-        return dt.datetime(year, month, day, hour, minute, second, micro, tzinfo=tz)
-    except ValueError:  # 2026-02-30, second 60
+        moment = dt.datetime(year, month, day, hour, minute, second, micro, tzinfo=tz)
+        moment.astimezone(dt.UTC)  # 9999-12-31T23:00:00-05:00 is past the last year Python holds
+    except (ValueError, OverflowError):  # 2026-02-30, second 60
         return None
+    return moment
 
 
 def clock_start(values: Sequence[RecordedValue], created_at: str | None) -> str | None:

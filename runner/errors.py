@@ -8,6 +8,14 @@ from __future__ import annotations
 from enum import IntEnum
 from pathlib import Path
 
+from .textsafe import shown
+
+# An error line names the file and the problem: a capsule's values are cut (with an
+# ellipsis) and escaped, never echoed whole. The path is the user's (or a cached copy's,
+# which the CLI replaces by its URL), so it is only escaped, never cut short of PATH_MAX.
+PATH_LIMIT = 4096
+PROBLEM_LIMIT = 200
+
 
 class Exit(IntEnum):
     OK = 0
@@ -38,7 +46,8 @@ class CapsuleError(ReplayError):
     kind = "capsule"
 
     def __init__(self, path: Path | str, problem: str) -> None:
-        super().__init__(f"{path}: {problem}")
+        problem = shown(problem, PROBLEM_LIMIT)
+        super().__init__(f"{shown(str(path), PATH_LIMIT)}: {problem}")
         self.path = str(path)
         self.problem = problem
 

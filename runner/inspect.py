@@ -6,12 +6,12 @@ that `diff` can tell "not recorded" from "recorded as not there".
 """
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from fnmatch import fnmatchcase
 
+from .textsafe import for_view
 from .capsules.model import Artifact, Body, Capsule, EnvFact, Format, HttpCall, Platform
 
 NOT_RECORDED = "not recorded by this format"
@@ -74,12 +74,9 @@ def records_group(c: Capsule, group: str) -> bool:
     return group in SCOPES[c.provenance.format].groups
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def printable(text: str) -> str:
     """Escape control characters: a capsule is untrusted and must not drive the terminal."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return for_view(text)  # also lone surrogates (unprintable), and huge values cut
 
 
 def env_shown(f: EnvFact) -> str:

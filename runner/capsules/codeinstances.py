@@ -18,11 +18,12 @@ from typing import Any
 from ..errors import CapsuleError, UnsupportedVersion
 from .jsonload import (
     INTEGER, LIST, NUMBER, OBJECT, STRING, STRINGS, Kind, Shape, canonical, describe, load, member_path,
-    one_of, sniff,
+    one_of, sniff, find_lone_surrogate, replace_lone_surrogates,
 )
 from .model import (
     Body, Capsule, Command, Format, HttpCall, HttpError, HttpRequest, HttpResponse, Provenance, RecordedValue,
 )
+from . import limits
 from .verification import VerifyResult
 
 FORMAT = Format.CODEINSTANCES
@@ -100,8 +101,14 @@ def _document(path: Path, parsed: Any) -> dict[str, Any]:
         number = found[len(PREFIX):]
         if re.fullmatch(r"[0-9]+", number) and number.strip("0"):
             raise UnsupportedVersion(path, found, VERSION, "codeinstances")
-        raise CapsuleError(path, f"format: unknown version {found!r} (this replay understands {VERSION})")
-    return doc
+        raise CapsuleError(path, f"format: unknown version {found[:80]!r} (this replay understands {VERSION})")
+    limits.check(path, doc, limits.CODEINSTANCES_RULES, limits.CODEINSTANCES_LONG)  # before any work that grows with them
+    # Go's decoder, which CodeInstances uses, reads a lone surrogate escape as U+FFFD; so does
+    # the canonical form, so the id is unchanged, and no unencodable text reaches a build or a terminal.
+    checked: dict[str, Any] = doc
+    if find_lone_surrogate(doc) is not None:
+        checked = replace_lone_surrogates(doc)
+    return checked
 
 
 class _Reader:

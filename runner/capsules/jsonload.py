@@ -15,6 +15,8 @@ from collections import Counter
 import array
 import itertools
 import json
+import math
+import sys
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,11 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CapsuleError
+from ..textsafe import quoted, shown
 from .files import read_capped
 from .verification import Problem, Severity
 
-MAX_BYTES = 64 * 1024 * 1024
+# Caps on what a JSON capsule may hold, chosen from what the recorders write (see
+# _check_size): within them reading stays within seconds and a few hundred MiB.
+MAX_BYTES = 32 * 1024 * 1024
 MAX_DEPTH = 200
+MAX_CONTAINERS = 300_000
+MAX_VALUES = 500_000
 
 _BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
@@ -34,9 +41,9 @@ _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _NOT_OURS = frozenset({".yaml", ".yml", ".jsonl", ".lock", ".txt"})
 # A JSON string, unrolled so the regex engine never backtracks on long strings.
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
-# Opening brackets become +1 and closing ones -1 (0xff as a signed byte); all else goes.
+# Opening brackets become +1 and closing ones -1 (0xff as a signed byte); commas stay; all else goes.
 _STEPS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b"[]{},")
 
 
 class JsonInt(int):
@@ -90,8 +97,7 @@ def _no_constant(name: str) -> Any:
 def load(path: Path, max_bytes: int = MAX_BYTES, max_depth: int = MAX_DEPTH) -> Any:
     """Parse a JSON file; CapsuleError naming the file on any kind of bad input."""
     text = _text(path, read_capped(path, max_bytes))
-    if _too_deep(text, max_depth):
-        raise CapsuleError(path, f"JSON nested more than {max_depth} levels deep")
+    _check_size(path, _skeleton(text), max_depth)
     found_duplicates: list[bool] = []
     try:
         doc = json.loads(
@@ -147,16 +153,31 @@ def _text(path: Path, raw: bytes) -> str:
         raise CapsuleError(path, f"not UTF-8 text: invalid byte 0x{raw[e.start]:02x} at offset {e.start}") from None
 
 
-def _too_deep(text: str, limit: int) -> bool:
-    """Bracket depth over ``limit``, found without recursion (the parser itself recurses).
+def _skeleton(text: str) -> bytes:
+    """The brackets and commas of the document, strings cut out first (what they hold does not count).
 
-    Strings are cut out first (brackets inside them do not nest); what is left of
-    valid JSON is ASCII, so bytes.translate and a running sum do the rest at C speed.
+    What is left of valid JSON is ASCII, so bytes.translate and counting run at C speed.
     """
-    skeleton = _STRING.sub("", text).encode("utf-8", "replace").translate(_STEPS, _NOT_BRACKETS)
-    if skeleton.count(1) <= limit:
-        return False
-    return max(itertools.accumulate(array.array("b", skeleton))) > limit
+    return _STRING.sub("", text).encode("utf-8", "replace").translate(_STEPS, _NOT_STRUCTURE)
+
+
+def _check_size(path: Path, skeleton: bytes, max_depth: int) -> None:
+    """Refuse, before parsing, what would take the parser too long or too much memory.
+
+    Parsing costs per value, not per byte (a million small objects take seconds and
+    most of a GiB); the caps leave room for the largest documents recorders write
+    (twin: 50,000 resolved packages; CodeInstances: 10,000 calls with their headers).
+    """
+    containers = skeleton.count(1)
+    if containers > max_depth:
+        brackets = skeleton.replace(b",", b"")
+        if max(itertools.accumulate(array.array("b", brackets))) > max_depth:
+            raise CapsuleError(path, f"JSON nested more than {max_depth} levels deep")
+    if containers > MAX_CONTAINERS:
+        raise CapsuleError(path, f"JSON holds {containers:,} objects and lists, over the limit of {MAX_CONTAINERS:,}")
+    values = skeleton.count(b",") + containers
+    if values > MAX_VALUES:
+        raise CapsuleError(path, f"JSON holds more than {MAX_VALUES:,} values, over the limit")
 
 
 def _refuse_duplicates(path: Path, value: Any, where: str) -> None:
@@ -180,6 +201,40 @@ def member_path(where: str, key: str) -> str:
     if not where:
         return step
     return f"{where}{step}" if step.startswith("[") else f"{where}.{step}"
+
+
+# --- lone UTF-16 surrogates ("\\ud800" escapes: valid JSON, but no text) ---------------
+
+
+def find_lone_surrogate(doc: Any) -> str | None:
+    """The JSON path of the first string (or member name) holding a lone surrogate, else None."""
+    stack: list[tuple[str, Any]] = [("", doc)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, str):
+            if _LONE_SURROGATE.search(value):
+                return where or "top level"
+        elif isinstance(value, dict):
+            for key, child in value.items():
+                if _LONE_SURROGATE.search(key):
+                    return member_path(where, _LONE_SURROGATE.sub("\ufffd", key))
+                stack.append((member_path(where, key), child))
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", child) for i, child in enumerate(value))
+    return None
+
+
+def replace_lone_surrogates(value: Any) -> Any:
+    """The document with every lone surrogate turned into U+FFFD, as Go's decoder reads it."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, JsonObject):
+        out = JsonObject((_LONE_SURROGATE.sub("\ufffd", k), replace_lone_surrogates(v)) for k, v in value.items())
+        out.duplicates = value.duplicates
+        return out
+    if isinstance(value, list):
+        return [replace_lone_surrogates(v) for v in value]
+    return value
 
 
 # --- CodeInstances canonical form -------------------------------------------------
@@ -240,12 +295,19 @@ class Kind:
     test: Callable[[Any], bool]
 
 
+# Recorders write 64-bit integers and IEEE doubles; a value beyond them is no measurement
+# and would overflow wherever it is used (float(10**400) raises, 1e400 parses as inf).
+INT_RANGE = (-(2**63), 2**64 - 1)
+
+
 def is_integer(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+    return isinstance(v, int) and not isinstance(v, bool) and INT_RANGE[0] <= v <= INT_RANGE[1]
 
 
 def is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    return math.isfinite(v) if isinstance(v, float) else abs(v) <= sys.float_info.max
 
 
 STRING = Kind("a string", lambda v: isinstance(v, str))
@@ -268,9 +330,10 @@ def describe(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, str):
-        return json.dumps(v if len(v) <= 40 else v[:37] + "...", ensure_ascii=False)
+        return quoted(v, 40)
     if isinstance(v, (int, float)):
-        return getattr(v, "literal", repr(v))
+        literal = shown(getattr(v, "literal", None) or v, 40)
+        return literal if is_number(v) and (is_integer(v) or isinstance(v, float)) else f"{literal} (out of range)"
     return "a list" if isinstance(v, list) else "an object"
 
 

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import base64
 import re
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ..errors import CapsuleError
+from ..textsafe import shown
 from . import jsonload
 from .model import (
     HOST_SPECIFIC_ENV,
@@ -219,7 +221,8 @@ def _policy(doc: Mapping[str, Any], wallclock: str | None) -> ReplayPolicy:
 
 def file_artifacts(manifest: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """Inputs and outputs stored as files in the capsule (not inline, not external)."""
-    items = [*(manifest.get("inputs") or []), *(manifest.get("outputs") or [])]
+    # verify() lists every problem, so it gets here with members of any type: only lists hold artifacts.
+    items = [item for key in ("inputs", "outputs") if isinstance(manifest.get(key), list) for item in manifest[key]]
     return [i for i in items if isinstance(i, dict) and not i.get("inline") and not i.get("external")]
 
 
@@ -229,7 +232,9 @@ def _artifacts(root: Path, items: list[Mapping[str, Any]], member: str) -> tuple
         if item.get("inline") or item.get("external"):
             continue  # not a file in the capsule: nothing to place
         path = item["path"]
-        _inside(root, path, "capsule.yaml", f"{member}[{i}].path")
+        full = _inside(root, path, "capsule.yaml", f"{member}[{i}].path")
+        if member == "inputs":
+            _regular_file(root, full, f"{member}[{i}].path")
         artifacts.append(
             Artifact(
                 name=item["name"],
@@ -241,6 +246,17 @@ def _artifacts(root: Path, items: list[Mapping[str, Any]], member: str) -> tuple
             )
         )
     return tuple(artifacts)
+
+
+def _regular_file(root: Path, path: Path, what: str) -> None:
+    """An input the build context will copy: a FIFO would block the copy, a device or a missing file break it."""
+    try:
+        st = path.lstat()
+    except OSError as e:
+        raise CapsuleError(root / "capsule.yaml", f"{what}: {shown(path.relative_to(root).as_posix(), 80)} "
+                                                  f"{'is missing' if isinstance(e, FileNotFoundError) else 'cannot be read'}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise CapsuleError(root / "capsule.yaml", f"{what}: {shown(path.relative_to(root).as_posix(), 80)} is not a regular file")
 
 
 def _hex(digest: str | None) -> str | None:

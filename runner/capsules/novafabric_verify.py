@@ -86,7 +86,8 @@ def require_valid(path: Path, data: Any, schema: str) -> None:
 
 def schema_part(manifest: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[str, ...]]:
     """The members the schema knows, and the unknown ones (ignored, as a reader should)."""
-    known = _validator("run-capsule").schema["properties"]
+    schema: Any = _validator("run-capsule").schema
+    known = schema["properties"]
     kept = {k: v for k, v in manifest.items() if k in known}
     unknown = tuple(k for k in manifest if k not in known and k not in CAPTURE_EXTRAS)
     return kept, unknown
@@ -195,7 +196,7 @@ def _lock_file_problems(root: Path, env: Mapping[str, Any]) -> list[Problem]:
         return [Problem("error", f"python.lock_file_ref: {e}", "env.lock")]
     if not path.is_file():
         return [Problem("error", f"python.lock_file_ref: {rel} is missing", "env.lock")]
-    if sha256_file(path) != python.get("lock_file_hash"):
+    if not isinstance(python, dict) or sha256_file(path) != python.get("lock_file_hash"):
         return [Problem("error", f"{rel} does not match lock_file_hash", "env.lock")]
     return []
 

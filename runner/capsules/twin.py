@@ -15,13 +15,14 @@ from typing import Any
 from ..errors import CapsuleError, UnsupportedVersion
 from .jsonload import (
     BOOLEAN, INTEGER, LIST, NUMBER, OBJECT, STRING, STRINGS, Kind, Shape, describe, is_integer, load, member_path,
-    one_of, sniff,
+    one_of, sniff, find_lone_surrogate,
 )
 from .model import (
     HOST_SPECIFIC_ENV,
     Capsule, Command, EnvFact, Failure, Format, FrozenMap, Locale, PackageManager, Platform, Provenance, Redaction,
     Repo, Resolved,
 )
+from . import limits
 from .verification import VerifyResult
 
 FORMAT = Format.TWIN
@@ -69,6 +70,12 @@ def _document(path: Path, parsed: Any) -> Any:
         raise UnsupportedVersion(path, f"v{version}", f"v{UNDERSTOOD}", "twin")
     if version < 1:
         raise CapsuleError(path, f"twin: unknown format version {version}")
+    limits.check(path, doc, limits.TWIN_RULES, limits.TWIN_LONG)  # before any work that grows with them
+    where = find_lone_surrogate(doc)
+    if where is not None:
+        # Node decodes what it records from UTF-8 (bad bytes become U+FFFD), so twin never writes
+        # one; a capsule holding one was made by hand, and no program could receive the text.
+        raise CapsuleError(path, f"{where}: holds a lone UTF-16 surrogate escape (\\ud800-\\udfff), which is not text")
     return doc
 
 
@@ -126,7 +133,8 @@ def _failure(s: Shape, failure: Any) -> Failure | None:
 
 def _platform(s: Shape, os_: Any) -> Platform:
     def text(key: str, nullable: bool = False) -> str | None:
-        return s.get(os_, "os", key, STRING, nullable=nullable)
+        value: str | None = s.get(os_, "os", key, STRING, nullable=nullable)
+        return value
 
     return Platform(
         os=text("platform"),

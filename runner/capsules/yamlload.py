@@ -8,6 +8,7 @@ cannot hold. Paths named inside a capsule must stay inside its directory.
 """
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -15,16 +16,22 @@ from typing import Any
 import yaml
 
 from ..errors import CapsuleError
+from ..textsafe import shown
 from .files import read_capped
+from .jsonload import INT_RANGE
 
 MAX_BYTES = 16 * 1024 * 1024
 MAX_DEPTH = 64
 # PyYAML builds ~150k nodes a second; this bounds a hostile file to seconds while
 # leaving room for evidence_digests of some 40,000 files.
 MAX_NODES = 250_000
+# Linux's limits: a longer name fails every file call with ENAMETOOLONG.
+NAME_MAX = 255
+PATH_MAX = 4096
 
 _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser when libyaml is present
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
 
 
@@ -65,6 +72,8 @@ def load_yaml(path: Path) -> Any:
         data = yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
     except yaml.YAMLError as e:
         raise CapsuleError(path, f"not valid YAML: {_one_line(e)}") from None
+    except (ValueError, OverflowError) as e:  # an integer of thousands of digits (Python's DoS guard)
+        raise CapsuleError(path, f"not valid YAML: a value Python cannot hold ({' '.join(str(e).split())[:80]})") from None
     _check_json_like(path, data)
     return data
 
@@ -113,13 +122,20 @@ def _check_json_like(path: Path, data: Any) -> None:
         value, where = stack.pop()
         if isinstance(value, dict):
             for key, child in value.items():
-                if not isinstance(key, str):
-                    raise CapsuleError(path, f"{where or 'top level'}: key {key!r} is not a string")
-                stack.append((child, f"{where}.{key}" if where else key))
+                if not isinstance(key, str) or _LONE_SURROGATE.search(key):
+                    raise CapsuleError(path, f"{where or 'top level'}: key {shown(repr(key), 60)} is not a string")
+                stack.append((child, f"{where}.{shown(key, 40)}" if where else shown(key, 40)))
         elif isinstance(value, list):
             stack.extend((child, f"{where}[{i}]") for i, child in enumerate(value))
         elif not (value is None or isinstance(value, (str, int, float, bool))):
             raise CapsuleError(path, f"{where or 'top level'}: {_kind(value)} is not a plain value")
+        elif isinstance(value, str) and _LONE_SURROGATE.search(value):
+            # "\ud800" in a double-quoted scalar: not text any program can receive or a terminal print.
+            raise CapsuleError(path, f"{where or 'top level'}: holds a lone UTF-16 surrogate, which is not text")
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise CapsuleError(path, f"{where}: {value} is not a number JSON can hold")
+        elif isinstance(value, int) and not isinstance(value, bool) and not INT_RANGE[0] <= value <= INT_RANGE[1]:
+            raise CapsuleError(path, f"{where}: an integer beyond 64 bits")
 
 
 def _kind(value: Any) -> str:
@@ -138,19 +154,22 @@ def _one_line(e: yaml.YAMLError) -> str:
 def inside(root: Path, rel: object) -> Path:
     """``root/rel`` when it stays inside ``root`` after resolving symlinks; PathEscape otherwise."""
     if not isinstance(rel, str) or not rel:
-        raise PathEscape(f"{rel!r} is not a relative path")
+        raise PathEscape(f"{shown(repr(rel), 60)} is not a relative path")
     if "\\" in rel or "\x00" in rel:
-        raise PathEscape(f"{rel!r} is not a '/'-separated relative path")
+        raise PathEscape(f"{shown(repr(rel), 60)} is not a '/'-separated relative path")
+    if len(rel.encode("utf-8", "surrogatepass")) > PATH_MAX or any(
+            len(part.encode("utf-8", "surrogatepass")) > NAME_MAX for part in rel.split("/")):
+        raise PathEscape(f"{shown(repr(rel), 60)} is longer than a file name or path can be ({NAME_MAX}/{PATH_MAX} bytes)")
     pure = PurePosixPath(rel)
     if pure.is_absolute() or _WINDOWS_DRIVE.match(rel):
-        raise PathEscape(f"{rel!r} is an absolute path")
+        raise PathEscape(f"{shown(repr(rel), 60)} is an absolute path")
     if ".." in pure.parts:
-        raise PathEscape(f"{rel!r} climbs out with '..'")
+        raise PathEscape(f"{shown(repr(rel), 60)} climbs out with '..'")
     try:
         real_root = root.resolve()
         target = (root / pure).resolve()
     except (OSError, RuntimeError) as e:  # a symlink loop
-        raise PathEscape(f"{rel!r} cannot be resolved: {e}") from None
+        raise PathEscape(f"{shown(repr(rel), 60)} cannot be resolved: {e}") from None
     if not target.is_relative_to(real_root):
-        raise PathEscape(f"{rel!r} resolves outside the capsule (through a symlink)")
+        raise PathEscape(f"{shown(repr(rel), 60)} resolves outside the capsule (through a symlink)")
     return root / pure

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -13,6 +14,9 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 
 from ..envelope import envelope
 from ..providers import fetch
+from ..textsafe import shown
+
+ERROR_LIMIT = 1000  # a backstop: an error is one line; CapsuleError cuts a capsule's values itself
 
 def _width() -> int | None:
     """Reports are wide tables: give them room when not on a terminal (CI logs, files)."""
@@ -32,9 +36,14 @@ def refresh() -> None:
         out.width = width
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def print_json(data: Any) -> None:
     """Machine output: plain JSON on stdout, never decorated."""
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    # A lone surrogate (a capsule's "\ud800") has no UTF-8 form: write it back as the JSON escape it came from.
+    sys.stdout.write(_LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
     sys.stdout.flush()
 
 
@@ -44,7 +53,8 @@ def print_result(command: str, exit_code: int, result: Any) -> None:
 
 
 def error_line(message: str) -> None:
-    err.print(f"replay: error: {message}", markup=False, emoji=False)
+    """One line on stderr, whatever the message holds (capsule text is escaped and cut)."""
+    err.print(f"replay: error: {shown(message, ERROR_LIMIT)}", markup=False, emoji=False, highlight=False)
 
 
 @contextmanager

@@ -7,7 +7,8 @@ from collections.abc import Iterable
 def vkey(version: str) -> tuple[int, ...]:
     out = []
     for part in version.split("."):
-        digits = "".join(ch for ch in part if ch.isdigit()) if part[:1].isdigit() else ""
+        # ASCII digits only: "³".isdigit() holds, yet int("³") raises.
+        digits = "".join(ch for ch in part[:9] if "0" <= ch <= "9") if "0" <= part[:1] <= "9" else ""
         if not digits:
             break
         out.append(int(digits))
@@ -15,7 +16,7 @@ def vkey(version: str) -> tuple[int, ...]:
 
 
 def is_release(version: str) -> bool:
-    return all(p.isdigit() for p in version.split("."))
+    return all(p.isascii() and p.isdigit() for p in version.split("."))
 
 
 def nearest(recorded: str, available: Iterable[str]) -> str | None:

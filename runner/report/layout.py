@@ -7,6 +7,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ..textsafe import escaped
+
 _LONG_HEX = re.compile(r"\b([0-9a-f]{12})[0-9a-f]{28,52}\b")
 GAP = 2  # between columns
 
@@ -28,13 +30,13 @@ class View:
         """One line, wrapped at spaces; `wrap=False` for a command to copy or a path (never split)."""
         from rich.text import Text
 
-        self._emit(Text(text, style=style if not self.plain else ""), wrap)
+        self._emit(Text(escaped(text, keep_lines=True), style=style if not self.plain else ""), wrap)
 
     def table(self, title: str, columns: Sequence[str], rows: Sequence[Sequence[str]],
               free: int | None = None) -> None:
         """A table whose cells are never split inside a word; only column `free` (prose)
         wraps, at spaces. Too narrow for that: one `first: column value, …` record per row."""
-        cells = [[short(str(c)) for c in row] for row in rows]
+        cells = [[short(escaped(str(c), keep_lines=True)) for c in row] for row in rows]  # capsule text: no raw ESC
         widths = [max([len(name), *(len(r[i]) for r in cells)]) for i, name in enumerate(columns)]
         fixed = sum(w for i, w in enumerate(widths) if i != free) + GAP * (len(columns) - 1)
         if fixed + (16 if free is not None else 0) > self.width:

@@ -1,0 +1,1 @@
+"""Fuzzing the readers and everything after them with mutated capsules (issue 9)."""
