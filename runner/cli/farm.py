@@ -15,8 +15,9 @@ from .options import QuietOpt, timeout_opt
 farm_app = typer.Typer(name="farm", no_args_is_help=True, add_completion=False,
                        help="Replay every collected capsule each night, keep the history, say what changed.")
 
-DbOpt = Annotated[Path | None, typer.Option(
-    "--db", envvar="REPLAY_FARM_DB", help="The history database (default: farm.sqlite in the user's data dir).")]
+DbOpt = Annotated[str | None, typer.Option(
+    "--db", envvar="REPLAY_FARM_DB",
+    help="The history: a SQLite file (default: farm.sqlite in the user's data dir) or postgresql://USER@HOST/DB.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (the envelope every command uses).")]
 
 
@@ -24,10 +25,12 @@ def register(app: typer.Typer) -> None:
     app.add_typer(farm_app, name="farm")
 
 
-def _store(db: Path | None, create: bool) -> Any:
-    from ..farm.store import SqlStore, default_db_path
+def _store(db: str | None, create: bool) -> Any:
+    from ..farm.store import SqlStore, default_db_path, is_server_url
 
-    return SqlStore(db or default_db_path(), create=create)
+    if not db:
+        return SqlStore(default_db_path(), create=create)
+    return SqlStore(db if is_server_url(db) else Path(db).expanduser(), create=create)
 
 
 def _enveloped(command: str, as_json: bool, body: Callable[[], tuple[int, Any]],
@@ -62,6 +65,9 @@ def run_cmd(
     timeout: Annotated[float, timeout_opt("per attempt", 600.0)] = 600.0,
     memory: Annotated[str, typer.Option("--memory", help="Memory limit per attempt.")] = "4g",
     resume: Annotated[bool, typer.Option("--resume", help="Continue the last unfinished night (after a kill).")] = False,
+    executor: Annotated[str | None, typer.Option("--executor", help="local (default) or celery (replay worker processes).")] = None,
+    broker: Annotated[str | None, typer.Option("--broker", envvar="REPLAY_BROKER",
+                                               help="With --executor celery: the Redis broker, redis://HOST:PORT/DB.")] = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -73,10 +79,11 @@ def run_cmd(
 
         _check_run_args(sources or [], resume, ref, repo, memory)
         options = FarmOptions(attempts=attempts, max_attempts=max_attempts, jobs=jobs, timeout=timeout,
-                              memory=memory, ref=ref, repo=repo)
+                              memory=memory, ref=ref, repo=repo, executor=executor or "local")
         store = _store(db, create=True)
+        # a resumed night runs where it began (its stored executor); only the broker is given again
         outcome, used = run_night(store, sources or [], options, FarmProgress(None if quiet or as_json else err),
-                                 resume=resume)
+                                  resume=resume, broker=broker)
         night = next(n for n in store.history().nights if n.id == outcome.night_id)
         infra = any(r.verdict == "infra-error" for r in night.results)
         return (int(Exit.ENVIRONMENT) if infra else 0), night

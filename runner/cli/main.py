@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import Exit, ReplayError, UsageError
-from . import bisect, diff, doctor, farm, gc, inspect, render, run, shell, signature, verify
+from . import bisect, diff, doctor, farm, gc, inspect, render, run, shell, signature, verify, worker
 from ..envelope import envelope, error_of
 from ..fetchcapsule import is_url, shown
 from .console import error_line, install_meter, print_json, refresh
@@ -44,7 +44,7 @@ def _root(
     """Exit codes: 0 success, 1 negative answer, 2 bad input or usage, 3 environment failure."""
 
 
-for module in (run, inspect, diff, verify, signature, render, shell, bisect, doctor, farm, gc):
+for module in (run, inspect, diff, verify, signature, render, shell, bisect, doctor, farm, gc, worker):
     module.register(app)
 
 
@@ -60,7 +60,8 @@ def help_command(
     raise typer.Exit(main([*words, "--help"]))
 
 
-_COMMANDS = {"run", "inspect", "diff", "verify", "signature", "render", "shell", "bisect", "doctor", "farm", "gc", "help"}
+_COMMANDS = {"run", "inspect", "diff", "verify", "signature", "render", "shell", "bisect", "doctor", "farm", "gc", "help",
+             "worker"}
 _VERSION = ("--version", "-V")
 
 

@@ -23,6 +23,7 @@ from .. import __version__
 from ..errors import UsageError
 from ..replay import Progress, Replayer, ReplayOptions
 from .collect import collect
+from .executor import Executor, LocalExecutor
 from .images import ImageBank, image_key
 from .model import Night
 from .prepare import Prepared, now, prepare, unjudged_result
@@ -40,11 +41,14 @@ class FarmOptions:
     memory: str = "4g"
     ref: str | None = None
     repo: str | None = None
+    executor: str = "local"  # local | celery (the broker's URL is never stored: it may hold a password)
 
     def __post_init__(self) -> None:
         if self.attempts < 1 or self.max_attempts < self.attempts:
             raise UsageError(f"--attempts {self.attempts} / --max-attempts {self.max_attempts}: "
                              "need 1 <= attempts <= max-attempts")
+        if self.executor not in ("local", "celery"):
+            raise UsageError(f"--executor {self.executor!r}: one of local, celery")
 
     @property
     def workers(self) -> int:
@@ -71,7 +75,7 @@ def new_night_id() -> str:
 
 
 def run_night(store: HistoryStore, sources: Sequence[Path], options: FarmOptions, progress: FarmProgress,
-              resume: bool = False) -> tuple[NightOutcome, FarmOptions]:
+              resume: bool = False, broker: str | None = None) -> tuple[NightOutcome, FarmOptions]:
     if resume:
         opened = store.open_night()
         if opened is None:
@@ -84,25 +88,39 @@ def run_night(store: HistoryStore, sources: Sequence[Path], options: FarmOptions
         night = Night(id=new_night_id(), started_at=now(), ref=options.ref, sources=tuple(map(str, sources)))
     replayer = Replayer(ReplayOptions(attempts=1, timeout=options.timeout, memory=options.memory,
                                       label=f"farm-{night.id}"), Progress(quiet=True))
+    executor: Executor | None = None
     try:
-        engine = replayer.engine  # no engine: one line, exit 3, and no night recorded
+        executor = _executor(options, replayer, progress, broker)  # nothing to run on: exit 3, no night
         if resume:
-            engine.cleanup(replayer.label)  # containers a killed run left behind
+            executor.clear_leftovers()  # what a killed run left behind
         else:
             store.create_night(night, options.stored(), entries)
             progress.say(f"night {night.id}: {len(entries)} capsule(s)")
-        outcome = _Night(store, replayer, night, options, progress).run(entries)
+        outcome = _Night(store, replayer, executor, night, options, progress).run(entries)
     finally:
+        if executor is not None:
+            executor.close()
         replayer.close()
     return outcome, options
 
 
+def _executor(options: FarmOptions, replayer: Replayer, progress: FarmProgress, broker: str | None) -> Executor:
+    if options.executor == "celery":
+        from ..workers.dispatch import CeleryExecutor
+
+        if not broker:
+            raise UsageError("farm run --executor celery: give --broker redis://HOST:PORT/DB (or REPLAY_BROKER)")
+        return CeleryExecutor(broker, progress.say)
+    _ = replayer.engine  # no engine: one line, exit 3, and no night recorded
+    return LocalExecutor(replayer, ImageBank(replayer.image, progress.build))
+
+
 class _Night:
-    def __init__(self, store: HistoryStore, replayer: Replayer, night: Night, options: FarmOptions,
-                 progress: FarmProgress) -> None:
+    def __init__(self, store: HistoryStore, replayer: Replayer, executor: Executor, night: Night,
+                 options: FarmOptions, progress: FarmProgress) -> None:
         self.store, self.replayer, self.night, self.options, self.progress = store, replayer, night, options, progress
+        self.executor = executor
         self.stop = threading.Event()
-        self.bank = ImageBank(replayer.image, progress.build)
         self._running: list[Future[None]] = []
 
     def run(self, entries: list[NightEntry]) -> NightOutcome:
@@ -114,7 +132,8 @@ class _Night:
             prepared = self._prepare(pool, todo)
             self.progress.planned_images(len({image_key(p.plan) for p in prepared}))
             self._wait([self._submit(pool, self._build, p) for p in _first_of_each(prepared)])
-            self._wait([self._submit(pool, self._judge, p) for p in _interleaved(prepared)])
+            order = _grouped if self.executor.together else _interleaved
+            self._wait([self._submit(pool, self._judge, p) for p in order(prepared)])
         except BaseException:
             # Ctrl-C, SIGTERM or a store failure: workers record nothing more (their attempt rows
             # stay "started"), and their containers go now, so no worker waits on one to end
@@ -123,8 +142,9 @@ class _Night:
             self._drain()
             raise
         pool.shutdown()
-        self.store.finish_night(self.night.id, now(), self.bank.images, self.bank.built)
-        return NightOutcome(self.night.id, self.bank.images, self.bank.built)
+        images, builds = self.executor.images(), self.executor.builds()
+        self.store.finish_night(self.night.id, now(), images, builds)
+        return NightOutcome(self.night.id, images, builds)
 
     def _submit(self, pool: ThreadPoolExecutor, fn: Any, p: Prepared) -> Future[None]:
         fut = pool.submit(fn, p)
@@ -137,10 +157,10 @@ class _Night:
         deadline = time.monotonic() + limit_s
         pending = [f for f in self._running if not f.done()]
         while pending and time.monotonic() < deadline:
-            self.replayer.engine.cleanup(self.replayer.label)
+            self.executor.interrupt()
             wait(pending, timeout=0.3)
             pending = [f for f in pending if not f.done()]
-        self.replayer.close()
+        self.executor.close()
 
     def _wait(self, futures: list[Future[Any]]) -> None:
         for fut in futures:
@@ -161,15 +181,12 @@ class _Night:
         return out
 
     def _build(self, p: Prepared) -> None:
-        try:
-            self.bank.get(p.plan)
-        except Exception:
-            pass  # remembered by the bank: each member of the group is judged broken/infra-error
+        self.executor.prebuild([p.plan])  # a failure is remembered: each member of the group is judged by it
 
     def _judge(self, p: Prepared) -> None:
         if self.stop.is_set():
             return
-        runner = CapsuleRunner(self.store, self.replayer, self.bank, self.night, self.options, self.stop)
+        runner = CapsuleRunner(self.store, self.executor, self.night, self.options, self.stop)
         try:
             result = runner.judge(p)
         except Stopped:
@@ -189,6 +206,14 @@ def _first_of_each(prepared: list[Prepared]) -> list[Prepared]:
     for p in prepared:
         seen.setdefault(image_key(p.plan), p)
     return list(seen.values())
+
+
+def _grouped(prepared: list[Prepared]) -> list[Prepared]:
+    """Capsules sharing a planned image one after another: the worker that built it likely gets the next."""
+    first: dict[str, int] = {}
+    for i, p in enumerate(prepared):
+        first.setdefault(image_key(p.plan), i)
+    return sorted(prepared, key=lambda p: first[image_key(p.plan)])
 
 
 def _interleaved(prepared: list[Prepared]) -> list[Prepared]:

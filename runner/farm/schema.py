@@ -2,9 +2,9 @@
 
 Each migration is frozen DDL: a database made by an older replay is brought up to
 date one version at a time, and a newer database than this replay knows is refused.
-The DDL is plain SQL that SQLite and PostgreSQL both read; what only one dialect
-offers (SQLite's triggers) is chosen per dialect, so a server database can be added
-as a dialect branch here rather than a rewrite.
+The DDL is plain SQL that SQLite and PostgreSQL both read; what each dialect says its
+own way (the triggers that keep verdicts and finished attempts immutable) is chosen per
+dialect: one schema, one migration path.
 """
 from __future__ import annotations
 
@@ -98,10 +98,30 @@ def _run(statements: tuple[str, ...]) -> Callable[[Connection], None]:
     return apply
 
 
+# PostgreSQL: the same promises as the SQLite triggers, in PL/pgSQL.
+_V2_POSTGRES = (
+    _V2_SQLITE[0],
+    """CREATE FUNCTION replay_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN RAISE EXCEPTION '%', TG_ARGV[0]; END $$""",
+    """CREATE TRIGGER results_no_update BEFORE UPDATE ON results FOR EACH ROW
+       EXECUTE FUNCTION replay_refuse('a verdict is never changed')""",
+    """CREATE TRIGGER results_no_delete BEFORE DELETE ON results FOR EACH ROW
+       EXECUTE FUNCTION replay_refuse('a verdict is never deleted')""",
+    """CREATE TRIGGER attempts_finish_once BEFORE UPDATE ON attempts FOR EACH ROW WHEN (OLD.state = 'finished')
+       EXECUTE FUNCTION replay_refuse('a finished attempt is never changed')""",
+    """CREATE TRIGGER attempts_no_delete BEFORE DELETE ON attempts FOR EACH ROW
+       EXECUTE FUNCTION replay_refuse('an attempt is never deleted')""",
+    """CREATE TRIGGER nights_finish_once BEFORE UPDATE ON nights FOR EACH ROW WHEN (OLD.finished_at IS NOT NULL)
+       EXECUTE FUNCTION replay_refuse('a finished night is never changed')""",
+)
+
+
 def _v2(conn: Connection) -> None:
     if conn.dialect.name == "sqlite":
         _run(_V2_SQLITE)(conn)
-    else:  # a server database: the index here, its own triggers when that dialect is added
+    elif conn.dialect.name == "postgresql":
+        _run(_V2_POSTGRES)(conn)
+    else:  # another server database: the index, and its own triggers when that dialect is added
         conn.execute(text(_V2_SQLITE[0]))
 
 
@@ -119,11 +139,19 @@ MIGRATIONS: tuple[Migration, ...] = (
 LATEST = MIGRATIONS[-1].version
 
 
+def lock_for_migration(conn: Connection) -> None:
+    """On a server, one migrating transaction at a time (held until the caller's transaction ends);
+    SQLite's own write lock does the same for a file."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(7270110)"))  # a fixed key: replay's history
+
+
 def current_version(conn: Connection) -> int:
     """0 for a new database."""
     has = conn.execute(text("SELECT count(*) FROM sqlite_master WHERE name = 'schema_version'")
                        if conn.dialect.name == "sqlite" else
-                       text("SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_version'"))
+                       text("SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_version' "
+                            "AND table_schema = current_schema()"))
     if not has.scalar():
         return 0
     return int(conn.execute(text("SELECT max(version) FROM schema_version")).scalar() or 0)

@@ -9,8 +9,8 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from ..replay import Attempt, BuiltImage, Replayer
-from .images import ImageBank
+from ..replay import Attempt
+from .executor import Done, Executor, ImageFailed, RemoteFailure, Work, attempt_ids, new_task_id, task_of
 from .model import AttemptRecord, CapsuleResult, FarmVerdict, Night, Rate, Side
 from .prepare import Prepared, now, unjudged_result
 from .store import HistoryStore
@@ -26,16 +26,16 @@ class Stopped(Exception):
 
 
 class CapsuleRunner:
-    def __init__(self, store: HistoryStore, replayer: Replayer, bank: ImageBank, night: Night,
+    def __init__(self, store: HistoryStore, executor: Executor, night: Night,
                  options: FarmOptions, stop: threading.Event) -> None:
-        self.store, self.replayer, self.bank, self.night = store, replayer, bank, night
+        self.store, self.executor, self.night = store, executor, night
         self.options, self.stop = options, stop
         self._start = time.monotonic()
+        self._digest: str | None = None  # of the recorded-commit image, as the executor saw it
 
     def judge(self, p: Prepared) -> CapsuleResult:
-        image = self.bank.get(p.plan)
         k, most = self.options.attempts, self.options.max_attempts
-        records = self._side(p, "recorded", p.plan, image,
+        records = self._side(p, "recorded", p.plan,
                              lambda rs: more_attempts([r.classification for r in rs], k, most))
         decision = decide(p.expected, records)
         reason = _reason(decision.verdict, decision.rate)
@@ -45,7 +45,7 @@ class CapsuleRunner:
                                self.options.ref if asked_ref else None, self._took())
         return dataclasses.replace(
             base, signature=decision.signature, exit_code=decision.exit_code, key_lines=decision.key_lines,
-            rate=decision.rate, ref_verdict=ref_v, image_digest=self._digest(image),
+            rate=decision.rate, ref_verdict=ref_v, image_digest=self._digest,
             recorded_signature=p.expected.signature)
 
     def _at_ref(self, p: Prepared, recorded: FarmVerdict) -> tuple[FarmVerdict | None, str]:
@@ -59,46 +59,84 @@ class CapsuleRunner:
             return "inconclusive", ""  # the recorded run does not reproduce: nothing to call fixed
         wanted = ref_attempts_wanted(recorded, self.options.attempts, self.options.max_attempts)
         try:
-            ref_image = self.bank.get(p.ref_plan)
-        except Exception as exc:
-            return "inconclusive", f"; at {self.options.ref}: {unjudged(exc)[1]}"
-        records = self._side(p, "ref", p.ref_plan, ref_image, lambda rs: 0 if ref_done(rs, wanted) else 1)
+            records = self._side(p, "ref", p.ref_plan, lambda rs: 0 if ref_done(rs, wanted) else 1)
+        except ImageFailed as exc:
+            return "inconclusive", f"; at {self.options.ref}: {_unjudged(exc.cause)[1]}"
         return ref_verdict(recorded, p.expected, records), ""
 
     def unjudged(self, p: Prepared, exc: BaseException) -> CapsuleResult:
-        verdict, reason = unjudged(exc)
+        verdict, reason = _unjudged(exc.cause if isinstance(exc, ImageFailed) else exc)
         return unjudged_result(self.night.id, p.entry, verdict, reason, p.capsule, None, self._took())
 
-    def _side(self, p: Prepared, side: Side, plan: Plan, image: BuiltImage,
+    def _side(self, p: Prepared, side: Side, plan: Plan,
               wanted: Callable[[Sequence[AttemptRecord]], int]) -> list[AttemptRecord]:
         """Finished attempts of earlier sessions count; one left `started` by a kill does not
-        (it has no outcome) and its index is not reused."""
+        (it has no outcome) and its index is not reused -- unless the executor can still
+        collect it (remote work keeps running while its coordinator is down)."""
+        self.executor.ready(plan)  # an image that cannot be had fails here, before any attempt is recorded
         known = self.store.attempts(self.night.id, p.entry.capsule_id, side)
         records = [r for r in known if r.state == "finished"]
         index = max((r.index for r in known), default=0)
-        while wanted(records) > 0:
+        if self.executor.resumable:
+            for started in _unfinished_tasks(known).values():
+                records += self._send(p, side, plan, started, resumed=True)
+        while (n := wanted(records)) > 0:
             if self.stop.is_set():
                 raise Stopped
-            index += 1
-            rec = AttemptRecord(id=uuid.uuid4().hex, night_id=self.night.id, capsule_id=p.entry.capsule_id,
-                                side=side, index=index, state="started", started_at=now())
-            self.store.start_attempt(rec)
-            att = self.replayer.attempt(plan, image, p.expected)
-            if self.stop.is_set():
-                raise Stopped  # an attempt cut short by the interruption is no outcome
-            done = _finished(rec, att, now())
-            self.store.finish_attempt(done)
-            records.append(done)
+            task = new_task_id()
+            ids = attempt_ids(task, min(n, self.executor.batch or n)) if self.executor.resumable \
+                else (uuid.uuid4().hex,)
+            started = []
+            for aid in ids:
+                index += 1
+                rec = AttemptRecord(id=aid, night_id=self.night.id, capsule_id=p.entry.capsule_id,
+                                    side=side, index=index, state="started", started_at=now())
+                self.store.start_attempt(rec)
+                started.append(rec)
+            records += self._send(p, side, plan, started, task_id=task)
         return records
 
-    def _digest(self, image: BuiltImage) -> str | None:
-        try:
-            return self.replayer.engine.image_id(image.ref)
-        except Exception:
-            return None
+    def _send(self, p: Prepared, side: Side, plan: Plan, started: list[AttemptRecord], task_id: str = "",
+              resumed: bool = False) -> list[AttemptRecord]:
+        """Run (or, resumed, collect) one unit of work and record each attempt's outcome once."""
+        work = Work(task_id or task_of(started[0].id) or started[0].id, self.night.id, p.entry.capsule_id, side,
+                    plan, p.expected, tuple(r.id for r in started), self.options.timeout, self.options.memory)
+        done: Done = self.executor.run(work, resumed=resumed)
+        if self.stop.is_set():
+            raise Stopped  # an attempt cut short by the interruption is no outcome
+        if side == "recorded" and done.image_digest:
+            self._digest = done.image_digest
+        outcomes = dict(done.attempts)  # by id: an attempt the work did not ask for is no record
+        finished = []
+        for rec in started:
+            att = outcomes.get(rec.id)
+            if att is not None:
+                rec = _finished(rec, att, now())
+                self.store.finish_attempt(rec)
+                finished.append(rec)
+        if len(finished) < len(started):  # it stays started and never counts; asking again could loop
+            raise RemoteFailure("infra-error", f"the answer to task {work.task_id[:12]} lacks some of its attempts")
+        return finished
 
     def _took(self) -> float:
         return round(time.monotonic() - self._start, 3)
+
+
+def _unfinished_tasks(known: Sequence[AttemptRecord]) -> dict[str, list[AttemptRecord]]:
+    """Attempts a killed coordinator left `started`, by the task they were sent in."""
+    out: dict[str, list[AttemptRecord]] = {}
+    for r in known:
+        task = task_of(r.id)
+        if r.state == "started" and task is not None:
+            out.setdefault(task, []).append(r)
+    return out
+
+
+def _unjudged(exc: BaseException) -> tuple[FarmVerdict, str]:
+    """A worker already judged its own failure; anything else as the farm always has."""
+    if isinstance(exc, RemoteFailure):
+        return exc.verdict, exc.reason
+    return unjudged(exc)
 
 
 def _finished(rec: AttemptRecord, att: Attempt, at: str) -> AttemptRecord:

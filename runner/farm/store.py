@@ -1,4 +1,6 @@
-"""The farm's history behind a small store interface: SQLAlchemy Core over SQLite.
+"""The farm's history behind a small store interface: SQLAlchemy Core over SQLite (the
+default, one file) or PostgreSQL (`--db postgresql://...`: a history shared by machines
+and CI runners that come and go). One schema and one migration path for both.
 
 One row per night, per collected capsule, per capsule result, per attempt. A verdict
 is written once and never changed or deleted; an attempt row is written (started)
@@ -9,6 +11,7 @@ twice. Reads return the model's frozen values.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +36,13 @@ class StoreError(ReplayError):
     def __init__(self, path: Path | str, problem: str) -> None:
         super().__init__(f"{path}: {problem}")
         self.path = str(path)
+
+
+class StoreUnavailable(StoreError):
+    """The history's server does not answer (exit 3): the environment failed, not the input."""
+
+    exit_code = Exit.ENVIRONMENT
+    kind = "environment"
 
 
 @dataclass(frozen=True)
@@ -67,6 +77,24 @@ class HistoryStore(Protocol):
     def capsule_results(self, capsule_id: str) -> list[CapsuleResult]: ...
 
 
+_SERVER_URL = re.compile(r"^postgres(?:ql)?(?:\+psycopg)?://", re.IGNORECASE)
+
+
+def is_server_url(target: Path | str) -> bool:
+    return isinstance(target, str) and bool(_SERVER_URL.match(target))
+
+
+def shown(url: str) -> str:
+    """A database URL as it may be printed: never with its password."""
+    return re.sub(r"(://[^/:@\s]*):[^/@\s]*@", r"\1:***@", url)
+
+
+def connect_server(url: str) -> Engine:
+    """PostgreSQL through psycopg 3; a connection the server dropped is replaced, not reported."""
+    return create_engine(_SERVER_URL.sub("postgresql+psycopg://", url), pool_pre_ping=True,
+                         connect_args={"connect_timeout": 15})
+
+
 def connect(path: Path) -> Engine:
     """An engine on the SQLite file: WAL (readers never block the writer), a generous busy wait."""
     engine = create_engine(f"sqlite:///{path}", connect_args={"check_same_thread": False, "timeout": 60})
@@ -83,19 +111,32 @@ def connect(path: Path) -> Engine:
 
 
 class SqlStore:
-    def __init__(self, path: Path | str, create: bool = True) -> None:
-        self.path = Path(path)
-        if not self.path.exists() and not create:
-            raise StoreError(self.path, "no farm history here (run `replay farm run` first, or pass --db)")
+    def __init__(self, target: Path | str, create: bool = True) -> None:
+        server = is_server_url(target)
+        # what errors name: the file, or the server's URL without its password
+        self.path: Path | str = shown(str(target)) if server else Path(target)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.engine = connect(self.path)
+            if server:
+                self.engine = connect_server(str(target))
+            else:
+                assert isinstance(self.path, Path)
+                if not self.path.exists() and not create:
+                    raise StoreError(self.path, "no farm history here (run `replay farm run` first, or pass --db)")
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self.engine = connect(self.path)
             with self.engine.begin() as conn:
+                s.lock_for_migration(conn)  # two coordinators starting at once migrate one after the other
                 found = s.current_version(conn)
                 if found > s.LATEST:
                     raise StoreError(self.path, f"history schema version {found} is newer than this replay "
                                                 f"understands ({s.LATEST}); upgrade replay")
+                if found == 0 and not create:
+                    raise StoreError(self.path, "no farm history here (run `replay farm run` first, or pass --db)")
                 s.migrate(conn)
+        except OperationalError as exc:
+            if server:
+                raise StoreUnavailable(self.path, f"the history's server does not answer ({_why(exc)})") from None
+            raise StoreError(self.path, f"not a usable farm history ({_why(exc)})") from None
         except (DatabaseError, OSError) as exc:
             raise StoreError(self.path, f"not a usable farm history ({_why(exc)})") from None
         self._write = threading.Lock()  # one writer at a time inside this process; busy_timeout across

@@ -1,0 +1,179 @@
+"""The farm's history in PostgreSQL (`--db postgresql://...`, issue 13): a real server
+(Debian's postgresql, started here on a loopback port as the postgres user, stopped
+after), the same schema and migration path as SQLite, the same immutability."""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from runner.cli.main import main
+from runner.farm import schema
+from runner.farm.store import SqlStore, StoreError, connect_server
+
+from ..unit.farm.builders import write_instance
+from ..unit.farm.records import attempt, night, result
+
+pytestmark = pytest.mark.integration
+
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _as_postgres(cmd: str) -> None:
+    subprocess.run(["su", "postgres", "-c", cmd], check=True, capture_output=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    """A PostgreSQL server of this module's own; the URL of its `postgres` database."""
+    if not (PG_BIN / "initdb").exists():
+        if os.environ.get("CI") or os.environ.get("REPLAY_REQUIRE_ENGINE") == "1":
+            pytest.fail("the PostgreSQL history's tests need Debian's postgresql (apt-get install postgresql)")
+        pytest.skip("no PostgreSQL server binaries (apt-get install postgresql)")
+    root = Path(tempfile.mkdtemp(prefix="replay-pg-"))
+    shutil.chown(root, "postgres")
+    port = _free_port()
+    data = root / "db"
+    _as_postgres(f"{PG_BIN}/initdb -D {data} -A trust -U postgres")
+    _as_postgres(f"{PG_BIN}/pg_ctl -D {data} -w -t 60 -o '-p {port} -k {root} -c listen_addresses=127.0.0.1 "
+                 f"-c fsync=off' -l {root}/log start")  # -w: returns once the server accepts connections
+    try:
+        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    finally:
+        _as_postgres(f"{PG_BIN}/pg_ctl -D {data} -m fast -w stop")
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def db(server: str) -> Iterator[str]:
+    """A fresh database on the server for one test."""
+    name = f"farm_{uuid.uuid4().hex[:10]}"
+    admin = connect_server(server).execution_options(isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    yield server.rsplit("/", 1)[0] + f"/{name}"
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+def _sql(url: str, statement: str) -> list[tuple[Any, ...]]:
+    engine = connect_server(url)
+    try:
+        with engine.begin() as conn:
+            res = conn.execute(text(statement))
+            return [tuple(r) for r in res.fetchall()] if res.returns_rows else []
+    finally:
+        engine.dispose()
+
+
+def test_a_new_server_history_is_at_the_latest_schema_and_opening_again_migrates_nothing(db: str) -> None:
+    SqlStore(db).close()
+    SqlStore(db).close()
+    assert _sql(db, "SELECT version FROM schema_version ORDER BY version") == [(v.version,) for v in schema.MIGRATIONS]
+    triggers = {r[0] for r in _sql(db, "SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")}
+    assert {"results_no_update", "results_no_delete", "attempts_finish_once", "nights_finish_once"} <= triggers
+
+
+def test_an_older_server_history_is_migrated_keeping_its_rows(db: str) -> None:
+    engine = connect_server(db)
+    with engine.begin() as conn:
+        assert schema.migrate(conn, upto=1) == [1]
+        conn.execute(text("INSERT INTO nights (id, started_at, sources, options, replay_version) "
+                          "VALUES ('n1', '2026-11-30T00:00:00Z', '[]', '{}', '0.0.9')"))
+    engine.dispose()
+    store = SqlStore(db)
+    assert [n.id for n in store.history().nights] == ["n1"]
+    assert _sql(db, "SELECT max(version) FROM schema_version") == [(schema.LATEST,)]
+    store.close()
+
+
+def test_verdicts_and_finished_attempts_are_immutable_in_the_server_too(db: str) -> None:
+    store = SqlStore(db)
+    store.create_night(night("n1", "2026-12-01T00:00:00Z", None), {}, [])
+    store.add_result(result("n1", "c1", "reproduced"))
+    with pytest.raises(StoreError, match="never changed"):
+        store.add_result(result("n1", "c1", "flaky"))
+    rec = attempt("n1", "c1", 1)
+    store.start_attempt(rec)
+    store.finish_attempt(dataclasses.replace(rec, state="finished", finished_at="2026-12-01T00:00:01Z", exit_code=1))
+    store.close()
+    for statement in ("UPDATE results SET verdict = 'fixed'", "DELETE FROM results",
+                      "UPDATE attempts SET exit_code = 0", "DELETE FROM attempts"):
+        with pytest.raises(Exception, match="never"):
+            _sql(db, statement)
+    assert _sql(db, "SELECT verdict FROM results") == [("reproduced",)]
+
+
+def test_a_server_history_from_a_newer_replay_is_refused_in_one_line(db: str) -> None:
+    SqlStore(db).close()
+    _sql(db, f"INSERT INTO schema_version (version, applied_at) VALUES ({schema.LATEST + 1}, 'later')")
+    with pytest.raises(StoreError, match="newer than this replay") as err:
+        SqlStore(db)
+    assert "postgresql://postgres@127.0.0.1" in str(err.value)
+
+
+def test_report_on_an_empty_server_database_is_one_error_and_creates_nothing(db: str) -> None:
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        rc = main(["farm", "report", "--db", db, "--json"])
+    doc = json.loads(out.getvalue())
+    assert rc == 2 and "no farm history here" in doc["error"]["message"]
+    assert _sql(db, "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'") == [(0,)]
+
+
+def test_two_farm_nights_recorded_in_postgres_read_back_by_report_and_history(
+        db: str, tmp_path: Path, engine: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REPLAY_IMAGE_REPO", f"replay-test-farm-pg-{uuid.uuid4().hex[:8]}/img")
+    caps = tmp_path / "caps"
+    hello = write_instance(caps / "hello.json", ["python3", "-c", "print('hello')"], "hello\n")
+    write_instance(caps / "wrong.json", ["python3", "-c", "print('hello')"], "goodbye\n")
+    try:
+        runs = [_farm("run", caps, "--db", db, "--jobs", "2") for _ in range(2)]
+        assert [rc for rc, _ in runs] == [0, 0]
+        rc, report = _farm("report", "--db", db)
+        assert rc == 0 and len(report["nights"]) == 2 and all(n["finished_at"] for n in report["nights"])
+        got = {Path(c["path"]).name: c["verdicts"] for c in report["capsules"]}
+        assert got == {"hello.json": ["reproduced", "reproduced"], "wrong.json": ["not-reproduced", "not-reproduced"]}
+        rc, history = _farm("history", hello, "--db", db)
+        assert rc == 0 and len(history["nights"]) == 2
+        assert _sql(db, "SELECT count(*) FROM attempts WHERE state = 'finished'") == [(12,)]
+    finally:
+        repo = os.environ["REPLAY_IMAGE_REPO"]
+        for image in engine.client.images.list(name=repo):
+            for tag in image.tags:
+                engine.client.images.remove(tag, force=True)
+
+
+def _farm(*args: str | Path) -> tuple[int, dict[str, Any]]:
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        rc = main(["farm", *map(str, args), "--json"])
+    doc = json.loads(out.getvalue())
+    assert doc["exit_code"] == rc and doc["error"] is None, doc["error"]
+    return rc, doc["result"]
+
+
+def test_a_server_that_does_not_answer_is_an_environment_failure_without_its_password() -> None:
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        rc = main(["farm", "report", "--db", f"postgresql://farm:s3cret@127.0.0.1:{_free_port()}/x", "--json"])
+    doc = json.loads(out.getvalue())
+    assert rc == 3 and doc["error"]["kind"] == "environment"
+    assert "s3cret" not in out.getvalue() and "farm:***@127.0.0.1" in doc["error"]["message"]

@@ -1,0 +1,292 @@
+"""`replay farm run --executor celery` against real `replay worker` processes (issue 13):
+a real Redis (Debian's redis-server, started here on a loopback port), the real engine,
+python one-liner capsules that share one image.
+
+Workers lease each task for LEASE_S without a heartbeat (every HEARTBEAT_S), short here
+so a vanished worker's task comes back quickly.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runner.cli.main import main
+
+from ..unit.farm.builders import write_instance
+from .helpers import ROOT
+
+pytestmark = pytest.mark.integration
+
+HEARTBEAT_S, LEASE_S = 1.0, 4.0
+SLEEPY = "import time; time.sleep({s}); print('slept {i}')"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for(what: str, check: Callable[[], Any], timeout_s: float = 120.0, every: float = 0.1) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        got = check()
+        if got:
+            return got
+        time.sleep(every)
+    raise AssertionError(f"{what}: not within {timeout_s} s")
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    server = shutil.which("redis-server")
+    if server is None:
+        if os.environ.get("CI") or os.environ.get("REPLAY_REQUIRE_ENGINE") == "1":
+            pytest.fail("the workers' tests need Debian's redis-server (apt-get install redis-server)")
+        pytest.skip("no redis-server (apt-get install redis-server)")
+    port = _free_port()
+    log = tmp_path_factory.mktemp("redis") / "redis.log"
+    proc = subprocess.Popen([server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                             "--logfile", str(log)])
+    import redis
+
+    client = redis.Redis(port=port)
+    wait_for("redis answering", lambda: _pings(client), 30)
+    yield f"redis://127.0.0.1:{port}/0"
+    proc.terminate()
+    proc.wait(30)
+
+
+def _pings(client: Any) -> bool:
+    try:
+        return bool(client.ping())
+    except Exception:
+        return False
+
+
+@pytest.fixture(scope="module", autouse=True)
+def own_images(engine: Any) -> Iterator[str]:
+    """A fresh image repository for this module (builds are countable), removed after."""
+    repo = f"replay-test-workers-{uuid.uuid4().hex[:8]}/img"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("REPLAY_IMAGE_REPO", repo)
+        yield repo
+    for image in engine.client.images.list(name=repo):
+        for tag in image.tags:
+            engine.client.images.remove(tag, force=True)
+
+
+class Worker:
+    """A `replay worker` process in a session of its own (its pool processes with it)."""
+
+    def __init__(self, broker: str, log: Path, name: str) -> None:
+        self.log, self.name = log, name
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "runner", "worker", "--broker", broker, "--concurrency", "1",
+             "--heartbeat", str(HEARTBEAT_S), "--lease", str(LEASE_S), "--name", f"{name}@test"],
+            env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=log.open("wb"), stderr=subprocess.STDOUT,
+            start_new_session=True)
+        wait_for(f"worker {name} ready", lambda: " ready." in self.text() or self.proc.poll() is not None, 120)
+        assert self.proc.poll() is None, self.text()[-3000:]
+
+    def text(self) -> str:
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+    def received(self) -> Counter[str]:
+        return Counter(re.findall(r"Task replay\.work\[([0-9a-f]+)\] received", self.text()))
+
+    def succeeded(self) -> set[str]:
+        return set(re.findall(r"Task replay\.work\[([0-9a-f]+)\] succeeded", self.text()))
+
+    def stop(self) -> None:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(self.proc.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                continue
+            if sig == signal.SIGTERM:
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)  # pool processes a killed main left behind
+                except ProcessLookupError:
+                    pass
+                return
+
+
+@pytest.fixture
+def workers(redis_url: str, tmp_path: Path) -> Iterator[list[Worker]]:
+    started: list[Worker] = []
+    try:
+        started += [Worker(redis_url, tmp_path / f"w{i}.log", f"w{i}-{uuid.uuid4().hex[:4]}") for i in (1, 2)]
+        yield started
+    finally:
+        for w in started:
+            w.stop()
+
+
+def capsules(root: Path, n: int, sleep_s: float = 0.0) -> Path:
+    for i in range(n):
+        code = SLEEPY.format(s=sleep_s, i=i) if sleep_s else f"print('hello {i}')"
+        write_instance(root / f"c{i}.json", ["python3", "-c", code], f"slept {i}\n" if sleep_s else f"hello {i}\n")
+    return root
+
+
+def farm_json(*args: str | Path) -> tuple[int, dict[str, Any]]:
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        rc = main(["farm", *map(str, args), "--json"])
+    doc = json.loads(out.getvalue())
+    assert doc["exit_code"] == rc and doc["error"] is None, doc["error"]
+    return rc, doc["result"]
+
+
+def rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def task_ids(db: Path) -> set[str]:
+    return {aid.rsplit("-", 1)[0] for (aid,) in rows(db, "SELECT id FROM attempts")}
+
+
+def assert_once_each(db: Path, n: int, attempts: int = 3) -> None:
+    """n capsules, one verdict each, `attempts` finished attempts each, none left started."""
+    assert rows(db, "SELECT count(*), count(DISTINCT capsule_id) FROM results") == [(n, n)]
+    per = Counter(c for (c,) in rows(db, "SELECT capsule_id FROM attempts WHERE state = 'finished'"))
+    assert sorted(per.values()) == [attempts] * n
+    assert rows(db, "SELECT count(*) FROM attempts WHERE state = 'started'") == [(0,)]
+
+
+def assert_nothing_left(engine: Any, db: Path) -> None:
+    for task in task_ids(db):
+        assert not engine.client.containers.list(all=True, filters={"label": f"replay=task-{task}"})
+        assert not engine.client.networks.list(filters={"label": f"replay=task-{task}"})
+    names = [c.name for c in engine.client.containers.list(all=True)]
+    ids = {aid for (aid,) in rows(db, "SELECT id FROM attempts")}
+    assert not [n for n in names if n.startswith("replay-attempt-") and n.removeprefix("replay-attempt-") in ids]
+
+
+# -- spread over two workers -----------------------------------------------------------------
+
+def test_capsules_spread_over_two_workers_land_in_the_history_once_each(
+        workers: list[Worker], redis_url: str, tmp_path: Path, engine: Any) -> None:
+    db = tmp_path / "farm.sqlite"
+    rc, result = farm_json("run", capsules(tmp_path / "caps", 6), "--db", db, "--executor", "celery",
+                           "--broker", redis_url, "--jobs", "2")
+    assert rc == 0
+    assert sorted(r["verdict"] for r in result["results"]) == ["reproduced"] * 6
+    assert result["night"]["images"] == 1
+    assert_once_each(db, 6)
+    done = [w.succeeded() for w in workers]
+    assert all(done), "both workers took tasks"
+    assert not (done[0] & done[1]) and (done[0] | done[1]) == task_ids(db)  # each task ran once, on one
+    assert_nothing_left(engine, db)
+
+
+def test_a_local_run_of_the_same_capsules_records_the_same(tmp_path: Path, redis_url: str,
+                                                           workers: list[Worker]) -> None:
+    """The history cannot tell the executors apart: same verdicts, same attempt shapes."""
+    caps = capsules(tmp_path / "caps", 2)
+    _, remote = farm_json("run", caps, "--db", tmp_path / "remote.sqlite", "--executor", "celery",
+                          "--broker", redis_url)
+    _, local = farm_json("run", caps, "--db", tmp_path / "local.sqlite")
+    shape = lambda res: sorted((Path(r["path"]).name, r["verdict"], r["signature"], r["image_digest"],  # noqa: E731
+                                [(a["side"], a["index"], a["state"], a["exit_code"], a["classification"])
+                                 for a in r["attempts"]]) for r in res["results"])
+    assert shape(remote) == shape(local)
+
+
+# -- a worker killed during a task --------------------------------------------------------------
+
+def _holder(workers: list[Worker], db: Path) -> Worker | None:
+    """The worker running a task of this night right now (received, not yet succeeded)."""
+    if not db.exists():
+        return None
+    try:
+        tasks = task_ids(db)
+    except sqlite3.OperationalError:
+        return None
+    for w in workers:
+        if any(t in tasks for t in set(w.received()) - w.succeeded()):
+            return w
+    return None
+
+
+def test_sigkill_of_a_worker_mid_task_the_other_runs_it_within_the_lease(
+        workers: list[Worker], redis_url: str, tmp_path: Path, engine: Any) -> None:
+    db = tmp_path / "farm.sqlite"
+    out = tmp_path / "farm.json"
+    farm = subprocess.Popen([sys.executable, "-m", "runner", "farm", "run", str(capsules(tmp_path / "caps", 3, 3.0)),
+                             "--db", str(db), "--executor", "celery", "--broker", redis_url, "--jobs", "2",
+                             "--json"], env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            stdout=out.open("wb"), stderr=subprocess.PIPE)
+    try:
+        victim = wait_for("a worker holding a task", lambda: _holder(workers, db), 300)
+        held = {t for t in set(victim.received()) - victim.succeeded()}
+        wait_for("its attempt's container running",
+                 lambda: any(engine.client.containers.list(filters={"label": f"replay=task-{t}"}) for t in held), 120)
+        os.kill(victim.proc.pid, signal.SIGKILL)  # the whole worker: its main process, heartbeat and all
+        killed_at = time.monotonic()
+        other = next(w for w in workers if w is not victim)
+        wait_for("the other worker taking the task", lambda: held & set(other.received()), LEASE_S + 30)
+        taken_after = time.monotonic() - killed_at
+        farm.wait(300)
+    finally:
+        if farm.poll() is None:
+            farm.kill()
+    doc = json.loads(out.read_text())
+    assert farm.returncode == 0, (doc, farm.stderr.read().decode()[-2000:] if farm.stderr else "")
+    assert sorted(r["verdict"] for r in doc["result"]["results"]) == ["reproduced"] * 3
+    assert taken_after <= LEASE_S + 2 * HEARTBEAT_S + 10  # the lease, not Redis's visibility timeout
+    assert held <= other.succeeded()
+    assert_once_each(db, 3)
+    victim.stop()  # and the pool process it left: nothing of the killed delivery may survive it
+    assert_nothing_left(engine, db)
+
+
+# -- the coordinator killed while tasks are out, then resumed ------------------------------------
+
+def test_coordinator_killed_with_tasks_in_flight_resumes_by_collecting_them(
+        workers: list[Worker], redis_url: str, tmp_path: Path, engine: Any) -> None:
+    db = tmp_path / "farm.sqlite"
+    caps = capsules(tmp_path / "caps", 4, 2.0)
+    farm = subprocess.Popen([sys.executable, "-m", "runner", "farm", "run", str(caps), "--db", str(db),
+                             "--executor", "celery", "--broker", redis_url, "--jobs", "2"],
+                            env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for("a task in flight", lambda: _holder(workers, db), 300)
+    finally:
+        farm.send_signal(signal.SIGKILL)
+        farm.wait(60)
+    in_flight = {t for w in workers for t in set(w.received()) - w.succeeded()} & task_ids(db)
+    assert in_flight and rows(db, "SELECT count(*) FROM results") != [(4,)]
+
+    rc, result = farm_json("run", "--resume", "--db", db, "--broker", redis_url)
+    assert rc == 0 and result["night"]["finished_at"]
+    assert sorted(r["verdict"] for r in result["results"]) == ["reproduced"] * 4
+    assert_once_each(db, 4)
+    sent = sum((w.received() for w in workers), Counter())
+    assert all(sent[t] == 1 for t in task_ids(db)), sent  # collected by id, never sent a second time
+    assert in_flight <= set().union(*(w.succeeded() for w in workers))
+    assert_nothing_left(engine, db)
