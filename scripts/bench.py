@@ -9,6 +9,7 @@ Each figure is a ratio against a floor measured in the same run:
 """
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -147,8 +148,8 @@ def main() -> int:
         row("diff-only change: steps run, build time", f"{d['steps_run']} steps, {d['build_s']:.2f}s",
             "source layer, ~1s", d["steps_run"] <= 2 and d["build_s"] <= 2.0)
         bisect_bench(tmp, env, warm1_s)
-        farm_bench(tmp, env, warm1_s)
-        reports_bench(tmp, env, warm1_s)
+        for name in ISSUE_BENCHES:  # each issue's rows, from its own scripts/bench_*.py
+            importlib.import_module(name).run(tmp, env, warm1_s, row)
         sh(["docker", "image", "rm", "-f", f"replay/{TAG}-floor:1"])
         for ref in sh(["docker", "images", "-q", f"replay/{TAG}"]).stdout.split():
             sh(["docker", "image", "rm", "-f", ref])
@@ -163,16 +164,7 @@ def native_run(src: Path, argv: list[str]) -> float:
     return secs
 
 
-def farm_bench(tmp: Path, env: dict[str, str], warm_s: float) -> None:
-    from bench_farm import run as run_farm
-
-    run_farm(tmp, env, warm_s, row)
-
-
-def reports_bench(tmp: Path, env: dict[str, str], warm_s: float) -> None:
-    from bench_reports import run as run_reports
-
-    run_reports(tmp, env, warm_s, row)
+ISSUE_BENCHES = ("bench_farm", "bench_reports", "bench_workers", "bench_fidelity")
 
 
 def bisect_bench(tmp: Path, env: dict[str, str], warm_s: float) -> None:

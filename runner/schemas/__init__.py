@@ -16,7 +16,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 COMMANDS = ("run", "inspect", "diff", "verify", "signature", "bisect", "farm-run", "farm-report", "farm-history",
-            "doctor")
+            "doctor", "gc")
 
 
 @functools.cache

@@ -222,11 +222,19 @@ def doctor() -> dict[str, Any]:
     return document("doctor", "replay doctor --json result", body, d.defs)
 
 
+def gc() -> dict[str, Any]:
+    from ..gc import Leftover
+
+    d = Derive()
+    body = obj({"dry_run": BOOL, "leftovers": array(d.of(Leftover)), "problems": array(STR)})
+    return document("gc", "replay gc --json result", body, d.defs)
+
+
 def all_documents() -> dict[str, dict[str, Any]]:
     """File name -> schema, for every command's --json and the envelope."""
     docs = {"envelope": envelope(), "run": run(), "inspect": inspect(), "diff": diff(), "verify": verify(),
             "signature": signature(), "bisect": bisect(), "farm-run": farm_run()[0], "farm-report": farm_report(),
-            "farm-history": farm_history(), "doctor": doctor()}
+            "farm-history": farm_history(), "doctor": doctor(), "gc": gc()}
     return {f"{name}.schema.json": doc for name, doc in docs.items()}
 
 
