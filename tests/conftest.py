@@ -4,6 +4,7 @@ never a skip."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -28,3 +29,14 @@ def engine():
 @pytest.fixture
 def fixtures() -> Path:
     return FIXTURES
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if found := shutil.which(name):
+            return found
+    why = "needs Chromium (Debian: apt-get install -y chromium)"
+    if os.environ.get("REPLAY_REQUIRE_ENGINE") == "1" or os.environ.get("CI"):
+        pytest.fail(why)
+    pytest.skip(f"{why}; set REPLAY_REQUIRE_ENGINE=1 to fail instead")

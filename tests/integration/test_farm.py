@@ -126,6 +126,28 @@ def test_each_distinct_planned_image_is_built_once(first_night: tuple[int, dict[
     assert all(len(r["attempts"]) == 3 for r in judged)  # stable verdicts: K attempts, no more
 
 
+def test_the_nights_html_and_junit_list_every_capsule(first_night: tuple[int, dict[str, Any], Path],
+                                                      tmp_path: Path, chromium: str) -> None:
+    """The reports of a real night: the JUnit validates against Surefire's XSD with one testcase
+    per capsule, and the HTML page, loaded in a real headless Chromium, has a row for each."""
+    from lxml import html as lxml_html
+
+    from tests.integration.test_farm_html import browse
+    from tests.unit.farm.test_junit import valid
+
+    _, doc, db = first_night
+    html_file, junit_file = tmp_path / "farm.html", tmp_path / "farm.xml"
+    assert main(["farm", "report", "--db", str(db), "--html", str(html_file), "--junit", str(junit_file)]) == 0
+    results = doc["result"]["results"]
+    cases = valid(junit_file.read_text(encoding="utf-8")).findall(".//testcase")
+    assert sorted(c.get("name") for c in cases) == sorted(r["path"] for r in results)
+    broken = next(c for c in cases if c.get("name", "").endswith("tampered"))
+    assert broken.find("error") is not None
+    dom = lxml_html.fromstring(browse(chromium, html_file, tmp_path, "--dump-dom").stdout)
+    rows = {(el.get("data-capsule"), el.get("data-verdict")) for el in dom.xpath("//tr[@data-capsule]")}
+    assert rows == {(r["path"], r["verdict"]) for r in results}
+
+
 # -- --ref: fixed on a later commit, not on a commit that changes nothing relevant ----------
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,6 @@ test's artifact (its path is printed). In CI (CI or REPLAY_REQUIRE_ENGINE=1) a m
 Chromium is a failure, never a skip."""
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -24,17 +22,6 @@ pytestmark = pytest.mark.integration
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
          "--hide-scrollbars")
 BLANK_PNG_BYTES = 50_000  # a blank 1280x2400 page compresses to ~8 kB; this one to ~300 kB
-
-
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        if found := shutil.which(name):
-            return found
-    why = "needs Chromium (Debian: apt-get install -y chromium)"
-    if os.environ.get("REPLAY_REQUIRE_ENGINE") == "1" or os.environ.get("CI"):
-        pytest.fail(why)
-    pytest.skip(f"{why}; set REPLAY_REQUIRE_ENGINE=1 to fail instead")
 
 
 def browse(chromium: str, page: Path, tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
