@@ -22,6 +22,7 @@ from ..providers import fetch, pypi
 from ..inspect import printable
 from ..planner import PlanOptions
 from ..replay import Progress, Replayer, ReplayOptions
+from ..replay.options import DEFAULT_TIMEOUT_S
 from . import console
 from .options import EnvOpt, QuietOpt, RepoOpt, SaltOpt, parse_env, timeout_opt
 
@@ -215,7 +216,7 @@ def register(app: typer.Typer) -> None:
                                                    "to passing trials once the bad end proved flaky.")] = 3,
         jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, show_default="cores",
                                                  help="Trials run at the same time.")] = None,
-        timeout: Annotated[float, timeout_opt("per run", 600.0)] = 600.0,
+        timeout: Annotated[float, timeout_opt("per run", DEFAULT_TIMEOUT_S)] = DEFAULT_TIMEOUT_S,
         repo: RepoOpt = None,  # both capsules' commits are fetched from it
         env: EnvOpt = [],  # as on `replay`: applied to every trial, both ends included
         salt: SaltOpt = None,

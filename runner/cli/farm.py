@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import Exit, ReplayError, UsageError
+from ..replay.options import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
 from .console import err, error_line, out, print_json
 from .options import QuietOpt, timeout_opt
 
@@ -60,10 +61,10 @@ def run_cmd(
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Attempts in parallel (0: the cores).")] = 0,
     ref: Annotated[str | None, typer.Option("--ref", help="Also replay at this commit: fixed there?")] = None,
     repo: Annotated[str | None, typer.Option("--repo", help="Clone, fork or mirror for the capsules that record a commit.")] = None,
-    attempts: Annotated[int, typer.Option("--attempts", "-n", min=1, max=50, help="Attempts per capsule (K).")] = 3,
+    attempts: Annotated[int, typer.Option("--attempts", "-n", min=1, max=50, help="Attempts per capsule (K).")] = DEFAULT_ATTEMPTS,
     max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, max=100, help="Up to this many where the first K disagree.")] = 10,
-    timeout: Annotated[float, timeout_opt("per attempt", 600.0)] = 600.0,
-    memory: Annotated[str, typer.Option("--memory", help="Memory limit per attempt.")] = "4g",
+    timeout: Annotated[float, timeout_opt("per attempt", DEFAULT_TIMEOUT_S)] = DEFAULT_TIMEOUT_S,
+    memory: Annotated[str, typer.Option("--memory", help="Memory limit per attempt.")] = DEFAULT_MEMORY,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the last unfinished night (after a kill).")] = False,
     executor: Annotated[str | None, typer.Option("--executor", help="local (default) or celery (replay worker processes).")] = None,
     broker: Annotated[str | None, typer.Option("--broker", envvar="REPLAY_BROKER",

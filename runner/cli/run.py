@@ -11,6 +11,7 @@ from ..errors import UsageError
 
 from ..replay import Progress, ReplayOptions, replay_capsule
 from ..report import ReplayReport, show, to_json
+from ..replay.options import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
 from . import options as o
 from .console import err, out, print_result
 from .verify import check_trust_key
@@ -29,9 +30,9 @@ def register(app: typer.Typer) -> None:
     @app.command("run")
     def run_cmd(
         capsule: o.CapsuleArg,
-        attempts: Annotated[int, typer.Option("--attempts", "-n", min=1, max=50, help="Runs in fresh containers.")] = 3,
-        timeout: Annotated[float, o.timeout_opt("per attempt", 600.0)] = 600.0,
-        memory: Annotated[str, typer.Option("--memory", help="Memory limit per attempt.")] = "4g",
+        attempts: Annotated[int, typer.Option("--attempts", "-n", min=1, max=50, help="Runs in fresh containers.")] = DEFAULT_ATTEMPTS,
+        timeout: Annotated[float, o.timeout_opt("per attempt", DEFAULT_TIMEOUT_S)] = DEFAULT_TIMEOUT_S,
+        memory: Annotated[str, typer.Option("--memory", help="Memory limit per attempt.")] = DEFAULT_MEMORY,
         env: o.EnvOpt = [],
         salt: o.SaltOpt = None,
         all_runtimes: o.AllRuntimesOpt = False,

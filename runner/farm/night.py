@@ -22,6 +22,7 @@ from typing import Any
 from .. import __version__
 from ..errors import UsageError
 from ..replay import Progress, Replayer, ReplayOptions
+from ..replay.options import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
 from .collect import collect
 from .executor import Executor, LocalExecutor
 from .images import ImageBank, image_key
@@ -34,11 +35,11 @@ from .store import HistoryStore, NightEntry, StoreError
 
 @dataclass(frozen=True)
 class FarmOptions:
-    attempts: int = 3
+    attempts: int = DEFAULT_ATTEMPTS
     max_attempts: int = 10
     jobs: int = 0  # 0: the number of cores
-    timeout: float = 600.0
-    memory: str = "4g"
+    timeout: float = DEFAULT_TIMEOUT_S
+    memory: str = DEFAULT_MEMORY
     ref: str | None = None
     repo: str | None = None
     executor: str = "local"  # local | celery (the broker's URL is never stored: it may hold a password)
