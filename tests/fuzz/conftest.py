@@ -34,7 +34,8 @@ def examples(n: int) -> int:
     return n * SCALE
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(scope="package", autouse=True)
 def _offline() -> Iterator[None]:
+    # package scope: undone after the last fuzz test, so the tests after it reach the real engine
     with offline_registries():
         yield
