@@ -41,6 +41,8 @@ class BaseImage:
     version: str  # 12
     libc_version: str  # glibc version the suite ships
     python: str  # python3 version the suite ships
+    family: str = "apt"  # the package manager of its system layer: apt | dnf | pacman | apk
+    image: str = ""  # the official image pulled from a registry (ubuntu:22.04); "" = the Debian suite
 
     @property
     def key(self) -> str:
