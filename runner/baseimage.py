@@ -12,7 +12,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -51,10 +51,12 @@ def _by_python(version: str) -> BaseImage | None:
     return next((b for b in SUITES if _vkey(b.python)[:2] == mm), None)
 
 
-def choose_base(platform: Platform, python_version: str | None = None) -> tuple[BaseImage, list[Fidelity]]:
+def choose_base(platform: Platform, python_version: str | None = None,
+                needs: Collection[str] = ()) -> tuple[BaseImage, list[Fidelity]]:
     """The base closest to what was recorded, and the fidelity rows saying how close: the
-    Debian suite itself, the recorded distro's official image when a registry serves it,
-    else the nearest Debian suite (the reason reported)."""
+    Debian suite itself, the recorded distro's official image when a registry serves it
+    (and can run the runtimes the capsule needs), else the nearest Debian suite (the
+    reason reported)."""
     distro = (platform.distro or "").lower()
     if platform.os and platform.os not in ("linux",):
         base = (_by_python(python_version) if python_version else None) or DEFAULT
@@ -67,15 +69,18 @@ def choose_base(platform: Platform, python_version: str | None = None) -> tuple[
     reason = ""
     if distros.distro_of(distro) is not None:
         wanted = distros.official(distro, platform.distro_version)
-        reason = _unavailable(wanted) if wanted else f"no known official image for {distro} {platform.distro_version or ''}".strip()
+        reason = _unavailable(wanted, needs) if wanted else \
+            f"no known official image for {distro} {platform.distro_version or ''}".strip()
         if wanted is not None and not reason:
             return wanted, _official_rows(platform, wanted)
     base, rows = _nearest_debian(platform, python_version, distro, reason)
     return base, rows + _libc_rows(platform, base)
 
 
-def _unavailable(wanted: BaseImage) -> str:
-    """"" when a registry serves this image, else why it cannot be had."""
+def _unavailable(wanted: BaseImage, needs: Collection[str]) -> str:
+    """"" when a registry serves this image and it can run what is needed, else why not."""
+    if unrunnable := distros.unrunnable(wanted.family, needs):
+        return unrunnable
     reg = distros.registry()
     if reg is None:
         return "REPLAY_REGISTRY=none: no registry is used"

@@ -15,6 +15,7 @@ import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cache
 
@@ -64,8 +65,21 @@ FAKETIME_PACKAGES = {"apt": ("faketime",), "dnf": ("libfaketime",), "pacman": ("
 FAKETIME_LIB = {"dnf": "/usr/lib64/faketime/libfaketime.so.1", "pacman": "/usr/lib/faketime/libfaketime.so.1"}
 MISSING = {
     "apk": ("musl has no locales (LANG/LC_* are set, not generated); "
-            "libfaketime is not in Alpine's main/community repositories: the recorded clock is not applied"),
+            "no libfaketime is installed (no musl build of it is verified here): the recorded clock is not applied"),
 }
+
+
+# Runtimes replay installs from glibc builds (nodejs.org, npm's platform packages): they do not
+# run on musl. Go's toolchain is static, Python comes from the family's own packages.
+GLIBC_BUILDS = ("node", "bun", "deno")
+
+
+def unrunnable(family: str, needs: Collection[str]) -> str:
+    """Why this family's image cannot run a runtime the capsule needs, "" when it can."""
+    glibc = sorted(n for n in needs if n in GLIBC_BUILDS)
+    if family == "apk" and glibc:
+        return f"the {', '.join(glibc)} builds replay installs need glibc (Alpine has musl)"
+    return ""
 
 
 def distro_of(name: str) -> Distro | None:

@@ -177,3 +177,10 @@ def test_the_system_layer_is_written_for_the_package_manager(family: str, distro
         golden.write_text(text)
     assert text == golden.read_text()
     assert f"FROM replay-base/{base.image}\n" in text
+
+
+def test_alpine_is_not_used_for_a_runtime_only_built_for_glibc(registry: Registry) -> None:
+    registry.images.add("alpine:3.20")
+    assert choose_base(ALPINE, needs={"python"})[0].image == "alpine:3.20"
+    base, rows = choose_base(ALPINE, needs={"node", "python"})
+    assert base.image == "" and "the node builds replay installs need glibc" in rows[0].why
