@@ -48,6 +48,11 @@ class BaseImage:
     def key(self) -> str:
         return f"{self.distro}:{self.suite}"
 
+    @property
+    def label(self) -> str:
+        """How reports name it: "Debian bookworm", or the official image ("ubuntu:22.04")."""
+        return self.image or f"Debian {self.suite}"
+
 
 @dataclass(frozen=True)
 class Runtime:

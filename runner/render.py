@@ -78,7 +78,7 @@ def apt_packages(plan: Plan) -> list[str]:
     if plan.faketime:
         pkgs += distros.FAKETIME_PACKAGES[family]
     if plan.runtime("node") and plan.runtime("node").source == "nodejs.org":  # type: ignore[union-attr]
-        pkgs.append("xz-utils" if family != "pacman" else "xz")
+        pkgs.append("xz-utils" if family == "apt" else "xz")
     if family != "apt" and (plan.runtime("node") or plan.runtime("go") or _binaries(plan)):
         pkgs.append("tar")  # the runtimes are unpacked with it; minimal non-Debian images may lack it
     return pkgs
