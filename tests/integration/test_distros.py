@@ -134,8 +134,8 @@ def test_a_capsule_recorded_on_ubuntu_replays_on_the_pulled_ubuntu_image(
 
 def test_an_image_the_registry_does_not_serve_falls_back_to_debian(
         engine: Any, served_ubuntu: str, own_namespace: Settings, local_registry: str, tmp_path: Path) -> None:
-    plan = make_plan(read_capsule(recorded_on(tmp_path, "alpine", "3.20.3", "musl", "1.2.5")), own_namespace)
-    assert (plan.base.distro, plan.base.image) == ("debian", "")
+    plan = make_plan(read_capsule(recorded_on(tmp_path, "fedora", "40", "glibc", "2.39")), own_namespace)
+    assert (plan.base.distro, plan.base.image, plan.base.suite) == ("debian", "", "trixie")  # nearest glibc to 2.39
     row = next(f for f in plan.fidelity if f.fact == "platform distro")
-    assert row.status == "approximated" and f"alpine:3.20 is not served by {local_registry} (HTTP 404)" in row.why
-    assert base_ref(own_namespace, plan.base).endswith("/debian:bookworm")
+    assert row.status == "approximated" and f"fedora:40 is not served by {local_registry} (HTTP 404)" in row.why
+    assert base_ref(own_namespace, plan.base).endswith("/debian:trixie")
