@@ -41,10 +41,17 @@ class BaseImage:
     version: str  # 12
     libc_version: str  # glibc version the suite ships
     python: str  # python3 version the suite ships
+    family: str = "apt"  # the package manager of its system layer: apt | dnf | pacman | apk
+    image: str = ""  # the official image pulled from a registry (ubuntu:22.04); "" = the Debian suite
 
     @property
     def key(self) -> str:
         return f"{self.distro}:{self.suite}"
+
+    @property
+    def label(self) -> str:
+        """How reports name it: "Debian bookworm", or the official image ("ubuntu:22.04")."""
+        return self.image or f"Debian {self.suite}"
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from .content import ContentStore, content_store
 from .errors import CapsuleError, UsageError
 from .plan import Plan
 from .providers import debian as debian_provider
+from .providers import distros
 from .providers import go as go_provider
 from .providers import node as node_provider
 from .providers import npmbin
@@ -69,14 +70,26 @@ def _environment() -> jinja2.Environment:
 
 
 def apt_packages(plan: Plan) -> list[str]:
+    """The system layer's packages, named for the base's package manager (apt, dnf, pacman, apk)."""
+    family = plan.base.family
     pkgs = ["ca-certificates", "tzdata"]
     if plan.locales:
-        pkgs.append("locales")
+        pkgs += distros.LOCALE_PACKAGES[family]
     if plan.faketime:
-        pkgs.append("faketime")
+        pkgs += distros.FAKETIME_PACKAGES[family]
     if plan.runtime("node") and plan.runtime("node").source == "nodejs.org":  # type: ignore[union-attr]
-        pkgs.append("xz-utils")
+        pkgs.append("xz-utils" if family == "apt" else "xz")
+    if family != "apt" and (plan.runtime("node") or plan.runtime("go") or _binaries(plan)):
+        pkgs.append("tar")  # the runtimes are unpacked with it; minimal non-Debian images may lack it
     return pkgs
+
+
+def system_vars(plan: Plan) -> dict[str, Any]:
+    """The system layer's template variables beyond the package list: the family, its python
+    packages, and where its libfaketime is (linked to the path LD_PRELOAD names)."""
+    family = plan.base.family
+    return {"family": family, "python_packages": list(distros.PYTHON_PACKAGES[family]),
+            "faketime_lib": distros.FAKETIME_LIB.get(family, "") if plan.faketime else ""}
 
 
 def node_file_name(plan: Plan) -> str | None:
@@ -137,7 +150,7 @@ def template_vars(plan: Plan, settings: Settings, builder: Builder = "classic") 
         "node_pins": bool(plan.node_pins) and node is not None, "pin_node": plan.pin_node,
         "python_pins": bool(plan.python_pins) and plan.runtime("python") is not None,
         "has_source": plan.source is not None, "has_inputs": bool(plan.inputs),
-        "workdir": workdir(plan), "cache_mounts": cache_mounts(builder),
+        "workdir": workdir(plan), "cache_mounts": cache_mounts(builder), **system_vars(plan),
     }
 
 

@@ -97,6 +97,7 @@ def validate_plan(plan: Plan, origin: str) -> Plan:
     file name, checked once: after planning, and when a plan is read back from JSON."""
     check("id", plan.capsule_id, "capsule id", origin)
     check("id", plan.base.suite, "base suite", origin)
+    _check_base(plan.base, origin)
     for rt in plan.runtimes:
         check("version", rt.version, f"runtime {rt.name} version", origin)
     for tool in plan.tools:
@@ -131,5 +132,24 @@ def validate_plan(plan: Plan, origin: str) -> Plan:
     return plan
 
 
+# An official base image as a plan names it: a distro replay knows, one tag (it reaches a FROM line and a tag).
+_OFFICIAL = re.compile(r"(ubuntu|fedora|archlinux|alpine):[A-Za-z0-9_][A-Za-z0-9._-]{0,127}", re.ASCII)
+_FAMILIES = ("apt", "dnf", "pacman", "apk")
+_FAMILY_OF = {"ubuntu": "apt", "fedora": "dnf", "archlinux": "pacman", "alpine": "apk"}
+
+
+def _check_base(base: BaseImage, origin: str) -> None:
+    if base.family not in _FAMILIES:
+        raise CapsuleError(origin, f"base family: {shown(base.family)} is not one of {', '.join(_FAMILIES)}")
+    if base.image == "":
+        if base.distro != "debian" or base.family != "apt":
+            raise CapsuleError(origin, f"base {shown(base.distro)} without an official image: only Debian suites are bootstrapped")
+        return
+    if not _OFFICIAL.fullmatch(base.image) or base.image != f"{base.distro}:{base.suite}":
+        raise CapsuleError(origin, f"base image: {shown(base.image)} is not an official image replay knows")
+    if _FAMILY_OF[base.distro] != base.family:
+        raise CapsuleError(origin, f"base family: {base.distro} uses {_FAMILY_OF[base.distro]}, not {shown(base.family)}")
+
+
 if TYPE_CHECKING:
-    from .plan import Plan
+    from .plan import BaseImage, Plan

@@ -49,10 +49,10 @@ def _choose(recorded: str, choices: tuple[DebRuntime, ...]) -> DebRuntime:
 
 
 def resolve(name: str, recorded: str, base: BaseImage) -> tuple[Runtime | None, Fidelity]:
-    choices = SUITE_RUNTIMES.get(base.suite, {}).get(name)
+    choices = SUITE_RUNTIMES.get(base.suite, {}).get(name) if not base.image else None
     if not choices:
-        return None, Fidelity(f"runtime {name}", recorded, "-", "not applied",
-                              f"no known {name} package for Debian {base.suite}")
+        where = f"Debian {base.suite}" if not base.image else f"the {base.image} image (only Debian suites' packages are known)"
+        return None, Fidelity(f"runtime {name}", recorded, "-", "not applied", f"no known {name} package for {where}")
     recorded = recorded.split("+")[0]  # 17.0.19+10: the build number is no part of the release
     chosen = _choose(recorded, choices)
     exact = vkey(recorded) == vkey(chosen.version)
@@ -70,7 +70,7 @@ def resolver(name: str) -> Callable[[str, BaseImage, Settings], tuple[Runtime | 
 
 def packages(runtime: Runtime, base: BaseImage) -> tuple[str, ...]:
     """The Debian packages that install this runtime in this suite."""
-    for choice in SUITE_RUNTIMES.get(base.suite, {}).get(runtime.name, ()):
+    for choice in SUITE_RUNTIMES.get(base.suite, {}).get(runtime.name, ()) if not base.image else ():
         if choice.version == runtime.version:
             return choice.packages
     return ()

@@ -10,10 +10,10 @@ from .versions import vkey
 def resolve(recorded: str, base: BaseImage, settings: Settings) -> tuple[Runtime | None, Fidelity]:
     exact = recorded == base.python
     if exact:
-        why = f"Debian {base.suite}'s python3"
+        why = f"{base.label}'s python3"
     elif vkey(recorded)[:2] == vkey(base.python)[:2]:
-        why = f"CPython {recorded} is not obtainable here; Debian {base.suite} ships {base.python} (same minor)"
+        why = f"CPython {recorded} is not obtainable here; {base.label} ships {base.python} (same minor)"
     else:
-        why = f"CPython {recorded} is not obtainable here; Debian {base.suite} ships {base.python} (other minor)"
+        why = f"CPython {recorded} is not obtainable here; {base.label} ships {base.python} (other minor)"
     return (Runtime("python", recorded, base.python, "debian", exact, why),
             Fidelity("runtime python", recorded, base.python, "exact" if exact else "approximated", why))

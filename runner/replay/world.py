@@ -79,11 +79,12 @@ class World:
         return self._session.report() if self._session is not None else None
 
     def _http_session(self) -> HttpReplaySession:
-        from ..baseimage import base_ref
+        from ..baseimage import sidecar_base_ref
         from ..httpreplay.session import HttpReplaySession
 
         return HttpReplaySession(self.engine, self.settings, self.plan.http_calls, self.label,
-                                 base_ref(self.settings, self.plan.base), denied_hosts=self.plan.denied_hosts,
+                                 sidecar_base_ref(self.engine, self.settings, self.plan.base, self.say),
+                                 denied_hosts=self.plan.denied_hosts,
                                  say=self.say)
 
     def _random_values(self) -> None:
