@@ -24,7 +24,7 @@ from ..planner import PlanOptions
 from ..replay import Progress, Replayer, ReplayOptions
 from ..replay.options import DEFAULT_TIMEOUT_S
 from . import console
-from .options import EnvOpt, QuietOpt, RepoOpt, SaltOpt, parse_env, timeout_opt
+from .options import EnvOpt, JunitOpt, QuietOpt, RepoOpt, SaltOpt, parse_env, timeout_opt, write_text
 
 _VERDICT_STYLE = {"reproduced": "red", "not-reproduced": "green", "different-failure": "yellow", "inconclusive": "dim"}
 _STATUS_LINE = {
@@ -228,6 +228,7 @@ def register(app: typer.Typer) -> None:
         no_cache_reuse: Annotated[bool, typer.Option("--no-cache-reuse", help="Run every trial with a cold "
                                                      "test-tool cache (jest's): no cache shared between trials.")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+        junit: JunitOpt = None,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show build logs and output.")] = False,
         quiet: QuietOpt = False,
     ) -> None:
@@ -248,5 +249,10 @@ def register(app: typer.Typer) -> None:
             result = _bisect(replayer, bad, good, settings, progress, commits, sweep)
         finally:
             replayer.close()
-        _report(bad, good, result, as_json, time.monotonic() - start)
+        wall_s = time.monotonic() - start
+        _report(bad, good, result, as_json, wall_s)
+        if junit is not None:
+            from ..farm.junit import bisect_junit
+
+            write_text(junit, bisect_junit({"bad": str(bad), "good": str(good), **_data(result, wall_s)}, str(bad)))
         raise typer.Exit(int(Exit.OK if result.found else Exit.NEGATIVE))

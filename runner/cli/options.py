@@ -49,6 +49,20 @@ def timeout_opt(per: str, default_s: float) -> Any:
                         help=f"Time limit {per} ({DURATION_HELP}; default {format_duration(default_s)}).")
 
 
+JunitOpt = Annotated[Path | None, typer.Option("--junit", metavar="FILE",
+                                                  help="Also write the answer as JUnit XML (one testcase) to FILE.")]
+
+
+def write_text(path: Path, text: str) -> None:
+    """A report file, written whole or not at all (a reader never sees half of one)."""
+    part = path.with_name(f".{path.name}.part")
+    try:
+        part.write_text(text, encoding="utf-8")
+        part.replace(path)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot be written ({exc.strerror})") from exc
+
+
 def parse_env(items: list[str]) -> tuple[tuple[str, str], ...]:
     out = []
     for item in items:

@@ -50,6 +50,7 @@ def register(app: typer.Typer) -> None:
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Stream the build and the command's output.")] = False,
         quiet: o.QuietOpt = False,
         comment: Annotated[Path | None, typer.Option("--comment", help="Also write a pull-request comment (Markdown) to FILE.")] = None,
+        junit: o.JunitOpt = None,
     ) -> None:
         """Replay CAPSULE: exit 0 reproduced (or fixed), 1 another verdict, 2 bad input, 3 environment failure."""
         if not re.fullmatch(r"[1-9][0-9]*[bkmg]?", memory.strip().lower()):
@@ -64,6 +65,10 @@ def register(app: typer.Typer) -> None:
         report = o.as_given(replay_capsule(capsule, opts, Progress(err, quiet=quiet or as_json), trust_keys=trust_key))
         if comment is not None:
             write_comment(comment, report, ref)
+        if junit is not None:
+            from ..farm.junit import replay_junit
+
+            o.write_text(junit, replay_junit(report))
         if as_json:
             print_result("run", report.exit_code, to_json(report))
         else:

@@ -31,8 +31,14 @@ print("host paths", [m for m in mounts if m.startswith(("/root", "/home", "/work
 
 def test_an_attempt_is_contained(engine: object, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     capsule = write_json(tmp_path / "probe.json", twin_capsule(["python3", "-c", PROBE], "", 0, python="3.11.2"))
-    rc, report = replay(capsys, capsule, "-n", "1", "--memory", "512m")
+    junit = tmp_path / "replay.xml"
+    rc, report = replay(capsys, capsule, "-n", "1", "--memory", "512m", "--junit", junit)
     assert rc == 0, report["attempts"][0]["output_tail"]
     lines = report["attempts"][0]["output_tail"].splitlines()
     assert lines == ["socket False", "reach 172.17.0.1 no", "reach 8.8.8.8 no", "nonewprivs 1", "net_raw False",
                      "pids 4096", f"memory {512 << 20}", "host paths []"]
+    # `--junit FILE`: one testcase, a pass (the capsule recorded a pass and it came back)
+    from tests.unit.farm.test_junit import valid
+
+    [case] = valid(junit.read_text(encoding="utf-8")).findall(".//testcase")
+    assert case.get("name") == str(capsule) and case.find("failure") is None and case.find("error") is None

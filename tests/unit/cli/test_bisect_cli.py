@@ -113,3 +113,16 @@ def test_unbuildable_end_exits_3(monkeypatch: pytest.MonkeyPatch, capsys: pytest
 def test_usage_errors_exit_2(monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
     use(monkeypatch, FakeReplayer(tz_rule()))
     assert main(args) == 2
+
+
+def test_junit_names_the_minimal_set(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                     tmp_path: Any) -> None:
+    from tests.unit.farm.test_junit import valid
+
+    use(monkeypatch, FakeReplayer(tz_rule()))
+    out = tmp_path / "bisect.xml"
+    assert main(["bisect", "bad.json", "--good", "good.json", "--junit", str(out)]) == 0
+    capsys.readouterr()
+    [case] = valid(out.read_text(encoding="utf-8")).findall(".//testcase")
+    failure = case.find("failure")
+    assert case.get("name") == "bad.json" and failure is not None and "env:TZ" in (failure.text or "")
