@@ -11,7 +11,7 @@ import typer
 from ..errors import Exit, ReplayError, UsageError
 from ..replay.options import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
 from .console import err, error_line, out, print_json
-from .options import QuietOpt, timeout_opt
+from .options import QuietOpt, timeout_opt, write_text
 
 farm_app = typer.Typer(name="farm", no_args_is_help=True, add_completion=False,
                        help="Replay every collected capsule each night, keep the history, say what changed.")
@@ -137,13 +137,13 @@ def report_cmd(
         if html is not None:
             from ..farm.html import render_html
 
-            _write(html, render_html(history))
+            write_text(html, render_html(history))
         if junit is not None:
             if not history.nights:
                 raise UsageError("farm report --junit: no night recorded yet")
             from ..farm.junit import farm_junit
 
-            _write(junit, farm_junit(history.nights[-1]))
+            write_text(junit, farm_junit(history.nights[-1]))
         return 0, history
 
     def show(history: Any) -> None:
@@ -188,11 +188,3 @@ def history_cmd(
                (lambda: _mapped(body, history_json)) if as_json else body, show)
 
 
-def _write(path: Path, text: str) -> None:
-    """Atomically (temp file + rename): a reader never sees half a report."""
-    tmp = path.with_name(f".{path.name}.part")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot write ({exc.strerror or exc})") from None

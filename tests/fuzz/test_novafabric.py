@@ -53,35 +53,33 @@ def bad_ulids(doc: Any) -> st.SearchStrategy[Change]:
     return st.sampled_from(ULIDS).map(lambda u: _write("capsule.yaml", _dump({**doc, "run_id": u})))
 
 
+def _clear(path: Path) -> None:
+    """Whatever is at path (a file, a directory, a link) is gone."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
 def _symlink(rel: str, target: str) -> Change:
     def apply(root: Path) -> None:
-        path = root / rel
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        elif path.exists() or path.is_symlink():
-            path.unlink()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        os.symlink(target, path)
+        _clear(root / rel)
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(target, root / rel)
     return apply
 
 
 def _fifo(rel: str) -> Change:
     def apply(root: Path) -> None:
-        path = root / rel
-        if path.exists() or path.is_symlink():
-            path.unlink() if not path.is_dir() else shutil.rmtree(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        os.mkfifo(path)
+        _clear(root / rel)
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(root / rel)
     return apply
 
 
 def _remove(rel: str) -> Change:
     def apply(root: Path) -> None:
-        path = root / rel
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        elif path.exists() or path.is_symlink():
-            path.unlink()
+        _clear(root / rel)
     return apply
 
 
