@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ..config import registry_secrets, settings, without_credentials
 from ..errors import BuildFailed
 
 # BuildKit's plain progress: "#7 [4/9] RUN …" when a step starts, "#7 CACHED" when served from the cache.
@@ -153,9 +154,11 @@ def describe_builder(setting: str) -> tuple[str, str]:
 def build_with_cli(cli: Sequence[str], context: Path, tag: str, labels: Mapping[str, str],
                    network: str) -> Iterator[BuildEvent]:
     """BuildKit through the engine's own CLI (streams the plain progress as events)."""
-    with tempfile.TemporaryDirectory() as tmp:
+    # the temporary directory is outside the context and removed after: the secret files live only there
+    with tempfile.TemporaryDirectory(prefix="replay-build-") as tmp:
         iid = Path(tmp) / "iid"
-        cmd = [*cli, "--progress=plain", "-t", tag, "--iidfile", str(iid), "--network", network]
+        cmd = [*cli, "--progress=plain", "-t", tag, "--iidfile", str(iid), "--network", network,
+               *_secret_flags(Path(tmp))]
         for k, v in labels.items():
             cmd += ["--label", f"{k}={v}"]
         cmd.append(str(context))
@@ -181,13 +184,14 @@ def build_with_cli(cli: Sequence[str], context: Path, tag: str, labels: Mapping[
                 proc.kill()
                 proc.wait()
         if proc.wait() != 0:
-            raise BuildFailed(f"image build failed ({_last_error(tail)})", "\n".join(tail))
+            raise build_failure(_last_error(tail), tail)
         yield BuildEvent("done", image_id=iid.read_text().strip(), steps_run=len(started - cached))
 
 
 def build_with_sdk(client: Any, context: Path, tag: str, labels: Mapping[str, str],
                    network: str) -> Iterator[BuildEvent]:
     """The docker SDK's classic builder."""
+    _refuse_credentials(context)
     tail: list[str] = []
     stream = client.api.build(path=str(context), tag=tag, rm=True, forcerm=True, decode=True,
                               labels=dict(labels), network_mode=network)
@@ -203,7 +207,7 @@ def build_with_sdk(client: Any, context: Path, tag: str, labels: Mapping[str, st
                 for name in namer.classic(line):
                     yield BuildEvent("step", name)
         if "error" in chunk:
-            raise BuildFailed(f"image build failed ({chunk['error'].strip()[:300]})", "\n".join(tail))
+            raise build_failure(chunk["error"].strip()[:300], tail)
         if "aux" in chunk and "ID" in chunk["aux"]:
             image_id = chunk["aux"]["ID"]
     yield BuildEvent("done", image_id=image_id or client.images.get(tag).id, steps_run=ran)
@@ -223,3 +227,41 @@ def _last_error(lines: Sequence[str]) -> str:
     return (cleaned[-1][:300] if cleaned else "no output")
 
 
+
+
+def _secret_flags(tmp: Path) -> list[str]:
+    """`--secret id=…,src=…` for each registry credential, each in a file only this user can read."""
+    flags: list[str] = []
+    for sid, text in registry_secrets(settings()).items():
+        path = tmp / sid
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        flags += ["--secret", f"id={sid},src={path}"]
+    return flags
+
+
+def _refuse_credentials(context: Path) -> None:
+    """The classic builder has no secrets: a build that fetches from a registry with credentials is
+    refused (exit 3, the environment cannot do it safely) rather than given them as build arguments."""
+    s = settings()
+    dockerfile = (context / "Dockerfile").read_text(errors="replace") if (context / "Dockerfile").is_file() else ""
+    for variable, url in (("REPLAY_NPM_REGISTRY", s.npm_registry), ("REPLAY_PYPI_INDEX", s.pypi_index)):
+        public = without_credentials(url)
+        if public != url and public.rstrip("/") in dockerfile:
+            raise BuildFailed(f"{variable} holds credentials, and the classic builder cannot keep them out of "
+                              f"the image (it has no build secrets): use BuildKit (REPLAY_BUILDER=buildkit), "
+                              f"or a registry without credentials")
+
+
+# The engine's own words when its disk is full, and what frees space (replay's leftovers, then the build cache).
+_DISK_FULL = re.compile(r"no space left on device|ENOSPC|disk quota exceeded", re.IGNORECASE)
+DISK_FULL_HINT = ("the engine's disk is full (no space left on device); free space with `replay gc`, "
+                  "`docker builder prune` and `docker image prune`, then replay again")
+
+
+def build_failure(error: str, tail: Sequence[str]) -> BuildFailed:
+    """The one-line error of a failed build: a full disk says so and how to free space."""
+    if _DISK_FULL.search(error) or any(_DISK_FULL.search(line) for line in tail):
+        return BuildFailed(f"image build failed: {DISK_FULL_HINT}", "\n".join(tail))
+    return BuildFailed(f"image build failed ({error})", "\n".join(tail))

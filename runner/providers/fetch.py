@@ -20,7 +20,7 @@ from typing import Any
 
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
 
-from ..config import Settings
+from ..config import Settings, without_credentials
 from ..errors import SourceUnavailable
 
 
@@ -49,7 +49,13 @@ def _dns_failure(exc: BaseException) -> bool:
 @retry(retry=retry_if_exception(_retryable), stop=stop_after_attempt(3), wait=wait_exponential(0.5, max=4),
        reraise=True)
 def _get(url: str, timeout: float, accept: str, name: str | None = None) -> bytes:
-    req = urllib.request.Request(url, headers={"User-Agent": "replay", "Accept": accept})
+    headers = {"User-Agent": "replay", "Accept": accept}
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is not None or parts.password is not None:  # a registry with credentials: basic auth
+        user = urllib.parse.unquote(parts.username or "")
+        token = base64.b64encode(f"{user}:{urllib.parse.unquote(parts.password or '')}".encode()).decode()
+        headers["Authorization"] = f"Basic {token}"
+    req = urllib.request.Request(without_credentials(url), headers=headers)
     with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - https registry URLs only
         meter = _meter
         if name is None or meter is None:
@@ -68,9 +74,9 @@ def get(url: str, timeout: float = 60.0, accept: str = "application/json, */*", 
     try:
         return _get(url, timeout, accept, name)
     except urllib.error.HTTPError as exc:
-        raise SourceUnavailable(f"{url}: HTTP {exc.code}") from exc
+        raise SourceUnavailable(f"{without_credentials(url)}: HTTP {exc.code}") from exc
     except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
-        raise SourceUnavailable(f"{url}: {getattr(exc, 'reason', exc)}") from exc
+        raise SourceUnavailable(f"{without_credentials(url)}: {getattr(exc, 'reason', exc)}") from exc
 
 
 @lru_cache(maxsize=256)
