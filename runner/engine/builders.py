@@ -13,10 +13,12 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from ..config import registry_secrets, settings, without_credentials
 from ..errors import BuildFailed
@@ -151,9 +153,39 @@ def describe_builder(setting: str) -> tuple[str, str]:
     return "classic", f"{why}: the docker SDK's classic builder (slower: it re-sends the whole context)"
 
 
+class _Dropped(Exception):
+    """The engine connection went away during a build (the daemon restarting, a socket reset): worth
+    building again, which BuildKit's cache and the classic builder's layers make cheap."""
+
+
+BUILD_TRIES = 3
+# The docker CLI's own words when it loses the engine (not a step's output: those lines start with "#N ").
+_CONNECTION_LOST = re.compile(r"error during connect|cannot connect to the docker daemon|connection reset by peer|"
+                              r"unexpected eof|broken pipe|connection refused|is the docker daemon running", re.I)
+
+
+def _retried(once: Callable[[], Iterator[BuildEvent]]) -> Iterator[BuildEvent]:
+    """A build, again (tenacity, with backoff) when the engine connection dropped; one line when it keeps dropping."""
+    try:
+        for attempt in Retrying(retry=retry_if_exception_type(_Dropped), stop=stop_after_attempt(BUILD_TRIES),
+                                wait=wait_exponential(multiplier=0.5, max=4), reraise=True):
+            with attempt:
+                if attempt.retry_state.attempt_number > 1:
+                    yield BuildEvent("log", "replay: the engine connection dropped during the build: building again")
+                yield from once()
+    except _Dropped as exc:
+        raise BuildFailed(f"image build failed: the engine connection dropped {BUILD_TRIES} times during the build "
+                          f"({exc}); check the engine with `replay doctor`") from exc
+
+
 def build_with_cli(cli: Sequence[str], context: Path, tag: str, labels: Mapping[str, str],
                    network: str) -> Iterator[BuildEvent]:
     """BuildKit through the engine's own CLI (streams the plain progress as events)."""
+    yield from _retried(lambda: _build_once_with_cli(cli, context, tag, labels, network))
+
+
+def _build_once_with_cli(cli: Sequence[str], context: Path, tag: str, labels: Mapping[str, str],
+                         network: str) -> Iterator[BuildEvent]:
     # the temporary directory is outside the context and removed after: the secret files live only there
     with tempfile.TemporaryDirectory(prefix="replay-build-") as tmp:
         iid = Path(tmp) / "iid"
@@ -184,6 +216,9 @@ def build_with_cli(cli: Sequence[str], context: Path, tag: str, labels: Mapping[
                 proc.kill()
                 proc.wait()
         if proc.wait() != 0:
+            lost = next((ln for ln in reversed(tail) if not re.match(r"#\d+ ", ln) and _CONNECTION_LOST.search(ln)), None)
+            if lost is not None:
+                raise _Dropped(lost.strip()[:200])
             raise build_failure(_last_error(tail), tail)
         yield BuildEvent("done", image_id=iid.read_text().strip(), steps_run=len(started - cached))
 
@@ -192,6 +227,26 @@ def build_with_sdk(client: Any, context: Path, tag: str, labels: Mapping[str, st
                    network: str) -> Iterator[BuildEvent]:
     """The docker SDK's classic builder."""
     _refuse_credentials(context)
+    yield from _retried(lambda: _build_once_with_sdk(client, context, tag, labels, network))
+
+
+def _build_once_with_sdk(client: Any, context: Path, tag: str, labels: Mapping[str, str],
+                         network: str) -> Iterator[BuildEvent]:
+    import docker.errors
+    import requests
+
+    try:
+        yield from _sdk_stream(client, context, tag, labels, network)
+    except (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
+        raise _Dropped(type(exc).__name__) from exc
+    except docker.errors.APIError as exc:
+        if exc.status_code is not None and exc.status_code >= 500:
+            raise _Dropped(f"HTTP {exc.status_code}") from exc
+        raise BuildFailed(f"image build failed ({str(exc)[:300]})") from exc
+
+
+def _sdk_stream(client: Any, context: Path, tag: str, labels: Mapping[str, str],
+                network: str) -> Iterator[BuildEvent]:
     tail: list[str] = []
     stream = client.api.build(path=str(context), tag=tag, rm=True, forcerm=True, decode=True,
                               labels=dict(labels), network_mode=network)
