@@ -315,8 +315,22 @@ DISK_FULL_HINT = ("the engine's disk is full (no space left on device); free spa
                   "`docker builder prune` and `docker image prune`, then replay again")
 
 
+# A package source that accepted the connection and never answered, in npm's and pip's words.
+_NPM_TIMEOUT = re.compile(r"ERR_SOCKET_TIMEOUT|ETIMEDOUT|Socket timeout|network timeout at", re.I)
+_PIP_TIMEOUT = re.compile(r"Read timed out|ReadTimeoutError|ConnectTimeoutError", re.I)
+
+
 def build_failure(error: str, tail: Sequence[str]) -> BuildFailed:
-    """The one-line error of a failed build: a full disk says so and how to free space."""
-    if _DISK_FULL.search(error) or any(_DISK_FULL.search(line) for line in tail):
+    """The one-line error of a failed build: a full disk says so and how to free space, a package
+    source that timed out is named (without its credentials)."""
+    lines = [error, *tail]
+    if any(_DISK_FULL.search(line) for line in lines):
         return BuildFailed(f"image build failed: {DISK_FULL_HINT}", "\n".join(tail))
+    s = settings()
+    for pattern, variable, url in ((_NPM_TIMEOUT, "REPLAY_NPM_REGISTRY", s.npm_registry),
+                                   (_PIP_TIMEOUT, "REPLAY_PYPI_INDEX", s.pypi_index)):
+        if any(pattern.search(line) for line in lines):
+            return BuildFailed(f"image build failed: the package source {without_credentials(url)} ({variable}) "
+                               "did not answer in time; check it, or point the variable at a mirror that answers",
+                               "\n".join(tail))
     return BuildFailed(f"image build failed ({error})", "\n".join(tail))
