@@ -101,3 +101,15 @@ def test_a_build_that_needs_no_registry_is_not_refused(monkeypatch: pytest.Monke
 
     events = list(builders.build_with_sdk(Client(), tmp_path, "t:1", {}, "default"))
     assert events[-1].image_id == "sha256:abc"
+
+
+def test_doctor_probes_and_shows_the_registry_without_its_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    from runner.doctor import _registry
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    check = _registry(settings(), "npm registry", f"http://bob:{MARKER}@127.0.0.1:{port}/")
+    assert check.detail.startswith(f"http://127.0.0.1:{port}/: unreachable") and MARKER not in check.detail
