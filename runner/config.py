@@ -5,7 +5,9 @@ binary serves a laptop, a reproduction farm and a CI runner.
 """
 from __future__ import annotations
 
+import base64
 import os
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -81,8 +83,8 @@ class Origin:
 def origins(s: Settings | None = None) -> tuple[Origin, ...]:
     s = s or settings()
     values = {
-        "REPLAY_DEBIAN_MIRROR": s.debian_mirror, "REPLAY_NPM_REGISTRY": s.npm_registry,
-        "REPLAY_PYPI_INDEX": s.pypi_index, "REPLAY_NODE_DIST": s.node_dist, "REPLAY_CACHE": str(s.cache_dir),
+        "REPLAY_DEBIAN_MIRROR": s.debian_mirror, "REPLAY_NPM_REGISTRY": without_credentials(s.npm_registry),
+        "REPLAY_PYPI_INDEX": without_credentials(s.pypi_index), "REPLAY_NODE_DIST": s.node_dist, "REPLAY_CACHE": str(s.cache_dir),
         "REPLAY_CA_CERTS": ":".join(str(p) for p in s.ca_files) or "none", "REPLAY_BUILDER": s.builder,
         "REPLAY_BASE_REPO": s.base_repo, "REPLAY_IMAGE_REPO": s.image_repo,
     }
@@ -98,3 +100,57 @@ def _source(name: str) -> str:
     if name == "REPLAY_CACHE" and os.environ.get("XDG_CACHE_HOME", "").strip():
         return "env XDG_CACHE_HOME"
     return "default"
+
+
+# -- registry credentials -------------------------------------------------------
+# REPLAY_NPM_REGISTRY / REPLAY_PYPI_INDEX may carry credentials (https://user:token@host/...).
+# The Dockerfile only ever names the registry without them; they reach the build steps that
+# need them as BuildKit secrets (a temporary .npmrc / .netrc mounted for one RUN), never as
+# build arguments, so nothing of them lands in a layer, the history or a label.
+NPM_SECRET = "replay-npmrc"
+PYPI_SECRET = "replay-netrc"
+
+
+def without_credentials(url: str) -> str:
+    """The URL with any user:password@ taken out (what a Dockerfile, a log or a report may show)."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port is not None:
+        netloc += f":{parts.port}"
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+
+
+def _userinfo(url: str) -> tuple[str, str] | None:
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return None
+    return urllib.parse.unquote(parts.username or ""), urllib.parse.unquote(parts.password or "")
+
+
+def _npmrc(url: str, user: str, password: str) -> str:
+    # npm keys auth by the registry URL without its scheme ("//host/path/:_auth"); pnpm and yarn 1 read it too
+    public = urllib.parse.urlsplit(without_credentials(url))
+    key = f"//{public.netloc}{public.path.rstrip('/')}/"
+    token = base64.b64encode(f"{user}:{password}".encode()).decode()
+    return f"{key}:_auth={token}\n{key}:always-auth=true\n"
+
+
+def _netrc(url: str, user: str, password: str) -> str:
+    # pip, uv and poetry all read ~/.netrc for an index's basic auth
+    host = urllib.parse.urlsplit(url).hostname or ""
+    return f"machine {host}\nlogin {user}\npassword {password}\n"
+
+
+def registry_secrets(s: Settings) -> dict[str, str]:
+    """The BuildKit secrets a build needs for the registries' credentials, by id (none without credentials)."""
+    out: dict[str, str] = {}
+    npm = _userinfo(s.npm_registry)
+    if npm is not None:
+        out[NPM_SECRET] = _npmrc(s.npm_registry, *npm)
+    pypi = _userinfo(s.pypi_index)
+    if pypi is not None:
+        out[PYPI_SECRET] = _netrc(s.pypi_index, *pypi)
+    return out

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from . import __version__
-from .config import Origin, Settings, origins, settings as load_settings
+from .config import Origin, Settings, origins, settings as load_settings, without_credentials
 from .engine.builders import describe_builder
 
 Status = Literal["ok", "warn", "fail"]
@@ -175,7 +175,7 @@ def _context(s: Settings) -> ssl.SSLContext:
 
 def _registry(s: Settings, name: str, url: str) -> Check:
     ctx = _context(s)
-    label = url
+    label = url = without_credentials(url)  # reachability needs no credentials (a 401 answers), and they never show
     try:
         req = urllib.request.Request(url, method="GET", headers={"User-Agent": "replay-doctor"})
         with urllib.request.urlopen(req, timeout=PROBE_TIMEOUT_S, context=ctx) as resp:  # noqa: S310

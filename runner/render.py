@@ -19,7 +19,7 @@ import jinja2
 
 from . import __version__
 from .baseimage import base_ref
-from .config import Settings
+from .config import NPM_SECRET, PYPI_SECRET, Settings, registry_secrets, without_credentials
 from .content import ContentStore, content_store
 from .errors import CapsuleError, UsageError
 from .plan import Plan
@@ -128,6 +128,19 @@ def _python_lock(plan: Plan) -> dict[str, str] | None:
     return {"manager": lock.manager, "name": rel.name, "dir": where}
 
 
+# Where each registry-credential secret is mounted for the one RUN that needs it (config.registry_secrets).
+SECRET_TARGETS = {"npm": (NPM_SECRET, "/root/.npmrc"), "pypi": (PYPI_SECRET, "/root/.netrc")}
+
+
+def secret_mounts(settings: Settings, builder: Builder) -> dict[str, dict[str, str]]:
+    """The secret mounts for the registries that have credentials; none for the classic builder,
+    which has no secrets (builders.py refuses to build such a Dockerfile rather than leak them)."""
+    if builder != "buildkit":
+        return {}
+    have = registry_secrets(settings)
+    return {kind: {"id": sid, "target": target} for kind, (sid, target) in SECRET_TARGETS.items() if sid in have}
+
+
 def template_vars(plan: Plan, settings: Settings, builder: Builder = "classic") -> dict[str, Any]:
     node = plan.runtime("node")
     tools = [{"name": t.name, "file": f"{t.name}-{t.version}.tgz"} for t in plan.tools if t.source == "npm-registry"]
@@ -145,7 +158,8 @@ def template_vars(plan: Plan, settings: Settings, builder: Builder = "classic") 
         "go_file": go_file_name(plan), "binaries": _binaries(plan), "debian_runtimes": _debian_packages(plan),
         "py_tools": py_tools if plan.runtime("python") else [], "uv": any(t["name"] == "uv" for t in py_tools),
         "pylock": _python_lock(plan),
-        "pip_version": pip_version if plan.runtime("python") else None, "pypi_index": settings.pypi_index, "npm_registry": settings.npm_registry,
+        "pip_version": pip_version if plan.runtime("python") else None, "pypi_index": without_credentials(settings.pypi_index),
+        "npm_registry": without_credentials(settings.npm_registry), "secrets": secret_mounts(settings, builder),
         "lock": {"path": plan.lock.path, "manager": plan.lock.manager} if plan.lock else None,
         "node_pins": bool(plan.node_pins) and node is not None, "pin_node": plan.pin_node,
         "python_pins": bool(plan.python_pins) and plan.runtime("python") is not None,

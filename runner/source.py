@@ -19,8 +19,9 @@ from pathlib import Path
 
 from .config import Settings
 from .content import ContentStore
-from .errors import NeedsInput, SourceUnavailable, UsageError
+from .errors import Exit, NeedsInput, SourceUnavailable, UsageError
 from .plan import Source
+from .textsafe import quoted, shown
 
 _SAFE_ENV = {
     "GIT_ALLOW_PROTOCOL": "file:git:http:https:ssh",
@@ -32,6 +33,44 @@ _SAFE_ENV = {
 
 
 _MIRROR_LOCK = threading.Lock()
+REMOTE_LIMIT = 80  # how much of a capsule's remote an error line shows (escaped, credentials stripped)
+
+
+class RemoteFailed(SourceUnavailable):
+    """The capsule's remote could not give the recorded commit: unreachable (exit 3), or reachable
+    without the commit (exit 2: the capsule names a commit that is not there). The line shows the
+    remote cut and escaped, without credentials, and never git's own words (which echo it raw);
+    `naming` puts the capsule file in front where it is known."""
+
+    kind = "source"
+
+    def __init__(self, remote: str, problem: str, exit_code: Exit = Exit.ENVIRONMENT) -> None:
+        self.remote, self.problem, self.exit_code = remote, problem, exit_code
+        super().__init__(f"the capsule's remote {quoted(_no_credentials(remote), REMOTE_LIMIT)} {problem}")
+
+    def naming(self, capsule: Path | str) -> RemoteFailed:
+        out = RemoteFailed(self.remote, self.problem, self.exit_code)
+        out.path = str(capsule)
+        out.message = f"{shown(str(capsule), 4096)}: {self.message}"
+        return out
+
+
+# What git's failure means, by its words (none of which is shown: they hold the remote).
+_BAD_URL = "its URL is malformed"
+_CLONE_REASONS = (
+    (re.compile(r"bad/illegal format|malformed|illegal character|invalid url", re.I), _BAD_URL),
+    (re.compile(r"could not resolve|name or service not known|temporary failure in name", re.I), "host not found"),
+    (re.compile(r"connection refused|failed to connect|couldn't connect|could not connect", re.I), "no connection"),
+    (re.compile(r"timed out|timeout|too slow|low speed|no result after", re.I), "timed out"),
+    (re.compile(r"authentication|could not read username|permission denied|403|401", re.I),
+     "needs credentials this machine does not have"),
+    (re.compile(r"not found|does not exist|does not appear to be a git repository|404", re.I), "has no such repository"),
+    (re.compile(r"ssl|certificate", re.I), "failed the TLS handshake"),
+)
+
+
+def _clone_reason(stderr: str) -> str:
+    return next((why for pattern, why in _CLONE_REASONS if pattern.search(stderr)), "refused the clone")
 
 
 @dataclass(frozen=True)
@@ -60,7 +99,7 @@ def _git(args: list[str], cwd: Path | None = None, check: bool = True,
         raise SourceUnavailable(f"git {args[0]}: no result after {GIT_TIMEOUT_S} s") from exc
     if check and proc.returncode != 0:
         msg = proc.stderr.decode(errors="replace").strip().splitlines()
-        raise SourceUnavailable(f"git {args[0]}: {_no_credentials(msg[-1]) if msg else 'failed'}")
+        raise SourceUnavailable(f"git {args[0]}: {shown(_no_credentials(msg[-1]), 200) if msg else 'failed'}")
     return proc
 
 
@@ -71,7 +110,7 @@ def _no_credentials(text: str) -> str:
 
 def check_commit(commit: str) -> str:
     if not _COMMIT.match(commit):
-        raise SourceUnavailable(f"{commit!r} is not a commit id (7-64 hex digits)")
+        raise SourceUnavailable(f"{quoted(commit)} is not a commit id (7-64 hex digits)")
     return commit
 
 
@@ -81,12 +120,12 @@ def _mirror(settings: Settings, remote: str, commit: str, trusted: bool) -> Path
     A capsule's own remote must be a network URL: a local path or file:// would let
     someone else's capsule copy any repository of this machine into an image. Local
     clones and bundles come only from the user, through --repo (trusted)."""
-    shown = _no_credentials(remote)
+    named = quoted(_no_credentials(remote), REMOTE_LIMIT)
     if remote.startswith("-"):
-        raise SourceUnavailable(f"refusing the remote {shown!r}: it looks like an option")
+        raise RemoteFailed(remote, "looks like an option: refused", Exit.BAD_INPUT)
     if not trusted and not _NETWORK_URL.match(remote):
-        raise NeedsInput(f"the capsule's remote {shown!r} is not a network URL; "
-                                "pass --repo PATH_OR_URL to use a local clone")
+        raise NeedsInput(f"the capsule's remote {named} is not a network URL; "
+                         "pass --repo PATH_OR_URL to use a local clone")
     check_commit(commit)
     local = Path(remote).expanduser()
     url = str(local.resolve()) if trusted and local.exists() else remote
@@ -96,7 +135,7 @@ def _mirror(settings: Settings, remote: str, commit: str, trusted: bool) -> Path
             cache.parent.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix="clone-", dir=cache.parent))
             try:
-                _git(["clone", "--bare", "--quiet", "--", url, str(tmp / "repo.git")])
+                _clone(url, tmp / "repo.git", remote)
                 try:
                     (tmp / "repo.git").rename(cache)
                 except OSError:
@@ -107,8 +146,23 @@ def _mirror(settings: Settings, remote: str, commit: str, trusted: bool) -> Path
     if _git(["cat-file", "-e", f"{commit}^{{commit}}"], cwd=cache, check=False).returncode != 0:
         _git(["fetch", "--quiet", "--", url, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"], cwd=cache, check=False)
         if _git(["cat-file", "-e", f"{commit}^{{commit}}"], cwd=cache, check=False).returncode != 0:
-            raise SourceUnavailable(f"commit {commit} is not in {shown} (pass --repo with a clone that has it)")
+            raise RemoteFailed(remote, f"answers, but commit {commit} is not in it (pass --repo with a clone "
+                               "that has it)", Exit.BAD_INPUT)
     return cache
+
+
+def _clone(url: str, dest: Path, remote: str) -> None:
+    """A bare clone; a failure says why in replay's words (exit 3: the remote cannot be reached)."""
+    try:
+        proc = _git(["clone", "--bare", "--quiet", "--", url, str(dest)], check=False)
+    except SourceUnavailable as exc:  # no result in GIT_TIMEOUT_S
+        raise RemoteFailed(remote, f"cannot be cloned: no answer in {GIT_TIMEOUT_S} s") from exc
+    if proc.returncode != 0:
+        why = _clone_reason(proc.stderr.decode(errors="replace"))
+        if why == _BAD_URL:  # the capsule's own text is wrong, not the network
+            raise RemoteFailed(remote, f"cannot be cloned: {why}", Exit.BAD_INPUT)
+        raise RemoteFailed(remote, f"cannot be cloned: {why} (pass --repo PATH_OR_URL: a clone, fork, mirror "
+                                   "or bundle that has the commit)")
 
 
 def commits_between(settings: Settings, remote: str, trusted: bool, good: str, bad: str) -> list[tuple[str, str]]:

@@ -15,6 +15,7 @@ from ..capsules import read_capsule
 from ..config import Settings, settings
 from ..doctor import source_checkout
 from ..errors import ReplayError, SourceUnavailable, UsageError
+from ..source import RemoteFailed
 from ..plan import Plan
 from ..planner import make_plan
 from ..render import render, workdir, write_context
@@ -53,7 +54,7 @@ def register(app: typer.Typer) -> None:
             out.print(render(plan, s), markup=False, highlight=False)
             return
         _check_output(output)
-        _write(plan, s, output, repo_given=repo is not None)
+        _write(plan, s, output, repo_given=repo is not None, capsule=capsule)
         _by_hand(plan, s, output, supplied=[name for name, _ in options.env_overrides])
 
 
@@ -66,12 +67,14 @@ def _check_output(output: Path) -> None:
         raise UsageError(f"-o {output}: exists and is not a replay build context; refusing to overwrite it")
 
 
-def _write(plan: Plan, s: Settings, output: Path, repo_given: bool) -> None:
+def _write(plan: Plan, s: Settings, output: Path, repo_given: bool, capsule: Path | str = "") -> None:
     """The context, or nothing: a half-written DIR would build into a wrong image."""
     try:
         write_context(plan, s, output)
     except BaseException as exc:  # Ctrl-C too: never leave half a context behind
         shutil.rmtree(output, ignore_errors=True)
+        if isinstance(exc, RemoteFailed) and capsule:  # names the capsule whose remote it is
+            raise exc.naming(capsule) from None
         if isinstance(exc, SourceUnavailable) and plan.source is not None and plan.source.remote and not repo_given:
             raise _with_repo_hint(exc) from None
         if isinstance(exc, ReplayError):

@@ -13,11 +13,14 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from ..config import registry_secrets, settings, without_credentials
 from ..errors import BuildFailed
 
 # BuildKit's plain progress: "#7 [4/9] RUN …" when a step starts, "#7 CACHED" when served from the cache.
@@ -150,12 +153,44 @@ def describe_builder(setting: str) -> tuple[str, str]:
     return "classic", f"{why}: the docker SDK's classic builder (slower: it re-sends the whole context)"
 
 
+class _Dropped(Exception):
+    """The engine connection went away during a build (the daemon restarting, a socket reset): worth
+    building again, which BuildKit's cache and the classic builder's layers make cheap."""
+
+
+BUILD_TRIES = 3
+# The docker CLI's own words when it loses the engine (not a step's output: those lines start with "#N ").
+_CONNECTION_LOST = re.compile(r"error during connect|cannot connect to the docker daemon|connection reset by peer|"
+                              r"unexpected eof|broken pipe|connection refused|is the docker daemon running", re.I)
+
+
+def _retried(once: Callable[[], Iterator[BuildEvent]]) -> Iterator[BuildEvent]:
+    """A build, again (tenacity, with backoff) when the engine connection dropped; one line when it keeps dropping."""
+    try:
+        for attempt in Retrying(retry=retry_if_exception_type(_Dropped), stop=stop_after_attempt(BUILD_TRIES),
+                                wait=wait_exponential(multiplier=0.5, max=4), reraise=True):
+            with attempt:
+                if attempt.retry_state.attempt_number > 1:
+                    yield BuildEvent("log", "replay: the engine connection dropped during the build: building again")
+                yield from once()
+    except _Dropped as exc:
+        raise BuildFailed(f"image build failed: the engine connection dropped {BUILD_TRIES} times during the build "
+                          f"({exc}); check the engine with `replay doctor`") from exc
+
+
 def build_with_cli(cli: Sequence[str], context: Path, tag: str, labels: Mapping[str, str],
                    network: str) -> Iterator[BuildEvent]:
     """BuildKit through the engine's own CLI (streams the plain progress as events)."""
-    with tempfile.TemporaryDirectory() as tmp:
+    yield from _retried(lambda: _build_once_with_cli(cli, context, tag, labels, network))
+
+
+def _build_once_with_cli(cli: Sequence[str], context: Path, tag: str, labels: Mapping[str, str],
+                         network: str) -> Iterator[BuildEvent]:
+    # the temporary directory is outside the context and removed after: the secret files live only there
+    with tempfile.TemporaryDirectory(prefix="replay-build-") as tmp:
         iid = Path(tmp) / "iid"
-        cmd = [*cli, "--progress=plain", "-t", tag, "--iidfile", str(iid), "--network", network]
+        cmd = [*cli, "--progress=plain", "-t", tag, "--iidfile", str(iid), "--network", network,
+               *_secret_flags(Path(tmp))]
         for k, v in labels.items():
             cmd += ["--label", f"{k}={v}"]
         cmd.append(str(context))
@@ -181,13 +216,37 @@ def build_with_cli(cli: Sequence[str], context: Path, tag: str, labels: Mapping[
                 proc.kill()
                 proc.wait()
         if proc.wait() != 0:
-            raise BuildFailed(f"image build failed ({_last_error(tail)})", "\n".join(tail))
+            lost = next((ln for ln in reversed(tail) if not re.match(r"#\d+ ", ln) and _CONNECTION_LOST.search(ln)), None)
+            if lost is not None:
+                raise _Dropped(lost.strip()[:200])
+            raise build_failure(_last_error(tail), tail)
         yield BuildEvent("done", image_id=iid.read_text().strip(), steps_run=len(started - cached))
 
 
 def build_with_sdk(client: Any, context: Path, tag: str, labels: Mapping[str, str],
                    network: str) -> Iterator[BuildEvent]:
     """The docker SDK's classic builder."""
+    _refuse_credentials(context)
+    yield from _retried(lambda: _build_once_with_sdk(client, context, tag, labels, network))
+
+
+def _build_once_with_sdk(client: Any, context: Path, tag: str, labels: Mapping[str, str],
+                         network: str) -> Iterator[BuildEvent]:
+    import docker.errors
+    import requests
+
+    try:
+        yield from _sdk_stream(client, context, tag, labels, network)
+    except (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
+        raise _Dropped(type(exc).__name__) from exc
+    except docker.errors.APIError as exc:
+        if exc.status_code is not None and exc.status_code >= 500:
+            raise _Dropped(f"HTTP {exc.status_code}") from exc
+        raise BuildFailed(f"image build failed ({str(exc)[:300]})") from exc
+
+
+def _sdk_stream(client: Any, context: Path, tag: str, labels: Mapping[str, str],
+                network: str) -> Iterator[BuildEvent]:
     tail: list[str] = []
     stream = client.api.build(path=str(context), tag=tag, rm=True, forcerm=True, decode=True,
                               labels=dict(labels), network_mode=network)
@@ -203,7 +262,7 @@ def build_with_sdk(client: Any, context: Path, tag: str, labels: Mapping[str, st
                 for name in namer.classic(line):
                     yield BuildEvent("step", name)
         if "error" in chunk:
-            raise BuildFailed(f"image build failed ({chunk['error'].strip()[:300]})", "\n".join(tail))
+            raise build_failure(chunk["error"].strip()[:300], tail)
         if "aux" in chunk and "ID" in chunk["aux"]:
             image_id = chunk["aux"]["ID"]
     yield BuildEvent("done", image_id=image_id or client.images.get(tag).id, steps_run=ran)
@@ -223,3 +282,55 @@ def _last_error(lines: Sequence[str]) -> str:
     return (cleaned[-1][:300] if cleaned else "no output")
 
 
+
+
+def _secret_flags(tmp: Path) -> list[str]:
+    """`--secret id=…,src=…` for each registry credential, each in a file only this user can read."""
+    flags: list[str] = []
+    for sid, text in registry_secrets(settings()).items():
+        path = tmp / sid
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        flags += ["--secret", f"id={sid},src={path}"]
+    return flags
+
+
+def _refuse_credentials(context: Path) -> None:
+    """The classic builder has no secrets: a build that fetches from a registry with credentials is
+    refused (exit 3, the environment cannot do it safely) rather than given them as build arguments."""
+    s = settings()
+    dockerfile = (context / "Dockerfile").read_text(errors="replace") if (context / "Dockerfile").is_file() else ""
+    for variable, url in (("REPLAY_NPM_REGISTRY", s.npm_registry), ("REPLAY_PYPI_INDEX", s.pypi_index)):
+        public = without_credentials(url)
+        if public != url and public.rstrip("/") in dockerfile:
+            raise BuildFailed(f"{variable} holds credentials, and the classic builder cannot keep them out of "
+                              f"the image (it has no build secrets): use BuildKit (REPLAY_BUILDER=buildkit), "
+                              f"or a registry without credentials")
+
+
+# The engine's own words when its disk is full, and what frees space (replay's leftovers, then the build cache).
+_DISK_FULL = re.compile(r"no space left on device|ENOSPC|disk quota exceeded", re.IGNORECASE)
+DISK_FULL_HINT = ("the engine's disk is full (no space left on device); free space with `replay gc`, "
+                  "`docker builder prune` and `docker image prune`, then replay again")
+
+
+# A package source that accepted the connection and never answered, in npm's and pip's words.
+_NPM_TIMEOUT = re.compile(r"ERR_SOCKET_TIMEOUT|ETIMEDOUT|Socket timeout|network timeout at", re.I)
+_PIP_TIMEOUT = re.compile(r"Read timed out|ReadTimeoutError|ConnectTimeoutError", re.I)
+
+
+def build_failure(error: str, tail: Sequence[str]) -> BuildFailed:
+    """The one-line error of a failed build: a full disk says so and how to free space, a package
+    source that timed out is named (without its credentials)."""
+    lines = [error, *tail]
+    if any(_DISK_FULL.search(line) for line in lines):
+        return BuildFailed(f"image build failed: {DISK_FULL_HINT}", "\n".join(tail))
+    s = settings()
+    for pattern, variable, url in ((_NPM_TIMEOUT, "REPLAY_NPM_REGISTRY", s.npm_registry),
+                                   (_PIP_TIMEOUT, "REPLAY_PYPI_INDEX", s.pypi_index)):
+        if any(pattern.search(line) for line in lines):
+            return BuildFailed(f"image build failed: the package source {without_credentials(url)} ({variable}) "
+                               "did not answer in time; check it, or point the variable at a mirror that answers",
+                               "\n".join(tail))
+    return BuildFailed(f"image build failed ({error})", "\n".join(tail))

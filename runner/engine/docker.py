@@ -170,21 +170,25 @@ class DockerEngine:
                 threading.Thread(target=_follow, args=(ctr, on_output), daemon=True).start()
             timed_out = False
             try:
-                status = ctr.wait(timeout=spec.timeout_s)
+                status = _retrying(_sdk_call)(_wait_until, ctr, started + spec.timeout_s if spec.timeout_s else None)
                 code: int | None = int(status.get("StatusCode", -1))
             except requests.exceptions.ReadTimeout:  # the command outlived --timeout
                 _quietly(ctr.kill)
                 timed_out, code = True, None
             duration = time.monotonic() - started
-            ctr.reload()
+            _retrying(_sdk_call)(ctr.reload)
             state = ctr.attrs.get("State", {})
             return RunResult(
-                exit_code=code, output=ctr.logs(stdout=True, stderr=True), stdout=ctr.logs(stdout=True, stderr=False),
-                duration_s=duration, timed_out=timed_out,
+                exit_code=code, output=_retrying(_sdk_call)(ctr.logs, stdout=True, stderr=True),
+                stdout=_retrying(_sdk_call)(ctr.logs, stdout=True, stderr=False), duration_s=duration,
+                timed_out=timed_out,
                 oom_killed=bool(state.get("OOMKilled")), signal=_SIGNALS.get(code or 0) if code and code > 128 else None,
             )
+        except TransientEngineError as exc:  # the connection kept dropping: the attempt's result is lost
+            raise EngineUnavailable(f"the engine connection dropped during an attempt and did not come back "
+                                    f"({exc.message[:200]}); check the engine with `replay doctor`") from exc
         finally:
-            _quietly(ctr.remove, force=True)
+            _remove(ctr)
 
     def start(self, spec: RunSpec) -> str:
         """Start a long-lived container (a sidecar); returns its id."""
@@ -349,6 +353,25 @@ def _docker_mount(m: Mount, labels: Sequence[tuple[str, str]] = ()) -> Any:
     if m.volume:  # the engine makes it with the container's labels, so cleanup finds it
         return DMount(target=m.target, source=m.source, type="volume", read_only=m.read_only, labels=dict(labels))
     return DMount(target=m.target, source=m.source, type="bind", read_only=m.read_only)
+
+
+def _wait_until(ctr: Any, deadline: float | None) -> Any:
+    """Wait for the container; after a dropped connection, wait again for what is left of --timeout
+    (the container runs on in the engine: re-attaching loses nothing)."""
+    if deadline is None:
+        return ctr.wait()
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise requests.exceptions.ReadTimeout("the command outlived --timeout")
+    return ctr.wait(timeout=left)
+
+
+def _remove(ctr: Any) -> None:
+    """Remove the container, through a connection hiccup too (a leftover is what gc is for, not the norm)."""
+    try:
+        _retrying(_sdk_call)(ctr.remove, force=True)
+    except Exception:
+        pass
 
 
 def _quietly(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:

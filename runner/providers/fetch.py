@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -20,7 +21,7 @@ from typing import Any
 
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
 
-from ..config import Settings
+from ..config import Settings, without_credentials
 from ..errors import SourceUnavailable
 
 
@@ -39,7 +40,20 @@ def set_meter(meter: Meter | None) -> None:
 def _retryable(exc: BaseException) -> bool:
     if isinstance(exc, urllib.error.HTTPError):
         return exc.code >= 500 or exc.code == 429
+    if _timed_out(exc):  # a source that accepted and then said nothing for the whole timeout stalls again
+        return False
     return isinstance(exc, (urllib.error.URLError, TimeoutError, ConnectionError)) and not _dns_failure(exc)
+
+
+def _timed_out(exc: BaseException) -> bool:
+    return isinstance(exc, TimeoutError) or isinstance(getattr(exc, "reason", None), TimeoutError)
+
+
+# Sources (scheme://host:port) that stalled once: asked again, they fail at once, so a registry that
+# accepts and never answers costs one timeout per replay, not one per package asked about.
+_STALLED: dict[str, float] = {}  # origin -> when (time.monotonic()); forgotten after STALL_MEMORY_S
+STALL_MEMORY_S = 300.0
+REGISTRY_TIMEOUT_S = 30.0  # a registry document (metadata); downloads get longer
 
 
 def _dns_failure(exc: BaseException) -> bool:
@@ -49,7 +63,13 @@ def _dns_failure(exc: BaseException) -> bool:
 @retry(retry=retry_if_exception(_retryable), stop=stop_after_attempt(3), wait=wait_exponential(0.5, max=4),
        reraise=True)
 def _get(url: str, timeout: float, accept: str, name: str | None = None) -> bytes:
-    req = urllib.request.Request(url, headers={"User-Agent": "replay", "Accept": accept})
+    headers = {"User-Agent": "replay", "Accept": accept}
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is not None or parts.password is not None:  # a registry with credentials: basic auth
+        user = urllib.parse.unquote(parts.username or "")
+        token = base64.b64encode(f"{user}:{urllib.parse.unquote(parts.password or '')}".encode()).decode()
+        headers["Authorization"] = f"Basic {token}"
+    req = urllib.request.Request(without_credentials(url), headers=headers)
     with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - https registry URLs only
         meter = _meter
         if name is None or meter is None:
@@ -65,12 +85,27 @@ def _get(url: str, timeout: float, accept: str, name: str | None = None) -> byte
 
 def get(url: str, timeout: float = 60.0, accept: str = "application/json, */*", name: str | None = None) -> bytes:
     """The body of url; with `name`, a download the meter shows (runtimes, tarballs)."""
+    public = without_credentials(url)
+    parts = urllib.parse.urlsplit(public)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    if time.monotonic() - _STALLED.get(origin, -STALL_MEMORY_S) < STALL_MEMORY_S:
+        raise SourceUnavailable(f"{origin} did not answer (it stalled earlier in this replay)")
     try:
         return _get(url, timeout, accept, name)
-    except urllib.error.HTTPError as exc:
-        raise SourceUnavailable(f"{url}: HTTP {exc.code}") from exc
-    except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
-        raise SourceUnavailable(f"{url}: {getattr(exc, 'reason', exc)}") from exc
+    except (urllib.error.URLError, TimeoutError) as exc:
+        if _timed_out(exc):
+            _STALLED[origin] = time.monotonic()
+            raise SourceUnavailable(f"{public}: no answer in {timeout:g} s (the source accepted the "
+                                    "connection and said nothing)") from exc
+        raise _unavailable(public, exc) from exc
+    except ConnectionError as exc:
+        raise _unavailable(public, exc) from exc
+
+
+def _unavailable(public: str, exc: BaseException) -> SourceUnavailable:
+    if isinstance(exc, urllib.error.HTTPError):
+        return SourceUnavailable(f"{public}: HTTP {exc.code}")
+    return SourceUnavailable(f"{public}: {getattr(exc, 'reason', exc)}")
 
 
 @lru_cache(maxsize=256)
@@ -78,7 +113,7 @@ def npm_packument(registry: str, name: str) -> dict[str, Any]:
     """The registry's document of a package (all versions)."""
     quoted = urllib.parse.quote(name, safe="@")
     try:
-        return dict(json.loads(get(f"{registry}/{quoted.replace('/', '%2f')}")))
+        return dict(json.loads(get(f"{registry}/{quoted.replace('/', '%2f')}", timeout=REGISTRY_TIMEOUT_S)))
     except SourceUnavailable as exc:
         if "HTTP 404" in str(exc):
             raise SourceUnavailable(f"npm registry has no package {name}") from exc
@@ -94,7 +129,7 @@ def npm_version_doc(registry: str, name: str, version: str) -> dict[str, Any] | 
     """One version's document (small), or None when the registry does not have it."""
     quoted = urllib.parse.quote(name, safe="@").replace("/", "%2f")
     try:
-        return dict(json.loads(get(f"{registry}/{quoted}/{urllib.parse.quote(version)}")))
+        return dict(json.loads(get(f"{registry}/{quoted}/{urllib.parse.quote(version)}", timeout=REGISTRY_TIMEOUT_S)))
     except SourceUnavailable as exc:
         if "HTTP 404" in str(exc) or "HTTP 405" in str(exc):
             return None

@@ -12,6 +12,7 @@ from ..capsules import check_capsule
 from ..capsules.verification import VerifyResult
 from ..engine import Engine
 from ..errors import CapsuleRefused
+from ..source import RemoteFailed
 from ..outcome import Expected, judge, judge_fix
 from ..plan import Fidelity, Plan
 from ..report import Baseline, CapsuleRef, ImageInfo, ReplayReport, Step, verification_of
@@ -57,6 +58,8 @@ def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
             verification=verification_of(verified), steps=tuple(Step(n, s) for n, s in progress.timings), drift=image.drift,
             http=http, notes=tuple(notes), baseline=baseline,
         )
+    except RemoteFailed as exc:  # the line names the capsule whose remote it is
+        raise exc.naming(path) from exc
     finally:
         replayer.close()
 

@@ -141,3 +141,101 @@ def test_a_source_dir_holding_the_cache_is_not_copied_into_itself(tmp_path: Path
     restore(Source(remote=None, commit=None, local_tree=tree), Settings(cache_dir=tmp_path / "cache"), dest, store)
     assert (dest / "app.js").read_text() == "x"
     assert not (dest / "cache").exists() and not (dest / "node_modules").exists()
+
+
+# -- a remote that cannot give the commit: one line, the remote cut and escaped, never git's words --
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:  # bound, never listening: connecting to it is refused at once
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _mirror_of(tmp_path: Path, remote: str, commit: str = "a" * 40, trusted: bool = False) -> None:
+    from runner.config import Settings
+    from runner.source import _mirror
+
+    _mirror(Settings(cache_dir=tmp_path / "cache"), remote, commit, trusted)
+
+
+def test_an_unreachable_remote_is_one_line_exit_3_without_its_credentials(tmp_path: Path) -> None:
+    from runner.errors import Exit
+    from runner.source import RemoteFailed
+
+    remote = f"http://sam:t0ken-9f2@127.0.0.1:{_closed_port()}/team/repo.git"
+    with pytest.raises(RemoteFailed) as info:
+        _mirror_of(tmp_path, remote)
+    line = info.value.naming(tmp_path / "capsule.json").line()
+    assert info.value.exit_code == Exit.ENVIRONMENT
+    assert line.startswith(f"{tmp_path / 'capsule.json'}: the capsule's remote \"http://127.0.0.1:")
+    assert "cannot be cloned: no connection (pass --repo" in line
+    assert "t0ken" not in line and "sam" not in line
+    assert "\n" not in line and "fatal" not in line  # replay's words, not git's
+    assert not list((tmp_path / "cache" / "repos").glob("clone-*"))  # no half-written clone left
+
+
+def test_a_remote_holding_control_characters_is_escaped_and_bad_input(tmp_path: Path) -> None:
+    from runner.errors import Exit
+    from runner.source import RemoteFailed
+
+    with pytest.raises(RemoteFailed) as info:
+        _mirror_of(tmp_path, f"http://sam:t0ken-9f2@127.0.0.1:{_closed_port()}/\x1b[2Jrepo.git")
+    line = info.value.line()
+    assert info.value.exit_code == Exit.BAD_INPUT and "its URL is malformed" in line
+    assert "\x1b" not in line and "\\x1b[2J" in line and "t0ken" not in line
+
+
+def test_a_long_remote_is_cut(tmp_path: Path) -> None:
+    from runner.source import RemoteFailed
+
+    remote = f"http://127.0.0.1:{_closed_port()}/" + "x" * 5000 + ".git"
+    with pytest.raises(RemoteFailed) as info:
+        _mirror_of(tmp_path, remote)
+    assert len(info.value.line()) < 400 and "…" in info.value.line()
+
+
+def test_a_commit_the_remote_does_not_have_is_bad_input_exit_2(tmp_path: Path) -> None:
+    from runner.errors import Exit
+    from runner.source import RemoteFailed
+
+    upstream = tmp_path / "upstream"
+    upstream.mkdir()
+    (upstream / "f").write_text("x")
+    _git(upstream, "init", "-q")
+    _git(upstream, "add", "-A")
+    _git(upstream, "commit", "-q", "-m", "init")
+    with pytest.raises(RemoteFailed) as info:
+        _mirror_of(tmp_path, str(upstream), "b" * 40, trusted=True)
+    assert info.value.exit_code == Exit.BAD_INPUT
+    assert f"commit {'b' * 40} is not in it" in info.value.line()
+
+
+def test_an_option_like_remote_is_refused_as_bad_input(tmp_path: Path) -> None:
+    from runner.errors import Exit
+    from runner.source import RemoteFailed
+
+    with pytest.raises(RemoteFailed) as info:
+        _mirror_of(tmp_path, "--upload-pack=touch /tmp/pwned")
+    assert info.value.exit_code == Exit.BAD_INPUT and "looks like an option" in info.value.line()
+
+
+def test_render_names_the_capsule_and_its_remote(offline_registry: None, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from runner.cli.main import main
+    from tests.examples import TZ_CAPSULE, json_variant
+
+    remote = f"https://sam:t0ken-9f2@127.0.0.1:{_closed_port()}/team/app.git"
+
+    def change(d: dict[str, object]) -> None:
+        d["repo"]["remote"] = remote  # type: ignore[index]
+
+    capsule = json_variant(TZ_CAPSULE, tmp_path, change)
+    rc = main(["render", str(capsule), "-o", str(tmp_path / "ctx")])
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert rc == 3, err
+    assert len(lines) == 1 and str(capsule) in lines[0] and "https://127.0.0.1:" in lines[0], err
+    assert "t0ken" not in err and "Traceback" not in err
+    assert not (tmp_path / "ctx").exists()  # no half-written build context

@@ -1,0 +1,127 @@
+"""Builds when the engine fails under them (fault injection: a real engine cannot be made to drop
+its connection or fill its disk safely on a shared machine): a dropped connection is built again,
+one that keeps dropping and a full disk end in one line (exit 3)."""
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from runner.engine import builders
+from runner.errors import BuildFailed, Exit
+
+DISK_FULL = "failed to register layer: write /var/lib/docker/overlay2/x/diff/f: no space left on device"
+
+
+@pytest.fixture
+def context(tmp_path: Path) -> Path:
+    ctx = tmp_path / "ctx"
+    ctx.mkdir()
+    (ctx / "Dockerfile").write_text("FROM scratch\n")
+    return ctx
+
+
+class FlakyClient:
+    """The SDK client: its build stream breaks off `drops` times (the daemon went away), then works."""
+
+    def __init__(self, drops: int, chunks: list[dict[str, Any]] | None = None) -> None:
+        self.calls, self.drops = 0, drops
+        self.chunks = chunks or [{"stream": "Step 1/1 : FROM scratch\n"}, {"aux": {"ID": "sha256:ok"}}]
+        self.api = self
+
+    def build(self, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        self.calls += 1
+        if self.calls <= self.drops:
+            return self._broken()
+        return iter(self.chunks)
+
+    @staticmethod
+    def _broken() -> Iterator[dict[str, Any]]:
+        yield {"stream": "Step 1/1 : FROM scratch\n"}
+        raise requests.exceptions.ConnectionError("Connection aborted: RemoteDisconnected")
+
+
+def test_a_dropped_engine_connection_is_built_again(context: Path) -> None:
+    client = FlakyClient(drops=1)
+    events = list(builders.build_with_sdk(client, context, "t:1", {}, "default"))
+    assert client.calls == 2
+    assert events[-1].kind == "done" and events[-1].image_id == "sha256:ok"
+    assert any("building again" in e.text for e in events if e.kind == "log")
+
+
+def test_an_engine_that_keeps_dropping_is_one_line_exit_3(context: Path) -> None:
+    client = FlakyClient(drops=99)
+    with pytest.raises(BuildFailed) as info:
+        list(builders.build_with_sdk(client, context, "t:1", {}, "default"))
+    assert client.calls == builders.BUILD_TRIES
+    assert info.value.exit_code == Exit.ENVIRONMENT
+    assert "engine connection dropped 3 times during the build" in info.value.line()
+    assert "\n" not in info.value.line()
+
+
+def test_a_full_disk_says_so_and_how_to_free_space(context: Path) -> None:
+    client = FlakyClient(drops=0, chunks=[{"stream": "Step 1/1 : FROM scratch\n"}, {"error": DISK_FULL}])
+    with pytest.raises(BuildFailed) as info:
+        list(builders.build_with_sdk(client, context, "t:1", {}, "default"))
+    line = info.value.line()
+    assert client.calls == 1  # a full disk is not retried: it stays full
+    assert "disk is full" in line and "replay gc" in line and "docker builder prune" in line
+    assert info.value.exit_code == Exit.ENVIRONMENT and "\n" not in line
+
+
+# The docker CLI (BuildKit) stand-in: prints what the real one prints when the engine goes away or
+# the disk fills, exits 1; on a later call (the counter file) it builds.
+FAKE_CLI = r'''
+import sys, pathlib
+state = pathlib.Path(sys.argv[1]); mode = sys.argv[2]; args = sys.argv[3:]
+n = int(state.read_text()) if state.exists() else 0
+state.write_text(str(n + 1))
+print("#1 [internal] load build definition from Dockerfile", flush=True)
+if mode == "disk":
+    print("#5 ERROR: failed to copy: write /var/lib/docker/tmp/x: no space left on device")
+    sys.exit(1)
+if mode == "drop" or n == 0:
+    print("error during connect: Post http://docker/v1.41/build: read unix @->/var/run/docker.sock: "
+          "read: connection reset by peer")
+    sys.exit(1)
+pathlib.Path(args[args.index("--iidfile") + 1]).write_text("sha256:built\n")
+print("#2 [1/1] FROM scratch")
+'''
+
+
+def _cli(tmp_path: Path, mode: str) -> list[str]:
+    script = tmp_path / "fake-docker.py"
+    script.write_text(FAKE_CLI)
+    return [sys.executable, str(script), str(tmp_path / "calls"), mode]
+
+
+def _calls(tmp_path: Path) -> int:
+    return int((tmp_path / "calls").read_text())
+
+
+def test_the_buildkit_cli_losing_the_engine_is_built_again(context: Path, tmp_path: Path) -> None:
+    events = list(builders.build_with_cli(_cli(tmp_path, "once"), context, "t:1", {}, "default"))
+    assert _calls(tmp_path) == 2 and events[-1].image_id == "sha256:built"
+
+
+def test_the_buildkit_cli_that_keeps_losing_it_is_one_line(context: Path, tmp_path: Path) -> None:
+    with pytest.raises(BuildFailed) as info:
+        list(builders.build_with_cli(_cli(tmp_path, "drop"), context, "t:1", {}, "default"))
+    assert _calls(tmp_path) == builders.BUILD_TRIES
+    assert "connection dropped 3 times" in info.value.line() and "connection reset by peer" in info.value.line()
+
+
+def test_the_buildkit_cli_on_a_full_disk(context: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    with pytest.raises(BuildFailed) as info:
+        list(builders.build_with_cli(_cli(tmp_path, "disk"), context, "t:1", {}, "default"))
+    assert _calls(tmp_path) == 1
+    assert "disk is full" in info.value.line() and "replay gc" in info.value.line()
+    assert not list(scratch.iterdir())  # the build's temporary directory (secrets, iid) went with it
