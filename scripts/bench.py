@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchrow import row
+
 ROOT = Path(__file__).resolve().parent.parent
 REPLAY = str(ROOT / ".venv" / "bin" / "replay")
 CAPSULE = ROOT / "examples" / "tz-clock" / "capsule.json"
@@ -108,11 +110,6 @@ def diff_capsule(tmp: Path) -> Path:
     out = tmp / "with-diff.json"
     out.write_text(json.dumps(data))
     return out
-
-
-def row(name: str, value: str, target: str, ok: bool | None) -> None:
-    mark = {True: "ok", False: "MISSED", None: "-"}[ok]
-    print(f"{name:<44} {value:<34} {target:<22} {mark}")
 
 
 def main() -> int:

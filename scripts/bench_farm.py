@@ -109,11 +109,8 @@ def run(tmp: Path, env: dict[str, str], warm_s: float, row: Row) -> None:
         subprocess.run(["docker", "image", "rm", "-f", ref], capture_output=True)
 
 
-def _row(name: str, value: str, target: str, ok: bool | None) -> None:
-    mark = {True: "ok", False: "MISSED", None: "-"}[ok]
-    print(f"{name:<44} {value:<44} {target:<12} {mark}")
-
-
 if __name__ == "__main__":
+    from benchrow import row
+
     with tempfile.TemporaryDirectory(prefix="replay-bench-farm-") as t:
-        run(Path(t), dict(os.environ), float("nan"), _row)
+        run(Path(t), dict(os.environ), float("nan"), row)

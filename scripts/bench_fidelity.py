@@ -177,13 +177,12 @@ def run(tmp: Path, env: dict[str, str], warm_s: float, row: Row) -> None:
 if __name__ == "__main__":  # alone: python scripts/bench_fidelity.py
     import tempfile
 
-    def show(name: str, value: str, target: str, ok: bool | None) -> None:
-        print(f"{name:<44} {value:<40} {target:<16} {({True: 'ok', False: 'MISSED', None: '-'})[ok]}", flush=True)
+    from benchrow import row
 
     images = f"replay/bench-fidelity{int(time.time())}"
     try:
         with tempfile.TemporaryDirectory(prefix="replay-bench-fidelity-") as t:
-            run(Path(t), {**os.environ, "REPLAY_IMAGE_REPO": images}, 0.0, show)
+            run(Path(t), {**os.environ, "REPLAY_IMAGE_REPO": images}, 0.0, row)
     finally:  # this run's images only
         ids = sh(["docker", "images", "-q", images]).stdout.split()
         if ids:

@@ -156,11 +156,8 @@ def _measure(tmp: Path, env: dict[str, str], folder: Path, row: Row) -> None:
             "<= 0.5 s", per <= 0.5)
 
 
-def _row(name: str, value: str, target: str, ok: bool | None) -> None:
-    mark = {True: "ok", False: "MISSED", None: "-"}[ok]
-    print(f"{name:<44} {value:<48} {target:<10} {mark}")
-
-
 if __name__ == "__main__":
+    from benchrow import row
+
     with tempfile.TemporaryDirectory(prefix="replay-bench-workers-") as t:
-        run(Path(t), dict(os.environ), float("nan"), _row)
+        run(Path(t), dict(os.environ), float("nan"), row)

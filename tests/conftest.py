@@ -3,11 +3,12 @@
 never a skip."""
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import pytest
+
+from tests.services import missing
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "examples"
@@ -21,9 +22,7 @@ def engine():
     try:
         return DockerEngine()
     except EngineUnavailable as exc:
-        if os.environ.get("REPLAY_REQUIRE_ENGINE") == "1" or os.environ.get("CI"):
-            pytest.fail(f"integration test needs the Docker engine: {exc}")
-        pytest.skip(f"no Docker engine (set REPLAY_REQUIRE_ENGINE=1 to fail instead): {exc}")
+        missing(f"integration test needs the Docker engine: {exc}")
 
 
 @pytest.fixture
@@ -36,7 +35,4 @@ def chromium() -> str:
     for name in ("chromium", "chromium-browser", "google-chrome"):
         if found := shutil.which(name):
             return found
-    why = "needs Chromium (Debian: apt-get install -y chromium)"
-    if os.environ.get("REPLAY_REQUIRE_ENGINE") == "1" or os.environ.get("CI"):
-        pytest.fail(why)
-    pytest.skip(f"{why}; set REPLAY_REQUIRE_ENGINE=1 to fail instead")
+    missing("needs Chromium (Debian: apt-get install -y chromium)")

@@ -10,9 +10,7 @@ golden-file tests (tests/unit/test_baseimage.py): their images cannot be made he
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import socket
 import subprocess
 import time
 import urllib.request
@@ -30,6 +28,7 @@ from runner.planner import make_plan
 from runner.providers import distros
 
 from .helpers import TZ_CLOCK, replay, write_json
+from tests.services import free_port, missing
 
 pytestmark = pytest.mark.integration
 CONFIG = """version: 0.1
@@ -42,11 +41,6 @@ log:
   level: warn
 """
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _wait_answering(url: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
@@ -67,12 +61,9 @@ def _wait_answering(url: str, proc: subprocess.Popen[bytes], timeout: float = 60
 def local_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     tool = shutil.which("docker-registry")
     if tool is None:
-        why = "needs Debian's docker-registry (apt-get install -y docker-registry)"
-        if os.environ.get("REPLAY_REQUIRE_ENGINE") == "1" or os.environ.get("CI"):
-            pytest.fail(why)
-        pytest.skip(why)
+        missing("needs Debian's docker-registry (apt-get install -y docker-registry)")
     tmp = tmp_path_factory.mktemp("registry")
-    port = _free_port()
+    port = free_port()
     (tmp / "config.yml").write_text(CONFIG.format(root=tmp / "data", port=port))
     proc = subprocess.Popen([tool, "serve", str(tmp / "config.yml")], stdout=subprocess.DEVNULL,
                             stderr=open(tmp / "log", "wb"))

@@ -12,7 +12,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -29,17 +28,13 @@ from runner.cli.main import main
 
 from ..unit.farm.builders import write_instance
 from .helpers import ROOT
+from tests.services import free_port, missing
 
 pytestmark = pytest.mark.integration
 
 HEARTBEAT_S, LEASE_S = 1.0, 4.0
 SLEEPY = "import time; time.sleep({s}); print('slept {i}')"
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def wait_for(what: str, check: Callable[[], Any], timeout_s: float = 120.0, every: float = 0.1) -> Any:
@@ -56,10 +51,8 @@ def wait_for(what: str, check: Callable[[], Any], timeout_s: float = 120.0, ever
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     server = shutil.which("redis-server")
     if server is None:
-        if os.environ.get("CI") or os.environ.get("REPLAY_REQUIRE_ENGINE") == "1":
-            pytest.fail("the workers' tests need Debian's redis-server (apt-get install redis-server)")
-        pytest.skip("no redis-server (apt-get install redis-server)")
-    port = _free_port()
+        missing("the workers' tests need Debian's redis-server (apt-get install redis-server)")
+    port = free_port()
     log = tmp_path_factory.mktemp("redis") / "redis.log"
     proc = subprocess.Popen([server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                              "--logfile", str(log)])
