@@ -11,6 +11,7 @@ import os
 import re
 import shlex
 import shutil
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
@@ -141,6 +142,13 @@ def secret_mounts(settings: Settings, builder: Builder) -> dict[str, dict[str, s
     return {kind: {"id": sid, "target": target} for kind, (sid, target) in SECRET_TARGETS.items() if sid in have}
 
 
+def pip_trusted_host(index: str) -> str:
+    """The host[:port] pip must be told to trust for a plain-http index (else it ignores the index
+    and finds nothing); none for https."""
+    parts = urllib.parse.urlsplit(without_credentials(index))
+    return parts.netloc if parts.scheme == "http" else ""
+
+
 def template_vars(plan: Plan, settings: Settings, builder: Builder = "classic") -> dict[str, Any]:
     node = plan.runtime("node")
     tools = [{"name": t.name, "file": f"{t.name}-{t.version}.tgz"} for t in plan.tools if t.source == "npm-registry"]
@@ -159,6 +167,7 @@ def template_vars(plan: Plan, settings: Settings, builder: Builder = "classic") 
         "py_tools": py_tools if plan.runtime("python") else [], "uv": any(t["name"] == "uv" for t in py_tools),
         "pylock": _python_lock(plan),
         "pip_version": pip_version if plan.runtime("python") else None, "pypi_index": without_credentials(settings.pypi_index),
+        "pypi_trusted_host": pip_trusted_host(settings.pypi_index),
         "npm_registry": without_credentials(settings.npm_registry), "secrets": secret_mounts(settings, builder),
         "lock": {"path": plan.lock.path, "manager": plan.lock.manager} if plan.lock else None,
         "node_pins": bool(plan.node_pins) and node is not None, "pin_node": plan.pin_node,

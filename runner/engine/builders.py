@@ -39,7 +39,7 @@ _STEP_NAMES: tuple[tuple[re.Pattern[str], str | None], ...] = tuple((re.compile(
     (r"pins", "pinned dependencies"),
     (r"^COPY src/", "source"),
     (r"^COPY inputs/", "inputs"),
-    (r"root-prepare|uv sync --frozen --inexact;", "source: the project's own install step"),
+    (r"root-prepare|py-deps\.py uv-sync", "source: the project's own install step"),
     (r"host-ca/|locale|tzdata", "system packages"),
     (r"python3-venv", "runtime python"),
     (r"/usr/share/man/man1", "runtimes from Debian"),

@@ -275,3 +275,39 @@ def test_a_bad_cache_namespace_is_refused(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv("REPLAY_BUILD_CACHE", "x,target=/etc")
     with pytest.raises(UsageError, match="REPLAY_BUILD_CACHE"):
         render_plan(python_plan("uv"), settings(), "buildkit")
+
+
+# -- the package index: every step that fetches from it is told it, and mounts its credentials ----
+
+TOKEN = "tok-5be1f0c2"
+
+
+def fetching_runs(dockerfile: str) -> list[str]:
+    """The RUN instructions (continuation lines joined) that name the package index."""
+    runs = re.findall(r"^RUN (?:.*\\\n)*.*$", dockerfile, re.M)
+    return [run for run in runs if "INDEX_URL" in run]
+
+
+@pytest.mark.parametrize("manager", ["uv", "pip"])
+def test_pip_and_uv_are_told_the_index_in_every_step_that_fetches(monkeypatch: pytest.MonkeyPatch, manager: str) -> None:
+    monkeypatch.setenv("REPLAY_PYPI_INDEX", f"http://bob:{TOKEN}@172.17.0.1:8080/simple/")
+    dockerfile = render_plan(python_plan(manager), settings(), "buildkit")
+    assert TOKEN not in dockerfile and "bob" not in dockerfile
+    runs = fetching_runs(dockerfile)
+    # the package managers (uv), the lockfile, the recorded versions, and uv's sync of the project itself
+    assert len(runs) == {"uv": 4, "pip": 2}[manager]
+    for run in runs:
+        assert "--mount=type=secret,id=replay-netrc,target=/root/.netrc,required=true" in run
+        # pip ignores a plain-http index it is not told to trust; uv reads its own variable
+        assert "PIP_INDEX_URL=http://172.17.0.1:8080/simple/ PIP_TRUSTED_HOST=172.17.0.1:8080 " \
+               "UV_INDEX_URL=http://172.17.0.1:8080/simple/" in run
+    assert not [run for run in re.findall(r"^RUN (?:.*\\\n)*.*$", dockerfile, re.M)
+                if re.search(r"\buv sync\b|py-deps\.py (pip|pin|uv-sync)|pip install", run) and run not in runs]
+
+
+def test_an_https_index_is_not_named_a_trusted_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REPLAY_PYPI_INDEX", "https://pypi.example.com/simple")
+    dockerfile = render_plan(python_plan("uv"), settings(), "buildkit")
+    assert "UV_INDEX_URL=https://pypi.example.com/simple" in dockerfile
+    assert "PIP_TRUSTED_HOST" not in dockerfile and "type=secret" not in dockerfile
+

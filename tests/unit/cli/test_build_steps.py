@@ -74,6 +74,10 @@ def test_every_template_section_has_a_name() -> None:
     assert step_name("COPY pkgs/go1.22.10.linux-amd64.tar.gz /tmp/pkgs/") == "runtime go"
     assert step_name("COPY pkgs/bun-1.1.38.tgz /tmp/pkgs/") == "runtime bun"
     assert step_name("RUN set -eu; uv sync --frozen --inexact --no-install-project") == "dependency install"
+    # the project's own sync names the index too: it is not the package managers' step
+    assert step_name("RUN set -eu; cd /work/repo; PIP_INDEX_URL=https://pypi.org/simple UV_INDEX_URL=https://pypi.org/simple "
+                     "/opt/venv/bin/python /opt/replay/py-deps.py uv-sync /opt/replay/drift.json") == \
+        "source: the project's own install step"
     assert step_name("COPY node-pins.json /opt/replay/node-pins.json") == "pinned dependencies"
     assert step_name("ENV PATH=/opt/venv/bin:/usr/bin") is None
 
