@@ -5,6 +5,7 @@
 //   pin PINS DRIFT MODE REG  compare installed versions with the recorded ones; MODE=pin
 //                            installs the recorded version of every drifted package (and
 //                            without an installed lockfile, every recorded one)
+//   yarn-registry LOCK REG   point yarn.lock's public-registry URLs at REG
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -109,10 +110,31 @@ function npmInstall(specs, registry, extra) {
   }
 }
 
+// yarn 1 fetches each package from the URL its lockfile records, whatever --registry says: the
+// public registry's URLs go to the configured one instead (which may be a mirror, or need the
+// credentials the .npmrc secret holds for it), as `npm ci --replace-registry-host` does for
+// package-lock.json. A lockfile naming another registry keeps it: that is where its packages are.
+const PUBLIC_RESOLVED = /^(\s+resolved ")https?:\/\/registry\.(?:yarnpkg\.com|npmjs\.org)(\/[^"]*")/gm;
+
+function yarnRegistry(lockPath, registry) {
+  const base = registry.replace(/\/+$/, '');
+  const text = fs.readFileSync(lockPath, 'utf8');
+  let count = 0;
+  const out = text.replace(PUBLIC_RESOLVED, (match, before, rest) => {
+    const moved = before + base + rest;
+    if (moved !== match) count += 1;
+    return moved;
+  });
+  if (!count) return;
+  fs.writeFileSync(lockPath, out);
+  console.log(`replay: ${count} package URL(s) of ${lockPath} fetched from ${base} (the configured registry)`);
+}
+
 function main([cmd, ...args]) {
   if (cmd === 'strip-root-scripts') stripRootScripts(args[0]);
   else if (cmd === 'root-prepare') rootPrepare(args[0]);
   else if (cmd === 'pin') pin(args[0], args[1], args[2], args[3]);
+  else if (cmd === 'yarn-registry') yarnRegistry(args[0], args[1]);
   else { console.error(`npm-deps.js: unknown command ${cmd}`); process.exit(2); }
 }
 

@@ -311,3 +311,13 @@ def test_an_https_index_is_not_named_a_trusted_host(monkeypatch: pytest.MonkeyPa
     assert "UV_INDEX_URL=https://pypi.example.com/simple" in dockerfile
     assert "PIP_TRUSTED_HOST" not in dockerfile and "type=secret" not in dockerfile
 
+
+def test_yarn_lock_urls_are_pointed_at_the_registry_before_yarn_installs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.unit.bisect.fakes import plan
+    monkeypatch.setenv("REPLAY_NPM_REGISTRY", f"http://bob:{TOKEN}@172.17.0.1:4873/")
+    yarn = dataclasses.replace(plan(), lock=Lock("yarn", "yarn.lock", "0" * 64))
+    dockerfile = render_plan(yarn, settings(), "buildkit")
+    assert TOKEN not in dockerfile
+    install = next(run for run in re.findall(r"^RUN (?:.*\\\n)*.*$", dockerfile, re.M) if "yarn install" in run)
+    assert "--mount=type=secret,id=replay-npmrc,target=/root/.npmrc,required=true" in install
+    assert install.index("npm-deps.js yarn-registry yarn.lock http://172.17.0.1:4873;") < install.index("yarn install")
