@@ -1,158 +1,230 @@
-"""A registry's credentials (REPLAY_NPM_REGISTRY=http://user:token@host/) reach the build only as a
-BuildKit secret: the build really fetches with them from a stand-in registry that refuses anyone
-without them, and nothing of them is in the image (`docker save`), its history, its labels, the -v
-build log, the report or the cache. The classic builder refuses them with one line (exit 3)."""
+"""A registry's credentials (REPLAY_NPM_REGISTRY / REPLAY_PYPI_INDEX = http://user:token@host/...)
+reach the build only as a BuildKit secret, for npm, pnpm, yarn 1, pip and uv: the build really
+fetches a marker package with them from a stand-in registry that refuses anyone without them
+(tests/integration/standins.py), the replayed command imports it, and nothing of them (the token,
+nor its base64 form) is in the image (`docker save`), its history, its labels, the -v build log,
+the report, the cache or the build's temporary directory. The classic builder refuses them with
+one line (exit 3)."""
 from __future__ import annotations
 
-import base64
 import hashlib
-import io
 import json
 import os
 import subprocess
 import sys
-import tarfile
-import threading
 import uuid
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from runner.providers.fetch import get
-
 from .helpers import ROOT, twin_capsule, write_json
+from .standins import NPM_PACKAGE, PY_MODULE, PY_PROJECT, SAID, NpmStandIn, PypiStandIn, StandIn
 
 pytestmark = pytest.mark.integration
 
 NODE = "22.23.3"  # the tz-clock example's: its download is cached already
-PACKAGE = "replay-secret-marker-pkg"
-UPSTREAM = "https://registry.npmjs.org"
-# The build containers reach the host on the default bridge's gateway, not on 127.0.0.1.
-GATEWAY = "172.17.0.1"
-# A version of its own each run: an image layer cached from an earlier run would fetch nothing.
-VERSION = f"1.0.{uuid.uuid4().int % 10**9}"
+PYTHON = "3.11.2"  # the toolchain and drift tests' (Debian 12's own)
+UV = "0.9.9"  # ... and their uv
+PNPM, YARN = "10.20.0", "1.22.22"  # the twin examples' versions
+NODE_ARGV = ["node", "-p", f"require('{NPM_PACKAGE}')"]
+PY_ARGV = ["python3", "-c", f"import {PY_MODULE}; print({PY_MODULE}.SAID)"]
 
 
-def _tarball() -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, text in {"package.json": json.dumps({"name": PACKAGE, "version": VERSION}),
-                           "index.js": "module.exports = 'served with credentials';\n"}.items():
-            data = text.encode()
-            info = tarfile.TarInfo(f"package/{name}")
-            info.size, info.mode = len(data), 0o644
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
+@dataclass(frozen=True)
+class Case:
+    """One package manager's way to the marker package: the registry variable, the stand-in, and
+    the capsule's files (a lockfile and its manifest, named in packageManagers), made for a stand-in."""
+
+    variable: str
+    standin: type[StandIn]
+    manager: str | None  # None: the recorded resolved versions, no lockfile (npm's pin step)
+    version: str | None
+    lockfile: str | None
+    files: Callable[[Any], dict[str, str]]
+    served_too: tuple[str, ...] = ()  # other paths the build must have fetched through the stand-in
 
 
-class StandIn:
-    """An npm registry stand-in: serves the marker package, forwards the rest to the real registry,
-    and answers 401 to any request without the credentials."""
-
-    def __init__(self, user: str, token: str) -> None:
-        self.auth = "Basic " + base64.b64encode(f"{user}:{token}".encode()).decode()
-        self.tgz = _tarball()
-        self.served: list[str] = []  # paths of the marker package served (with the credentials)
-        self.refused: list[str] = []
-        self.server = ThreadingHTTPServer((GATEWAY, 0), self._handler())
-        self.base = f"http://{GATEWAY}:{self.server.server_address[1]}"
-
-    def packument(self) -> dict[str, Any]:
-        integrity = "sha512-" + base64.b64encode(hashlib.sha512(self.tgz).digest()).decode()
-        dist = {"tarball": f"{self.base}/{PACKAGE}/-/{PACKAGE}-{VERSION}.tgz", "integrity": integrity,
-                "shasum": hashlib.sha1(self.tgz).hexdigest()}  # noqa: S324 - npm's own field
-        return {"name": PACKAGE, "dist-tags": {"latest": VERSION},
-                "versions": {VERSION: {"name": PACKAGE, "version": VERSION, "dist": dist}}}
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        standin = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
-                if self.headers.get("Authorization") != standin.auth:
-                    standin.refused.append(self.path)
-                    return self._send(401, b'{"error":"credentials required"}')
-                if self.path.lstrip("/").startswith(PACKAGE):
-                    standin.served.append(self.path)
-                    body = standin.tgz if self.path.endswith(".tgz") else json.dumps(standin.packument()).encode()
-                    return self._send(200, body)
-                try:
-                    self._send(200, get(UPSTREAM + self.path))
-                except Exception:  # noqa: BLE001 - the upstream's failure is the client's 404
-                    self._send(404, b"{}")
-
-            def _send(self, status: int, body: bytes) -> None:
-                self.send_response(status)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        return Handler
-
-    def __enter__(self) -> StandIn:
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+def _package_json(s: NpmStandIn) -> str:
+    return json.dumps({"name": "demo", "version": "0.1.0", "private": True, "dependencies": {NPM_PACKAGE: s.version}})
 
 
-@pytest.fixture
-def registry() -> Iterator[tuple[StandIn, str]]:
-    token = f"tok{uuid.uuid4().hex}"
-    with StandIn("replay-test", token) as standin:
-        yield standin, token
+def _pnpm_files(s: NpmStandIn) -> dict[str, str]:
+    # pnpm records no tarball URL for a registry's package: it asks the --registry it is given
+    lock = f"""lockfileVersion: '9.0'
+
+settings:
+  autoInstallPeers: true
+  excludeLinksFromLockfile: false
+
+importers:
+
+  .:
+    dependencies:
+      {NPM_PACKAGE}:
+        specifier: {s.version}
+        version: {s.version}
+
+packages:
+
+  {NPM_PACKAGE}@{s.version}:
+    resolution: {{integrity: {s.integrity()}}}
+
+snapshots:
+
+  {NPM_PACKAGE}@{s.version}: {{}}
+"""
+    return {"package.json": _package_json(s), "pnpm-lock.yaml": lock}
 
 
-def _capsule(tmp_path: Path) -> Path:
-    data = twin_capsule(["node", "-p", f"require('{PACKAGE}')"], "", 0)
-    data.update(runtimes={"node": NODE}, resolved={"node": {PACKAGE: [VERSION]}})
-    return write_json(tmp_path / "capsule.json", data)
+def _yarn_files(s: NpmStandIn) -> dict[str, str]:
+    # as yarn writes it against the public registry: replay points it at REPLAY_NPM_REGISTRY
+    lock = f"""# THIS IS AN AUTOGENERATED FILE. DO NOT EDIT THIS FILE DIRECTLY.
+# yarn lockfile v1
 
 
-def _replay(capsule: Path, url: str, *extra: str, builder: str = "buildkit") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "REPLAY_NPM_REGISTRY": url, "REPLAY_BUILDER": builder}
-    return subprocess.run([sys.executable, "-m", "runner", str(capsule), "-n", "1", "-v", "--json", *extra],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+{NPM_PACKAGE}@{s.version}:
+  version "{s.version}"
+  resolved "https://registry.yarnpkg.com/{NPM_PACKAGE}/-/{s.tarball_name}#{s.shasum()}"
+  integrity {s.integrity()}
+"""
+    return {"package.json": _package_json(s), "yarn.lock": lock}
 
 
-def test_the_credentials_reach_only_the_step_that_needs_them(engine: Any, registry: tuple[StandIn, str],
-                                                             tmp_path: Path) -> None:
-    standin, token = registry
-    proc = _replay(_capsule(tmp_path), standin.base.replace("http://", f"http://replay-test:{token}@") + "/")
+def _uv_files(s: PypiStandIn) -> dict[str, str]:
+    # as uv locks against a private index: its own URLs, which uv fetches (with the .netrc's credentials);
+    # the project is built once its source is there, its build backend from the index too
+    pyproject = f"""[project]
+name = "demo"
+version = "0.1.0"
+requires-python = ">=3.9"
+dependencies = ["{PY_PROJECT}=={s.version}"]
+
+[build-system]
+requires = ["hatchling"]
+build-backend = "hatchling.build"
+"""
+    lock = f"""version = 1
+revision = 3
+requires-python = ">=3.9"
+
+[[package]]
+name = "demo"
+version = "0.1.0"
+source = {{ editable = "." }}
+dependencies = [
+    {{ name = "{PY_PROJECT}" }},
+]
+
+[package.metadata]
+requires-dist = [{{ name = "{PY_PROJECT}", specifier = "=={s.version}" }}]
+
+[[package]]
+name = "{PY_PROJECT}"
+version = "{s.version}"
+source = {{ registry = "{s.index}" }}
+wheels = [
+    {{ url = "{s.wheel_url}", hash = "sha256:{s.sha256()}" }},
+]
+"""
+    return {"pyproject.toml": pyproject, "uv.lock": lock, "src/demo/__init__.py": ""}
+
+
+CASES = {
+    "npm": Case("REPLAY_NPM_REGISTRY", NpmStandIn, None, None, None, lambda s: {}),
+    "pnpm": Case("REPLAY_NPM_REGISTRY", NpmStandIn, "pnpm", PNPM, "pnpm-lock.yaml", _pnpm_files),
+    "yarn": Case("REPLAY_NPM_REGISTRY", NpmStandIn, "yarn", YARN, "yarn.lock", _yarn_files),
+    "pip": Case("REPLAY_PYPI_INDEX", PypiStandIn, "pip", None, "requirements.txt",
+                lambda s: {"requirements.txt": f"{PY_PROJECT}=={s.version}\n"}),
+    "uv": Case("REPLAY_PYPI_INDEX", PypiStandIn, "uv", UV, "uv.lock", _uv_files, ("/simple/hatchling/",)),
+}
+
+
+@dataclass(frozen=True)
+class Replayable:
+    case: Case
+    standin: StandIn
+    capsule: Path
+    args: tuple[str, ...]  # --source DIR, when the capsule has files
+
+    def replay(self, flag: str, builder: str = "buildkit") -> subprocess.CompletedProcess[str]:
+        """`replay CAPSULE -n 1 FLAG` (-v: the build log and the command's output; --json: the report)."""
+        url = self.standin.url("/simple/" if self.case.standin is PypiStandIn else "/")
+        env = {**os.environ, self.case.variable: url, "REPLAY_BUILDER": builder}
+        return subprocess.run([sys.executable, "-m", "runner", str(self.capsule), "-n", "1", flag, *self.args],
+                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
+
+
+def _replayable(case: Case, standin: StandIn, tmp_path: Path) -> Replayable:
+    python = case.standin is PypiStandIn
+    data = twin_capsule(PY_ARGV if python else NODE_ARGV, "", 0, python=PYTHON if python else None)
+    if not python:
+        data["runtimes"] = {"node": NODE}
+    if case.manager is None:
+        data["resolved"] = {"node": {NPM_PACKAGE: [standin.version]}}
+        return Replayable(case, standin, write_json(tmp_path / "capsule.json", data), ())
+    src = tmp_path / "src"
+    src.mkdir()
+    for name, text in case.files(standin).items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text(text)
+    lockfile = case.lockfile or ""
+    data["packageManagers"] = [{
+        "name": case.manager, "ecosystem": "python" if python else "node", "version": case.version, "declared": None,
+        "lockfile": lockfile, "lockfileSha256": hashlib.sha256((src / lockfile).read_bytes()).hexdigest()}]
+    if case.version:
+        data["tools"] = {case.manager: case.version}
+    return Replayable(case, standin, write_json(tmp_path / "capsule.json", data), ("--source", str(src)))
+
+
+@pytest.fixture(params=sorted(CASES))
+def replayable(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Replayable]:
+    case = CASES[request.param]
+    with case.standin(f"tok{uuid.uuid4().hex}") as standin:
+        yield _replayable(case, standin, tmp_path)
+
+
+def _nowhere(secrets: tuple[str, ...], texts: dict[str, str]) -> list[str]:
+    """Where any of the secrets is found, by the name of the text."""
+    return [name for name, text in texts.items() if any(secret in text for secret in secrets)]
+
+
+def test_the_credentials_reach_only_the_steps_that_need_them(engine: Any, replayable: Replayable) -> None:
+    standin = replayable.standin
+    shown = replayable.replay("-v")  # builds, streaming the whole build log
+    assert shown.returncode == 0, shown.stderr[-3000:]
+    assert "--mount=type=secret" in shown.stderr and SAID in shown.stdout + shown.stderr
+    for path in (standin.file_path, *replayable.case.served_too):  # the build fetched them, with the credentials
+        assert path in standin.served, standin.served
+    proc = replayable.replay("--json")  # the same image, from the cache: the report (--json keeps the log quiet)
     data = json.loads(proc.stdout)
-    report = data["result"]
     assert data["exit_code"] == 0, proc.stderr[-3000:]
-    assert report["attempts"][0]["stdout"] == "served with credentials\n"
-    assert any(p.endswith(".tgz") for p in standin.served)  # the build fetched it, with the credentials
-    encoded = standin.auth.split()[1]
+    report = data["result"]
+    assert report["attempts"][0]["stdout"] == f"{SAID}\n"
+    secrets = (standin.token, standin.encoded)
     image = report["image"]["ref"]
-    saved = subprocess.run(["docker", "save", image], capture_output=True, timeout=300).stdout
-    assert saved and token.encode() not in saved and encoded.encode() not in saved
-    history = subprocess.run(["docker", "history", "--no-trunc", image], capture_output=True, text=True).stdout
-    inspect = subprocess.run(["docker", "image", "inspect", image], capture_output=True, text=True).stdout
-    for text in (history, inspect, proc.stdout, proc.stderr):
-        assert token not in text and encoded not in text
+    saved = subprocess.run(["docker", "save", image], capture_output=True, timeout=600).stdout
+    assert saved and not any(secret.encode() in saved for secret in secrets)
+    docker = {what: subprocess.run(["docker", *what.split(), image], capture_output=True, text=True).stdout
+              for what in ("history --no-trunc", "image inspect")}
+    assert all(docker.values())
+    outputs = {"-v stdout": shown.stdout, "-v stderr (the build log)": shown.stderr, "the report": proc.stdout,
+               "--json stderr": proc.stderr}
+    assert _nowhere(secrets, {**docker, **outputs}) == []
     cache = os.environ.get("REPLAY_CACHE") or str(Path.home() / ".cache" / "replay")
-    hits = subprocess.run(["grep", "-rlF", token, cache], capture_output=True, text=True)
-    assert hits.stdout == ""
-    assert not list(Path("/tmp").glob("replay-build-*/replay-npmrc"))  # the secret file went with the build
+    build_dirs = [str(p) for p in Path("/tmp").glob("replay-build-*")]
+    for secret in secrets:  # the secret files went with the build
+        hits = subprocess.run(["grep", "-rlF", secret, cache, *build_dirs], capture_output=True, text=True)
+        assert hits.stdout == ""
 
 
-def test_the_classic_builder_refuses_the_credentials(engine: Any, registry: tuple[StandIn, str],
-                                                     tmp_path: Path) -> None:
-    standin, token = registry
-    proc = _replay(_capsule(tmp_path), standin.base.replace("http://", f"http://replay-test:{token}@") + "/",
-                   builder="classic")
+def test_the_classic_builder_refuses_the_credentials(engine: Any, tmp_path: Path) -> None:
+    with NpmStandIn(f"tok{uuid.uuid4().hex}") as standin:
+        proc = _replayable(CASES["npm"], standin, tmp_path).replay("--json", builder="classic")
     data = json.loads(proc.stdout)
     assert data["exit_code"] == 3, proc.stderr[-3000:]
     assert "REPLAY_NPM_REGISTRY holds credentials" in data["error"]["message"]
-    assert token not in proc.stdout + proc.stderr
-    assert not any(p.endswith(".tgz") for p in standin.served)  # nothing was built with them
+    assert standin.token not in proc.stdout + proc.stderr
+    assert standin.file_path not in standin.served  # nothing was built with them
