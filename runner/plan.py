@@ -122,6 +122,9 @@ class Plan:
     tools: tuple[Tool, ...] = ()
     lock: Lock | None = None  # the node lockfile
     python_lock: Lock | None = None
+    # the node that installs the npm lockfile's dependencies when their install cannot depend on
+    # the node version (installer.py decides, reading the lockfile): the newest of the runtime's major
+    installer_node: Runtime | None = None
     node_pins: FrozenMap[str, str] = field(default_factory=FrozenMap)  # package -> version
     python_pins: FrozenMap[str, str] = field(default_factory=FrozenMap)
     pin_node: bool = True

@@ -20,8 +20,9 @@ from .config import Settings
 from .factkeys import normal_name
 from .errors import CapsuleError, NeedsInput, UsageError
 from .content import ContentStore, content_store
-from .plan import BaseImage, EnvSetting, Fidelity, InputFile, Plan, Runtime, Source
+from .plan import BaseImage, EnvSetting, Fidelity, InputFile, Lock, Plan, Runtime, Source
 from .providers import BUNDLED_TOOLS, COMMAND_RUNTIME, ECOSYSTEM_RUNTIME, resolve_runtime
+from .providers import node as node_provider
 from .toolplan import bundled_tool_rows, locks, node_tools, python_tools
 from .validate import Kind, check, is_valid, relative_path, run_path, validate_plan
 
@@ -69,6 +70,7 @@ def make_plan(capsule: Capsule, settings: Settings, opts: PlanOptions = PlanOpti
     plan = Plan(
         title=_title(capsule), capsule_id=_capsule_id(capsule), base=base, argv=capsule.command.argv,
         workdir_rel=workdir, runtimes=runtimes, tools=tools, lock=lock, python_lock=python_lock,
+        installer_node=_installer_node(runtimes, lock, settings),
         node_pins=_node_pins(capsule),
         python_pins=_python_pins(capsule), pin_node=opts.pin, source=source,
         inputs=_inputs(capsule, store), locales=locales, env=env,
@@ -145,6 +147,14 @@ def _runtimes(c: Capsule, needed: set[str], base: BaseImage, settings: Settings,
         if runtime is not None:
             out.append(runtime)
     return tuple(out)
+
+
+def _installer_node(runtimes: tuple[Runtime, ...], lock: Lock | None, settings: Settings) -> Runtime | None:
+    """For an npm lockfile: the node that may install it (installer.py decides at build time)."""
+    node = next((r for r in runtimes if r.name == "node"), None)
+    if node is None or lock is None or lock.manager != "npm":
+        return None
+    return node_provider.installer(node, settings)
 
 
 def _node_pins(c: Capsule) -> FrozenMap[str, str]:

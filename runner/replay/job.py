@@ -43,6 +43,8 @@ def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
             notes += list(image.context.restored.notes)
         if image.context and image.built:
             notes += list(image.context.notes)
+        if image.context and image.context.deps_node:  # true of the image, built now or before
+            notes.append(image.context.deps_node.note())
         if http is not None and (http.unmatched or http.unused):
             notes.append(f"the program's HTTP traffic diverged from the recording: {len(http.unmatched)} "
                          f"request(s) matched nothing, {len(http.unused)} recorded call(s) never made")

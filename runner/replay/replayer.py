@@ -6,8 +6,6 @@ attempt() are thread-safe so independent trials can run in parallel.
 from __future__ import annotations
 
 import dataclasses
-import shutil
-import tempfile
 import threading
 import time
 import uuid
@@ -29,6 +27,7 @@ from .image import BuiltImage
 from .options import ReplayOptions
 from .progress import Progress
 from .runenv import command_env
+from .slots import context_slot, stamp
 from .world import AttemptSettings, World
 
 
@@ -48,7 +47,6 @@ class Replayer:
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
         self._built: dict[str, BuiltImage] = {}
-        self._workdir = Path(tempfile.mkdtemp(prefix="replay-"))
 
     @property
     def engine(self) -> Engine:
@@ -65,21 +63,23 @@ class Replayer:
 
     def image(self, plan: Plan) -> BuiltImage:
         """Build (or reuse) the image of this plan; a second call for the same plan builds nothing."""
-        # keyed by the plan's JSON (which holds no supplied value): equal plans share one context
-        ctx_dir = self._workdir / f"ctx-{plan_digest(plan)[:16]}"
-        with self._key_lock(ctx_dir.name):
-            if ctx_dir.name in self._built:
-                return self._built[ctx_dir.name]
+        # keyed by the plan's JSON (which holds no supplied value): equal plans share one image
+        key = f"ctx-{plan_digest(plan)[:16]}"
+        with self._key_lock(key):
+            if key in self._built:
+                return self._built[key]
             with self.progress.step(f"resolve base {plan.base.suite}"):
                 ensure_base(self.engine, self.settings, plan.base, self.progress.say)
-            with self.progress.step("fetch runtimes, package managers and source"):
-                ctx = write_context(plan, self.settings, ctx_dir,
-                                    "buildkit" if self.engine.builder_name == "buildkit" else "classic")
-            tag = f"{self.settings.image_repo}:{plan.capsule_id[:12].lower()}-{images.context_digest(ctx_dir)[:12]}"
-            with self._key_lock(tag):
-                result = self._image_of(plan, ctx_dir, ctx, tag)
-                self._built[ctx_dir.name] = result
-                return result
+            with context_slot(self.settings.cache_dir / "contexts") as ctx_dir:
+                with self.progress.step("fetch runtimes, package managers and source"):
+                    ctx = write_context(plan, self.settings, ctx_dir,
+                                        "buildkit" if self.engine.builder_name == "buildkit" else "classic")
+                digest = images.context_digest(ctx_dir, stamp)  # and each file's mtime from its content
+                tag = f"{self.settings.image_repo}:{plan.capsule_id[:12].lower()}-{digest[:12]}"
+                with self._key_lock(tag):
+                    result = self._image_of(plan, ctx_dir, ctx, tag)
+                    self._built[key] = result
+                    return result
 
     def _image_of(self, plan: Plan, ctx_dir: Path, ctx: Context, tag: str) -> BuiltImage:
         engine = self.engine
@@ -148,7 +148,6 @@ class Replayer:
 
     def close(self) -> None:
         self._engine.cleanup(self.label)
-        shutil.rmtree(self._workdir, ignore_errors=True)
 
 
 SUPPLIED = "[supplied value]"

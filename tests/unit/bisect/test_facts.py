@@ -21,3 +21,18 @@ def test_differences_are_keyed_as_diff_keys_them() -> None:
     good, bad = plan(node="22.11.0", lodash="4.17.20"), plan(node="22.12.0", lodash="4.17.21")
     assert [f.key for f in facts.differences(good, bad)] == ["pin:node:lodash", "runtime:node"]
     assert all(f.stage == "build" for f in facts.differences(good, bad))
+
+
+def test_a_node_variant_keeps_the_end_s_installer_node() -> None:
+    """So its image reuses the end's dependency layer (installer.py); the installer node is no fact."""
+    import dataclasses
+
+    from runner.plan import Runtime
+
+    installer = Runtime("node", None, "22.23.5", "npm-registry", True)
+    good = dataclasses.replace(plan(node="22.11.0"), installer_node=installer)
+    bad = dataclasses.replace(plan(node="22.12.0"), installer_node=installer)
+    [node] = facts.differences(good, bad)
+    variant = facts.apply(good, [node])
+    assert variant.runtime("node") == bad.runtime("node") and variant.installer_node == installer
+    assert "installer" not in " ".join(facts.facts(variant))

