@@ -46,6 +46,7 @@ class Attempt:
     stdout: bytes = b""
     output_tail: str = ""
     classification: Classification = "inconclusive"
+    reruns: int = 0  # times it ran again because the engine went away under it (its result was lost)
 
 
 def expected_of(capsule: Capsule) -> Expected:

@@ -163,16 +163,33 @@ BUILD_TRIES = 3
 # The docker CLI's own words when it loses the engine (not a step's output: those lines start with "#N ").
 _CONNECTION_LOST = re.compile(r"error during connect|cannot connect to the docker daemon|connection reset by peer|"
                               r"unexpected eof|broken pipe|connection refused|is the docker daemon running", re.I)
+# A step that could not start because the engine was stopping under it (its network hook's socket is
+# gone): the engine's failure, not the step's, even in a step's own output lines.
+_ENGINE_STOPPING = re.compile(r"error running hook.*libnetwork/[0-9a-f]+\.sock: connect", re.I)
 
 
-def _retried(once: Callable[[], Iterator[BuildEvent]]) -> Iterator[BuildEvent]:
-    """A build, again (tenacity, with backoff) when the engine connection dropped; one line when it keeps dropping."""
+# Whether the engine answers, waiting up to the given seconds for it (0: only asks once).
+EngineBack = Callable[[float], bool]
+# How long a build waits for an engine that went away (a daemon restarting) before it gives up.
+ENGINE_RETURN_S = 60.0
+
+
+def _always(_within: float) -> bool:
+    return True
+
+
+def _retried(once: Callable[[], Iterator[BuildEvent]], engine_back: EngineBack) -> Iterator[BuildEvent]:
+    """A build, again (tenacity, with backoff) when the engine connection dropped, once the engine answers
+    again; one line when it keeps dropping or does not come back."""
     try:
         for attempt in Retrying(retry=retry_if_exception_type(_Dropped), stop=stop_after_attempt(BUILD_TRIES),
                                 wait=wait_exponential(multiplier=0.5, max=4), reraise=True):
             with attempt:
                 if attempt.retry_state.attempt_number > 1:
-                    yield BuildEvent("log", "replay: the engine connection dropped during the build: building again")
+                    if not engine_back(ENGINE_RETURN_S):
+                        raise BuildFailed(f"image build failed: the engine went away during the build and did not "
+                                          f"answer again within {ENGINE_RETURN_S:.0f} s; check it with `replay doctor`")
+                    yield BuildEvent("log", "the engine connection dropped during the build: building again")
                 yield from once()
     except _Dropped as exc:
         raise BuildFailed(f"image build failed: the engine connection dropped {BUILD_TRIES} times during the build "
@@ -180,13 +197,13 @@ def _retried(once: Callable[[], Iterator[BuildEvent]]) -> Iterator[BuildEvent]:
 
 
 def build_with_cli(cli: Sequence[str], context: Path, tag: str, labels: Mapping[str, str],
-                   network: str) -> Iterator[BuildEvent]:
+                   network: str, engine_back: EngineBack = _always) -> Iterator[BuildEvent]:
     """BuildKit through the engine's own CLI (streams the plain progress as events)."""
-    yield from _retried(lambda: _build_once_with_cli(cli, context, tag, labels, network))
+    yield from _retried(lambda: _build_once_with_cli(cli, context, tag, labels, network, engine_back), engine_back)
 
 
 def _build_once_with_cli(cli: Sequence[str], context: Path, tag: str, labels: Mapping[str, str],
-                         network: str) -> Iterator[BuildEvent]:
+                         network: str, engine_back: EngineBack) -> Iterator[BuildEvent]:
     # the temporary directory is outside the context and removed after: the secret files live only there
     with tempfile.TemporaryDirectory(prefix="replay-build-") as tmp:
         iid = Path(tmp) / "iid"
@@ -216,19 +233,26 @@ def _build_once_with_cli(cli: Sequence[str], context: Path, tag: str, labels: Ma
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-        if proc.wait() != 0:
+        # A daemon killed mid-build may leave the CLI exiting 0 without an image ("server did not provide
+        # an image ID"): no image id is a failed build too, and an engine that does not answer lost it.
+        image_id = iid.read_text().strip() if iid.is_file() else ""
+        if proc.wait() != 0 or not image_id:
             lost = next((ln for ln in reversed(tail) if not re.match(r"#\d+ ", ln) and _CONNECTION_LOST.search(ln)), None)
+            if lost is None:
+                lost = next((ln for ln in tail if _ENGINE_STOPPING.search(ln)), None)
             if lost is not None:
                 raise _Dropped(lost.strip()[:200])
+            if not engine_back(0):
+                raise _Dropped("the engine stopped answering")
             raise build_failure(_last_error(tail), tail)
-        yield BuildEvent("done", image_id=iid.read_text().strip(), steps_run=len(started - cached))
+        yield BuildEvent("done", image_id=image_id, steps_run=len(started - cached))
 
 
 def build_with_sdk(client: Any, context: Path, tag: str, labels: Mapping[str, str],
-                   network: str) -> Iterator[BuildEvent]:
+                   network: str, engine_back: EngineBack = _always) -> Iterator[BuildEvent]:
     """The docker SDK's classic builder."""
     _refuse_credentials(context)
-    yield from _retried(lambda: _build_once_with_sdk(client, context, tag, labels, network))
+    yield from _retried(lambda: _build_once_with_sdk(client, context, tag, labels, network), engine_back)
 
 
 def _build_once_with_sdk(client: Any, context: Path, tag: str, labels: Mapping[str, str],
@@ -321,11 +345,16 @@ _NPM_TIMEOUT = re.compile(r"ERR_SOCKET_TIMEOUT|ETIMEDOUT|Socket timeout|network 
 _PIP_TIMEOUT = re.compile(r"Read timed out|ReadTimeoutError|ConnectTimeoutError", re.I)
 
 
+def disk_full(text: str) -> bool:
+    """Whether an engine's message says its disk is full."""
+    return bool(_DISK_FULL.search(text))
+
+
 def build_failure(error: str, tail: Sequence[str]) -> BuildFailed:
     """The one-line error of a failed build: a full disk says so and how to free space, a package
     source that timed out is named (without its credentials)."""
     lines = [error, *tail]
-    if any(_DISK_FULL.search(line) for line in lines):
+    if any(disk_full(line) for line in lines):
         return BuildFailed(f"image build failed: {DISK_FULL_HINT}", "\n".join(tail))
     s = settings()
     for pattern, variable, url in ((_NPM_TIMEOUT, "REPLAY_NPM_REGISTRY", s.npm_registry),

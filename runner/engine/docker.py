@@ -7,6 +7,7 @@ with tenacity and reported when they give up.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 import shutil
@@ -19,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import requests
-from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
+from tenacity import retry, retry_if_exception_type, stop_after_delay, wait_exponential
 
 from ..errors import EngineUnavailable, ReplayError
-from .builders import BuildEvent, build_with_cli, build_with_sdk, find_buildkit_cli
+from .builders import (DISK_FULL_HINT, ENGINE_RETURN_S, BuildEvent, build_with_cli, build_with_sdk, disk_full,
+                       find_buildkit_cli)
 from .protocol import LABEL, OWNER_LABEL, Containment, ContainerFile, Mount, RunResult, RunSpec
 
 START_HINT = (
@@ -35,6 +37,10 @@ class TransientEngineError(ReplayError):
     """A failure worth retrying (daemon restarting, connection reset)."""
 
 
+class _Interrupted(Exception):
+    """An attempt whose container ended while the engine was away: its result cannot be trusted."""
+
+
 _SIGNALS = {129: "SIGHUP", 130: "SIGINT", 131: "SIGQUIT", 132: "SIGILL", 134: "SIGABRT", 136: "SIGFPE",
             137: "SIGKILL", 139: "SIGSEGV", 141: "SIGPIPE", 143: "SIGTERM"}
 
@@ -43,25 +49,31 @@ def _transient(exc: BaseException) -> bool:
     import docker.errors
     import requests
 
-    if isinstance(exc, requests.exceptions.ConnectionError):
-        return True
+    if isinstance(exc, (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError)):
+        return True  # the second: a streamed answer (a wait, logs) cut off by the engine going away
     if isinstance(exc, docker.errors.APIError):
         return exc.status_code is not None and exc.status_code >= 500 and "No such" not in str(exc)
     return False
 
 
+# An SDK call rides out a daemon restart: tried again, with backoff, until the engine answers again
+# or ENGINE_RETURN_S have gone.
 _retrying = retry(
     retry=retry_if_exception_type(TransientEngineError),
-    stop=stop_after_attempt(4),
-    wait=wait_exponential(multiplier=0.5, max=4),
+    stop=stop_after_delay(ENGINE_RETURN_S),
+    wait=wait_exponential(multiplier=0.25, max=2),
     reraise=True,
 )
+# How many times an attempt is run when the engine went away under it (its result is lost then).
+RUN_TRIES = 2
 
 
 def _sdk_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     try:
         return fn(*args, **kwargs)
     except Exception as exc:  # the SDK raises many kinds; only some are worth a retry
+        if disk_full(str(exc)):  # it stays full: no retry
+            raise EngineUnavailable(DISK_FULL_HINT) from exc
         if _transient(exc):
             raise TransientEngineError(f"engine: {exc}") from exc
         raise
@@ -109,8 +121,9 @@ class DockerEngine:
     def import_rootfs(self, tar_path: Path, ref: str, changes: Sequence[str]) -> str:
         repo, tag = ref.rsplit(":", 1)
         with open(tar_path, "rb") as fh:
-            self.client.api.import_image_from_data(fh.read(), repository=repo, tag=tag, changes=list(changes))
-        return str(self.client.images.get(ref).id)
+            _retrying(_sdk_call)(self.client.api.import_image_from_data, fh.read(), repository=repo, tag=tag,
+                                 changes=list(changes))
+        return str(_retrying(_sdk_call)(self.client.images.get, ref).id)
 
     def try_pull(self, repo: str, tag: str) -> bool:
         """Pull from a registry when one is reachable; False (quietly) when not."""
@@ -126,9 +139,22 @@ class DockerEngine:
 
     def build(self, context: Path, tag: str, labels: Mapping[str, str], network: str = "default") -> Iterator[BuildEvent]:
         if self._buildkit:
-            yield from build_with_cli(self._buildkit, context, tag, labels, network)
+            yield from build_with_cli(self._buildkit, context, tag, labels, network, self.answers)
         else:
-            yield from build_with_sdk(self.client, context, tag, labels, network)
+            yield from build_with_sdk(self.client, context, tag, labels, network, self.answers)
+
+    def answers(self, within: float = 0.0) -> bool:
+        """Whether the engine answers a ping, waiting up to `within` seconds for it (a daemon restarting)."""
+        deadline = time.monotonic() + within
+        while True:
+            try:
+                if self.client.ping():
+                    return True
+            except Exception:  # noqa: BLE001 - not answering, whatever the SDK calls it
+                pass
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.25)  # a poll of the engine's own answer, not a wait standing in for one
 
     # -- containers ---------------------------------------------------------
     def _create(self, spec: RunSpec, detach: bool = False) -> Any:
@@ -156,6 +182,22 @@ class DockerEngine:
         return ctr
 
     def run(self, spec: RunSpec, on_output: Callable[[bytes], None] | None = None) -> RunResult:
+        """Run a container to its end. When the engine went away under it (a daemon restart ends the
+        container), its result is lost: once the engine answers again, the attempt runs again in a fresh
+        container (RUN_TRIES in all) and RunResult.reruns says so."""
+        for n in range(1, RUN_TRIES + 1):
+            try:
+                return dataclasses.replace(self._run_once(spec, on_output), reruns=n - 1)
+            except _Interrupted as exc:
+                if n == RUN_TRIES or not self.answers(ENGINE_RETURN_S):
+                    raise EngineUnavailable(f"the engine went away during an attempt ({exc}) and "
+                                            + ("did not answer again" if n < RUN_TRIES else "again on its rerun")
+                                            + "; check the engine with `replay doctor`") from exc
+                if on_output is not None:
+                    on_output(b"\nreplay: the engine went away during the attempt: running it again\n")
+        raise AssertionError("unreachable")
+
+    def _run_once(self, spec: RunSpec, on_output: Callable[[bytes], None] | None) -> RunResult:
         import docker.errors
 
         ctr = self._create(spec)
@@ -170,7 +212,7 @@ class DockerEngine:
                 threading.Thread(target=_follow, args=(ctr, on_output), daemon=True).start()
             timed_out = False
             try:
-                status = _retrying(_sdk_call)(_wait_until, ctr, started + spec.timeout_s if spec.timeout_s else None)
+                status = self._wait(ctr, started + spec.timeout_s if spec.timeout_s else None)
                 code: int | None = int(status.get("StatusCode", -1))
             except requests.exceptions.ReadTimeout:  # the command outlived --timeout
                 _quietly(ctr.kill)
@@ -189,6 +231,20 @@ class DockerEngine:
                                     f"({exc.message[:200]}); check the engine with `replay doctor`") from exc
         finally:
             _remove(ctr)
+
+    def _wait(self, ctr: Any, deadline: float | None) -> Any:
+        """The container's end. A dropped connection with the container still running was a hiccup:
+        wait on (the engine keeps its output). One that ended meanwhile may have been ended by the
+        engine going away (a restart stops running containers): _Interrupted."""
+        while True:
+            try:
+                return _sdk_call(_wait_until, ctr, deadline)
+            except TransientEngineError as exc:
+                if not self.answers(ENGINE_RETURN_S):
+                    raise
+                _retrying(_sdk_call)(ctr.reload)
+                if ctr.status != "running":
+                    raise _Interrupted(exc.message[:200]) from exc
 
     def start(self, spec: RunSpec) -> str:
         """Start a long-lived container (a sidecar); returns its id."""
@@ -281,7 +337,11 @@ class DockerEngine:
     def cleanup(self, label_value: str) -> None:
         """Remove every container, network and volume labelled replay=<label_value>."""
         flt: dict[str, Any] = {"label": f"{LABEL}={label_value}"}
-        for ctr in self.client.containers.list(all=True, filters=flt):
+        try:
+            leftovers = _retrying(_sdk_call)(self.client.containers.list, all=True, filters=flt)
+        except Exception:  # noqa: BLE001 - an engine gone for good: what it holds is for `replay gc` later
+            return
+        for ctr in leftovers:
             _quietly(ctr.remove, force=True)
         _quietly(self.client.networks.prune, filters=flt)
         _quietly(self.client.volumes.prune, filters=flt)

@@ -84,6 +84,7 @@ class RunResult:
     timed_out: bool = False
     oom_killed: bool = False
     signal: str | None = None
+    reruns: int = 0  # times the attempt ran again because the engine went away under it
 
 
 @runtime_checkable

@@ -48,6 +48,10 @@ def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
         if http is not None and (http.unmatched or http.unused):
             notes.append(f"the program's HTTP traffic diverged from the recording: {len(http.unmatched)} "
                          f"request(s) matched nothing, {len(http.unused)} recorded call(s) never made")
+        rerun = [str(i) for i, a in enumerate(attempts, 1) if a.reruns]
+        if rerun:
+            notes.append(f"the engine went away during attempt(s) {', '.join(rerun)}: each ran again in a fresh "
+                         "container (what the lost run did is not counted)")
         if not verified.valid:
             notes.append("the capsule does not verify and was replayed anyway (--allow-unverified): "
                          "see the verification problems at the top")

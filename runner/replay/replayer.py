@@ -144,6 +144,9 @@ class Replayer:
         res = self.engine.run(spec, on_output)
         att = attempt_of(res.output, res.stdout, res.exit_code, res.signal, res.duration_s,
                          res.timed_out or res.oom_killed, expected)
+        if res.reruns:
+            self.progress.say(f"the engine went away during the attempt: ran it again ({res.reruns}x)")
+            att = dataclasses.replace(att, reruns=res.reruns)
         return redacted(att, secrets)
 
     def close(self) -> None:

@@ -1,8 +1,8 @@
 """Faults a real machine makes: a package source that goes silent during the build (accepts
 connections and never answers).
 replay gives up within a bounded time with one line naming the registry (exit 3) and leaves no
-container behind. (The engine dropping its connection and a full disk are fault-injected in
-tests/unit/engine: a shared engine cannot be restarted or filled safely.)"""
+container behind. (The engine restarting, crashing and filling its disk: test_engine_restart.py, on a
+second engine of its own.)"""
 from __future__ import annotations
 
 import json

@@ -85,7 +85,16 @@ print("#1 [internal] load build definition from Dockerfile", flush=True)
 if mode == "disk":
     print("#5 ERROR: failed to copy: write /var/lib/docker/tmp/x: no space left on device")
     sys.exit(1)
-if mode == "drop" or n == 0:
+if mode == "hook" and n == 0:  # a step started as the engine was stopping
+    print("#7 0.128 runc run failed: unable to start container process: error during container init: error "
+          "running hook #0: error running hook: exit status 1, stdout: , stderr: level=fatal msg=\"dial unix "
+          "/run/docker/libnetwork/87937d7e8e33.sock: connect: no such file or directory\"")
+    print("#7 ERROR: executor failed running [/bin/sh -c apt-get update]: exit code: 1")
+    sys.exit(1)
+if mode == "noiid" and n == 0:  # what the real CLI does when the daemon is stopped under it
+    print("cannot write /tmp/x/iid because server did not provide an image ID")
+    sys.exit(0)
+if mode in ("drop", "once") and (mode == "drop" or n == 0):
     print("error during connect: Post http://docker/v1.41/build: read unix @->/var/run/docker.sock: "
           "read: connection reset by peer")
     sys.exit(1)
@@ -107,6 +116,30 @@ def _calls(tmp_path: Path) -> int:
 def test_the_buildkit_cli_losing_the_engine_is_built_again(context: Path, tmp_path: Path) -> None:
     events = list(builders.build_with_cli(_cli(tmp_path, "once"), context, "t:1", {}, "default"))
     assert _calls(tmp_path) == 2 and events[-1].image_id == "sha256:built"
+
+
+def test_a_build_the_engine_stopped_under_is_built_again_once_it_answers(context: Path, tmp_path: Path) -> None:
+    asked: list[float] = []
+
+    def engine_back(within: float) -> bool:
+        asked.append(within)
+        return len(asked) > 1  # away when the build ends, back when waited for
+
+    events = list(builders.build_with_cli(_cli(tmp_path, "noiid"), context, "t:1", {}, "default", engine_back))
+    assert _calls(tmp_path) == 2 and events[-1].image_id == "sha256:built"
+    assert asked == [0, builders.ENGINE_RETURN_S]
+
+
+def test_a_step_the_stopping_engine_could_not_start_is_built_again(context: Path, tmp_path: Path) -> None:
+    events = list(builders.build_with_cli(_cli(tmp_path, "hook"), context, "t:1", {}, "default"))
+    assert _calls(tmp_path) == 2 and events[-1].image_id == "sha256:built"
+
+
+def test_an_engine_that_does_not_come_back_ends_the_build_in_one_line(context: Path, tmp_path: Path) -> None:
+    with pytest.raises(BuildFailed) as info:
+        list(builders.build_with_cli(_cli(tmp_path, "noiid"), context, "t:1", {}, "default", lambda _w: False))
+    assert _calls(tmp_path) == 1
+    assert "did not answer again within 60 s" in info.value.line() and info.value.exit_code == Exit.ENVIRONMENT
 
 
 def test_the_buildkit_cli_that_keeps_losing_it_is_one_line(context: Path, tmp_path: Path) -> None:
