@@ -10,6 +10,8 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "tests" / "fixtures" / "examples"
 TWIN = EXAMPLES / "twin" / "echarts-new-york.json"
 CI = EXAMPLES / "codeinstances" / "fetch-greeting.json"
+# a valid CodeInstances file with what the example lacks: a signal, base64 bodies, an error call, a random value
+CI_RICH = ROOT / "tests" / "cases" / "codeinstances" / "errors-and-binary" / "capsule.json"
 NOVA = EXAMPLES / "novafabric" / "01JC4Q7W9Z2M5N8P3R6T1V0X4B"
 MINIMAL = EXAMPLES / "novafabric" / "minimal-run"
 TZ_CAPSULE = ROOT / "examples" / "tz-clock" / "capsule.json"

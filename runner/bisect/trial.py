@@ -22,7 +22,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from ..capsules.model import Capsule
 from ..errors import BuildFailed, SourceUnavailable, UsageError
-from ..outcome import Attempt, Classification, Expected, Verdict, classify, trial_verdict
+from ..outcome import Attempt, Classification, Expected, Verdict, trial_verdict
 from ..engine import Mount
 from ..plan import Plan
 from ..replay import BuiltImage
@@ -37,7 +37,9 @@ class ReplayerLike(Protocol):
     def load(self, path: Path) -> tuple[Capsule, Plan]: ...
     def expected(self, capsule: Capsule) -> Expected: ...
     def image(self, plan: Plan) -> BuiltImage: ...
-    def attempt(self, plan: Plan, image: BuiltImage, *, mounts: tuple[Mount, ...] = ()) -> Attempt: ...
+    # judged against `expected` on what the program printed (the attempt returned is scrubbed of secrets)
+    def attempt(self, plan: Plan, image: BuiltImage, expected: Expected | None = None, *,
+                mounts: tuple[Mount, ...] = ()) -> Attempt: ...
 
 
 class ProgressLike(Protocol):
@@ -188,8 +190,8 @@ class Trials:
         self.progress.say(f"trial {n} ({title}): {obs.verdict}{left}")
 
     def once(self, plan: Plan, image: BuiltImage, mounts: tuple[Mount, ...] = ()) -> Run:
-        attempt = self.replayer.attempt(plan, image, mounts=mounts)
-        return Run(classify(self.expected, attempt), attempt.signature, attempt.duration_s)
+        attempt = self.replayer.attempt(plan, image, self.expected, mounts=mounts)
+        return Run(attempt.classification, attempt.signature, attempt.duration_s)
 
     def close(self) -> list[str]:
         """Remove the shared caches; the notes the result gets about them."""

@@ -45,8 +45,8 @@ def read_capsule(path: Path | str) -> Capsule:
 
 def verify_capsule(path: Path | str, trust_keys: Sequence[Path] = ()) -> VerifyResult:
     p = Path(path)
-    reader, _ = _detect(p)
-    result: VerifyResult = reader.verify(p, trust_keys)
+    reader, parsed = _detect(p)
+    result: VerifyResult = reader.verify(p, trust_keys, parsed)  # parsed once: detect() read the whole file
     return result
 
 

@@ -11,7 +11,7 @@ import typer
 from ..errors import Exit, ReplayError, UsageError
 from ..replay.options import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
 from .console import err, error_line, out, print_json
-from .options import QuietOpt, timeout_opt, write_text
+from .options import EnvOpt, QuietOpt, parse_env, timeout_opt, write_text
 
 farm_app = typer.Typer(name="farm", no_args_is_help=True, add_completion=False,
                        help="Replay every collected capsule each night, keep the history, say what changed.")
@@ -65,6 +65,7 @@ def run_cmd(
     max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, max=100, help="Up to this many where the first K disagree.")] = 10,
     timeout: Annotated[float, timeout_opt("per attempt", DEFAULT_TIMEOUT_S)] = DEFAULT_TIMEOUT_S,
     memory: Annotated[str, typer.Option("--memory", help="Memory limit per attempt.")] = DEFAULT_MEMORY,
+    env: EnvOpt = [],
     resume: Annotated[bool, typer.Option("--resume", help="Continue the last unfinished night (after a kill).")] = False,
     executor: Annotated[str | None, typer.Option("--executor", help="local (default) or celery (replay worker processes).")] = None,
     broker: Annotated[str | None, typer.Option("--broker", envvar="REPLAY_BROKER",
@@ -79,12 +80,14 @@ def run_cmd(
         from ..farm.progress import FarmProgress
 
         _check_run_args(sources or [], resume, ref, repo, memory)
+        supplied = parse_env(env)
         options = FarmOptions(attempts=attempts, max_attempts=max_attempts, jobs=jobs, timeout=timeout,
-                              memory=memory, ref=ref, repo=repo, executor=executor or "local")
+                              memory=memory, ref=ref, repo=repo, executor=executor or "local",
+                              supplied=tuple(name for name, _ in supplied))
         store = _store(db, create=True)
-        # a resumed night runs where it began (its stored executor); only the broker is given again
+        # a resumed night runs where it began (its stored executor); only the broker and --env are given again
         outcome, used = run_night(store, sources or [], options, FarmProgress(None if quiet or as_json else err),
-                                  resume=resume, broker=broker)
+                                  resume=resume, broker=broker, env=supplied)
         night = next(n for n in store.history().nights if n.id == outcome.night_id)
         infra = any(r.verdict == "infra-error" for r in night.results)
         return (int(Exit.ENVIRONMENT) if infra else 0), night

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from ..capsules.files import read_capped
 from ..errors import CapsuleError, UsageError
 from .store import NightEntry
 
 MANIFEST = "capsule.yaml"
+MAX_LIST_BYTES = 16 * 2**20  # a list of some 100,000 capsules
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv"}
 _MAX_LIST_DEPTH = 8  # list files naming list files: stop a loop
 
@@ -50,13 +53,24 @@ def _file_hash(p: Path) -> bytes:
     return h.digest()
 
 
+def _head(path: Path, size: int = 4096) -> bytes | None:
+    """The first bytes of a regular file; None for anything else: a source or a list may name a
+    FIFO (a read would block forever) or a device such as /dev/zero (it would never end)."""
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            return None
+        with path.open("rb") as f:
+            return f.read(size)
+    except OSError:
+        return None
+
+
 def format_of(path: Path) -> str:
     """The capsule's format by its shape alone (reading it comes later, per capsule)."""
     if path.is_dir() or path.name == MANIFEST:
         return "novafabric"
-    try:
-        head = path.read_bytes()[:4096]
-    except OSError:
+    head = _head(path)
+    if head is None:
         return "unknown"
     if b"codeinstances/" in head:
         return "codeinstances"
@@ -88,20 +102,20 @@ def _search(folder: Path) -> Iterator[Path]:
 
 
 def _is_list_file(path: Path) -> bool:
+    """Not JSON by name or content; what is no regular file is a capsule path (judged broken later)."""
     if path.suffix.lower() == ".json" or path.name == MANIFEST:
         return False
-    try:
-        head = path.read_bytes()[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
-    except OSError:
-        return False
-    return not head.startswith(b"{")
+    head = _head(path)
+    return head is not None and not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{")
 
 
 def _list_entries(path: Path) -> list[Path]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: not a readable list of capsules ({getattr(exc, 'strerror', None) or exc})") from None
+        text = read_capped(path, MAX_LIST_BYTES).decode("utf-8")
+    except CapsuleError as exc:
+        raise UsageError(f"{path}: not a readable list of capsules ({exc.problem})") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not a readable list of capsules (not UTF-8 text)") from None
     out = []
     for line in text.splitlines():
         entry = line.strip()

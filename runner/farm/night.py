@@ -43,6 +43,7 @@ class FarmOptions:
     ref: str | None = None
     repo: str | None = None
     executor: str = "local"  # local | celery (the broker's URL is never stored: it may hold a password)
+    supplied: tuple[str, ...] = ()  # the names of the --env values; the values are never stored
 
     def __post_init__(self) -> None:
         if self.attempts < 1 or self.max_attempts < self.attempts:
@@ -50,6 +51,8 @@ class FarmOptions:
                              "need 1 <= attempts <= max-attempts")
         if self.executor not in ("local", "celery"):
             raise UsageError(f"--executor {self.executor!r}: one of local, celery")
+        if self.supplied and self.executor != "local":
+            raise UsageError("--env does not go with --executor celery: a supplied value never leaves this machine")
 
     @property
     def workers(self) -> int:
@@ -60,7 +63,8 @@ class FarmOptions:
 
     @classmethod
     def from_stored(cls, data: dict[str, Any]) -> FarmOptions:
-        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
+        known = {f.name: data[f.name] for f in fields(cls) if f.name in data}
+        return cls(**{**known, "supplied": tuple(known.get("supplied", ()))})
 
 
 @dataclass(frozen=True)
@@ -76,19 +80,23 @@ def new_night_id() -> str:
 
 
 def run_night(store: HistoryStore, sources: Sequence[Path], options: FarmOptions, progress: FarmProgress,
-              resume: bool = False, broker: str | None = None) -> tuple[NightOutcome, FarmOptions]:
+              resume: bool = False, broker: str | None = None,
+              env: tuple[tuple[str, str], ...] = ()) -> tuple[NightOutcome, FarmOptions]:
+    """``env``: the --env values, applied at run time to every capsule; only their names are stored
+    (a resumed night asks for the same names again)."""
     if resume:
         opened = store.open_night()
         if opened is None:
             raise UsageError("farm run --resume: no unfinished night to resume in this history")
         night, entries = opened.night, list(opened.entries)
         options = FarmOptions.from_stored(dict(opened.options))
+        _same_names(options.supplied, env)
         progress.say(f"resuming night {night.id} (started {night.started_at})")
     else:
         entries = collect(sources)
         night = Night(id=new_night_id(), started_at=now(), ref=options.ref, sources=tuple(map(str, sources)))
     replayer = Replayer(ReplayOptions(attempts=1, timeout=options.timeout, memory=options.memory,
-                                      label=f"farm-{night.id}"), Progress(quiet=True))
+                                      label=f"farm-{night.id}", secret_env=env), Progress(quiet=True))
     executor: Executor | None = None
     try:
         executor = _executor(options, replayer, progress, broker)  # nothing to run on: exit 3, no night
@@ -103,6 +111,13 @@ def run_night(store: HistoryStore, sources: Sequence[Path], options: FarmOptions
             executor.close()
         replayer.close()
     return outcome, options
+
+
+def _same_names(stored: tuple[str, ...], env: tuple[tuple[str, str], ...]) -> None:
+    given = tuple(name for name, _ in env)
+    if sorted(set(given)) != sorted(set(stored)):
+        want = " ".join(f"--env {n}=..." for n in stored) or "no --env"
+        raise UsageError(f"farm run --resume: this night began with {want} (values are never stored): give the same again")
 
 
 def _executor(options: FarmOptions, replayer: Replayer, progress: FarmProgress, broker: str | None) -> Executor:

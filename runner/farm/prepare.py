@@ -8,7 +8,7 @@ from datetime import datetime, UTC
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import __version__
+from .. import __version__, secretrules
 from ..capsules import read_capsule, verify_capsule
 from ..capsules.model import Capsule
 from ..planner import PlanOptions, make_plan
@@ -48,13 +48,14 @@ def prepare(entry: NightEntry, replayer: Replayer, ref: str | None, repo: str | 
         capsule = read_capsule(path)
         has_commit = capsule.repo is not None and capsule.repo.commit is not None
         # --repo serves the capsules that record a commit; the others record no source to fetch
-        plan = make_plan(capsule, replayer.settings, PlanOptions(repo=repo if has_commit else None))
+        env = replayer.options.secret_env  # the plan names them as supplied; their values reach the run only
+        plan = make_plan(capsule, replayer.settings, PlanOptions(repo=repo if has_commit else None, env_overrides=env))
         expected = expected_of(capsule)
         if not (ref and has_commit and expected.failed):
             return Prepared(entry, capsule, expected, plan, None)
         try:
             return Prepared(entry, capsule, expected, plan, make_plan(capsule, replayer.settings,
-                                                                      PlanOptions(repo=repo, ref=ref)))
+                                                                      PlanOptions(repo=repo, ref=ref, env_overrides=env)))
         except Exception as exc:
             return Prepared(entry, capsule, expected, plan, None, unjudged(exc)[1])
     except Exception as exc:
@@ -72,7 +73,7 @@ def unjudged_result(night_id: str, entry: NightEntry, verdict: FarmVerdict, reas
     return CapsuleResult(
         night_id=night_id, capsule_id=entry.capsule_id, path=entry.path,
         format=capsule.provenance.format.value if capsule else entry.format,
-        repo=_repo(capsule), commit=_commit(capsule), verdict=verdict, reason=reason, ref=ref,
+        repo=_repo(capsule), commit=_commit(capsule), verdict=verdict, reason=secretrules.scrub(reason), ref=ref,
         recorded_signature=_recorded_signature(capsule), duration_s=duration_s, replay_version=__version__,
         finished_at=now(), also_at=entry.also_at)
 

@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from .. import secretrules
 from ..baseimage import ensure_base
 from ..capsules import read_capsule
 from ..capsules.model import Capsule
@@ -153,25 +154,26 @@ class Replayer:
         self._engine.cleanup(self.label)
 
 
-SUPPLIED = "[supplied value]"
+SUPPLIED = secretrules.SUPPLIED
 
 
 def redacted(att: Attempt, secrets: Sequence[str]) -> Attempt:
     """An attempt as reported: a value supplied with --env never shows, even when the program
-    printed it (judged before, on what it really printed)."""
-    if not secrets:
-        return att
+    printed it, and neither does what twin's secret rules catch (judged before, on what it
+    really printed)."""
     stdout = att.stdout
     for s in secrets:
         stdout = stdout.replace(s.encode(), SUPPLIED.encode())
     return dataclasses.replace(att, output_tail=scrub(att.output_tail, secrets),
-                               key_lines=tuple(scrub(k, secrets) for k in att.key_lines), stdout=stdout)
+                               key_lines=tuple(scrub(k, secrets) for k in att.key_lines),
+                               stdout=secretrules.scrub_bytes(stdout) if stdout else stdout)
 
 
 def scrub(text: str, secrets: Sequence[str]) -> str:
+    """Supplied values first (by value), then the rules (by shape)."""
     for s in secrets:
         text = text.replace(s, SUPPLIED)
-    return text
+    return secretrules.scrub(text)
 
 
 def attempt_of(output: bytes, stdout: bytes, exit_code: int | None, signal: str | None, duration_s: float,

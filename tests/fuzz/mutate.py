@@ -249,14 +249,28 @@ def raw_bytes(text: str) -> st.SearchStrategy[bytes]:
 
 
 def yaml_aliases(text: str) -> st.SearchStrategy[str]:
-    """An anchor and aliases (the billion laughs), or a merge key."""
-    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-        f"{c}: &{c} [{', '.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
-    return st.sampled_from((
-        text + "\nzz_alias: &anchor {k: v}\nzz_use: *anchor\n",
-        text + "\n" + bomb,
-        text.replace("host:\n", "host_defaults: &h {os: linux}\nhost:\n  <<: *h\n", 1),
-    ))
+    """An anchor and aliases (the billion laughs, of any width and depth), a merge key, or an
+    anchor on one scalar aliased at another."""
+    def bomb(width: int, depth: int) -> str:
+        names = [f"l{i}" for i in range(depth + 1)]
+        rows = [f"{names[0]}: &{names[0]} [{', '.join(['x'] * width)}]"]
+        rows += [f"{c}: &{c} [{', '.join([f'*{p}'] * width)}]" for p, c in zip(names, names[1:])]
+        return text + "\n" + "\n".join(rows) + "\n"
+    spots = [m for m in re.finditer(r"(?<=: )(\S.*)$", text, re.M)] or [None]
+
+    def anchored(i: int, j: int) -> str:
+        a, b = spots[i % len(spots)], spots[j % len(spots)]
+        if a is None or b is None or a.start() == b.start():
+            return text + "\nzz_alias: &anchor {k: v}\nzz_use: *anchor\n"
+        first, second = sorted((a, b), key=lambda m: m.start())
+        return (text[: first.start()] + "&anchor " + first.group() + text[first.end(): second.start()] + "*anchor"
+                + text[second.end():])
+    return st.one_of(
+        st.sampled_from((text + "\nzz_alias: &anchor {k: v}\nzz_use: *anchor\n",
+                         text.replace("host:\n", "host_defaults: &h {os: linux}\nhost:\n  <<: *h\n", 1))),
+        st.tuples(st.integers(1, 12), st.integers(1, 10)).map(lambda t: bomb(*t)),
+        st.tuples(st.integers(0, len(spots) - 1), st.integers(0, len(spots) - 1)).map(lambda t: anchored(*t)),
+    )
 
 
 def yaml_scalars(text: str) -> st.SearchStrategy[str]:
@@ -282,3 +296,103 @@ def yaml_duplicates(text: str) -> st.SearchStrategy[str]:
         name = m.group(1).upper() if upper else m.group(1)
         return text + f"\n{name}: 1\n"
     return st.tuples(st.integers(0, len(tops) - 1), st.booleans()).map(lambda t: dup(*t))
+
+
+# --- values a format decodes: base64, clock times -----------------------------------
+
+
+_B64_JUNK = (" ", "\n", "\t", "!", "@", "*", ".", "-", "_", "=", "\u00e9", "\ud800", "\x00", "\x1b")
+
+
+def broken_base64(original: str) -> st.SearchStrategy[str]:
+    """A base64 value damaged the ways a recorder or a hand edit breaks one: padding dropped or
+    doubled, a character outside the alphabet, cut short, the url-safe alphabet, a lone surrogate,
+    a megabyte of it; or one of a few fixed bad values."""
+    fixed = st.sampled_from(("", "a", "ab=", "a===", "@@@@", "====", "-_-_", "\ud800A==", "aGV sbG8=", "aGVs\nbG8="))
+    n = max(len(original), 1)
+
+    def damage(kind: int, at: int, junk: str) -> str:
+        at %= n
+        return (
+            original.rstrip("="),
+            original + "=",
+            original + "===",
+            original[:at] + junk + original[at:],
+            original[:at] + junk + original[at + 1:],
+            original[:at],
+            original.replace("+", "-").replace("/", "_").rstrip("="),
+            original.swapcase(),
+            original * 2,
+            "data:;base64," + original,
+            (original * (1_000_000 // n + 1))[:1_000_000],
+        )[kind]
+    return fixed | st.tuples(st.integers(0, 10), st.integers(0, n - 1), st.sampled_from(_B64_JUNK)).map(
+        lambda t: damage(*t))
+
+
+CLOCKS = (
+    "2026-10-13T08:00:00.000000000+05:45", "2026-10-13T08:00:00.000000000+14:00", "2026-10-13T08:00:00.000000000-12:00",
+    "2026-10-13T08:00:00.000000000+23:59", "2026-10-13T08:00:00.000000000-23:59", "2026-10-13T08:00:00.000000000+24:00",
+    "2026-10-13T08:00:00.000000000+99:99", "2026-10-13T08:00:00.000000000-00:00", "2026-10-13T08:00:00+05:30",
+    "2026-10-13T08:00:00.000000000+0530", "2026-10-13T08:00:00.000000000+5:30", "2026-10-13T08:00:00.000000000 +05:30",
+    "2026-10-13t08:00:00.000000000z", "2026-10-13 08:00:00Z", "2026-10-13T08:00:00Z", "2026-10-13T08:00:00.0000000000001Z",
+    "2016-12-31T23:59:60.000000000Z", "2026-02-30T00:00:00.000000000Z", "2026-10-13T24:00:00.000000000Z",
+    "0000-01-01T00:00:00.000000000Z", "0001-01-01T00:00:00.000000000+01:00", "9999-12-31T23:59:59.999999999-23:59",
+    "10000-01-01T00:00:00.000000000Z", "-2026-10-13T08:00:00Z", "+002026-10-13T08:00:00Z", "1969-12-31T23:59:59Z",
+    "\uff12\uff10\uff12\uff16-10-13T08:00:00Z", "\u0662\u0660\u0662\u0666-10-13T08:00:00Z", "2026-10-13T08:00:00Z\n",
+    "2026-10-13T08:00:00Z\x00", "2026-10-13T08:00:00\ud800Z", "2026-10-13T08:00:00.000000000Z[Europe/Paris]",
+    "1760342400", "1e400", "", "now", "2026-W42-2T08:00:00Z", "2026-286T08:00:00Z",
+)
+
+
+def hostile_clock() -> st.SearchStrategy[str]:
+    """An RFC 3339-looking time: unusual UTC offsets, leap seconds, days that do not exist, far
+    years, long fractions, other digits; fixed ones and generated ones."""
+    def made(year: int, month: int, day: int, hour: int, minute: int, second: int, frac: int, sign: str,
+             off_h: int, off_m: int) -> str:
+        fraction = ("." + "1" * frac) if frac else ""
+        zone = "Z" if sign == "Z" else f"{sign}{off_h:02d}:{off_m:02d}"
+        return f"{year:04d}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{second:02d}{fraction}{zone}"
+    generated = st.builds(
+        made, st.sampled_from((0, 1, 1969, 1970, 2026, 2038, 9999, 10000, 99999)), st.integers(0, 13),
+        st.integers(0, 32), st.integers(0, 25), st.integers(0, 60), st.integers(0, 61), st.sampled_from((0, 3, 9, 10, 30)),
+        st.sampled_from(("Z", "+", "-")), st.integers(0, 30), st.integers(0, 99))
+    return st.sampled_from(CLOCKS) | generated
+
+
+def case_keys(doc: Doc) -> st.SearchStrategy[Doc]:
+    """A mapping key at any depth spelled in another case, instead of or beside the original."""
+    spots = [p for p in _members(doc) if p and isinstance(p[-1], str) and p[-1].lower() != p[-1].upper()] or [()]
+
+    def vary(where: Path_, how: int, beside: bool) -> Doc:
+        if not where:
+            return doc
+        out = copy.deepcopy(doc)
+        parent = get(out, where[:-1])
+        name = str(where[-1])
+        variant = (name.upper(), name.swapcase(), name[:1].upper() + name[1:], name.title().replace("_", ""))[how]
+        if variant == name:
+            variant = name.upper() if name != name.upper() else name.lower()
+        value = parent[name] if beside else parent.pop(name)
+        parent[variant] = copy.deepcopy(value)
+        return out
+    return st.tuples(st.sampled_from(spots), st.integers(0, 3), st.booleans()).map(lambda t: vary(*t))
+
+
+def yaml_surrogates(text: str) -> st.SearchStrategy[str]:
+    """A YAML scalar (or key) holding a lone UTF-16 surrogate: as a double-quoted escape, as a
+    pair split by other text, or as the raw 3 bytes (written with surrogatepass: not UTF-8)."""
+    spots = [m for m in re.finditer(r"(?<=: )(\S.*)$", text, re.M)]
+    keys = [m for m in re.finditer(r"^(\s*)([A-Za-z_]+):", text, re.M)]
+    forms = ('"\\ud800"', '"x\\udfffy"', '"\\udc00\\ud800"', '"\\ud83d\\ude00"', '"\\ud83d-\\ude00"', "\ud800",
+             "'a\udfffb'", '"\\U0000d800"', '"\\ud800\\n\\e[2J"', '"2.\\ud800"', "x\ud83d")
+
+    def put(i: int, form: str, on_key: bool) -> str:
+        if on_key and keys:
+            m = keys[i % len(keys)]
+            return text[: m.start(2)] + form.strip("'\"") + text[m.end(2):] if form[0] not in "'\"" else \
+                text[: m.start(2)] + form + text[m.end(2):]
+        m = spots[i % len(spots)]
+        return text[: m.start()] + form + text[m.end():]
+    return st.tuples(st.integers(0, max(len(spots), len(keys)) - 1), st.sampled_from(forms), st.booleans()).map(
+        lambda t: put(*t))

@@ -47,5 +47,10 @@ def render(t: Tally) -> str:
         fmt, cls, through = key
         lines.append(f"| {fmt} | {cls} | {through} | {t.cases[key]:,} | 0 internal errors, 0 over 10 s |")
     total = sum(t.cases.values())
-    lines += ["", f"{total:,} cases in all.", ""]
+    per = Counter[tuple[str, str]]()
+    for (fmt, _, through), n in t.cases.items():
+        per[(fmt, through)] += n
+    by_format = ", ".join(f"{fmt} {per[(fmt, 'in-process')]:,} in-process and {per[(fmt, 'CLI')]:,} through the CLI"
+                          for fmt in sorted({f for f, _ in per}))
+    lines += ["", f"{total:,} cases in all: {by_format}.", ""]
     return "\n".join(lines)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.examples import CI, MINIMAL, TWIN, TZ_CAPSULE
+from tests.examples import CI, CI_RICH, MINIMAL, NOVA, TWIN, TZ_CAPSULE
 
 from . import mutate
 from .conftest import examples
@@ -52,8 +52,9 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("fuzz-cli")
 
 
-@pytest.mark.parametrize(("fmt", "seed"), [("twin", TWIN), ("twin", TZ_CAPSULE), ("codeinstances", CI)],
-                         ids=["twin-echarts", "twin-tz-clock", "codeinstances"])
+@pytest.mark.parametrize(("fmt", "seed"), [("twin", TWIN), ("twin", TZ_CAPSULE), ("codeinstances", CI),
+                                           ("codeinstances", CI_RICH)],
+                         ids=["twin-echarts", "twin-tz-clock", "codeinstances", "codeinstances-errors-and-binary"])
 def test_mutated_capsules_through_the_cli(fmt: str, seed: Path, work: Path) -> None:
     target = work / f"{seed.stem}.json"
 
@@ -67,20 +68,21 @@ def test_mutated_capsules_through_the_cli(fmt: str, seed: Path, work: Path) -> N
     TALLY.finished.add((fmt, "mixed", "CLI"))
 
 
-def test_mutated_novafabric_directories_through_the_cli(work: Path) -> None:
+@pytest.mark.parametrize("seed", [MINIMAL, NOVA], ids=["minimal-run", "sealed"])
+def test_mutated_novafabric_directories_through_the_cli(seed: Path, work: Path) -> None:
     import yaml
 
-    doc = yaml.safe_load((MINIMAL / "capsule.yaml").read_text())
-    target = work / "nova"
+    doc = yaml.safe_load((seed / "capsule.yaml").read_text())
+    target = work / f"nova-{seed.name}"
 
     @settings(max_examples=examples(60))
     @given(st.one_of(*(make(doc) for make in LIGHT.values())), st.sampled_from(COMMANDS))
     def one(new: object, args: list[str]) -> None:
         if target.exists():
             shutil.rmtree(target)
-        shutil.copytree(MINIMAL, target)
+        shutil.copytree(seed, target)
         (target / "capsule.yaml").write_text(yaml.safe_dump(new, allow_unicode=False, width=10_000))
-        TALLY.count(("novafabric", "mixed", "CLI"), check_command(args, target, MINIMAL))
+        TALLY.count(("novafabric", "mixed", "CLI"), check_command(args, target, seed))
 
     one()
     TALLY.finished.add(("novafabric", "mixed", "CLI"))

@@ -2,6 +2,7 @@
 (symlinks, FIFOs, missing files, over-long file references)."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Callable
@@ -14,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runner.capsules import read_capsule
+from runner.capsules.novafabric_seal import ENVELOPE, LOG_ENTRY
 from tests.examples import MINIMAL, NOVA
 
 from . import mutate
@@ -23,7 +25,7 @@ from .tally import TALLY
 
 SEEDS = (NOVA, MINIMAL)
 FILES = ("capsule.yaml", "env.lock", "replay.yaml")
-PER_CLASS = 30
+PER_CLASS = 60
 
 # A change to a capsule directory: (file name, new bytes or None to remove), or a directory action.
 Change = Callable[[Path], None]
@@ -35,6 +37,10 @@ def _dump(doc: Any) -> str:
 
 def _write(name: str, text: str) -> Change:
     return lambda root: (root / name).write_bytes(text.encode("utf-8", "surrogatepass"))
+
+
+def _write_bytes(name: str, data: bytes) -> Change:
+    return lambda root: (root / name).write_bytes(data)
 
 
 def tree_changes(doc: Any, name: str, make: Callable[[Any], st.SearchStrategy[Any]]) -> st.SearchStrategy[Change]:
@@ -49,8 +55,13 @@ ULIDS = ("", "0" * 25, "0" * 27, "01JC4Q7W9Z2M5N8P3R6T1V0X4I", "01jc4q7w9z2m5n8p
          "../../etc", "01JC4Q7W9Z2M5N8P3R6T1V0X4\u00df", "01JC4Q7W9Z2M5N8P3R6T1V0X4B\n", "\x1b[2J" * 7)
 
 
+# Crockford's base32 and what it leaves out (I, L, O, U), lower case, and what is no letter at all.
+ULID_CHARS = "0123456789ABCDEFGHJKMNPQRSTVWXYZILOUabcz-_/. \x00\u00e9\u0663"
+
+
 def bad_ulids(doc: Any) -> st.SearchStrategy[Change]:
-    return st.sampled_from(ULIDS).map(lambda u: _write("capsule.yaml", _dump({**doc, "run_id": u})))
+    made = st.text(alphabet=ULID_CHARS, min_size=0, max_size=40)
+    return (st.sampled_from(ULIDS) | made).map(lambda u: _write("capsule.yaml", _dump({**doc, "run_id": u})))
 
 
 def _clear(path: Path) -> None:
@@ -108,6 +119,64 @@ def long_refs(doc: Any) -> st.SearchStrategy[Change]:
     return st.tuples(st.sampled_from(keys), names).map(lambda t: change(*t))
 
 
+def clock_values(seed: Path) -> st.SearchStrategy[Change]:
+    """An odd time where NovaFabric records one: replay.yaml's injected_now (with freeze_clock),
+    env.lock's wallclock_at_start, capsule.yaml's created_at -- the clock a replay starts at."""
+    docs = {name: yaml.safe_load((seed / name).read_text()) or {} for name in FILES if (seed / name).is_file()}
+
+    def put(spot: int, clock: str, freeze: bool) -> Change:
+        if spot == 0:
+            policy = {**docs.get("replay.yaml", {"schema_version": "0.1.0"}), "time": {"freeze_clock": freeze,
+                                                                                    "injected_now": clock}}
+            return _write("replay.yaml", _dump(policy))
+        if spot == 1 and "env.lock" in docs:
+            env = docs["env.lock"]
+            return _write("env.lock", _dump({**env, "runtime": {**(env.get("runtime") or {}), "wallclock_at_start": clock}}))
+        return _write("capsule.yaml", _dump({**docs["capsule.yaml"], "created_at": clock}))
+    return st.tuples(st.integers(0, 2), mutate.hostile_clock(), st.booleans()).map(lambda t: put(*t))
+
+
+def seal_base64(seed: Path) -> st.SearchStrategy[Change]:
+    """The DSSE envelope's payload, signature or key damaged as base64 (the legacy unpadded
+    base64url form is valid and must still verify)."""
+    envelope = json.loads((seed / ENVELOPE).read_text())
+    sig = envelope["signatures"][0]
+    spots: list[tuple[mutate.Path_, str]] = [(("payload",), envelope["payload"])]
+    spots += [(("signatures", 0, key), sig[key]) for key in ("sig", "cert", "pubkey") if key in sig]
+
+    def put(where: mutate.Path_, bad: str, as_pubkey: bool) -> Change:
+        new = mutate.replaced(envelope, where, bad)
+        if as_pubkey and where[-1] == "cert":  # the other way to name a signer: a PEM public key
+            entry = new["signatures"][0]
+            entry["pubkey"] = entry.pop("cert")
+        return _write(ENVELOPE, json.dumps(new, indent=1))
+    return st.one_of(*(st.tuples(st.just(w), mutate.broken_base64(v), st.booleans()).map(lambda t: put(*t))
+                       for w, v in spots))
+
+
+def json_tree_changes(seed: Path, names: tuple[str, ...]) -> st.SearchStrategy[Change]:
+    """Tree mutations of the capsule's JSON files (the seal, its log entry, the redaction proof)."""
+    light = ("types", "missing members", "extra members", "unicode", "member names", "huge numbers", "nested values")
+    out = []
+    for name in names:
+        if (seed / name).is_file():
+            doc = json.loads((seed / name).read_text())
+            out += [mutate.TREE_CLASSES[c](doc).map(lambda new, n=name: _write(n, mutate.json_text(new))) for c in light]
+    return st.one_of(*out)
+
+
+def trace_changes(seed: Path) -> st.SearchStrategy[Change]:
+    """trace.jsonl: a line mutated, truncated or replaced by garbage, or thousands of lines."""
+    lines = (seed / "trace.jsonl").read_text().splitlines() or ["{}"]
+    doc = json.loads(lines[0])
+    tree = st.one_of(*(mutate.TREE_CLASSES[c](doc) for c in ("types", "missing members", "unicode", "huge numbers")))
+    return st.one_of(
+        tree.map(lambda new: _write("trace.jsonl", json.dumps(new) + "\n" + "\n".join(lines[1:]))),
+        mutate.raw_bytes("\n".join(lines) + "\n").map(lambda data: _write_bytes("trace.jsonl", data)),
+        st.sampled_from((100, 20_000)).map(lambda n: _write("trace.jsonl", (lines[0] + "\n") * n)),
+    )
+
+
 def classes(seed: Path) -> dict[str, st.SearchStrategy[Change]]:
     docs = {name: yaml.safe_load((seed / name).read_text()) for name in FILES if (seed / name).is_file()}
     texts = {name: (seed / name).read_text() for name in docs}
@@ -122,14 +191,25 @@ def classes(seed: Path) -> dict[str, st.SearchStrategy[Change]]:
     out["YAML aliases"] = st.one_of(*(text_changes(t, n, mutate.yaml_aliases) for n, t in texts.items()))
     out["YAML scalars (big ints, tags, .inf)"] = st.one_of(*(text_changes(t, n, mutate.yaml_scalars) for n, t in texts.items()))
     out["duplicate and case-variant keys"] = st.one_of(*(text_changes(t, n, mutate.yaml_duplicates) for n, t in texts.items()))
+    out["case-variant keys at any depth"] = st.one_of(*(tree_changes(d, n, mutate.case_keys) for n, d in docs.items()))
+    out["lone surrogates in YAML"] = st.one_of(*(text_changes(t, n, mutate.yaml_surrogates) for n, t in texts.items()))
+    out["truncated and garbage bytes"] = st.one_of(*(
+        mutate.raw_bytes(t).map(lambda data, n=n: _write_bytes(n, data)) for n, t in texts.items()))
+    out["clock values (UTC offsets, leap seconds, far years)"] = clock_values(seed)
     out["bad ULIDs"] = bad_ulids(manifest)
     out["long file references"] = long_refs(manifest)
+    out["redaction proof and trace"] = st.one_of(json_tree_changes(seed, ("redaction-proof.json",)), trace_changes(seed))
+    if (seed / ENVELOPE).is_file():
+        out["seal: broken base64"] = seal_base64(seed)
+        out["seal: envelope and log entry members"] = json_tree_changes(seed, (ENVELOPE, LOG_ENTRY))
     out.update(directory_changes(seed))
     return out
 
 
-NAMES = list(classes(MINIMAL))
-COSTLY = {"huge strings": 6, "many entries": 6}
+NAMES = list(dict.fromkeys([*classes(MINIMAL), *classes(NOVA)]))
+# Expensive classes get fewer cases; the seal's classes run on the one sealed seed, so twice as many.
+CASES_OF = {"huge strings": 8, "many entries": 8, "seal: broken base64": 2 * PER_CLASS,
+            "seal: envelope and log entry members": 2 * PER_CLASS}
 
 
 @pytest.fixture(scope="session")
@@ -140,7 +220,8 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("name", NAMES)
 def test_mutated_capsule_directories_hold(name: str, work: Path) -> None:
     for i, seed in enumerate(SEEDS):
-        run_class(name, seed, work / f"{i}-{len(name)}")
+        if name in classes(seed):  # the seal's classes: only the sealed seed has one
+            run_class(name, seed, work / f"{i}-{len(name)}")
     TALLY.finished.add(("novafabric", name, "in-process"))
 
 
@@ -148,7 +229,7 @@ def run_class(name: str, seed: Path, target: Path) -> None:
     original = read_capsule(seed)
     strategy = classes(seed)[name]
 
-    @settings(max_examples=examples(COSTLY.get(name, PER_CLASS)))
+    @settings(max_examples=examples(CASES_OF.get(name, PER_CLASS)))
     @given(strategy)
     def one(change: Change) -> None:
         if target.exists():

@@ -2,10 +2,12 @@
 writes them, and the CLI called in-process."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
-from collections.abc import Mapping, Sequence
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -132,3 +134,48 @@ def replay_error(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple
     captured = capsys.readouterr()
     assert "Traceback" not in captured.err
     return rc, [line for line in captured.err.splitlines() if line.startswith("replay: error:")]
+
+
+@contextlib.contextmanager
+def own_image_repo(engine: Any, prefix: str) -> Iterator[str]:
+    """Images built meanwhile go to a fresh repository (so they can be counted), removed after."""
+    repo = f"{prefix}-{uuid.uuid4().hex[:8]}/img"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("REPLAY_IMAGE_REPO", repo)
+        yield repo
+    for image in engine.client.images.list(name=repo):
+        for tag in image.tags:
+            engine.client.images.remove(tag, force=True)
+
+
+# -- secrets: a program that prints what it was given, and a search for it -------------------
+
+SUPPLIED_NAME, RECORDED_NAME = "API_TOKEN", "DEPLOY_KEY"
+# Prints the supplied value and the recorded one (a key line, too), and fails only when it got the supplied one.
+SECRET_PRINTER = ["sh", "-c", f'echo "token=${SUPPLIED_NAME}"; echo "Error: deploy key ${RECORDED_NAME} refused"; '
+                              f'test -n "${SUPPLIED_NAME}" && exit 3; exit 4']
+
+
+def secret_marker() -> str:
+    """A value to supply with --env, unique to this test run."""
+    return f"s3cr3t-{uuid.uuid4().hex}"
+
+
+def token_marker() -> str:
+    """A value twin's secret rules scrub (a GitHub token), unique to this test run."""
+    return "ghp_" + uuid.uuid4().hex + "Zq7X"
+
+
+def secret_printer(path: Path, recorded_token: str | None = None) -> Path:
+    """A twin capsule of SECRET_PRINTER, recorded as twin would have written it (scrubbed), with
+    RECORDED_NAME's value recorded unscrubbed when given (an old or hostile recorder)."""
+    output = "token=[supplied value]\nError: deploy key <redacted:github-token> refused\n"
+    env = env_facts(**{RECORDED_NAME: recorded_token}) if recorded_token else None
+    return write_json(path, twin_capsule(SECRET_PRINTER, output, 3, env=env))
+
+
+def assert_no_marker(markers: Sequence[str], places: Mapping[str, bytes | str]) -> None:
+    """None of the markers in any of the places (file contents, a process's output), byte for byte."""
+    found = [(name, m) for name, data in places.items() for m in markers
+             if m.encode() in (data.encode() if isinstance(data, str) else data)]
+    assert not found, f"a secret leaked into: {found}"

@@ -16,7 +16,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-import uuid
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,7 +26,7 @@ import pytest
 from runner.cli.main import main
 
 from ..unit.farm.builders import py_twin, write_instance
-from .helpers import NOVA, ROOT, git, git_repo, repo_fact
+from .helpers import NOVA, ROOT, git, git_repo, own_image_repo, repo_fact
 from tests.envelope import envelope_of
 
 pytestmark = pytest.mark.integration
@@ -42,14 +41,9 @@ CHECK_GOOD = "print('value is 42')\n"
 @pytest.fixture(scope="module", autouse=True)
 def own_images(engine: Any) -> Iterator[str]:
     """A fresh image repository for this module (so builds are countable), removed after."""
-    repo = f"replay-test-farm-{uuid.uuid4().hex[:8]}/img"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("REPLAY_IMAGE_REPO", repo)
+    with own_image_repo(engine, "replay-test-farm") as repo, pytest.MonkeyPatch.context() as mp:
         mp.setenv("COLUMNS", "250")
         yield repo
-    for image in engine.client.images.list(name=repo):
-        for tag in image.tags:
-            engine.client.images.remove(tag, force=True)
 
 
 def farm(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, dict[str, Any]]:

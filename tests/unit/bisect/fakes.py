@@ -2,6 +2,7 @@
 as a function of the plan, every build and run recorded."""
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -13,6 +14,7 @@ from runner.capsules.model import Capsule, Command, Failure, Format, FrozenMap, 
 from runner.engine import Mount
 from runner.errors import BuildFailed, CapsuleError
 from runner.plan import BaseImage, Plan, Runtime, Source, Tool
+from runner.outcome import classify
 from runner.replay import Attempt, BuiltImage, Expected, expected_of
 
 RECORDED = "exit1:0aee0834ac9c4d2d"
@@ -82,14 +84,16 @@ class RuleReplayer:
             raise BuildFailed(self.broken_message(p))
         return BuiltImage(f"img{len(self.built)}", True, 2.0)
 
-    def attempt(self, p: Plan, image: BuiltImage, *, mounts: tuple[Mount, ...] = ()) -> Attempt:
+    def attempt(self, p: Plan, image: BuiltImage, expected: Expected | None = None, *,
+                mounts: tuple[Mount, ...] = ()) -> Attempt:
         with self.lock:
             self.ran.append(p)
             self.mounts.append(mounts)
             self.tries[repr(p)] += 1
             n = self.tries[repr(p)]
         code, sig = self.rule(p, n)
-        return Attempt(code, None, sig, (), 0.5)
+        att = Attempt(code, None, sig, (), 0.5)
+        return dataclasses.replace(att, classification=classify(expected, att)) if expected is not None else att
 
     def close(self) -> None:
         self.closed = True

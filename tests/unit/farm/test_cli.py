@@ -2,6 +2,7 @@
 `farm run`'s usage errors: the JSON envelope, the text view, the exit codes."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -93,6 +94,8 @@ def test_a_missing_history_is_an_error_envelope_naming_the_file(tmp_path: Path, 
     (["farm", "run", "caps", "--ref", "main;rm"], "not a commit id"),
     (["farm", "run", "nope-dir"], "no such file or directory"),
     (["farm", "run", "caps", "--attempts", "5", "--max-attempts", "3"], "attempts <= max-attempts"),
+    (["farm", "run", "caps", "--env", "NOEQUALS"], "expected NAME=VALUE"),
+    (["farm", "run", "caps", "--env", "T=x", "--executor", "celery"], "a supplied value never leaves this machine"),
 ])
 def test_run_usage_errors_are_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                               monkeypatch: pytest.MonkeyPatch, args: list[str], message: str) -> None:
@@ -114,3 +117,20 @@ def test_without_an_engine_run_is_one_line_exit_3_and_records_no_night(
     assert (rc, doc["result"], doc["error"]["kind"]) == (3, None, "engine")
     assert "no Docker engine answers" in doc["error"]["message"]
     assert SqlStore(db).history().nights == ()
+
+
+def test_a_night_keeps_the_names_of_env_values_never_the_values_and_resume_asks_for_them_again(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from runner.farm.night import FarmOptions
+
+    options = FarmOptions(supplied=("API_TOKEN",))
+    assert options.stored()["supplied"] == ("API_TOKEN",)
+    assert FarmOptions.from_stored(json.loads(json.dumps(options.stored()))) == options
+    db = tmp_path / "farm.sqlite"
+    store = SqlStore(db)
+    store.create_night(night("n1", "2026-12-01T02:00:00Z", None), options.stored(), [NightEntry("aaaa1111", "a.json", "twin")])
+    store.close()
+    for given in ([], ["--env", "OTHER=x"]):
+        assert main(["farm", "run", "--resume", "--db", str(db), *given]) == 2
+        err = capsys.readouterr().err
+        assert "began with --env API_TOKEN=..." in err and "values are never stored" in err, err

@@ -62,3 +62,26 @@ def test_a_missing_source_is_a_usage_error(tmp_path: Path) -> None:
         collect([tmp_path / "nope"])
     with pytest.raises(UsageError, match="at least one SOURCE"):
         collect([])
+
+
+def test_a_list_naming_a_fifo_or_a_device_neither_blocks_nor_reads_forever(tmp_path: Path) -> None:
+    """A list file (perhaps from the capsules' repository) naming a FIFO, /dev/zero or a link to it:
+    each is collected as a capsule path, to be judged broken, without reading it."""
+    import os
+    import subprocess
+    import sys
+
+    os.mkfifo(tmp_path / "fifo.json")
+    (tmp_path / "zero.json").symlink_to("/dev/zero")
+    (tmp_path / "zero").symlink_to("/dev/zero")
+    listing = tmp_path / "nightly.txt"
+    listing.write_text("fifo.json\nzero.json\nzero\n/dev/zero\n")
+    # its own process, with memory capped and a timeout: a regression must fail, not hang or eat the machine
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30));"
+            "from pathlib import Path; from runner.farm.collect import collect;"
+            "print([(Path(e.path).name, e.format) for e in collect([Path(sys.argv[1])])])")
+    proc = subprocess.run([sys.executable, "-c", code, str(listing)], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == str([("fifo.json", "unknown"), ("zero.json", "unknown"), ("zero", "unknown"),
+                                       ("zero", "unknown")])
