@@ -10,6 +10,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 
 from .. import secretrules
@@ -32,9 +33,12 @@ from .slots import context_slot, stamp
 from .world import AttemptSettings, World
 
 
-# Docker's default capabilities a test command has no use for: raw sockets, device
-# nodes, audit, file capabilities, chroot, changing capability sets.
-DROPPED_CAPS = ("NET_RAW", "MKNOD", "AUDIT_WRITE", "SETFCAP", "SYS_CHROOT", "SETPCAP")
+# The only capabilities an attempt keeps (every other one is dropped, whatever the engine's
+# defaults): what a command running as root on its own files uses: owning, changing and reading
+# its files, signalling its processes, switching users, binding low ports. Not raw sockets,
+# device nodes, the audit log, file capabilities, chroot or changing capability sets (Docker's
+# defaults besides), nor anything beyond them.
+KEPT_CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "NET_BIND_SERVICE")
 
 
 class Replayer:
@@ -111,7 +115,7 @@ class Replayer:
     def containment(self) -> Containment:
         """One policy for every container that runs the capsule's code (attempts and `replay shell`)."""
         return Containment(memory=self.options.memory, pids_limit=self.options.pids_limit, cpus=self.options.cpus,
-                           cap_drop=DROPPED_CAPS)
+                           cap_drop=("ALL",), cap_add=KEPT_CAPS)
 
     def world(self, plan: Plan) -> World:
         return World(self.engine, self.settings, plan, self.label, self.progress.say)
@@ -121,7 +125,11 @@ class Replayer:
         """`count` attempts in fresh containers, in the plan's whole hermetic world (HTTP, clock, values);
         `mounts` besides (bisect's shared test-tool cache)."""
         out: list[Attempt] = []
-        with self.world(plan) as world:
+        sidecar = label_steps and plan.network == "replay"  # the HTTP replay: stages of their own
+        world = self.world(plan)
+        with self.progress.step("start the HTTP replay") if sidecar else nullcontext():
+            world.__enter__()
+        try:
             for i in range(count):
                 spec = self.run_spec(plan, image, world.attempt())
                 spec = dataclasses.replace(spec, mounts=(*spec.mounts, *mounts)) if mounts else spec
@@ -131,6 +139,9 @@ class Replayer:
                 else:
                     out.append(self.run_one(expected, spec))
             return out, world.http_report()
+        finally:
+            with self.progress.step("stop the HTTP replay") if sidecar else nullcontext():
+                world.__exit__(None, None, None)
 
     def attempt(self, plan: Plan, image: BuiltImage, expected: Expected | None = None,
                 mounts: tuple[Mount, ...] = ()) -> Attempt:

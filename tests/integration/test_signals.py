@@ -2,7 +2,8 @@
 
 The replay runs under recorded HTTP traffic (a sidecar, an internal network, iptables
 rules), so there is something to clean up at every stage. The signal is sent when the
-stage's progress line appears (an event, not a sleep)."""
+stage's progress line appears (an event, not a sleep). Each capsule is new (a value of its
+own), so its image is built and the build is a stage too."""
 from __future__ import annotations
 
 import os
@@ -11,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,8 @@ from .helpers import ROOT, twin_capsule, write_json
 
 pytestmark = pytest.mark.integration
 GREETING = ROOT / "tests" / "fixtures" / "examples" / "codeinstances" / "fetch-greeting.json"
-STAGES = ["verify capsule", "plan", "resolve base bookworm", "fetch runtimes", "attempt 1/1"]
+STAGES = ["verify capsule", "plan", "resolve base bookworm", "fetch runtimes", "build image",
+          "start the HTTP replay", "attempt 1/1", "stop the HTTP replay"]
 EXIT_WITHIN_S = 15.0  # the brief's bound on a loaded machine
 
 
@@ -42,7 +45,9 @@ def rules_for_bridges_gone() -> list[str]:
 @pytest.mark.parametrize("stage", STAGES)
 def test_a_signal_at_any_stage_ends_the_replay_cleanly(engine: Any, tmp_path: Path, stage: str,
                                                        signum: int) -> None:
-    capsule = write_json(tmp_path / "capsule.json", twin_capsule(["sh", "-c", "sleep 120"], "", 0))
+    argv = ["true"] if stage.startswith("stop") else ["sh", "-c", "sleep 120"]  # the stop comes after the attempt
+    capsule = write_json(tmp_path / "capsule.json", twin_capsule(
+        argv, "", 0, env={"REPLAY_SIGNAL_CASE": {"state": "set", "value": uuid.uuid4().hex}}))
     before = rules_for_bridges_gone()
     proc = subprocess.Popen([sys.executable, "-m", "runner", str(capsule), "-n", "1", "--http", str(GREETING)],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

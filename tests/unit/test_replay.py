@@ -13,7 +13,7 @@ from runner.errors import BuildFailed
 from runner.replay import (Attempt, BuiltImage, Expected, Progress, Replayer, ReplayOptions, classify, expected_of,
                            judge)
 from runner.replay import image as images
-from runner.replay.replayer import DROPPED_CAPS
+from runner.replay.replayer import KEPT_CAPS
 
 from tests.unit.fake_engine import FakeEngine
 
@@ -119,7 +119,7 @@ def test_every_container_of_a_replay_gets_the_containment_policy(tmp_path: Path)
     engine = FakeEngine()
     replayer = Replayer(ReplayOptions(memory="1g", pids_limit=77), Progress(), engine=engine)
     spec = replayer.run_spec(_plan(), BuiltImage("img:1", False, 0.0))
-    assert spec.containment == Containment(memory="1g", pids_limit=77, cap_drop=DROPPED_CAPS)
+    assert spec.containment == Containment(memory="1g", pids_limit=77, cap_drop=("ALL",), cap_add=KEPT_CAPS)
     assert replayer.containment().no_new_privileges
     replayer.close()
     assert engine.cleaned == [replayer.label]
