@@ -105,3 +105,42 @@ def test_a_host_the_recording_lacks_is_named_with_the_nearest_recorded_one(
     text = capsys.readouterr().out
     assert rc == 0
     assert "contacted, not in the recording: apl.example.com (nearest recorded host: api.example.com)" in text
+
+
+# A PEM private key block: its header line, then a full line of base64. (Debian's TLS libraries
+# carry self-test keys of their own: what counts is what the replay adds.)
+PEM_KEY = rb"-----BEGIN (?:EC |RSA |ENCRYPTED )?PRIVATE KEY-----\r?\n[A-Za-z0-9+/]{64}\r?\n"
+KEY_PROBE = rf"""
+import hashlib, os, re
+pem = re.compile({PEM_KEY!r})
+found = set()
+for root, dirs, files in os.walk("/"):
+    if root in ("/proc", "/sys", "/dev"):
+        dirs[:] = []
+        continue
+    for name in files:
+        path = os.path.join(root, name)
+        try:
+            if not os.path.islink(path) and os.path.getsize(path) < 4 << 20:
+                found |= {{hashlib.sha256(m.group()).hexdigest()[:12] for m in pem.finditer(open(path, "rb").read())}}
+        except OSError:
+            pass
+print("keys", sorted(found))
+"""
+
+
+def test_the_http_replay_puts_no_private_key_where_the_program_is(engine: object,
+                                                                  capsys: pytest.CaptureFixture[str],
+                                                                  tmp_path: Path) -> None:
+    """The replay's CA and host keys stay in replay's memory and the sidecar: the replayed program,
+    which trusts the CA, finds no private key in its container that is not there without the
+    recorded traffic (the image's own)."""
+    data = json.loads(_twin_fetching(tmp_path).read_text())
+    data["command"]["argv"] = ["python3", "-c", KEY_PROBE]
+    capsule = tmp_path / "keys.twin.json"
+    capsule.write_text(json.dumps(data))
+    _, with_http = _run(capsys, str(capsule), "-n", "1", "--http", str(FETCH))
+    _, without = _run(capsys, str(capsule), "-n", "1")
+    assert with_http["http"] is not None and without["http"] is None
+    seen = with_http["attempts"][0]["stdout"]
+    assert seen.startswith("keys [") and seen == without["attempts"][0]["stdout"], with_http["attempts"][0]["output_tail"]
