@@ -27,7 +27,7 @@ import pytest
 from runner.cli.main import main
 
 from ..unit.farm.builders import write_instance
-from .helpers import ROOT
+from .helpers import ROOT, own_image_repo
 from tests.services import free_port, missing
 
 pytestmark = pytest.mark.integration
@@ -75,13 +75,8 @@ def _pings(client: Any) -> bool:
 @pytest.fixture(scope="module", autouse=True)
 def own_images(engine: Any) -> Iterator[str]:
     """A fresh image repository for this module (builds are countable), removed after."""
-    repo = f"replay-test-workers-{uuid.uuid4().hex[:8]}/img"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("REPLAY_IMAGE_REPO", repo)
+    with own_image_repo(engine, "replay-test-workers") as repo:
         yield repo
-    for image in engine.client.images.list(name=repo):
-        for tag in image.tags:
-            engine.client.images.remove(tag, force=True)
 
 
 class Worker:
