@@ -25,6 +25,7 @@ from ..plan import Plan, plan_digest
 from ..planner import make_plan
 from ..render import Context, workdir, write_context
 from . import image as images
+from .deferred import signals_deferred
 from .image import BuiltImage
 from .options import ReplayOptions
 from .progress import Progress
@@ -140,8 +141,9 @@ class Replayer:
                     out.append(self.run_one(expected, spec))
             return out, world.http_report()
         finally:
-            with self.progress.step("stop the HTTP replay") if sidecar else nullcontext():
-                world.__exit__(None, None, None)
+            with signals_deferred():  # from before its progress line: the world is closed, whatever comes
+                with self.progress.step("stop the HTTP replay") if sidecar else nullcontext():
+                    world.__exit__(None, None, None)
 
     def attempt(self, plan: Plan, image: BuiltImage, expected: Expected | None = None,
                 mounts: tuple[Mount, ...] = ()) -> Attempt:
@@ -162,7 +164,8 @@ class Replayer:
         return redacted(att, secrets)
 
     def close(self) -> None:
-        self._engine.cleanup(self.label)
+        with signals_deferred():  # a signal now would leave this run's containers behind
+            self._engine.cleanup(self.label)
 
 
 SUPPLIED = secretrules.SUPPLIED

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from ..clock import (RANDOM_VALUES_PATH, clock_limits_note, faketime_env, random_values_env,
                      random_values_file)
 from ..config import Settings
+from .deferred import signals_deferred
 from ..engine import ContainerFile, Engine, Mount
 from ..plan import Fidelity, Plan
 
@@ -58,7 +59,8 @@ class World:
         return self
 
     def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:
-        self._stack.close()
+        with signals_deferred():  # a signal now would leave the sidecar, its network or its rule behind
+            self._stack.close()
 
     def attempt(self) -> AttemptSettings:
         """Settings for the next attempt; the clock offset is computed now, just before the run."""

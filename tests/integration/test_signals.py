@@ -2,8 +2,8 @@
 
 The replay runs under recorded HTTP traffic (a sidecar, an internal network, iptables
 rules), so there is something to clean up at every stage. The signal is sent when the
-stage's progress line appears (an event, not a sleep). Each capsule is new (a value of its
-own), so its image is built and the build is a stage too."""
+stage's progress line appears (an event, not a sleep). Each capsule's command is new (its
+image is named by it), so the image is built and the build is a stage too."""
 from __future__ import annotations
 
 import os
@@ -45,9 +45,9 @@ def rules_for_bridges_gone() -> list[str]:
 @pytest.mark.parametrize("stage", STAGES)
 def test_a_signal_at_any_stage_ends_the_replay_cleanly(engine: Any, tmp_path: Path, stage: str,
                                                        signum: int) -> None:
-    argv = ["true"] if stage.startswith("stop") else ["sh", "-c", "sleep 120"]  # the stop comes after the attempt
-    capsule = write_json(tmp_path / "capsule.json", twin_capsule(
-        argv, "", 0, env={"REPLAY_SIGNAL_CASE": {"state": "set", "value": uuid.uuid4().hex}}))
+    # a command of its own (the image is named by it, so it is built); the stop comes after the attempt
+    script = "true" if stage.startswith("stop") else "sleep 120"
+    capsule = write_json(tmp_path / "capsule.json", twin_capsule(["sh", "-c", f"{script} # {uuid.uuid4().hex}"], "", 0))
     before = rules_for_bridges_gone()
     proc = subprocess.Popen([sys.executable, "-m", "runner", str(capsule), "-n", "1", "--http", str(GREETING)],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
