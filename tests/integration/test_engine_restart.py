@@ -127,6 +127,29 @@ class SecondEngine:
                 out.append(int(proc.name))
         return out
 
+    def runs(self, command: str) -> bool:
+        """Whether a process named `command` runs below this engine's dockerd (a build step's)."""
+        assert self.proc is not None
+        parents: dict[int, int] = {}
+        named: list[int] = []
+        for proc in Path("/proc").iterdir():
+            try:
+                stat = (proc / "stat").read_text()
+            except OSError:
+                continue
+            if not proc.name.isdigit():
+                continue
+            comm, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
+            parents[int(proc.name)] = int(rest[1])
+            if comm == command:
+                named.append(int(proc.name))
+        for pid in named:
+            while pid > 1:
+                pid = parents.get(pid, 1)
+                if pid == self.proc.pid:
+                    return True
+        return False
+
     def leftovers(self) -> list[str]:
         return self.docker("ps", "-aq", "--filter", "label=replay").stdout.split()
 
@@ -194,7 +217,9 @@ class Replay:
         assert self.proc.poll() is None, "".join(self.err)[-3000:]
 
     def finish(self) -> tuple[int, str, str]:
-        out, _ = self.proc.communicate(timeout=BOUND_S)
+        assert self.proc.stdout
+        out = self.proc.stdout.read()  # to its end (stderr is the reader's alone: communicate would read it too)
+        self.proc.wait(timeout=BOUND_S)
         self.reader.join(timeout=60)
         return self.proc.returncode, out, "".join(self.err)
 
@@ -202,11 +227,13 @@ class Replay:
 def test_a_build_goes_on_after_the_engine_crashed_and_restarted(second: Callable[..., SecondEngine]) -> None:
     eng = second()
     run = Replay(eng, str(TZ_CLOCK / "capsule.json"), "--repo", str(TZ_CLOCK / "repo.bundle"), "-n", "1", "-v")
-    run.wait_for_line(r"^replay: #\d+ [\d.]+ Get:\d")  # the system packages step is downloading
+    # the system packages step is running: apt-get below this engine (not a line of output, which
+    # can trail the build)
+    _until(lambda: eng.runs("apt-get") or run.proc.poll() is not None, BOUND_S, "apt-get in the build", eng.log)
     eng.crash()  # a graceful stop may wait for the build to end: then nothing went away under it
     code, out, err = run.finish()
     assert code == 0, err[-3000:]
-    assert "the engine connection dropped during the build: building again" in err
+    assert "the engine connection dropped during the build: building again" in err, err[-3000:]
     assert "REPRODUCED" in out
     assert eng.leftovers() == []
     lost = re.findall(r"(/tmp/replay-build-[^/\s]+)/iid", err)  # the build the restart cut short
