@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import socket
-from typing import NoReturn
+import time
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 import pytest
 
@@ -24,3 +26,17 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def wait_until(what: str, check: Callable[[], Any], timeout_s: float = 120.0,
+               detail: Callable[[], str] = lambda: "") -> Any:
+    """Poll an event (a port answering, a process, a container) until it holds; its value, or a
+    failure naming what did not happen (and `detail()`, e.g. a log tail)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        got = check()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout_s:.0f} s\n{detail()}".rstrip())
+        time.sleep(0.1)  # the poll's pace, not a wait standing in for the event

@@ -3,6 +3,7 @@ writes them, and the CLI called in-process."""
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import subprocess
@@ -142,10 +143,12 @@ def own_image_repo(engine: Any, prefix: str) -> Iterator[str]:
     repo = f"{prefix}-{uuid.uuid4().hex[:8]}/img"
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("REPLAY_IMAGE_REPO", repo)
-        yield repo
-    for image in engine.client.images.list(name=repo):
-        for tag in image.tags:
-            engine.client.images.remove(tag, force=True)
+        try:
+            yield repo
+        finally:
+            for image in engine.client.images.list(name=repo):
+                for tag in image.tags:
+                    engine.client.images.remove(tag, force=True)
 
 
 # -- secrets: a program that prints what it was given, and a search for it -------------------
@@ -179,3 +182,12 @@ def assert_no_marker(markers: Sequence[str], places: Mapping[str, bytes | str]) 
     found = [(name, m) for name, data in places.items() for m in markers
              if m.encode() in (data.encode() if isinstance(data, str) else data)]
     assert not found, f"a secret leaked into: {found}"
+
+
+def farm_json(*args: str | Path) -> tuple[int, dict[str, Any]]:
+    """`replay farm ARGS --json` in this process: its exit code and its result (an error fails)."""
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        rc = main(["farm", *map(str, args), "--json"])
+    doc = json.loads(out.getvalue())
+    assert doc["exit_code"] == rc and doc["error"] is None, doc["error"]
+    return rc, doc["result"]

@@ -18,14 +18,13 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.services import missing
+from tests.services import missing, wait_until
 
 from .helpers import ROOT, twin_capsule, write_json
 
@@ -95,8 +94,8 @@ class SecondEngine:
                  "--pidfile", str(self.root / "dockerd.pid"), "-H", f"unix://{self.sock}", f"--bridge={BRIDGE}",
                  "--iptables=false", "--ip-masq=false", "--shutdown-timeout", "2"],
                 stdout=log, stderr=log)
-        _until(lambda: self.docker("info", check=False).returncode == 0, 120, "the second engine to answer",
-               self.log)
+        wait_until("the second engine to answer", lambda: self.docker("info", check=False).returncode == 0, 120,
+                   self.log)
 
     def docker(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         return subprocess.run(["docker", *args], env=self.env, capture_output=True, text=True, check=check,
@@ -111,7 +110,7 @@ class SecondEngine:
         for pid in containerd:
             os.kill(pid, signal.SIGKILL)
         _sh("pkill", "-9", "-f", f"containerd-shim.*{self.exec_root}", check=False)
-        _until(lambda: not self._containerd(), 60, "the second engine's containerd to end", self.log)
+        wait_until("the second engine's containerd to end", lambda: not self._containerd(), 60, self.log)
         self.start()
 
     def _containerd(self) -> list[int]:
@@ -170,14 +169,6 @@ class SecondEngine:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def _until(ready: Callable[[], bool], within: float, what: str, log: Callable[[], str] = lambda: "") -> None:
-    deadline = time.monotonic() + within
-    while not ready():
-        if time.monotonic() > deadline:
-            pytest.fail(f"waited {within:.0f} s for {what}\n{log()}")
-        time.sleep(0.1)  # polling an event (a process, a socket), not standing in for one
-
-
 @pytest.fixture
 def second(network_and_base: Path) -> Iterator[Callable[..., SecondEngine]]:
     made: list[SecondEngine] = []
@@ -229,7 +220,7 @@ def test_a_build_goes_on_after_the_engine_crashed_and_restarted(second: Callable
     run = Replay(eng, str(TZ_CLOCK / "capsule.json"), "--repo", str(TZ_CLOCK / "repo.bundle"), "-n", "1", "-v")
     # the system packages step is running: apt-get below this engine (not a line of output, which
     # can trail the build)
-    _until(lambda: eng.runs("apt-get") or run.proc.poll() is not None, BOUND_S, "apt-get in the build", eng.log)
+    wait_until("apt-get in the build", lambda: eng.runs("apt-get") or run.proc.poll() is not None, BOUND_S, eng.log)
     eng.crash()  # a graceful stop may wait for the build to end: then nothing went away under it
     code, out, err = run.finish()
     assert code == 0, err[-3000:]
@@ -247,8 +238,9 @@ def test_an_attempt_the_engine_crashed_under_runs_again(second: Callable[..., Se
     capsule = write_json(tmp_path / "slow.json", twin_capsule(
         ["sh", "-c", "echo started; sleep 5; echo 'boom: the engine stayed'; exit 1"], output, 1))
     run = Replay(eng, str(capsule), "-n", "1", "--json")
-    _until(lambda: bool(eng.docker("ps", "-q", "--filter", "label=replay", "--filter", "status=running").stdout.strip())
-           or run.proc.poll() is not None, BOUND_S, "the attempt's container to run")
+    running = ("ps", "-q", "--filter", "label=replay", "--filter", "status=running")
+    wait_until("the attempt's container to run",
+               lambda: bool(eng.docker(*running).stdout.strip()) or run.proc.poll() is not None, BOUND_S)
     eng.crash()
     code, out, err = run.finish()
     data = json.loads(out)

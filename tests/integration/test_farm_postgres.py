@@ -7,7 +7,6 @@ import contextlib
 import dataclasses
 import io
 import json
-import os
 import shutil
 import subprocess
 import tempfile
@@ -26,6 +25,8 @@ from runner.farm.store import SqlStore, StoreError, connect_server
 from ..unit.farm.builders import write_instance
 from ..unit.farm.records import attempt, night, result
 from tests.services import free_port, missing
+
+from .helpers import farm_json, own_image_repo
 
 pytestmark = pytest.mark.integration
 
@@ -135,34 +136,20 @@ def test_report_on_an_empty_server_database_is_one_error_and_creates_nothing(db:
 
 
 def test_two_farm_nights_recorded_in_postgres_read_back_by_report_and_history(
-        db: str, tmp_path: Path, engine: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("REPLAY_IMAGE_REPO", f"replay-test-farm-pg-{uuid.uuid4().hex[:8]}/img")
+        db: str, tmp_path: Path, engine: Any) -> None:
     caps = tmp_path / "caps"
     hello = write_instance(caps / "hello.json", ["python3", "-c", "print('hello')"], "hello\n")
     write_instance(caps / "wrong.json", ["python3", "-c", "print('hello')"], "goodbye\n")
-    try:
-        runs = [_farm("run", caps, "--db", db, "--jobs", "2") for _ in range(2)]
+    with own_image_repo(engine, "replay-test-farm-pg"):
+        runs = [farm_json("run", caps, "--db", db, "--jobs", "2") for _ in range(2)]
         assert [rc for rc, _ in runs] == [0, 0]
-        rc, report = _farm("report", "--db", db)
+        rc, report = farm_json("report", "--db", db)
         assert rc == 0 and len(report["nights"]) == 2 and all(n["finished_at"] for n in report["nights"])
         got = {Path(c["path"]).name: c["verdicts"] for c in report["capsules"]}
         assert got == {"hello.json": ["reproduced", "reproduced"], "wrong.json": ["not-reproduced", "not-reproduced"]}
-        rc, history = _farm("history", hello, "--db", db)
+        rc, history = farm_json("history", hello, "--db", db)
         assert rc == 0 and len(history["nights"]) == 2
         assert _sql(db, "SELECT count(*) FROM attempts WHERE state = 'finished'") == [(12,)]
-    finally:
-        repo = os.environ["REPLAY_IMAGE_REPO"]
-        for image in engine.client.images.list(name=repo):
-            for tag in image.tags:
-                engine.client.images.remove(tag, force=True)
-
-
-def _farm(*args: str | Path) -> tuple[int, dict[str, Any]]:
-    with contextlib.redirect_stdout(io.StringIO()) as out:
-        rc = main(["farm", *map(str, args), "--json"])
-    doc = json.loads(out.getvalue())
-    assert doc["exit_code"] == rc and doc["error"] is None, doc["error"]
-    return rc, doc["result"]
 
 
 def test_a_server_that_does_not_answer_is_an_environment_failure_without_its_password() -> None:

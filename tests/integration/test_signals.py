@@ -20,6 +20,8 @@ import pytest
 
 from runner.engine import OWNER_LABEL
 
+from tests.services import wait_until
+
 from .helpers import ROOT, twin_capsule, write_json
 
 pytestmark = pytest.mark.integration
@@ -61,7 +63,7 @@ def test_a_signal_at_any_stage_ends_the_replay_cleanly(engine: Any, tmp_path: Pa
         else:
             pytest.fail(f"the replay ended before {stage!r}: {''.join(seen)[-2000:]}")
         if stage.startswith("attempt"):
-            _wait_for(lambda: any(c.startswith("container") for c in owned_by(engine, proc.pid)), 120)
+            wait_until("the attempt's container", lambda: any(c.startswith("container") for c in owned_by(engine, proc.pid)), 120)
         proc.send_signal(signum)
         start = time.monotonic()
         rest = proc.communicate(timeout=120)[1]
@@ -74,11 +76,3 @@ def test_a_signal_at_any_stage_ends_the_replay_cleanly(engine: Any, tmp_path: Pa
     assert "Traceback" not in rest
     assert owned_by(engine, proc.pid) == []
     assert rules_for_bridges_gone() == before
-
-
-def _wait_for(cond: Any, limit: float) -> None:
-    deadline = time.monotonic() + limit
-    while not cond():
-        if time.monotonic() > deadline:
-            pytest.fail("waited in vain")
-        time.sleep(0.2)

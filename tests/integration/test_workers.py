@@ -18,33 +18,22 @@ import sys
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from runner.cli.main import main
 
 from ..unit.farm.builders import write_instance
-from .helpers import ROOT, own_image_repo
-from tests.services import free_port, missing
+from .helpers import ROOT, farm_json, own_image_repo
+from tests.services import free_port, missing, wait_until
 
 pytestmark = pytest.mark.integration
 
 HEARTBEAT_S, LEASE_S = 1.0, 4.0
 SLEEPY = "import time; time.sleep({s}); print('slept {i}')"
 
-
-
-def wait_for(what: str, check: Callable[[], Any], timeout_s: float = 120.0, every: float = 0.1) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        got = check()
-        if got:
-            return got
-        time.sleep(every)
-    raise AssertionError(f"{what}: not within {timeout_s} s")
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +48,7 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     import redis
 
     client = redis.Redis(port=port)
-    wait_for("redis answering", lambda: _pings(client), 30)
+    wait_until("redis answering", lambda: _pings(client), 30)
     yield f"redis://127.0.0.1:{port}/0"
     proc.terminate()
     proc.wait(30)
@@ -89,7 +78,7 @@ class Worker:
              "--heartbeat", str(HEARTBEAT_S), "--lease", str(LEASE_S), "--name", f"{name}@test"],
             env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=log.open("wb"), stderr=subprocess.STDOUT,
             start_new_session=True)
-        wait_for(f"worker {name} ready", lambda: " ready." in self.text() or self.proc.poll() is not None, 120)
+        wait_until(f"worker {name} ready", lambda: " ready." in self.text() or self.proc.poll() is not None, 120)
         assert self.proc.poll() is None, self.text()[-3000:]
 
     def text(self) -> str:
@@ -135,17 +124,6 @@ def capsules(root: Path, n: int, sleep_s: float = 0.0) -> Path:
         code = SLEEPY.format(s=sleep_s, i=i) if sleep_s else f"print('hello {i}')"
         write_instance(root / f"c{i}.json", ["python3", "-c", code], f"slept {i}\n" if sleep_s else f"hello {i}\n")
     return root
-
-
-def farm_json(*args: str | Path) -> tuple[int, dict[str, Any]]:
-    import contextlib
-    import io
-
-    with contextlib.redirect_stdout(io.StringIO()) as out:
-        rc = main(["farm", *map(str, args), "--json"])
-    doc = json.loads(out.getvalue())
-    assert doc["exit_code"] == rc and doc["error"] is None, doc["error"]
-    return rc, doc["result"]
 
 
 def rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
@@ -229,14 +207,14 @@ def test_sigkill_of_a_worker_mid_task_the_other_runs_it_within_the_lease(
                              "--json"], env={**os.environ, "PYTHONPATH": str(ROOT)},
                             stdout=out.open("wb"), stderr=subprocess.PIPE)
     try:
-        victim = wait_for("a worker holding a task", lambda: _holder(workers, db), 300)
+        victim = wait_until("a worker holding a task", lambda: _holder(workers, db), 300)
         held = {t for t in set(victim.received()) - victim.succeeded()}
-        wait_for("its attempt's container running",
+        wait_until("its attempt's container running",
                  lambda: any(engine.client.containers.list(filters={"label": f"replay=task-{t}"}) for t in held), 120)
         os.kill(victim.proc.pid, signal.SIGKILL)  # the whole worker: its main process, heartbeat and all
         killed_at = time.monotonic()
         other = next(w for w in workers if w is not victim)
-        wait_for("the other worker taking the task", lambda: held & set(other.received()), LEASE_S + 30)
+        wait_until("the other worker taking the task", lambda: held & set(other.received()), LEASE_S + 30)
         taken_after = time.monotonic() - killed_at
         farm.wait(300)
     finally:
@@ -263,7 +241,7 @@ def test_coordinator_killed_with_tasks_in_flight_resumes_by_collecting_them(
                             env={**os.environ, "PYTHONPATH": str(ROOT)},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        wait_for("a task in flight", lambda: _holder(workers, db), 300)
+        wait_until("a task in flight", lambda: _holder(workers, db), 300)
     finally:
         farm.send_signal(signal.SIGKILL)
         farm.wait(60)
