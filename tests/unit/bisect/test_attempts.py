@@ -62,19 +62,44 @@ def test_totals_count_trials_attempts_and_builds() -> None:
                      "wall_s": 12.35}
 
 
-def test_trials_after_the_ends_share_one_tool_cache_per_image() -> None:
+def test_the_ends_fill_one_tool_cache_per_image_that_later_trials_share() -> None:
     fake = FakeReplayer(fails_when(lambda p: tz_of(p) == NEW_YORK))
     result = bisect_capsules(fake, Path("bad.json"), Path("good.json"), BisectSettings(1, 1, True), FakeProgress())
     assert result.minimal == ("env:TZ",)
-    ends, rest = fake.mounts[:2], fake.mounts[2:]
-    assert ends == [(), ()]  # both ends replay without it
-    assert rest and all(m and m[0].target == "/tmp/jest_0" and not m[0].read_only and m[0].volume for m in rest)
+    assert all(m and m[0].target == "/tmp/jest_0" and not m[0].read_only and m[0].volume for m in fake.mounts)
     by_image: dict[str, set[str]] = {}
-    for plan, mounts in zip(fake.ran[2:], rest):
+    for plan, mounts in zip(fake.ran, fake.mounts):
         by_image.setdefault(repr(plan.runtimes), set()).add(mounts[0].source)
     assert all(len(sources) == 1 for sources in by_image.values())  # one volume per image
     assert len(set.union(*by_image.values())) == len(by_image)
-    assert any("shared one test-tool cache" in n for n in result.notes)
+    ends = {repr(p.runtimes): m[0].source for p, m in zip(fake.ran[:2], fake.mounts[:2])}
+    assert len(ends) == 2  # each end fills its own image's volume (from empty: a fresh volume)...
+    later = [(repr(p.runtimes), m[0].source) for p, m in zip(fake.ran[2:], fake.mounts[2:]) if repr(p.runtimes) in ends]
+    assert later and all(ends[image] == source for image, source in later)  # ...that later trials share
+    assert any("shared one test-tool cache" in n and "filled by the ends' first attempts" in n for n in result.notes)
+
+
+def test_only_an_ends_first_attempt_fills_the_cache() -> None:
+    # New York fails the recorded way only on every second run: the bad end needs two attempts
+    fake = FakeReplayer(lambda p, n: (1, RECORDED) if tz_of(p) == NEW_YORK and n % 2 == 0 else PASS)
+    result = bisect_capsules(fake, Path("bad.json"), Path("good.json"), BisectSettings(3, 1, True), FakeProgress())
+    bad_end = next(t for t in result.trials if t.role == "bad end")
+    assert bad_end.attempts == ("pass", "recorded")
+    assert fake.mounts[1] and fake.mounts[2] == ()  # its second attempt ran from a cold cache, not the first's
+
+
+def test_ends_sharing_an_image_fill_its_cache_once() -> None:
+    from runner.bisect.trial import ToolCache
+
+    cache = ToolCache()
+    first = cache.mounts("img:a", "good")
+    assert first[0] and first[1] == ()
+    assert cache.mounts("img:a", "bad") == ((), ())  # the other end runs without it: both start cold
+    assert cache.mounts("img:a", None) == ((), ())  # nothing shared before both ends replayed as recorded
+    cache.end_seen("good", "not-reproduced")
+    cache.end_seen("bad", "reproduced")
+    assert cache.mounts("img:a", None) == (first[0], first[0])
+    assert not cache.close() == []
 
 
 def test_no_cache_reuse_mounts_nothing() -> None:

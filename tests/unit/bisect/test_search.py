@@ -221,6 +221,26 @@ def test_halves_stay_balanced_when_the_stage_split_would_cost_a_level() -> None:
     assert set(result.trials[2].keys) == {"env:R0", "env:R1", "env:R2", "pin:node:b00"}
 
 
+def test_a_mixed_set_with_a_small_run_time_part_is_cut_in_three() -> None:
+    cands = candidates(4, 2)  # the TZ bisect's shape: CI, LANG, NODE_ENV, TZ | npm, node
+    for jobs in (1, 2):
+        fake = fake_for(cands, ["env:R3"])
+        result = search(cands, fake, jobs=jobs)
+        assert result.minimal == ("env:R3",)
+        # both run-time halves (together, with two jobs), then the culprit's half one fact at a time
+        assert [set(t.keys) for t in result.trials[2:]] == [{"env:R0", "env:R1"}, {"env:R2", "env:R3"},
+                                                           {"env:R2"}, {"env:R3"}]
+    build = search(cands, fake_for(cands, ["pin:node:b01"]))
+    assert [set(t.keys) for t in build.trials[2:4]] == [{"env:R0", "env:R1"}, {"env:R2", "env:R3"}]
+    assert build.minimal == ("pin:node:b01",) and len(build.trials) <= bound(6)
+
+
+def test_three_parts_only_where_the_bound_holds() -> None:
+    cands = candidates(4, 4)  # three parts, then halving four build facts, would pass the bound of 8
+    result = search(cands, fake_for(cands, ["pin:node:b00"]))
+    assert set(result.trials[2].keys) == {"env:R0", "env:R1", "env:R2", "env:R3"}
+
+
 def test_small_run_time_sets_go_one_fact_at_a_time() -> None:
     cands = candidates(SINGLETONS_UP_TO, 0)
     result = search(cands, fake_for(cands, [cands[-1].key]))
