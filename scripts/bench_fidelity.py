@@ -5,7 +5,8 @@ hundred packages in its package-lock.json, resolved once at bench time with the 
 registry) and a test that fails under America/New_York. Rows:
   runtime-only change     a second image differing only in the node version builds >= 3x
                           faster than the first (BuildKit's download cache; the first build
-                          starts from an empty cache namespace of its own)
+                          starts from an empty cache namespace of its own), on that project
+                          and on one with a fuller toolchain (about 700 packages)
   TZ bisect               six differences (node, npm, CI, NODE_ENV, LANG, TZ), both end images
                           cached: <= 8 trials, <= 12 attempts, wall time <= 3x one warm replay
 """
@@ -46,6 +47,13 @@ test("isoDay formats the first day of the year", () => {
   expect(isoDay(Date.UTC(2026, 0, 1, 2))).toBe("2026-01-01");
 });
 """
+# A fuller TypeScript toolchain (lint, bundle, babel, jsdom, docs): about 700 packages in all, none
+# with install scripts, like the ~1,000-package projects issue 12 measured
+TOOLCHAIN = {"eslint": "^8.57.0", "@typescript-eslint/parser": "^7.18.0", "@typescript-eslint/eslint-plugin": "^7.18.0",
+             "prettier": "^3.3.3", "webpack": "^5.95.0", "webpack-cli": "^5.1.4", "ts-loader": "^9.5.1",
+             "@babel/core": "^7.26.0", "@babel/preset-env": "^7.26.0", "@babel/preset-typescript": "^7.26.0",
+             "babel-jest": "^29.7.0", "jest-environment-jsdom": "^29.7.0", "@testing-library/jest-dom": "^6.6.3",
+             "lint-staged": "^15.2.10", "typedoc": "^0.26.11", "rimraf": "^6.0.1", "npm-run-all2": "^7.0.1"}
 JEST_CONFIG = 'module.exports = { preset: "ts-jest", testEnvironment: "node" };\n'
 TSCONFIG = '{"compilerOptions": {"strict": true, "esModuleInterop": true, "types": ["jest"]}}\n'
 GOOD_RUN = {"CI": "true", "LANG": "C.UTF-8", "NODE_ENV": "production", "TZ": "UTC"}
@@ -59,11 +67,11 @@ def sh(cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None = Non
     return subprocess.run(cmd, cwd=cwd, env=env, text=True, capture_output=True, timeout=timeout)
 
 
-def make_project(dest: Path, name: str) -> tuple[Path, str, int]:
+def make_project(dest: Path, name: str, toolchain: dict[str, str] | None = None) -> tuple[Path, str, int]:
     """The repository (one commit), its commit and its package count."""
     dest.mkdir(parents=True)
     pkg = {"name": name, "version": "1.0.0", "private": True, "scripts": {"test": "jest"},
-           "dependencies": DEPENDENCIES, "devDependencies": DEV_DEPENDENCIES}
+           "dependencies": DEPENDENCIES, "devDependencies": {**DEV_DEPENDENCIES, **(toolchain or {})}}
     files = {"package.json": json.dumps(pkg, indent=2) + "\n", "src/dates.ts": DATES_TS,
              "test/dates.test.ts": TEST_TS, "jest.config.js": JEST_CONFIG, "tsconfig.json": TSCONFIG}
     for rel, text in files.items():
@@ -111,8 +119,8 @@ def write(path: Path, data: Any) -> Path:
 
 def runtime_change_row(tmp: Path, env: dict[str, str], repo: Path, commit: str, count: int, row: Row) -> None:
     cold_env = {**env, "REPLAY_BUILD_CACHE": f"bench-{uuid.uuid4().hex[:10]}"}  # an empty download cache
-    first = write(tmp / "first.json", capsule(repo, commit, BAD_NODE))
-    second = write(tmp / "second.json", capsule(repo, commit, GOOD_NODE))
+    first = write(tmp / f"first-{count}.json", capsule(repo, commit, BAD_NODE))
+    second = write(tmp / f"second-{count}.json", capsule(repo, commit, GOOD_NODE))
     # their failure fields are not recorded (twin's verification refuses that without the flag)
     _, a = replay(first, repo, cold_env, "--allow-unverified")
     _, b = replay(second, repo, cold_env, "--allow-unverified")
@@ -172,6 +180,8 @@ def run(tmp: Path, env: dict[str, str], warm_s: float, row: Row) -> None:
     """The rows (warm_s, the bundled example's warm replay, is not this project's: unused)."""
     repo, commit, count = make_project(tmp / "fidelity-project", f"bench-{uuid.uuid4().hex[:8]}")
     runtime_change_row(tmp, env, repo, commit, count, row)
+    big, big_commit, big_count = make_project(tmp / "fidelity-toolchain", f"bench-{uuid.uuid4().hex[:8]}", TOOLCHAIN)
+    runtime_change_row(tmp, env, big, big_commit, big_count, row)
     bisect_row(tmp, env, repo, commit, row)
 
 
