@@ -387,6 +387,8 @@ def _follow(ctr: Any, on_output: Callable[[bytes], None]) -> None:
             on_output(chunk)
     except Exception:
         pass
+    finally:
+        on_output(b"")  # the stream's end (protocol.Engine.run)
 
 
 def _archive(files: Sequence[ContainerFile]) -> bytes:

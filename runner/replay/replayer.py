@@ -154,7 +154,7 @@ class Replayer:
         secrets = [v for _, v in self.options.secret_env if len(v) >= 4]
         on_output: Callable[[bytes], None] | None = None
         if self.options.verbose:
-            on_output = lambda b: self.progress.say(scrub(b.decode("utf-8", "replace").rstrip(), secrets))  # noqa: E731
+            on_output = whole_lines(lambda line: self.progress.say(scrub(line, secrets)))
         res = self.engine.run(spec, on_output)
         att = attempt_of(res.output, res.stdout, res.exit_code, res.signal, res.duration_s,
                          res.timed_out or res.oom_killed, expected)
@@ -181,6 +181,23 @@ def redacted(att: Attempt, secrets: Sequence[str]) -> Attempt:
     return dataclasses.replace(att, output_tail=scrub(att.output_tail, secrets),
                                key_lines=tuple(scrub(k, secrets) for k in att.key_lines),
                                stdout=secretrules.scrub_bytes(stdout) if stdout else stdout)
+
+
+def whole_lines(say: Callable[[str], None]) -> Callable[[bytes], None]:
+    """A container's output stream (-v) as whole lines: the engine cuts it anywhere, so a
+    secret (or a UTF-8 character) split across two chunks is scrubbed (decoded) whole. The
+    engine's b"" ends the stream and says what is left of its last line."""
+    pending = bytearray()
+    lock = threading.Lock()
+
+    def feed(chunk: bytes) -> None:
+        with lock:
+            pending.extend(chunk)
+            done, _, rest = bytes(pending).rpartition(b"\n") if chunk else (bytes(pending), b"", b"")
+            pending[:] = rest
+        if done:
+            say(done.decode("utf-8", "replace").rstrip())
+    return feed
 
 
 def scrub(text: str, secrets: Sequence[str]) -> str:

@@ -69,3 +69,24 @@ def test_everything_is_cleaned_up_by_label(monkeypatch: pytest.MonkeyPatch, tmp_
     r = Replayer(ReplayOptions(), Progress(), engine=engine)
     r.close()
     assert engine.cleaned == [r.label]
+
+
+def test_the_verbose_stream_scrubs_a_secret_split_across_chunks() -> None:
+    from runner.replay import Replayer
+
+    said: list[str] = []
+
+    class Streaming(FakeEngine):
+        def run(self, spec: RunSpec, on_output=None) -> RunResult:  # type: ignore[no-untyped-def]
+            if on_output is not None:  # the engine cuts the stream anywhere: inside the value, inside a character
+                for chunk in (b"token: s3cr", b"3tvalue ok\nnext \xc3", b"\xa9 line\nlast, unended", b""):
+                    on_output(chunk)
+            return RunResult(0, b"", b"", 0.1)
+
+    class Said(Progress):
+        def say(self, text: str) -> None:
+            said.append(text)
+
+    r = Replayer(ReplayOptions(verbose=True, secret_env=(("API_TOKEN", "s3cr3tvalue"),)), Said(), engine=Streaming())
+    r.run_one(None, RunSpec(image="img", argv=("true",)))
+    assert "\n".join(said).splitlines() == ["token: [supplied value] ok", "next é line", "last, unended"]
