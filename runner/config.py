@@ -13,6 +13,8 @@ from pathlib import Path
 
 import platformdirs
 
+from .errors import UsageError
+
 _DEFAULT_CA_DIR = Path("/usr/local/share/ca-certificates")
 
 
@@ -46,6 +48,11 @@ def _ca_files() -> tuple[Path, ...]:
     return tuple(files)
 
 
+# A build stalled on a source that keeps the connection open without finishing (a dribbling
+# registry, a full disk) would otherwise hold a farm night or a CI job for ever.
+DEFAULT_BUILD_TIMEOUT_S = 3600
+
+
 @dataclass(frozen=True)
 class Settings:
     debian_mirror: str = field(default_factory=lambda: _env("REPLAY_DEBIAN_MIRROR", "http://deb.debian.org/debian"))
@@ -57,6 +64,22 @@ class Settings:
     builder: str = field(default_factory=lambda: _env("REPLAY_BUILDER", "auto"))  # auto | buildkit | classic
     base_repo: str = field(default_factory=lambda: _env("REPLAY_BASE_REPO", "replay-base/debian"))
     image_repo: str = field(default_factory=lambda: _env("REPLAY_IMAGE_REPO", "replay/img"))
+    build_timeout: str = field(default_factory=lambda: _env("REPLAY_BUILD_TIMEOUT", str(DEFAULT_BUILD_TIMEOUT_S)))
+
+    @property
+    def build_timeout_s(self) -> float | None:
+        """The longest an image build may take (REPLAY_BUILD_TIMEOUT seconds; 0 or none: no limit)."""
+        raw = self.build_timeout.strip().lower()
+        if raw in ("0", "none", "off"):
+            return None
+        try:
+            secs = float(raw)
+        except ValueError:
+            secs = -1.0
+        if not secs > 0 or secs != secs or secs == float("inf"):
+            raise UsageError(f"REPLAY_BUILD_TIMEOUT={self.build_timeout!r}: seconds (a positive number), "
+                             "or 0 / none for no limit")
+        return secs
 
     @property
     def downloads(self) -> Path:

@@ -96,6 +96,15 @@ class BuildFailed(ReplayError):
         self.log_tail = log_tail
 
 
+class BuildTimedOut(BuildFailed):
+    """A build that did not finish within REPLAY_BUILD_TIMEOUT (exit 3): stopped, never retried."""
+
+    def __init__(self, limit_s: float, step: str, log_tail: str = "") -> None:
+        super().__init__(f"image build did not finish within {limit_s:g} s (REPLAY_BUILD_TIMEOUT) and was "
+                         f"stopped; the step it was in: {step}", log_tail)
+        self.step = step
+
+
 class SourceUnavailable(ReplayError):
     """A runtime, package or repository that no configured source offers (exit 3)."""
 

@@ -13,7 +13,10 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -21,7 +24,7 @@ from typing import Any, Literal
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from ..config import registry_secrets, settings, without_credentials
-from ..errors import BuildFailed
+from ..errors import BuildFailed, BuildTimedOut
 
 # BuildKit's plain progress: "#7 [4/9] RUN …" when a step starts, "#7 CACHED" when served from the cache.
 _BK_STEP = re.compile(r"^#(\d+) (\[[^\]]*\d+/\d+\]|CACHED)")
@@ -178,6 +181,51 @@ def _always(_within: float) -> bool:
     return True
 
 
+class Deadline:
+    """A build's time limit (REPLAY_BUILD_TIMEOUT): `stop` runs once it passes, from a timer thread,
+    and ends the build (the CLI's process killed, the classic build's step container killed)."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+        self.at = None if seconds is None else time.monotonic() + seconds
+        self.passed = False
+
+    @contextmanager
+    def watching(self, stop: Callable[[], None]) -> Iterator[None]:
+        if self.at is None:
+            yield
+            return
+
+        def fire() -> None:
+            self.passed = True
+            stop()
+
+        timer = threading.Timer(max(0.0, self.at - time.monotonic()), fire)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
+
+    def check(self, tail: Sequence[str]) -> None:
+        if self.passed and self.seconds is not None:
+            raise BuildTimedOut(self.seconds, _step_of(tail), "\n".join(tail))
+
+
+def _step_of(tail: Sequence[str]) -> str:
+    """The step a build log's tail was in: BuildKit's `#N [stage i/n] RUN ...`, the classic `Step i/n : RUN ...`."""
+    for line in reversed(tail):
+        m = _BK_TITLE.match(line.strip()) or _CLASSIC_STEP.match(line.strip())
+        if m:
+            text = m.group(1)
+            return text if len(text) <= 160 else text[:159] + "…"
+    return "not known (no step had started)"
+
+
+_BK_TITLE = re.compile(r"^#\d+ (\[[^\]]+\] .*)")
+
+
 def _retried(once: Callable[[], Iterator[BuildEvent]], engine_back: EngineBack) -> Iterator[BuildEvent]:
     """A build, again (tenacity, with backoff) when the engine connection dropped, once the engine answers
     again; one line when it keeps dropping or does not come back."""
@@ -197,13 +245,16 @@ def _retried(once: Callable[[], Iterator[BuildEvent]], engine_back: EngineBack) 
 
 
 def build_with_cli(cli: Sequence[str], context: Path, tag: str, labels: Mapping[str, str],
-                   network: str, engine_back: EngineBack = _always) -> Iterator[BuildEvent]:
+                   network: str, engine_back: EngineBack = _always,
+                   timeout_s: float | None = None) -> Iterator[BuildEvent]:
     """BuildKit through the engine's own CLI (streams the plain progress as events)."""
-    yield from _retried(lambda: _build_once_with_cli(cli, context, tag, labels, network, engine_back), engine_back)
+    deadline = Deadline(timeout_s)
+    yield from _retried(lambda: _build_once_with_cli(cli, context, tag, labels, network, engine_back, deadline),
+                        engine_back)
 
 
 def _build_once_with_cli(cli: Sequence[str], context: Path, tag: str, labels: Mapping[str, str],
-                         network: str, engine_back: EngineBack) -> Iterator[BuildEvent]:
+                         network: str, engine_back: EngineBack, deadline: Deadline) -> Iterator[BuildEvent]:
     # the temporary directory is outside the context and removed after: the secret files live only there
     with tempfile.TemporaryDirectory(prefix="replay-build-") as tmp:
         iid = Path(tmp) / "iid"
@@ -221,18 +272,20 @@ def _build_once_with_cli(cli: Sequence[str], context: Path, tag: str, labels: Ma
         namer = StepNamer()
         assert proc.stdout
         try:
-            for line in proc.stdout:
-                tail = (tail + [line.rstrip()])[-40:]
-                m = _BK_STEP.match(line)
-                if m and " FROM " not in line:
-                    (cached if m.group(2) == "CACHED" else started).add(m.group(1))
-                yield BuildEvent("log", line.rstrip("\n"))
-                for name in namer.buildkit(line):
-                    yield BuildEvent("step", name)
+            with deadline.watching(proc.kill):  # BuildKit cancels the build when its client goes away
+                for line in proc.stdout:
+                    tail = (tail + [line.rstrip()])[-40:]
+                    m = _BK_STEP.match(line)
+                    if m and " FROM " not in line:
+                        (cached if m.group(2) == "CACHED" else started).add(m.group(1))
+                    yield BuildEvent("log", line.rstrip("\n"))
+                    for name in namer.buildkit(line):
+                        yield BuildEvent("step", name)
         finally:  # Ctrl-C, or the caller stopped listening: the build stops too
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+        deadline.check(tail)
         # A daemon killed mid-build may leave the CLI exiting 0 without an image ("server did not provide
         # an image ID"): no image id is a failed build too, and an engine that does not answer lost it.
         image_id = iid.read_text().strip() if iid.is_file() else ""
@@ -249,48 +302,72 @@ def _build_once_with_cli(cli: Sequence[str], context: Path, tag: str, labels: Ma
 
 
 def build_with_sdk(client: Any, context: Path, tag: str, labels: Mapping[str, str],
-                   network: str, engine_back: EngineBack = _always) -> Iterator[BuildEvent]:
+                   network: str, engine_back: EngineBack = _always,
+                   timeout_s: float | None = None) -> Iterator[BuildEvent]:
     """The docker SDK's classic builder."""
     _refuse_credentials(context)
-    yield from _retried(lambda: _build_once_with_sdk(client, context, tag, labels, network), engine_back)
+    deadline = Deadline(timeout_s)
+    yield from _retried(lambda: _build_once_with_sdk(client, context, tag, labels, network, deadline), engine_back)
 
 
 def _build_once_with_sdk(client: Any, context: Path, tag: str, labels: Mapping[str, str],
-                         network: str) -> Iterator[BuildEvent]:
+                         network: str, deadline: Deadline) -> Iterator[BuildEvent]:
     import docker.errors
     import requests
 
+    tail: list[str] = []
     try:
-        yield from _sdk_stream(client, context, tag, labels, network)
+        yield from _sdk_stream(client, context, tag, labels, network, deadline, tail)
     except (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
+        deadline.check(tail)
         raise _Dropped(type(exc).__name__) from exc
     except docker.errors.APIError as exc:
+        deadline.check(tail)
         if exc.status_code is not None and exc.status_code >= 500:
             raise _Dropped(f"HTTP {exc.status_code}") from exc
         raise BuildFailed(f"image build failed ({str(exc)[:300]})") from exc
+    except BuildFailed:
+        deadline.check(tail)  # the step container the deadline killed fails its step: say why
+        raise
 
 
-def _sdk_stream(client: Any, context: Path, tag: str, labels: Mapping[str, str],
-                network: str) -> Iterator[BuildEvent]:
-    tail: list[str] = []
+def _sdk_stream(client: Any, context: Path, tag: str, labels: Mapping[str, str], network: str,
+                deadline: Deadline, tail: list[str]) -> Iterator[BuildEvent]:
     stream = client.api.build(path=str(context), tag=tag, rm=True, forcerm=True, decode=True,
                               labels=dict(labels), network_mode=network)
     image_id = None
     ran = 0
     namer = StepNamer()
-    for chunk in stream:
-        if "stream" in chunk:
-            for line in chunk["stream"].splitlines():
-                ran += line.strip().startswith("---> Running in")
-                tail = (tail + [line])[-40:]
-                yield BuildEvent("log", line)
-                for name in namer.classic(line):
-                    yield BuildEvent("step", name)
-        if "error" in chunk:
-            raise build_failure(chunk["error"].strip()[:300], tail)
-        if "aux" in chunk and "ID" in chunk["aux"]:
-            image_id = chunk["aux"]["ID"]
+    step: list[str] = []  # the container of the step running now: what the deadline stops
+
+    def stop() -> None:
+        if step:
+            try:
+                client.api.kill(step[-1])
+            except Exception:  # noqa: BLE001 - the step ended meanwhile
+                pass
+
+    with deadline.watching(stop):
+        for chunk in stream:
+            if "stream" in chunk:
+                for line in chunk["stream"].splitlines():
+                    running = _CLASSIC_RUNNING.match(line.strip())
+                    if running:
+                        ran += 1
+                        step.append(running.group(1))
+                    tail[:] = (tail + [line])[-40:]
+                    yield BuildEvent("log", line)
+                    for name in namer.classic(line):
+                        yield BuildEvent("step", name)
+            if "error" in chunk:
+                raise build_failure(chunk["error"].strip()[:300], tail)
+            if "aux" in chunk and "ID" in chunk["aux"]:
+                image_id = chunk["aux"]["ID"]
+    deadline.check(tail)
     yield BuildEvent("done", image_id=image_id or client.images.get(tag).id, steps_run=ran)
+
+
+_CLASSIC_RUNNING = re.compile(r"---> Running in ([0-9a-f]{8,64})$")
 
 
 _TELLING = ("mismatch", "EINTEGRITY", "npm error code", "npm ERR! code", "ERROR:", "E: ", "error", "failed")

@@ -137,11 +137,12 @@ class DockerEngine:
         repo, tag = ref.rsplit(":", 1)
         self.client.images.get(src).tag(repo, tag)
 
-    def build(self, context: Path, tag: str, labels: Mapping[str, str], network: str = "default") -> Iterator[BuildEvent]:
+    def build(self, context: Path, tag: str, labels: Mapping[str, str], network: str = "default",
+              timeout_s: float | None = None) -> Iterator[BuildEvent]:
         if self._buildkit:
-            yield from build_with_cli(self._buildkit, context, tag, labels, network, self.answers)
+            yield from build_with_cli(self._buildkit, context, tag, labels, network, self.answers, timeout_s)
         else:
-            yield from build_with_sdk(self.client, context, tag, labels, network, self.answers)
+            yield from build_with_sdk(self.client, context, tag, labels, network, self.answers, timeout_s)
 
     def answers(self, within: float = 0.0) -> bool:
         """Whether the engine answers a ping, waiting up to `within` seconds for it (a daemon restarting)."""

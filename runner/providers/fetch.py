@@ -14,7 +14,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -70,17 +70,33 @@ def _get(url: str, timeout: float, accept: str, name: str | None = None) -> byte
         token = base64.b64encode(f"{user}:{urllib.parse.unquote(parts.password or '')}".encode()).decode()
         headers["Authorization"] = f"Basic {token}"
     req = urllib.request.Request(without_credentials(url), headers=headers)
+    deadline = time.monotonic() + WHOLE_FACTOR * timeout  # the socket timeout is per read: a byte a second passes it
     with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - https registry URLs only
         meter = _meter
-        if name is None or meter is None:
-            return bytes(resp.read())
         length = resp.headers.get("Content-Length")
         chunks: list[bytes] = []
-        with meter(name, int(length) if length and length.isdigit() else None) as advance:
-            while chunk := resp.read(_CHUNK):
+        with (meter(name, int(length) if length and length.isdigit() else None) if name is not None and meter
+              is not None else nullcontext(lambda n: None)) as advance:
+            read = getattr(resp, "read1", resp.read)  # what has arrived: a dribble still meets the deadline
+            while chunk := read(_CHUNK):
                 chunks.append(chunk)
                 advance(len(chunk))
+                if time.monotonic() > deadline:
+                    raise _Dribbling(WHOLE_FACTOR * timeout)
         return b"".join(chunks)
+
+
+# A whole answer may take this many times the per-read timeout (30 s for a registry document: 5
+# minutes; a 300 s download: 50 minutes), then the source is taken as stalled.
+WHOLE_FACTOR = 10
+
+
+class _Dribbling(Exception):
+    """An answer still coming after its whole time: a source that keeps the connection open."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(seconds)
+        self.seconds = seconds
 
 
 def get(url: str, timeout: float = 60.0, accept: str = "application/json, */*", name: str | None = None) -> bytes:
@@ -92,6 +108,10 @@ def get(url: str, timeout: float = 60.0, accept: str = "application/json, */*", 
         raise SourceUnavailable(f"{origin} did not answer (it stalled earlier in this replay)")
     try:
         return _get(url, timeout, accept, name)
+    except _Dribbling as exc:
+        _STALLED[origin] = time.monotonic()
+        raise SourceUnavailable(f"{public}: its answer did not end within {exc.seconds:g} s (the source keeps "
+                                "the connection open, answering slowly)") from exc
     except (urllib.error.URLError, TimeoutError) as exc:
         if _timed_out(exc):
             _STALLED[origin] = time.monotonic()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_expo
 
 from ..config import Settings
 from ..engine import LABEL, Engine, RunSpec
-from ..errors import BuildFailed
+from ..errors import BuildFailed, BuildTimedOut
 from ..plan import Drift
 from ..render import Context
 
@@ -53,20 +54,31 @@ _TRANSIENT = ("Temporary failure resolving", "Could not connect", "Connection ti
 
 
 def _transient_build(exc: BaseException) -> bool:
-    return isinstance(exc, BuildFailed) and any(t in exc.log_tail for t in _TRANSIENT)
+    return isinstance(exc, BuildFailed) and not isinstance(exc, BuildTimedOut) and \
+        any(t in exc.log_tail for t in _TRANSIENT)
 
 
 def build(engine: Engine, ctx_dir: Path, tag: str, labels: dict[str, str], say: Callable[[str], None],
-          verbose: bool) -> int:
-    """Build, retrying (with backoff) when the log shows a mirror or registry hiccup; the steps run."""
+          verbose: bool, timeout_s: float | None = None) -> int:
+    """Build, retrying (with backoff) when the log shows a mirror or registry hiccup; the steps run.
+    The tries together are stopped after `timeout_s` (REPLAY_BUILD_TIMEOUT), and a stopped one is
+    not retried."""
+    end = None if timeout_s is None else time.monotonic() + timeout_s
+
     def once() -> int:
         steps = 0
-        for event in engine.build(ctx_dir, tag, labels):
-            if event.kind == "log" and verbose:
-                say(event.text)
-            elif event.kind == "step" and not verbose:  # -v shows the whole log instead
-                say(f"build: {event.text}")
-            steps = event.steps_run if event.kind == "done" else steps
+        left = None if end is None or timeout_s is None else end - time.monotonic()
+        if left is not None and timeout_s is not None and left <= 0:
+            raise BuildTimedOut(timeout_s, "none: no time was left to try the build again")
+        try:
+            for event in engine.build(ctx_dir, tag, labels, timeout_s=left):
+                if event.kind == "log" and verbose:
+                    say(event.text)
+                elif event.kind == "step" and not verbose:  # -v shows the whole log instead
+                    say(f"build: {event.text}")
+                steps = event.steps_run if event.kind == "done" else steps
+        except BuildTimedOut as exc:  # the limit as set, not what was left of it for this try
+            raise BuildTimedOut(timeout_s or 0.0, exc.step, exc.log_tail) from exc
         return steps
 
     retrying = Retrying(retry=retry_if_exception(_transient_build), stop=stop_after_attempt(3),

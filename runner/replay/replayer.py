@@ -48,6 +48,7 @@ class Replayer:
         self.options = options
         self.progress = progress or Progress()
         self.settings = settings or load_settings()
+        self.settings.build_timeout_s  # noqa: B018 - a bad REPLAY_BUILD_TIMEOUT is a usage error before any work
         self.label = options.label or f"r-{uuid.uuid4().hex[:12]}"  # unique: close() removes what carries it
         self._engine = EngineHolder(options.builder or self.settings.builder, engine)
         self._locks: dict[str, threading.Lock] = {}
@@ -94,7 +95,8 @@ class Replayer:
         if not engine.image_exists(tag):
             with self.progress.step(f"build image ({engine.builder_name})"):
                 labels = {LABEL: "image", "replay.capsule": plan.capsule_id}
-                steps_run = images.build(engine, ctx_dir, tag, labels, self.progress.say, self.options.verbose)
+                steps_run = images.build(engine, ctx_dir, tag, labels, self.progress.say, self.options.verbose,
+                                         self.settings.build_timeout_s)
             built = True
         else:
             self.progress.say(f"image {tag} is cached: nothing to build")

@@ -51,7 +51,8 @@ class FakeEngine:
     def tag(self, src: str, ref: str) -> None:
         self.images.add(ref)
 
-    def build(self, context: Path, tag: str, labels: Mapping[str, str], network: str = "default") -> Iterator[BuildEvent]:
+    def build(self, context: Path, tag: str, labels: Mapping[str, str], network: str = "default",
+              timeout_s: float | None = None) -> Iterator[BuildEvent]:
         self.builds.append(tag)
         yield from self._build(context, tag, labels)
         self.images.add(tag)

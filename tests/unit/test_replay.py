@@ -88,7 +88,8 @@ class FlakyMirrorEngine(FakeEngine):
         self.calls = 0
         self.transient = transient
 
-    def build(self, ctx: Path, tag: str, labels: dict[str, str], network: str = "default"):  # type: ignore[override]
+    def build(self, ctx: Path, tag: str, labels: dict[str, str], network: str = "default",  # type: ignore[override]
+              timeout_s: float | None = None):
         self.calls += 1
         if self.calls == 1:
             tail = "E: Failed to fetch http://deb.debian.org/x  Temporary failure resolving 'deb.debian.org'" \

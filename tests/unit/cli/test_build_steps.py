@@ -105,7 +105,7 @@ def test_named_steps_reach_the_progress_unless_verbose(tmp_path: Any) -> None:
     from runner.replay import image
 
     class Engine:
-        def build(self, *_: Any) -> Any:
+        def build(self, *_: Any, **__: Any) -> Any:
             yield BuildEvent("log", "#9 [5/9] RUN tar ...")
             yield BuildEvent("step", "runtime node")
             yield BuildEvent("done", image_id="sha256:1", steps_run=1)

@@ -158,3 +158,78 @@ def test_the_buildkit_cli_on_a_full_disk(context: Path, tmp_path: Path, monkeypa
     assert _calls(tmp_path) == 1
     assert "disk is full" in info.value.line() and "replay gc" in info.value.line()
     assert not list(scratch.iterdir())  # the build's temporary directory (secrets, iid) went with it
+
+
+# -- REPLAY_BUILD_TIMEOUT: a build that never ends is stopped (a registry dribbling a byte a second,
+#    a step stuck on a full disk: no socket timeout fires) -------------------------------------------
+
+def test_a_buildkit_build_past_its_limit_is_stopped(context: Path) -> None:
+    import subprocess
+    import time
+
+    from runner.errors import BuildTimedOut
+
+    # the docker CLI's stand-in: a step starts, then nothing more, ever (its sleep is what gets killed)
+    marker = f"replay-test-stall-{time.time_ns()}"
+    cli = [sys.executable, "-c", "import sys, time; print('#7 [stage-2 5/9] RUN npm ci', flush=True); "
+           f"print('#7 1.2 npm http fetch', flush=True); time.sleep(600)  # {marker}"]
+    started = time.monotonic()
+    with pytest.raises(BuildTimedOut) as caught:
+        list(builders.build_with_cli(cli, context, "t", {}, "default", timeout_s=1.0))
+    assert time.monotonic() - started < 60
+    assert caught.value.exit_code == Exit.ENVIRONMENT
+    assert "did not finish within 1 s (REPLAY_BUILD_TIMEOUT)" in caught.value.message
+    assert caught.value.step == "[stage-2 5/9] RUN npm ci"
+    assert marker not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout  # killed
+
+
+def test_a_classic_build_past_its_limit_has_its_step_container_killed(context: Path) -> None:
+    import threading
+
+    from runner.errors import BuildTimedOut
+
+    killed = threading.Event()
+
+    class StalledClient:
+        def __init__(self) -> None:
+            self.api = self
+            self.kills: list[str] = []
+
+        def build(self, **kwargs: Any) -> Iterator[dict[str, Any]]:
+            yield {"stream": "Step 5/9 : RUN pip install -r requirements.txt\n"}
+            yield {"stream": " ---> Running in 0123456789ab\n"}
+            assert killed.wait(60), "the deadline never killed the step's container"
+            yield {"error": "The command '/bin/sh -c pip install' returned a non-zero code: 137"}
+
+        def kill(self, container: str) -> None:
+            self.kills.append(container)
+            killed.set()
+
+    client = StalledClient()
+    with pytest.raises(BuildTimedOut) as caught:
+        list(builders.build_with_sdk(client, context, "t", {}, "default", timeout_s=0.5))
+    assert client.kills == ["0123456789ab"]
+    assert caught.value.step == "RUN pip install -r requirements.txt"
+
+
+def test_a_build_within_its_limit_is_not_touched(context: Path) -> None:
+    events = list(builders.build_with_sdk(FlakyClient(0), context, "t", {}, "none", timeout_s=30.0))
+    assert events[-1].kind == "done" and events[-1].image_id == "sha256:ok"
+
+
+@pytest.mark.parametrize(("raw", "seconds"), [("3600", 3600.0), ("90.5", 90.5), ("0", None), ("none", None)])
+def test_the_build_timeout_setting(monkeypatch: pytest.MonkeyPatch, raw: str, seconds: float | None) -> None:
+    from runner.config import settings
+
+    monkeypatch.setenv("REPLAY_BUILD_TIMEOUT", raw)
+    assert settings().build_timeout_s == seconds
+
+
+@pytest.mark.parametrize("raw", ["soon", "-5", "nan", "inf"])
+def test_a_bad_build_timeout_is_a_usage_error(monkeypatch: pytest.MonkeyPatch, raw: str) -> None:
+    from runner.config import settings
+    from runner.errors import UsageError
+
+    monkeypatch.setenv("REPLAY_BUILD_TIMEOUT", raw)
+    with pytest.raises(UsageError, match="REPLAY_BUILD_TIMEOUT"):
+        settings().build_timeout_s

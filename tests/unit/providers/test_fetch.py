@@ -1,0 +1,54 @@
+"""Registry look-ups on the host against a real loopback server that never finishes its answer:
+a byte at a time, each well within the per-read timeout, so only the whole answer's limit stops it."""
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from runner.errors import SourceUnavailable
+from runner.providers import fetch
+
+
+@pytest.fixture
+def dribbling() -> Iterator[str]:
+    stop = threading.Event()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            try:
+                while not stop.wait(0.05):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+            except OSError:
+                pass
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    stop.set()
+    server.shutdown()
+    server.server_close()
+
+
+def test_an_answer_that_never_ends_is_given_up_and_remembered(dribbling: str) -> None:
+    fetch._STALLED.clear()
+    started = time.monotonic()
+    with pytest.raises(SourceUnavailable, match="did not end within 5 s") as caught:
+        fetch.get(dribbling + "/left-pad", timeout=0.5)  # the whole answer: 10 x 0.5 s
+    assert 4.5 < time.monotonic() - started < 60
+    assert dribbling in caught.value.message
+    with pytest.raises(SourceUnavailable, match="stalled earlier"):  # asked again: at once
+        fetch.get(dribbling + "/is-number", timeout=0.5)
+    fetch._STALLED.clear()
