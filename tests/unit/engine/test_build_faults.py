@@ -232,4 +232,4 @@ def test_a_bad_build_timeout_is_a_usage_error(monkeypatch: pytest.MonkeyPatch, r
 
     monkeypatch.setenv("REPLAY_BUILD_TIMEOUT", raw)
     with pytest.raises(UsageError, match="REPLAY_BUILD_TIMEOUT"):
-        settings().build_timeout_s
+        _ = settings().build_timeout_s
