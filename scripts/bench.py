@@ -56,8 +56,8 @@ def timed(cmd: list[str], **kw) -> tuple[float, subprocess.CompletedProcess[str]
 def replay(*args: str, env: dict[str, str] | None = None) -> tuple[float, dict]:
     secs, proc = timed([REPLAY, *args, "--json"], env=env)
     try:
-        return secs, json.loads(proc.stdout)
-    except ValueError:
+        return secs, json.loads(proc.stdout)["result"]
+    except (ValueError, KeyError, TypeError):
         sys.exit(f"bench: replay failed: {proc.stderr.strip().splitlines()[-1:]}")
 
 
@@ -89,7 +89,7 @@ def floor_context(tmp: Path) -> Path:
 
 
 def buildkit_build(ctx: Path, tag: str) -> float:
-    from runner.engine import find_buildkit_cli
+    from runner.engine.builders import find_buildkit_cli
 
     cli = find_buildkit_cli() or ["docker", "build"]
     secs, proc = timed([*cli, "--no-cache", "-q", "-t", tag, str(ctx)], env={**os.environ, "DOCKER_BUILDKIT": "1"})

@@ -5,8 +5,9 @@ Two pairs, built by the integration tests' capsule builders (tests/integration/t
                        trials against ddmin's bound for one culprit, 2*ceil(log2 N) + 2
   run-time only        the same pair with node and npm equal: every trial runs on the
                        good end's image, so no trial after it builds
-  wall time            of the single-culprit bisect (its good end's image build included)
-                       against one warm replay: under `trials` warm replays in a row
+  wall time            of the single-culprit bisect (its ends' image builds included) against
+                       one warm replay: under `trials` warm replays in a row; and again with
+                       those images cached
 """
 from __future__ import annotations
 
@@ -34,8 +35,8 @@ def bisect(bad: Path, good: Path, env: dict[str, str]) -> tuple[float, dict[str,
                           capture_output=True, text=True, timeout=1800)
     secs = time.monotonic() - start
     try:
-        return secs, json.loads(proc.stdout)
-    except ValueError:
+        return secs, json.loads(proc.stdout)["result"]
+    except (ValueError, KeyError, TypeError):
         print(f"bench: bisect failed (exit {proc.returncode}): {proc.stderr.strip().splitlines()[-1:]}",
               file=sys.stderr)
         return secs, None
@@ -50,7 +51,10 @@ def run(tmp: Path, env: dict[str, str], warm_s: float, row: Row) -> None:
         sys.path.insert(0, str(ROOT))
     from tests.integration.test_bisect import tz_pair
 
-    secs, single = bisect(*tz_pair(tmp / "bisect-single"), env)
+    pair = tz_pair(tmp / "bisect-single")
+    cold_s, single = bisect(*pair, env)  # builds both ends' images
+    secs, again = bisect(*pair, env)  # those images cached: what a trial costs, not an image build
+    single = again if again is not None else single
     if single is None:
         row("bisect, single culprit: trials", "failed (see stderr)", "<= 2*ceil(log2 N)+2", False)
     else:
@@ -72,6 +76,8 @@ def run(tmp: Path, env: dict[str, str], warm_s: float, row: Row) -> None:
             "0", found and built == 0)
 
     if single is not None:
-        t, built = len(single["trials"]), sum(1 for trial in single["trials"] if trial["built"])
-        row("bisect wall time vs one warm replay", f"{secs:.1f} s vs {warm_s:.1f} s ({t} trials, {built} built)",
-            f"< {t} x warm replay", secs < t * warm_s)
+        t = len(single["trials"])
+        row("bisect wall time vs one warm replay", f"{cold_s:.1f} s vs {warm_s:.1f} s ({t} trials, ends built)",
+            f"< {t} x warm replay", cold_s < t * warm_s)
+        row("  the same, end images cached", f"{secs:.1f} s vs {warm_s:.1f} s", f"< {t} x warm replay",
+            secs < t * warm_s)

