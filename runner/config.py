@@ -70,13 +70,15 @@ class Settings:
     def build_timeout_s(self) -> float | None:
         """The longest an image build may take (REPLAY_BUILD_TIMEOUT seconds; 0 or none: no limit)."""
         raw = self.build_timeout.strip().lower()
-        if raw in ("0", "none", "off"):
+        if raw in ("none", "off"):
             return None
         try:
             secs = float(raw)
         except ValueError:
             secs = -1.0
-        if not secs > 0 or secs != secs or secs == float("inf"):
+        if secs == 0:
+            return None
+        if not secs > 0 or secs == float("inf"):
             raise UsageError(f"REPLAY_BUILD_TIMEOUT={self.build_timeout!r}: seconds (a positive number), "
                              "or 0 / none for no limit")
         return secs

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from ..capsules.model import Capsule
-from ..errors import BuildFailed, SourceUnavailable, UsageError
+from ..errors import BuildFailed, BuildTimedOut, SourceUnavailable, UsageError
 from ..outcome import Attempt, Classification, Expected, Verdict, trial_verdict
 from ..engine import Mount
 from ..plan import Plan
@@ -166,8 +166,10 @@ class Trials:
         try:
             image, first = self.images.get(image_key, lambda: self.replayer.image(image_plan))
         except (BuildFailed, SourceUnavailable) as e:
-            if end is not None:
-                raise  # an end that cannot be built: nothing to compare with (exit 3)
+            if end is not None or isinstance(e, BuildTimedOut):
+                # an end that cannot be built: nothing to compare with; a build that hit
+                # REPLAY_BUILD_TIMEOUT: every other variant would wait as long (exit 3)
+                raise
             # a variant that cannot be built (a runtime no source offers...) tells nothing
             return Observation("inconclusive", f"build failed: {e.message}")
         on_first, on_later = self.tool_cache.mounts(image.ref, end) if self.tool_cache is not None else ((), ())

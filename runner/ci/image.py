@@ -95,7 +95,7 @@ def build(engine: Engine, settings: Settings, tag: str, base: str | None = None,
     say(f"building {tag} FROM {chosen} with {len(settings.ca_files)} extra CA certificate(s)")
     with tempfile.TemporaryDirectory(prefix="replay-runner-image-") as tmp:
         ctx = prepare_context(source_root(), Path(tmp) / "ctx", settings.ca_files, chosen)
-        for event in engine.build(ctx, tag, {LABEL: "runner-image"}):
+        for event in engine.build(ctx, tag, {LABEL: "runner-image"}, timeout_s=settings.build_timeout_s):
             if event.kind == "log":
                 say(event.text)
     return tag

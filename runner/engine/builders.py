@@ -216,14 +216,12 @@ class Deadline:
 def _step_of(tail: Sequence[str]) -> str:
     """The step a build log's tail was in: BuildKit's `#N [stage i/n] RUN ...`, the classic `Step i/n : RUN ...`."""
     for line in reversed(tail):
-        m = _BK_TITLE.match(line.strip()) or _CLASSIC_STEP.match(line.strip())
-        if m:
-            text = m.group(1)
+        bk = _BK_INSTRUCTION.match(line.strip())
+        classic = _CLASSIC_STEP.match(line.strip())
+        text = bk.group(2) if bk else classic.group(1) if classic else None
+        if text is not None:
             return text if len(text) <= 160 else text[:159] + "…"
     return "not known (no step had started)"
-
-
-_BK_TITLE = re.compile(r"^#\d+ (\[[^\]]+\] .*)")
 
 
 def _retried(once: Callable[[], Iterator[BuildEvent]], engine_back: EngineBack) -> Iterator[BuildEvent]:
@@ -264,15 +262,16 @@ def _build_once_with_cli(cli: Sequence[str], context: Path, tag: str, labels: Ma
             cmd += ["--label", f"{k}={v}"]
         cmd.append(str(context))
         env = {**os.environ, "DOCKER_BUILDKIT": "1"}
+        # a process group of its own: stopping the build stops a buildx plugin the CLI runs too
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
-                                errors="replace")
+                                errors="replace", start_new_session=True)
         tail: list[str] = []
         started: set[str] = set()
         cached: set[str] = set()
         namer = StepNamer()
         assert proc.stdout
         try:
-            with deadline.watching(proc.kill):  # BuildKit cancels the build when its client goes away
+            with deadline.watching(lambda: _kill_group(proc)):  # BuildKit cancels a build whose client went away
                 for line in proc.stdout:
                     tail = (tail + [line.rstrip()])[-40:]
                     m = _BK_STEP.match(line)
@@ -283,13 +282,13 @@ def _build_once_with_cli(cli: Sequence[str], context: Path, tag: str, labels: Ma
                         yield BuildEvent("step", name)
         finally:  # Ctrl-C, or the caller stopped listening: the build stops too
             if proc.poll() is None:
-                proc.kill()
+                _kill_group(proc)
                 proc.wait()
-        deadline.check(tail)
         # A daemon killed mid-build may leave the CLI exiting 0 without an image ("server did not provide
         # an image ID"): no image id is a failed build too, and an engine that does not answer lost it.
         image_id = iid.read_text().strip() if iid.is_file() else ""
         if proc.wait() != 0 or not image_id:
+            deadline.check(tail)  # a build that finished as the limit passed is a build
             lost = next((ln for ln in reversed(tail) if not re.match(r"#\d+ ", ln) and _CONNECTION_LOST.search(ln)), None)
             if lost is None:
                 lost = next((ln for ln in tail if _ENGINE_STOPPING.search(ln)), None)
@@ -299,6 +298,13 @@ def _build_once_with_cli(cli: Sequence[str], context: Path, tag: str, labels: Ma
                 raise _Dropped("the engine stopped answering")
             raise build_failure(_last_error(tail), tail)
         yield BuildEvent("done", image_id=image_id, steps_run=len(started - cached))
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(proc.pid, 9)
+    except OSError:  # ended meanwhile
+        pass
 
 
 def build_with_sdk(client: Any, context: Path, tag: str, labels: Mapping[str, str],
@@ -340,7 +346,7 @@ def _sdk_stream(client: Any, context: Path, tag: str, labels: Mapping[str, str],
     namer = StepNamer()
     step: list[str] = []  # the container of the step running now: what the deadline stops
 
-    def stop() -> None:
+    def stop() -> None:  # from the timer: the step running now; one that starts later, from the loop
         if step:
             try:
                 client.api.kill(step[-1])
@@ -355,6 +361,8 @@ def _sdk_stream(client: Any, context: Path, tag: str, labels: Mapping[str, str],
                     if running:
                         ran += 1
                         step.append(running.group(1))
+                        if deadline.passed:  # the limit passed outside a RUN step: this one is stopped
+                            stop()
                     tail[:] = (tail + [line])[-40:]
                     yield BuildEvent("log", line)
                     for name in namer.classic(line):
@@ -363,7 +371,7 @@ def _sdk_stream(client: Any, context: Path, tag: str, labels: Mapping[str, str],
                 raise build_failure(chunk["error"].strip()[:300], tail)
             if "aux" in chunk and "ID" in chunk["aux"]:
                 image_id = chunk["aux"]["ID"]
-    deadline.check(tail)
+    # a build that finished as the limit passed (or in a step that is not a RUN) is a build
     yield BuildEvent("done", image_id=image_id or client.images.get(tag).id, steps_run=ran)
 
 

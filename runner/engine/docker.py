@@ -209,8 +209,10 @@ class DockerEngine:
             except docker.errors.APIError as exc:  # e.g. the recorded executable does not exist here
                 msg = (getattr(exc, "explanation", None) or str(exc)).encode()
                 return RunResult(127, msg, b"", time.monotonic() - started)
+            follower = None
             if on_output is not None:
-                threading.Thread(target=_follow, args=(ctr, on_output), daemon=True).start()
+                follower = threading.Thread(target=_follow, args=(ctr, on_output), daemon=True)
+                follower.start()
             timed_out = False
             try:
                 status = self._wait(ctr, started + spec.timeout_s if spec.timeout_s else None)
@@ -219,6 +221,8 @@ class DockerEngine:
                 _quietly(ctr.kill)
                 timed_out, code = True, None
             duration = time.monotonic() - started
+            if follower is not None:
+                follower.join(FOLLOW_DRAIN_S)  # the stream's end (its last line) before the result
             _retrying(_sdk_call)(ctr.reload)
             state = ctr.attrs.get("State", {})
             return RunResult(
@@ -379,6 +383,9 @@ def _limit_flags(c: Containment) -> list[str]:
         flags += ["--security-opt", "no-new-privileges"]
     flags += [f"--cap-drop={cap}" for cap in c.cap_drop] + [f"--cap-add={cap}" for cap in c.cap_add]
     return flags
+
+
+FOLLOW_DRAIN_S = 5.0  # how long an attempt's result waits for -v's stream to say its end
 
 
 def _follow(ctr: Any, on_output: Callable[[bytes], None]) -> None:

@@ -123,7 +123,7 @@ def ensure_image(engine: Any, settings: Settings, base_ref: str, label: str,
         dockerfile = ctx / "Dockerfile"
         text = re.sub(r"(?m)^ARG BASE=.*$", f"ARG BASE={base_ref}", dockerfile.read_text())
         dockerfile.write_text(text)
-        for _ in engine.build(ctx, tag, {LABEL: label, f"{LABEL}.cache": "httpreplay"}):
+        for _ in engine.build(ctx, tag, {LABEL: label, f"{LABEL}.cache": "httpreplay"}, timeout_s=settings.build_timeout_s):
             pass
     return tag
 

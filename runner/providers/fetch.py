@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import http.client
 import json
 import time
 import urllib.error
@@ -38,6 +39,8 @@ def set_meter(meter: Meter | None) -> None:
 
 
 def _retryable(exc: BaseException) -> bool:
+    if isinstance(exc, http.client.IncompleteRead):  # cut off: the next try may get it whole
+        return True
     if isinstance(exc, urllib.error.HTTPError):
         return exc.code >= 500 or exc.code == 429
     if _timed_out(exc):  # a source that accepted and then said nothing for the whole timeout stalls again
@@ -83,7 +86,10 @@ def _get(url: str, timeout: float, accept: str, name: str | None = None) -> byte
                 advance(len(chunk))
                 if time.monotonic() > deadline:
                     raise _Dribbling(WHOLE_FACTOR * timeout)
-        return b"".join(chunks)
+        body = b"".join(chunks)
+        if length and length.isdigit() and len(body) < int(length):  # the connection closed early
+            raise http.client.IncompleteRead(body, int(length) - len(body))
+        return body
 
 
 # A whole answer may take this many times the per-read timeout (30 s for a registry document: 5
@@ -120,6 +126,9 @@ def get(url: str, timeout: float = 60.0, accept: str = "application/json, */*", 
         raise _unavailable(public, exc) from exc
     except ConnectionError as exc:
         raise _unavailable(public, exc) from exc
+    except http.client.IncompleteRead as exc:
+        raise SourceUnavailable(f"{public}: the answer was cut off ({len(exc.partial)} of "
+                                f"{len(exc.partial) + (exc.expected or 0)} bytes)") from exc
 
 
 def _unavailable(public: str, exc: BaseException) -> SourceUnavailable:

@@ -67,9 +67,9 @@ def build(engine: Engine, ctx_dir: Path, tag: str, labels: dict[str, str], say: 
 
     def once() -> int:
         steps = 0
-        left = None if end is None or timeout_s is None else end - time.monotonic()
-        if left is not None and timeout_s is not None and left <= 0:
-            raise BuildTimedOut(timeout_s, "none: no time was left to try the build again")
+        left = None if end is None else end - time.monotonic()
+        if left is not None and left <= 0:
+            raise BuildTimedOut(timeout_s or 0.0, "none: no time was left to try the build again")
         try:
             for event in engine.build(ctx_dir, tag, labels, timeout_s=left):
                 if event.kind == "log" and verbose:

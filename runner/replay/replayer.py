@@ -156,7 +156,8 @@ class Replayer:
         secrets = [v for _, v in self.options.secret_env if len(v) >= 4]
         on_output: Callable[[bytes], None] | None = None
         if self.options.verbose:
-            on_output = whole_lines(lambda line: self.progress.say(scrub(line, secrets)))
+            on_output = whole_lines(lambda line: self.progress.say(scrub(line, secrets)),
+                                    keep=max((len(s.encode()) for s in secrets), default=1) - 1)
         res = self.engine.run(spec, on_output)
         att = attempt_of(res.output, res.stdout, res.exit_code, res.signal, res.duration_s,
                          res.timed_out or res.oom_killed, expected)
@@ -185,17 +186,28 @@ def redacted(att: Attempt, secrets: Sequence[str]) -> Attempt:
                                stdout=secretrules.scrub_bytes(stdout) if stdout else stdout)
 
 
-def whole_lines(say: Callable[[str], None]) -> Callable[[bytes], None]:
+LINE_HOLD = 4096  # the most of an unended line -v holds back (a progress bar, a one-line dump)
+
+
+def whole_lines(say: Callable[[str], None], keep: int = 0) -> Callable[[bytes], None]:
     """A container's output stream (-v) as whole lines: the engine cuts it anywhere, so a
-    secret (or a UTF-8 character) split across two chunks is scrubbed (decoded) whole. The
-    engine's b"" ends the stream and says what is left of its last line."""
+    secret (or a UTF-8 character) split across two chunks is scrubbed (decoded) whole. A line
+    that goes on past LINE_HOLD bytes is said in parts, each holding back its last `keep` bytes
+    (a supplied value's length, less one) for the next. The engine's b"" ends the stream and
+    says what is left of its last line."""
     pending = bytearray()
     lock = threading.Lock()
 
     def feed(chunk: bytes) -> None:
         with lock:
             pending.extend(chunk)
-            done, _, rest = bytes(pending).rpartition(b"\n") if chunk else (bytes(pending), b"", b"")
+            if not chunk:
+                done, rest = bytes(pending), b""
+            else:
+                done, nl, rest = bytes(pending).rpartition(b"\n")
+                if not nl and len(rest) > LINE_HOLD:
+                    cut = len(rest) - keep
+                    done, rest = rest[:cut], rest[cut:]
             pending[:] = rest
         if done:
             say(done.decode("utf-8", "replace").rstrip())

@@ -107,3 +107,22 @@ def test_no_cache_reuse_mounts_nothing() -> None:
     result = run(fake)
     assert all(m == () for m in fake.mounts)
     assert not any("test-tool cache" in n for n in result.notes)
+
+
+def test_a_variant_build_past_the_build_timeout_ends_the_bisect() -> None:
+    import pytest
+
+    from runner.errors import BuildTimedOut, Exit
+
+    from .test_env import node_of
+
+    class Stalled(FakeReplayer):
+        def image(self, p):  # type: ignore[no-untyped-def]
+            if len(self.built) >= 2:  # both ends are built: this is a variant's image
+                raise BuildTimedOut(3600, "[stage-2 5/9] RUN npm ci")
+            return super().image(p)
+
+    fake = Stalled(fails_when(lambda p: node_of(p).startswith("20.")))
+    with pytest.raises(BuildTimedOut) as caught:  # every other variant would wait as long: exit 3, not inconclusive
+        run(fake)
+    assert caught.value.exit_code == Exit.ENVIRONMENT

@@ -29,7 +29,8 @@ class FakeEngine:
     def image_exists(self, ref: str) -> bool:
         return self.have_image
 
-    def build(self, context: Path, tag: str, labels: Mapping[str, str]) -> Iterator[BuildEvent]:
+    def build(self, context: Path, tag: str, labels: Mapping[str, str], network: str = "default",
+              timeout_s: float | None = None) -> Iterator[BuildEvent]:
         self.built.append((tag, (context / "Dockerfile").read_text(), dict(labels)))
         yield BuildEvent("done", image_id="sha256:x")
 

@@ -52,3 +52,25 @@ def test_an_answer_that_never_ends_is_given_up_and_remembered(dribbling: str) ->
     with pytest.raises(SourceUnavailable, match="stalled earlier"):  # asked again: at once
         fetch.get(dribbling + "/is-number", timeout=0.5)
     fetch._STALLED.clear()
+
+
+def test_an_answer_cut_off_before_its_length_is_not_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Short(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            self.send_response(200)
+            self.send_header("Content-Length", "100")
+            self.end_headers()
+            self.wfile.write(b'{"versions": {')  # then the connection closes
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Short)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setattr(fetch._get.retry, "wait", lambda rs: 0)  # type: ignore[attr-defined]
+    try:
+        with pytest.raises(SourceUnavailable, match=r"cut off \(14 of 100 bytes\)"):
+            fetch.get(f"http://127.0.0.1:{server.server_address[1]}/left-pad", timeout=5)
+    finally:
+        server.shutdown()
+        server.server_close()

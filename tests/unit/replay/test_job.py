@@ -90,3 +90,27 @@ def test_the_verbose_stream_scrubs_a_secret_split_across_chunks() -> None:
     r = Replayer(ReplayOptions(verbose=True, secret_env=(("API_TOKEN", "s3cr3tvalue"),)), Said(), engine=Streaming())
     r.run_one(None, RunSpec(image="img", argv=("true",)))
     assert "\n".join(said).splitlines() == ["token: [supplied value] ok", "next é line", "last, unended"]
+
+
+def test_a_line_that_never_ends_is_said_in_parts_holding_back_a_supplied_values_length() -> None:
+    from runner.replay.replayer import LINE_HOLD, whole_lines
+
+    said: list[str] = []
+    feed = whole_lines(said.append, keep=len("s3cr3tvalue") - 1)
+    feed(b"." * (LINE_HOLD + 10) + b"s3cr")  # a progress line of dots, no newline yet
+    assert said and all(set(s) == {"."} for s in said)  # said live, the value's start held back
+    feed(b"3tvalue")
+    feed(b"")
+    assert "s3cr3tvalue" in "".join(said)  # whole in one part, where the scrub sees it
+
+
+def test_the_engines_follower_ends_the_stream() -> None:
+    from runner.engine.docker import _follow
+
+    class Container:
+        def logs(self, **kwargs: object) -> list[bytes]:
+            return [b"one\ntw", b"o\n"]
+
+    got: list[bytes] = []
+    _follow(Container(), got.append)
+    assert got == [b"one\ntw", b"o\n", b""]
