@@ -40,3 +40,17 @@ def wait_until(what: str, check: Callable[[], Any], timeout_s: float = 120.0,
         if time.monotonic() > deadline:
             raise AssertionError(f"{what}: not within {timeout_s:.0f} s\n{detail()}".rstrip())
         time.sleep(0.1)  # the poll's pace, not a wait standing in for the event
+
+
+def dribble(handler: Any, stop: Any, every_s: float) -> None:
+    """An http.server handler's 200 whose body never ends: a byte every `every_s` (under any socket
+    timeout), until `stop` (a threading.Event) is set or the client goes away."""
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.end_headers()
+    try:
+        while not stop.wait(every_s):
+            handler.wfile.write(b" ")
+            handler.wfile.flush()
+    except OSError:  # the client is gone
+        pass

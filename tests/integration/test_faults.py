@@ -24,7 +24,7 @@ import pytest
 from runner.engine.protocol import OWNER_LABEL
 from runner.providers.fetch import get
 
-from tests.services import wait_until
+from tests.services import dribble, wait_until
 
 from .helpers import ROOT, twin_capsule, write_json
 
@@ -78,22 +78,10 @@ def silent_registry() -> Iterator[tuple[str, list[str]]]:
         yield url, silenced
 
 
-def _dribble(handler: BaseHTTPRequestHandler, stop: threading.Event) -> None:
-    """A 200 whose body never ends: a byte a second, so no socket timeout ever fires."""
-    handler.send_response(200)
-    handler.send_header("Content-Type", "application/json")
-    handler.end_headers()
-    try:
-        while not stop.wait(1.0):
-            handler.wfile.write(b" ")
-            handler.wfile.flush()
-    except OSError:  # the client is gone
-        pass
-
-
 @pytest.fixture
 def dribbling_registry() -> Iterator[tuple[str, list[str]]]:
-    for url, asked, _ in _registry(_dribble):
+    """The build's requests get a 200 whose body never ends: a byte a second (npm's socket timeout never fires)."""
+    for url, asked, _ in _registry(lambda handler, stop: dribble(handler, stop, 1.0)):
         yield url, asked
 
 

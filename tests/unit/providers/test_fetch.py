@@ -12,6 +12,7 @@ import pytest
 
 from runner.errors import SourceUnavailable
 from runner.providers import fetch
+from tests.services import dribble
 
 
 @pytest.fixture
@@ -20,15 +21,7 @@ def dribbling() -> Iterator[str]:
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            try:
-                while not stop.wait(0.05):
-                    self.wfile.write(b" ")
-                    self.wfile.flush()
-            except OSError:
-                pass
+            dribble(self, stop, 0.05)
 
         def log_message(self, *args: Any) -> None:
             pass
