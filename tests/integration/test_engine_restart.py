@@ -238,9 +238,10 @@ def test_an_attempt_the_engine_crashed_under_runs_again(second: Callable[..., Se
     capsule = write_json(tmp_path / "slow.json", twin_capsule(
         ["sh", "-c", "echo started; sleep 5; echo 'boom: the engine stayed'; exit 1"], output, 1))
     run = Replay(eng, str(capsule), "-n", "1", "--json")
-    running = ("ps", "-q", "--filter", "label=replay", "--filter", "status=running")
+    # the attempt's container (its command), not the image probe's that runs just before it
+    running = ("ps", "--no-trunc", "--filter", "label=replay", "--filter", "status=running", "--format", "{{.Command}}")
     wait_until("the attempt's container to run",
-               lambda: bool(eng.docker(*running).stdout.strip()) or run.proc.poll() is not None, BOUND_S)
+               lambda: "sleep 5" in eng.docker(*running).stdout or run.proc.poll() is not None, BOUND_S)
     eng.crash()
     code, out, err = run.finish()
     data = json.loads(out)
