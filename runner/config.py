@@ -111,7 +111,7 @@ def origins(s: Settings | None = None) -> tuple[Origin, ...]:
         "REPLAY_DEBIAN_MIRROR": s.debian_mirror, "REPLAY_NPM_REGISTRY": without_credentials(s.npm_registry),
         "REPLAY_PYPI_INDEX": without_credentials(s.pypi_index), "REPLAY_NODE_DIST": s.node_dist, "REPLAY_CACHE": str(s.cache_dir),
         "REPLAY_CA_CERTS": ":".join(str(p) for p in s.ca_files) or "none", "REPLAY_BUILDER": s.builder,
-        "REPLAY_BASE_REPO": s.base_repo, "REPLAY_IMAGE_REPO": s.image_repo,
+        "REPLAY_BASE_REPO": s.base_repo, "REPLAY_IMAGE_REPO": s.image_repo, "REPLAY_BUILD_TIMEOUT": s.build_timeout,
     }
     found = [Origin(name, value, _source(name)) for name, value in values.items()]
     docker_host = os.environ.get("DOCKER_HOST", "").strip()

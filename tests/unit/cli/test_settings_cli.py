@@ -39,3 +39,11 @@ def test_every_setting_names_its_origin(monkeypatch: pytest.MonkeyPatch) -> None
     assert found["REPLAY_NPM_REGISTRY"].source == "env REPLAY_NPM_REGISTRY"
     assert found["REPLAY_PYPI_INDEX"].source == "default"
     assert {"REPLAY_BUILDER", "REPLAY_CA_CERTS", "DOCKER_HOST", "REPLAY_DEBIAN_MIRROR"} <= set(found)
+
+
+def test_the_build_timeout_names_its_origin(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("REPLAY_BUILD_TIMEOUT", raising=False)
+    assert {o.variable: (o.value, o.source) for o in origins()}["REPLAY_BUILD_TIMEOUT"] == ("3600", "default")
+    monkeypatch.setenv("REPLAY_BUILD_TIMEOUT", "900")
+    assert {o.variable: (o.value, o.source) for o in origins()}["REPLAY_BUILD_TIMEOUT"] == \
+        ("900", "env REPLAY_BUILD_TIMEOUT")
