@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, NoReturn
 
 import pytest
@@ -54,3 +57,16 @@ def dribble(handler: Any, stop: Any, every_s: float) -> None:
             handler.wfile.flush()
     except OSError:  # the client is gone
         pass
+
+
+@contextmanager
+def http_server(handler: type[BaseHTTPRequestHandler], host: str = "127.0.0.1") -> Iterator[str]:
+    """A real threading HTTP server with `handler` on a free port of `host` for the block; its base URL."""
+    server = ThreadingHTTPServer((host, 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://{host}:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

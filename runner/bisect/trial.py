@@ -228,18 +228,21 @@ class ToolCache:
 
     def mounts(self, image_ref: str, end: End) -> tuple[tuple[Mount, ...], tuple[Mount, ...]]:
         """The mounts of a trial's first attempt, and of its others."""
-        volumes = tuple(Mount(f"replay-toolcache-{self._session}-{hashlib.sha256(image_ref.encode()).hexdigest()[:12]}"
-                              f"-{i}", target, read_only=False, volume=True) for i, target in enumerate(TOOL_CACHE_TARGETS))
         with self._lock:
             if end is not None:
                 if image_ref in self._filled:
                     return (), ()
                 self._filled.add(image_ref)
-                return volumes, ()
+                return self._volumes(image_ref), ()
             if self._ends != {"good": True, "bad": True}:
                 return (), ()
             self.used = True
-            return volumes, volumes
+            return self._volumes(image_ref), self._volumes(image_ref)
+
+    def _volumes(self, image_ref: str) -> tuple[Mount, ...]:
+        image = hashlib.sha256(image_ref.encode()).hexdigest()[:12]
+        return tuple(Mount(f"replay-toolcache-{self._session}-{image}-{i}", target, read_only=False, volume=True)
+                     for i, target in enumerate(TOOL_CACHE_TARGETS))
 
     def close(self) -> list[str]:
         if not self.used:

@@ -77,9 +77,9 @@ def _get(url: str, timeout: float, accept: str, name: str | None = None) -> byte
     with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - https registry URLs only
         meter = _meter
         length = resp.headers.get("Content-Length")
+        size = int(length) if length and length.isdigit() else None
         chunks: list[bytes] = []
-        with (meter(name, int(length) if length and length.isdigit() else None) if name is not None and meter
-              is not None else nullcontext(lambda n: None)) as advance:
+        with (meter(name, size) if name is not None and meter is not None else nullcontext(lambda n: None)) as advance:
             read = getattr(resp, "read1", resp.read)  # what has arrived: a dribble still meets the deadline
             while chunk := read(_CHUNK):
                 chunks.append(chunk)
@@ -87,8 +87,8 @@ def _get(url: str, timeout: float, accept: str, name: str | None = None) -> byte
                 if time.monotonic() > deadline:
                     raise _Dribbling(WHOLE_FACTOR * timeout)
         body = b"".join(chunks)
-        if length and length.isdigit() and len(body) < int(length):  # the connection closed early
-            raise http.client.IncompleteRead(body, int(length) - len(body))
+        if size is not None and len(body) < size:  # the connection closed early
+            raise http.client.IncompleteRead(body, size - len(body))
         return body
 
 

@@ -15,8 +15,9 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
@@ -24,7 +25,7 @@ import pytest
 from runner.engine.protocol import OWNER_LABEL
 from runner.providers.fetch import get
 
-from tests.services import dribble, wait_until
+from tests.services import dribble, http_server, wait_until
 
 from .helpers import ROOT, twin_capsule, write_json
 
@@ -38,7 +39,8 @@ BOUND_S = 300  # npm in the build: 30 s socket timeout, one retry; plus the buil
 UPSTREAM = "https://registry.npmjs.org"
 
 
-def _registry(to_the_build: Any) -> Iterator[tuple[str, list[str], threading.Event]]:
+@contextmanager
+def _registry(to_the_build: Any) -> Iterator[tuple[str, list[str]]]:
     """A registry that answers replay's own look-ups on the host (forwarded to the real one) and hands
     the build's requests (npm's) to `to_the_build(handler, stop)`."""
     stop = threading.Event()
@@ -62,27 +64,25 @@ def _registry(to_the_build: Any) -> Iterator[tuple[str, list[str], threading.Eve
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer((GATEWAY, 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://{GATEWAY}:{server.server_address[1]}", asked, stop
-    stop.set()
-    server.shutdown()
-    server.server_close()
+    with http_server(Handler, GATEWAY) as url:
+        try:
+            yield url, asked
+        finally:
+            stop.set()  # the build's requests still held are let go
 
 
 @pytest.fixture
 def silent_registry() -> Iterator[tuple[str, list[str]]]:
     """The build's requests are accepted and never answered."""
-    for url, silenced, _ in _registry(lambda handler, stop: stop.wait(600)):  # never a byte back
-        yield url, silenced
+    with _registry(lambda handler, stop: stop.wait(600)) as served:  # never a byte back
+        yield served
 
 
 @pytest.fixture
 def dribbling_registry() -> Iterator[tuple[str, list[str]]]:
     """The build's requests get a 200 whose body never ends: a byte a second (npm's socket timeout never fires)."""
-    for url, asked, _ in _registry(lambda handler, stop: dribble(handler, stop, 1.0)):
-        yield url, asked
+    with _registry(lambda handler, stop: dribble(handler, stop, 1.0)) as served:
+        yield served
 
 
 def _containers(label: str) -> list[str]:

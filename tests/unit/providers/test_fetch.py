@@ -5,14 +5,14 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
 
 from runner.errors import SourceUnavailable
 from runner.providers import fetch
-from tests.services import dribble
+from tests.services import dribble, http_server
 
 
 @pytest.fixture
@@ -26,13 +26,11 @@ def dribbling() -> Iterator[str]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    stop.set()
-    server.shutdown()
-    server.server_close()
+    with http_server(Handler) as url:
+        try:
+            yield url
+        finally:
+            stop.set()
 
 
 def test_an_answer_that_never_ends_is_given_up_and_remembered(dribbling: str) -> None:
@@ -58,12 +56,7 @@ def test_an_answer_cut_off_before_its_length_is_not_taken(monkeypatch: pytest.Mo
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Short)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     monkeypatch.setattr(fetch._get.retry, "wait", lambda rs: 0)  # type: ignore[attr-defined]
-    try:
+    with http_server(Short) as url:
         with pytest.raises(SourceUnavailable, match=r"cut off \(14 of 100 bytes\)"):
-            fetch.get(f"http://127.0.0.1:{server.server_address[1]}/left-pad", timeout=5)
-    finally:
-        server.shutdown()
-        server.server_close()
+            fetch.get(url + "/left-pad", timeout=5)
