@@ -70,8 +70,8 @@ def prune() -> None:
 def floor_context(tmp: Path) -> Path:
     from runner.capsules import read_capsule
     from runner.config import settings
-    from runner.planner import PlanOptions, make_plan
-    from runner.render import write_context
+    from runner.build.planner import PlanOptions, make_plan
+    from runner.build.render import write_context
 
     s = settings()
     plan = make_plan(read_capsule(CAPSULE), s, PlanOptions(repo=str(BUNDLE)))

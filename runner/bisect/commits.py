@@ -14,7 +14,7 @@ from typing import Any
 
 from ..capsules.model import to_data
 from ..errors import UsageError
-from ..plan import Plan, Source
+from ..build.plan import Plan, Source
 from .trial import (BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, end_of, line_estimate,
                     load_ends, said)
 from .walk import Walk, walk

@@ -16,11 +16,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import factkeys as keys
+from ..facts import keys
 from ..capsules.model import Capsule
-from ..diff import diff_capsules
-from ..inspect import env_shown
-from ..plan import BaseImage, EnvSetting, Lock, Plan, Runtime, Tool
+from ..facts.diff import diff_capsules
+from ..facts.inspect import env_shown
+from ..build.plan import BaseImage, EnvSetting, Lock, Plan, Runtime, Tool
 from . import facts
 from .facts import Fact
 from .search import BisectResult, Candidate, NotVaried, search, with_context

@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .. import factkeys as keys
+from ..facts import keys
 from ..capsules.model import FrozenMap
-from ..plan import Lock, Plan
+from ..build.plan import Lock, Plan
 
 Stage = Literal["build", "run"]
 _ABSENT = object()

@@ -17,10 +17,10 @@ from typing import Any, Literal
 
 from ..capsules.model import to_data
 from ..errors import UsageError
-from ..plan import Plan, Runtime, Tool
-from ..providers import go, node, npmbin
-from ..providers.pytools import PYTHON_TOOLS
-from ..providers.versions import is_release, vkey
+from ..build.plan import Plan, Runtime, Tool
+from ..build.providers import go, node, npmbin
+from ..build.providers.pytools import PYTHON_TOOLS
+from ..build.providers.versions import is_release, vkey
 from . import facts
 from .facts import Fact
 from .trial import (BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, end_of, line_estimate,

@@ -25,7 +25,7 @@ from ..capsules.model import Capsule
 from ..errors import BuildFailed, BuildTimedOut, SourceUnavailable, UsageError
 from ..outcome import Attempt, Classification, Expected, Verdict, trial_verdict
 from ..engine import Mount
-from ..plan import Plan
+from ..build.plan import Plan
 from ..replay import BuiltImage
 
 Role = Literal["good end", "bad end", "both ends", "search"]

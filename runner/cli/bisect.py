@@ -12,15 +12,15 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from .. import source as git_source
+from ..build import source as git_source
 from ..bisect import (BisectResult, BisectSettings, CommitsResult, Registry, SweepResult, Trial, Walk, bisect_capsules,
                       bisect_commits, bisect_sweep, commits_data, result_data, summary, sweep_data, totals)
 from ..config import settings as load_settings
 from ..errors import Exit, UsageError
-from ..plan import Source
-from ..providers import fetch, pypi
-from ..inspect import printable
-from ..planner import PlanOptions
+from ..build.plan import Source
+from ..build.providers import fetch, pypi
+from ..facts.inspect import printable
+from ..build.planner import PlanOptions
 from ..replay import Progress, Replayer, ReplayOptions
 from ..replay.options import DEFAULT_TIMEOUT_S
 from . import console

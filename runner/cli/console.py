@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
 from ..envelope import envelope
-from ..providers import fetch
+from ..build.providers import fetch
 from ..textsafe import shown
 
 ERROR_LIMIT = 1000  # a backstop: an error is one line; CapsuleError cuts a capsule's values itself

@@ -12,9 +12,9 @@ import typer
 
 from ..capsules import read_capsule
 from ..capsules.model import Capsule
-from ..diff import CapsuleDiff, FactDiff, diff_capsules, diff_to_data, next_step, outcome_of
+from ..facts.diff import CapsuleDiff, FactDiff, diff_capsules, diff_to_data, next_step, outcome_of
 from ..errors import Exit
-from ..inspect import printable
+from ..facts.inspect import printable
 from ..report.layout import View
 from . import console
 

@@ -10,8 +10,8 @@ from rich.text import Text
 
 from ..capsules import read_capsule
 from ..capsules.model import to_data
-from ..fetchcapsule import origin
-from ..inspect import Section, printable, sections
+from ..capsules.fetch import origin
+from ..facts.inspect import Section, printable, sections
 from . import console
 from .options import CapsuleArg
 

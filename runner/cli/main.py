@@ -17,7 +17,7 @@ import typer
 from ..errors import Exit, ReplayError, UsageError
 from . import bisect, diff, doctor, farm, gc, inspect, render, run, shell, signature, verify, worker
 from ..envelope import envelope, error_of
-from ..fetchcapsule import is_url, shown
+from ..capsules.fetch import is_url, shown
 from ..textsafe import cut
 from .console import error_line, install_meter, print_json, refresh
 from .helptext import tidy

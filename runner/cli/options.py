@@ -12,8 +12,8 @@ from ..capsules import read_capsule
 from ..durations import HELP as DURATION_HELP
 from ..durations import format_duration, parse_duration
 from ..errors import UsageError
-from ..fetchcapsule import capsule_path, origin
-from ..planner import PlanOptions
+from ..capsules.fetch import capsule_path, origin
+from ..build.planner import PlanOptions
 from ..report import ReplayReport
 
 EnvOpt = Annotated[list[str], typer.Option("--env", "-e", help="NAME=VALUE: supply or override a variable (NAME= sets it empty).")]

@@ -11,15 +11,15 @@ from typing import Annotated, cast
 
 import typer
 
-from ..baseimage import base_ref
+from ..build.baseimage import base_ref
 from ..capsules import read_capsule
 from ..config import Settings, registry_secrets, settings
 from ..doctor import source_checkout
 from ..errors import ReplayError, SourceUnavailable, UsageError
-from ..source import RemoteFailed
-from ..plan import Plan
-from ..planner import make_plan
-from ..render import Builder, Context, render, workdir, write_context
+from ..build.source import RemoteFailed
+from ..build.plan import Plan
+from ..build.planner import make_plan
+from ..build.render import Builder, Context, render, workdir, write_context
 from ..replay.runenv import command_env
 from . import options as o
 from .console import err, out

@@ -15,7 +15,7 @@ from ..capsules import verify_capsule
 from ..capsules.model import to_data
 from ..capsules.verification import Signer, VerifyResult
 from ..errors import Exit, UsageError
-from ..inspect import printable
+from ..facts.inspect import printable
 from . import console
 from .options import CapsuleArg
 

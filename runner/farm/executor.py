@@ -28,7 +28,7 @@ from .images import ImageBank
 from .model import FarmVerdict, Side
 
 if TYPE_CHECKING:
-    from ..plan import Plan
+    from ..build.plan import Plan
     from ..replay import BuiltImage, Replayer
 
 

@@ -17,7 +17,7 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..plan import Plan
+    from ..build.plan import Plan
     from ..replay import BuiltImage
 
 # Plan fields that never reach the image (runenv.py, attempts.py and the report read them).

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from .. import __version__, secretrules
 from ..capsules import read_capsule, verify_capsule
 from ..capsules.model import Capsule
-from ..planner import PlanOptions, make_plan
+from ..build.planner import PlanOptions, make_plan
 from ..replay import Expected, Replayer, expected_of
 from .collect import content_id
 from .model import CapsuleResult, FarmVerdict
@@ -19,7 +19,7 @@ from .store import NightEntry
 from .verdict import unjudged
 
 if TYPE_CHECKING:
-    from ..plan import Plan
+    from ..build.plan import Plan
 
 
 @dataclass(frozen=True)

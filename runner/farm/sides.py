@@ -17,7 +17,7 @@ from .store import HistoryStore
 from .verdict import decide, more_attempts, ref_attempts_wanted, ref_done, ref_verdict, unjudged
 
 if TYPE_CHECKING:
-    from ..plan import Plan
+    from ..build.plan import Plan
     from .night import FarmOptions
 
 

@@ -1,6 +1,6 @@
 """The run side: the replayer, the world an attempt runs in, and `replay CAPSULE` itself."""
 from ..outcome import Attempt, Classification, Expected, Verdict, classify, expected_of, judge
-from ..plan import Drift
+from ..build.plan import Drift
 from .image import BuiltImage, drift_of
 from .job import replay_capsule
 from .options import ReplayOptions

@@ -16,8 +16,8 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_expo
 from ..config import Settings
 from ..engine import LABEL, Engine, RunSpec
 from ..errors import BuildFailed, BuildTimedOut
-from ..plan import Drift
-from ..render import Context
+from ..build.plan import Drift
+from ..build.render import Context
 
 
 @dataclass(frozen=True)

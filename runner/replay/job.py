@@ -12,9 +12,9 @@ from ..capsules import check_capsule
 from ..capsules.verification import VerifyResult
 from ..engine import Engine
 from ..errors import CapsuleRefused
-from ..source import RemoteFailed
+from ..build.source import RemoteFailed
 from ..outcome import Expected, judge, judge_fix
-from ..plan import Fidelity, Plan
+from ..build.plan import Fidelity, Plan
 from ..report import Baseline, CapsuleRef, ImageInfo, ReplayReport, Step, verification_of
 from .image import BuiltImage
 from .options import ReplayOptions

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..planner import PlanOptions
+from ..build.planner import PlanOptions
 
 DEFAULT_ATTEMPTS = 3
 DEFAULT_TIMEOUT_S = 600.0

@@ -1,6 +1,10 @@
-"""Steps with timings on stderr (never stdout: that is the report's)."""
+"""Steps with timings on stderr (never stdout: that is the report's).
+
+REPLAY_PROGRESS=1 keeps them on stderr even with --json or --quiet: `replay mcp` runs each
+tool as a `--json` child and turns these lines into MCP progress notifications."""
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -8,10 +12,13 @@ from contextlib import contextmanager
 from typing import Any
 
 
+FORCE_ENV = "REPLAY_PROGRESS"
+
+
 class Progress:
     def __init__(self, console: Any | None = None, quiet: bool = False) -> None:
         self._console = console
-        self._quiet = quiet
+        self._quiet = quiet and os.environ.get(FORCE_ENV) != "1"
         self.timings: list[tuple[str, float]] = []
         self._lock = threading.Lock()
 

@@ -14,16 +14,16 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from .. import secretrules
-from ..baseimage import ensure_base
+from ..build.baseimage import ensure_base
 from ..capsules import read_capsule
 from ..capsules.model import Capsule
 from ..config import Settings, settings as load_settings
 from ..engine import LABEL, Containment, Engine, EngineHolder, Mount, RunSpec
 from ..httpreplay.report import HttpReport
 from ..outcome import Attempt, Expected, classify, expected_of
-from ..plan import Plan, plan_digest
-from ..planner import make_plan
-from ..render import Context, workdir, write_context
+from ..build.plan import Plan, plan_digest
+from ..build.planner import make_plan
+from ..build.render import Context, workdir, write_context
 from . import image as images
 from .deferred import signals_deferred
 from .image import BuiltImage

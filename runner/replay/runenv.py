@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..plan import Plan
+from ..build.plan import Plan
 
 
 def command_env(plan: Plan, image_env: Mapping[str, str],

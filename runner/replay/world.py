@@ -21,7 +21,7 @@ from ..clock import (RANDOM_VALUES_PATH, clock_limits_note, faketime_env, random
 from ..config import Settings
 from .deferred import signals_deferred
 from ..engine import ContainerFile, Engine, Mount
-from ..plan import Fidelity, Plan
+from ..build.plan import Fidelity, Plan
 
 if TYPE_CHECKING:
     from ..httpreplay.report import HttpReport
@@ -81,7 +81,7 @@ class World:
         return self._session.report() if self._session is not None else None
 
     def _http_session(self) -> HttpReplaySession:
-        from ..baseimage import sidecar_base_ref
+        from ..build.baseimage import sidecar_base_ref
         from ..httpreplay.session import HttpReplaySession
 
         return HttpReplaySession(self.engine, self.settings, self.plan.http_calls, self.label,

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..outcome import Attempt
-from ..plan import Fidelity
+from ..build.plan import Fidelity
 from .layout import View
 from .model import ReplayReport
 

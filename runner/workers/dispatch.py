@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import redis
 
 from ..config import settings as load_settings
-from ..content import content_store
+from ..build.content import content_store
 from ..errors import EngineUnavailable, UsageError
 from ..farm.executor import Done, ImageFailed, RemoteFailure, Work
 from ..farm.images import image_key
@@ -27,7 +27,7 @@ from .keys import KEEP_S, TaskKeys, check_broker_url, redacted
 from .message import done_from_json, work_to_json
 
 if TYPE_CHECKING:
-    from ..plan import Plan
+    from ..build.plan import Plan
 
 BUILD_ALLOWANCE_S = 1800.0  # a task's time limit: its attempts' timeouts plus one cold build
 POLL_S = 1.0  # how long one wait for an answer blocks before the lease is looked at again

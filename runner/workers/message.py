@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..codec import decode, encode
-from ..content import ContentStore
+from ..build.content import ContentStore
 from ..errors import CapsuleError
 from ..farm.executor import Done, Work
 from ..farm.model import FarmVerdict
 from ..outcome import Attempt, Expected
-from ..plan import Plan, content_refs, plan_from_json, plan_to_json
+from ..build.plan import Plan, content_refs, plan_from_json, plan_to_json
 
 WORK_SCHEMA = "replay.work/1"
 DONE_SCHEMA = "replay.done/1"

@@ -14,12 +14,12 @@ import threading
 from collections.abc import Callable
 
 from ..config import Settings, settings as load_settings
-from ..content import content_store
+from ..build.content import content_store
 from ..engine import Engine
 from ..farm.executor import Done, Work
 from ..farm.images import image_key
 from ..farm.verdict import unjudged
-from ..plan import Plan
+from ..build.plan import Plan
 from ..replay import BuiltImage, Progress, Replayer, ReplayOptions
 from .message import Failure, done_to_json, image_plan_of, work_from_json
 

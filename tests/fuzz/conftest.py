@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
-from .harness import offline_registries
+from tests.fuzz.harness import offline_registries
 
 PROFILE = os.environ.get("REPLAY_FUZZ_PROFILE", "ci")
 SCALE = 10 if PROFILE == "long" else 1

@@ -24,11 +24,11 @@ from typing import Any
 from runner.capsules import read_capsule, verify_capsule
 from runner.capsules.model import Capsule, to_data
 from runner.config import Settings
-from runner.diff import diff_capsules, diff_to_data
+from runner.facts.diff import diff_capsules, diff_to_data
 from runner.errors import Exit, ReplayError
-from runner.inspect import sections
-from runner.planner import make_plan
-from runner.render import render
+from runner.facts.inspect import sections
+from runner.build.planner import make_plan
+from runner.build.render import render
 
 MAX_SECONDS = 10.0
 MAX_LINE = 320  # "about 300 characters": CapsuleError cuts the path to 100 and the problem to 200
@@ -149,11 +149,11 @@ def offline_registries() -> Iterator[None]:
         raise AssertionError("the fuzz run reached for the network")
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("runner.providers.fetch._get", no_network)
-        mp.setattr("runner.providers.pypi.versions", lambda s, name: py.get(name, []))
-        mp.setattr("runner.providers.node._official_sha256", lambda s, v: None)
-        mp.setattr("runner.providers.fetch.npm_version_doc", lambda reg, name, v: {} if v in npm.get(name, ()) else None)
-        mp.setattr("runner.providers.fetch.npm_packument", lambda reg, name: {"versions": {v: {} for v in npm.get(name, ())}})
+        mp.setattr("runner.build.providers.fetch._get", no_network)
+        mp.setattr("runner.build.providers.pypi.versions", lambda s, name: py.get(name, []))
+        mp.setattr("runner.build.providers.node._official_sha256", lambda s, v: None)
+        mp.setattr("runner.build.providers.fetch.npm_version_doc", lambda reg, name, v: {} if v in npm.get(name, ()) else None)
+        mp.setattr("runner.build.providers.fetch.npm_packument", lambda reg, name: {"versions": {v: {} for v in npm.get(name, ())}})
         mp.setattr("runner.engine.DockerEngine.__init__", no_network)
         mp.setenv("REPLAY_CA_CERTS", "none")
         yield

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from tests.examples import CI, CI_RICH, MINIMAL, NOVA, TWIN, TZ_CAPSULE
 
-from . import mutate
-from .conftest import examples
-from .harness import MAX_SECONDS, Broken, judge_line, run_cli
-from .tally import TALLY
+from tests.fuzz import mutate
+from tests.fuzz.conftest import examples
+from tests.fuzz.harness import MAX_SECONDS, Broken, judge_line, run_cli
+from tests.fuzz.tally import TALLY
 
 COMMANDS = (["inspect"], ["inspect", "--json", "--all"], ["verify"], ["verify", "--json"], ["render"], ["diff"])
 LIGHT = {k: v for k, v in mutate.TREE_CLASSES.items() if k not in ("huge strings", "many entries")}

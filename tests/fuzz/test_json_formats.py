@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from runner.capsules import read_capsule
 from tests.examples import CI, CI_RICH, TWIN, TZ_CAPSULE
 
-from . import mutate
-from .conftest import examples
-from .harness import exercise
-from .tally import TALLY
+from tests.fuzz import mutate
+from tests.fuzz.conftest import examples
+from tests.fuzz.harness import exercise
+from tests.fuzz.tally import TALLY
 
 SEEDS = {"twin": (TWIN, TZ_CAPSULE), "codeinstances": (CI, CI_RICH)}
 # Expensive classes (megabyte strings, thousands of entries) get fewer cases.

@@ -18,10 +18,10 @@ from runner.capsules import read_capsule
 from runner.capsules.novafabric_seal import ENVELOPE, LOG_ENTRY
 from tests.examples import MINIMAL, NOVA
 
-from . import mutate
-from .conftest import examples
-from .harness import exercise
-from .tally import TALLY
+from tests.fuzz import mutate
+from tests.fuzz.conftest import examples
+from tests.fuzz.harness import exercise
+from tests.fuzz.tally import TALLY
 
 SEEDS = (NOVA, MINIMAL)
 FILES = ("capsule.yaml", "env.lock", "replay.yaml")

@@ -5,8 +5,8 @@ import os
 
 import pytest
 
-from .conftest import PROFILE
-from .tally import RESULTS, TALLY, render
+from tests.fuzz.conftest import PROFILE
+from tests.fuzz.tally import RESULTS, TALLY, render
 
 README = RESULTS.parents[2] / "README.md"
 START, END = "<!-- fuzz-results:start -->", "<!-- fuzz-results:end -->"

@@ -19,7 +19,7 @@ import pytest
 from runner import signature as sig
 from runner.cli.main import main
 
-from .helpers import (ROOT, TZ_CLOCK, clone_tz_clock, env_facts, git, git_repo, repo_fact, twin_capsule,
+from tests.integration.helpers import (ROOT, TZ_CLOCK, clone_tz_clock, env_facts, git, git_repo, repo_fact, twin_capsule,
                       with_local_repo, write_json)
 from tests.envelope import result_of
 

@@ -14,8 +14,8 @@ import pytest
 from runner.cli.main import main
 from tests.envelope import result_of
 
-from .helpers import env_facts, git, git_repo, repo_fact, twin_capsule, write_json
-from .test_bisect import passed, record_failure
+from tests.integration.helpers import env_facts, git, git_repo, repo_fact, twin_capsule, write_json
+from tests.integration.test_bisect import passed, record_failure
 
 pytestmark = pytest.mark.integration
 

@@ -14,8 +14,8 @@ from lxml import etree
 from runner.ci.comment import read_marker
 from runner.engine import DockerEngine, Mount
 
-from .helpers import git, git_repo, repo_fact, twin_capsule, write_json
-from .runner_image import run_in_image
+from tests.integration.helpers import git, git_repo, repo_fact, twin_capsule, write_json
+from tests.integration.runner_image import run_in_image
 
 pytestmark = pytest.mark.integration
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures/examples/codeinstances"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import replay, twin_capsule, write_json
+from tests.integration.helpers import replay, twin_capsule, write_json
 
 pytestmark = pytest.mark.integration
 # Linux's numbers of the capabilities an attempt keeps (replayer.KEPT_CAPS): CHOWN 0, DAC_OVERRIDE 1,

@@ -21,13 +21,13 @@ from typing import Any
 
 import pytest
 
-from runner.baseimage import DEFAULT, base_ref, ensure_base
+from runner.build.baseimage import DEFAULT, base_ref, ensure_base
 from runner.capsules import read_capsule
 from runner.config import Settings
-from runner.planner import make_plan
-from runner.providers import distros
+from runner.build.planner import make_plan
+from runner.build.providers import distros
 
-from .helpers import TZ_CLOCK, replay, write_json
+from tests.integration.helpers import TZ_CLOCK, replay, write_json
 from tests.services import free_port, missing
 
 pytestmark = pytest.mark.integration

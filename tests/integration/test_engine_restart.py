@@ -26,7 +26,7 @@ import pytest
 
 from tests.services import missing, wait_until
 
-from .helpers import ROOT, twin_capsule, write_json
+from tests.integration.helpers import ROOT, twin_capsule, write_json
 
 pytestmark = pytest.mark.integration
 

@@ -25,8 +25,8 @@ import pytest
 
 from runner.cli.main import main
 
-from ..unit.farm.builders import py_twin, write_instance
-from .helpers import NOVA, ROOT, git, git_repo, own_image_repo, repo_fact
+from tests.unit.farm.builders import py_twin, write_instance
+from tests.integration.helpers import NOVA, ROOT, git, git_repo, own_image_repo, repo_fact
 from tests.envelope import envelope_of
 
 pytestmark = pytest.mark.integration

@@ -22,11 +22,11 @@ from runner.cli.main import main
 from runner.farm import schema
 from runner.farm.store import SqlStore, StoreError, connect_server
 
-from ..unit.farm.builders import write_instance
-from ..unit.farm.records import attempt, night, result
+from tests.unit.farm.builders import write_instance
+from tests.unit.farm.records import attempt, night, result
 from tests.services import free_port, missing
 
-from .helpers import farm_json, own_image_repo
+from tests.integration.helpers import farm_json, own_image_repo
 
 pytestmark = pytest.mark.integration
 

@@ -23,11 +23,11 @@ from typing import Any
 import pytest
 
 from runner.engine.protocol import OWNER_LABEL
-from runner.providers.fetch import get
+from runner.build.providers.fetch import get
 
 from tests.services import dribble, http_server, wait_until
 
-from .helpers import ROOT, twin_capsule, write_json
+from tests.integration.helpers import ROOT, twin_capsule, write_json
 
 pytestmark = pytest.mark.integration
 

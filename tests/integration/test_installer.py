@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from runner.engine import LABEL, RunSpec
-from runner.planner import PlanOptions
+from runner.build.planner import PlanOptions
 from runner.replay import Progress, ReplayOptions, replay_capsule
 
-from .helpers import ROOT, git_repo, repo_fact, twin_capsule, write_json
+from tests.integration.helpers import ROOT, git_repo, repo_fact, twin_capsule, write_json
 
 pytestmark = pytest.mark.integration
 

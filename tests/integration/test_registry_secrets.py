@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from .helpers import ROOT, twin_capsule, write_json
-from .standins import NPM_PACKAGE, PY_MODULE, PY_PROJECT, SAID, NpmStandIn, PypiStandIn, StandIn
+from tests.integration.helpers import ROOT, twin_capsule, write_json
+from tests.integration.standins import NPM_PACKAGE, PY_MODULE, PY_PROJECT, SAID, NpmStandIn, PypiStandIn, StandIn
 
 pytestmark = pytest.mark.integration
 

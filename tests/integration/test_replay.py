@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from runner.baseimage import DEFAULT, base_ref, ensure_base
+from runner.build.baseimage import DEFAULT, base_ref, ensure_base
 from runner.config import Settings
 
-from .helpers import (NOVA, ROOT, TZ_CLOCK, clone_tz_clock, env_facts, git, git_repo, replay, replay_error,
+from tests.integration.helpers import (NOVA, ROOT, TZ_CLOCK, clone_tz_clock, env_facts, git, git_repo, replay, replay_error,
                       repo_fact, twin_capsule, write_json)
 
 pytestmark = pytest.mark.integration

@@ -25,10 +25,10 @@ import pytest
 from runner.capsules import read_capsule
 from runner.errors import BuildFailed
 
-from runner.planner import PlanOptions
+from runner.build.planner import PlanOptions
 from runner.replay import Progress, ReplayOptions, replay_capsule
 
-from .helpers import (ROOT, TZ_CLOCK, clone_tz_clock, git, git_repo, replay, replay_error, repo_fact, twin_capsule,
+from tests.integration.helpers import (ROOT, TZ_CLOCK, clone_tz_clock, git, git_repo, replay, replay_error, repo_fact, twin_capsule,
                       write_json)
 
 pytestmark = pytest.mark.integration

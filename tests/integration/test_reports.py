@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import ROOT, TZ_CLOCK, clone_tz_clock, git, replay
+from tests.integration.helpers import ROOT, TZ_CLOCK, clone_tz_clock, git, replay
 
 pytestmark = pytest.mark.integration
 

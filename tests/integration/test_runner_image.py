@@ -14,7 +14,7 @@ import pytest
 from runner.ci.image import CA_DIR, prepare_context, source_root
 from runner.engine import DockerEngine, Mount
 
-from .runner_image import run_in_image
+from tests.integration.runner_image import run_in_image
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,7 +14,7 @@ import pytest
 
 from runner.config import Settings
 
-from .helpers import (
+from tests.integration.helpers import (
     ROOT, SUPPLIED_NAME, assert_no_marker, own_image_repo, secret_marker, secret_printer, token_marker,
 )
 

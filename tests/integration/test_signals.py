@@ -22,7 +22,7 @@ from runner.engine import OWNER_LABEL
 
 from tests.services import wait_until
 
-from .helpers import ROOT, twin_capsule, write_json
+from tests.integration.helpers import ROOT, twin_capsule, write_json
 
 pytestmark = pytest.mark.integration
 GREETING = ROOT / "tests" / "fixtures" / "examples" / "codeinstances" / "fetch-greeting.json"

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from .helpers import NOVA, ROOT, git_repo, replay, repo_fact, twin_capsule, write_json
+from tests.integration.helpers import NOVA, ROOT, git_repo, replay, repo_fact, twin_capsule, write_json
 
 pytestmark = pytest.mark.integration
 

@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 
 
-from ..unit.farm.builders import write_instance
-from .helpers import ROOT, farm_json, own_image_repo
+from tests.unit.farm.builders import write_instance
+from tests.integration.helpers import ROOT, farm_json, own_image_repo
 from tests.services import free_port, missing, wait_until
 
 pytestmark = pytest.mark.integration

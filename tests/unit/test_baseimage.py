@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from runner.baseimage import base_ref, choose_base
+from runner.build.baseimage import base_ref, choose_base
 from runner.capsules.model import Platform
 from runner.config import Settings
 from runner.errors import CapsuleError
-from runner.plan import BaseImage, Plan, Runtime, plan_from_json, plan_to_json
-from runner.providers import distros
-from runner.render import render
+from runner.build.plan import BaseImage, Plan, Runtime, plan_from_json, plan_to_json
+from runner.build.providers import distros
+from runner.build.render import render
 
 GOLDEN = Path(__file__).resolve().parents[1] / "cases" / "render"
 UBUNTU = Platform(os="linux", distro="ubuntu", distro_version="22.04", libc="glibc", libc_version="2.35")

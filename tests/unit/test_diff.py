@@ -25,7 +25,7 @@ from runner.capsules.model import (
     Repo,
     Resolved,
 )
-from runner.diff import diff_capsules, diff_to_data
+from runner.facts.diff import diff_capsules, diff_to_data
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "examples"
 

@@ -17,7 +17,7 @@ from runner.capsules.model import (
     Resolved,
     Worker,
 )
-from runner.inspect import NONE_RECORDED, NOT_RECORDED, Row, Section, printable, records, sections
+from runner.facts.inspect import NONE_RECORDED, NOT_RECORDED, Row, Section, printable, records, sections
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "examples"
 TITLES = [

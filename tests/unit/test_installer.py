@@ -1,4 +1,4 @@
-"""Which node installs the npm dependencies (runner/installer.py): the rule read from the
+"""Which node installs the npm dependencies (runner/build/installer.py): the rule read from the
 lockfile, and the choice for a plan and builder."""
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from runner.installer import choose, lock_blocker
-from runner.plan import Lock, Plan, Runtime, Tool
+from runner.build.installer import choose, lock_blocker
+from runner.build.plan import Lock, Plan, Runtime, Tool
 
 from tests.unit.bisect.fakes import plan as fake_plan
 
@@ -126,8 +126,8 @@ def test_a_lockfile_with_scripts_or_none_at_all_keeps_the_plain_order(tmp_path: 
 def test_the_plan_names_the_newest_node_of_the_runtime_s_major() -> None:
     from runner.capsules import read_capsule
     from runner.config import settings
-    from runner.plan import plan_digest, plan_from_json, plan_to_json
-    from runner.planner import make_plan
+    from runner.build.plan import plan_digest, plan_from_json, plan_to_json
+    from runner.build.planner import make_plan
 
     from tests.examples import TZ_CAPSULE
 
@@ -144,7 +144,7 @@ def test_the_plan_names_the_newest_node_of_the_runtime_s_major() -> None:
 def test_no_installer_node_when_the_registry_cannot_say(monkeypatch: pytest.MonkeyPatch) -> None:
     from runner.config import Settings
     from runner.errors import SourceUnavailable
-    from runner.providers import node
+    from runner.build.providers import node
 
     def down(*_: object) -> list[str]:
         raise SourceUnavailable("npm registry: HTTP 503")

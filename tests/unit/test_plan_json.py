@@ -9,11 +9,11 @@ import pytest
 
 from runner.capsules import read_capsule
 from runner.config import Settings
-from runner.content import ContentStore
+from runner.build.content import ContentStore
 from runner.errors import CapsuleError, ReplayError
-from runner.plan import content_refs, plan_from_json, plan_to_json
-from runner.planner import PlanOptions, make_plan
-from runner.render import write_context
+from runner.build.plan import content_refs, plan_from_json, plan_to_json
+from runner.build.planner import PlanOptions, make_plan
+from runner.build.render import write_context
 
 from tests.examples import EXAMPLES, NOVA, ROOT
 

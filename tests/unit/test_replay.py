@@ -135,8 +135,8 @@ def test_the_builder_setting_is_honoured(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def _plan():
-    from runner.baseimage import DEFAULT
-    from runner.plan import Plan
+    from runner.build.baseimage import DEFAULT
+    from runner.build.plan import Plan
 
     return Plan(title="t", capsule_id="c", base=DEFAULT, argv=("true",))
 

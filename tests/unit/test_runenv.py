@@ -1,9 +1,9 @@
 """Run-time environment: set, empty, absent (even when the image sets it)."""
 from __future__ import annotations
 
-from runner.baseimage import DEFAULT
+from runner.build.baseimage import DEFAULT
 from runner.capsules.model import FrozenMap
-from runner.plan import EnvSetting, Plan
+from runner.build.plan import EnvSetting, Plan
 from runner.replay.runenv import command_env
 
 

@@ -1,4 +1,4 @@
-"""Truncated recorded diffs: what was recorded whole still applies (runner/source.py)."""
+"""Truncated recorded diffs: what was recorded whole still applies (runner/build/source.py)."""
 from __future__ import annotations
 
 import os
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.source import cut_to_whole_hunks
+from runner.build.source import cut_to_whole_hunks
 
 _GIT_ENV = {"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "T",
             "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
@@ -97,10 +97,10 @@ def test_a_complete_binary_patch_is_whole(repo: Path) -> None:
 def test_a_capsules_own_local_remote_is_refused(tmp_path: Path) -> None:
     """Someone else's capsule must not make replay copy a repository of this machine into an image."""
     from runner.config import Settings
-    from runner.content import content_store
+    from runner.build.content import content_store
     from runner.errors import NeedsInput
-    from runner.plan import Source
-    from runner.source import restore
+    from runner.build.plan import Source
+    from runner.build.source import restore
 
     src = Source(remote=str(tmp_path), commit="a" * 40)
     with pytest.raises(NeedsInput, match="--repo"):
@@ -113,24 +113,24 @@ def test_a_capsules_own_local_remote_is_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize("commit", ["--output=/tmp/x", "HEAD; rm -rf /", "main", ""])
 def test_only_commit_ids_reach_git(commit: str, tmp_path: Path) -> None:
     from runner.errors import SourceUnavailable
-    from runner.source import check_commit
+    from runner.build.source import check_commit
 
     with pytest.raises(SourceUnavailable):
         check_commit(commit)
 
 
 def test_credentials_never_reach_messages() -> None:
-    from runner.source import _no_credentials
+    from runner.build.source import _no_credentials
 
     assert _no_credentials("fatal: https://sam:t0ken@git.example.com/x.git not found") == \
         "fatal: https://git.example.com/x.git not found"
 
 
 def test_a_source_dir_holding_the_cache_is_not_copied_into_itself(tmp_path: Path) -> None:
-    from runner.content import content_store
-    from runner.plan import Source
+    from runner.build.content import content_store
+    from runner.build.plan import Source
     from runner.config import Settings
-    from runner.source import restore
+    from runner.build.source import restore
 
     (tmp_path / "app.js").write_text("x")
     (tmp_path / "node_modules" / "m").mkdir(parents=True)
@@ -155,14 +155,14 @@ def _closed_port() -> int:
 
 def _mirror_of(tmp_path: Path, remote: str, commit: str = "a" * 40, trusted: bool = False) -> None:
     from runner.config import Settings
-    from runner.source import _mirror
+    from runner.build.source import _mirror
 
     _mirror(Settings(cache_dir=tmp_path / "cache"), remote, commit, trusted)
 
 
 def test_an_unreachable_remote_is_one_line_exit_3_without_its_credentials(tmp_path: Path) -> None:
     from runner.errors import Exit
-    from runner.source import RemoteFailed
+    from runner.build.source import RemoteFailed
 
     remote = f"http://sam:t0ken-9f2@127.0.0.1:{_closed_port()}/team/repo.git"
     with pytest.raises(RemoteFailed) as info:
@@ -178,7 +178,7 @@ def test_an_unreachable_remote_is_one_line_exit_3_without_its_credentials(tmp_pa
 
 def test_a_remote_holding_control_characters_is_escaped_and_bad_input(tmp_path: Path) -> None:
     from runner.errors import Exit
-    from runner.source import RemoteFailed
+    from runner.build.source import RemoteFailed
 
     with pytest.raises(RemoteFailed) as info:
         _mirror_of(tmp_path, f"http://sam:t0ken-9f2@127.0.0.1:{_closed_port()}/\x1b[2Jrepo.git")
@@ -188,7 +188,7 @@ def test_a_remote_holding_control_characters_is_escaped_and_bad_input(tmp_path: 
 
 
 def test_a_long_remote_is_cut(tmp_path: Path) -> None:
-    from runner.source import RemoteFailed
+    from runner.build.source import RemoteFailed
 
     remote = f"http://127.0.0.1:{_closed_port()}/" + "x" * 5000 + ".git"
     with pytest.raises(RemoteFailed) as info:
@@ -198,7 +198,7 @@ def test_a_long_remote_is_cut(tmp_path: Path) -> None:
 
 def test_a_commit_the_remote_does_not_have_is_bad_input_exit_2(tmp_path: Path) -> None:
     from runner.errors import Exit
-    from runner.source import RemoteFailed
+    from runner.build.source import RemoteFailed
 
     upstream = tmp_path / "upstream"
     upstream.mkdir()
@@ -214,7 +214,7 @@ def test_a_commit_the_remote_does_not_have_is_bad_input_exit_2(tmp_path: Path) -
 
 def test_an_option_like_remote_is_refused_as_bad_input(tmp_path: Path) -> None:
     from runner.errors import Exit
-    from runner.source import RemoteFailed
+    from runner.build.source import RemoteFailed
 
     with pytest.raises(RemoteFailed) as info:
         _mirror_of(tmp_path, "--upload-pack=touch /tmp/pwned")

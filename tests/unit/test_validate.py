@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from runner.errors import CapsuleError
-from runner.validate import check, is_valid, relative_path, run_path, shown
+from runner.build.validate import check, is_valid, relative_path, run_path, shown
 
 HOSTILE = ["a\nRUN touch /pwned", "$(touch /pwned)", "`id`", "x\\", "a b", "-c", "--upload-pack=touch",
            "a;b", "a|b", "'q'", '"q"', "{{ 7*7 }}", "a\x00b", "a\x1b[2J", "", "é"]

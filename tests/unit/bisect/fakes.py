@@ -13,7 +13,7 @@ from typing import Literal
 from runner.capsules.model import Capsule, Command, Failure, Format, FrozenMap, Provenance
 from runner.engine import Mount
 from runner.errors import BuildFailed, CapsuleError
-from runner.plan import BaseImage, Plan, Runtime, Source, Tool
+from runner.build.plan import BaseImage, Plan, Runtime, Source, Tool
 from runner.outcome import classify
 from runner.replay import Attempt, BuiltImage, Expected, expected_of
 

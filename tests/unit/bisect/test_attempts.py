@@ -8,9 +8,9 @@ from pathlib import Path
 from runner.bisect.env import bisect_capsules
 from runner.bisect.trial import BisectSettings, Run, repeat, totals
 
-from .fakes import FakeProgress
+from tests.unit.bisect.fakes import FakeProgress
 
-from .test_env import RECORDED, FakeReplayer, fails_when, run, tz_of
+from tests.unit.bisect.test_env import RECORDED, FakeReplayer, fails_when, run, tz_of
 
 NEW_YORK = "America/New_York"
 PASS = (0, "exit0:0000000000000000")
@@ -114,7 +114,7 @@ def test_a_variant_build_past_the_build_timeout_ends_the_bisect() -> None:
 
     from runner.errors import BuildTimedOut, Exit
 
-    from .test_env import node_of
+    from tests.unit.bisect.test_env import node_of
 
     class Stalled(FakeReplayer):
         def image(self, p):  # type: ignore[no-untyped-def]

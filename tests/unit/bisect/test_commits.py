@@ -16,11 +16,11 @@ from runner.bisect.trial import BisectSettings
 from runner.cli.main import main
 from runner.config import Settings
 from runner.errors import NeedsInput, UsageError
-from runner.plan import Plan, Source
-from runner.source import commits_between
+from runner.build.plan import Plan, Source
+from runner.build.source import commits_between
 from tests.integration.helpers import git, git_repo
 
-from .fakes import FakeProgress, FakeReplayer, Outcome, commit_of, node_of, plan
+from tests.unit.bisect.fakes import FakeProgress, FakeReplayer, Outcome, commit_of, node_of, plan
 from tests.envelope import result_of
 
 GOOD_SHA = "a" * 40

@@ -10,9 +10,9 @@ from runner.bisect.env import at_bad_commit, bisect_capsules, shown
 from runner.bisect.trial import BisectSettings
 from runner.capsules.model import Capsule, Command, EnvFact, Failure, Format, FrozenMap, Provenance
 from runner.errors import BuildFailed, CapsuleError, UsageError
-from runner.plan import BaseImage, EnvSetting, Plan, Runtime, Source
+from runner.build.plan import BaseImage, EnvSetting, Plan, Runtime, Source
 
-from .fakes import FakeProgress, Rule, RuleReplayer
+from tests.unit.bisect.fakes import FakeProgress, Rule, RuleReplayer
 
 RECORDED = "exit1:0aee0834ac9c4d2d"
 BOOKWORM = BaseImage("debian", "bookworm", "12", "2.36", "3.11")

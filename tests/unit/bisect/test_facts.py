@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from runner.bisect import facts
-from runner.plan import Lock
+from runner.build.plan import Lock
 
-from .fakes import plan
+from tests.unit.bisect.fakes import plan
 
 
 def test_a_lockfile_goes_to_its_managers_slot() -> None:
@@ -27,7 +27,7 @@ def test_a_node_variant_keeps_the_end_s_installer_node() -> None:
     """So its image reuses the end's dependency layer (installer.py); the installer node is no fact."""
     import dataclasses
 
-    from runner.plan import Runtime
+    from runner.build.plan import Runtime
 
     installer = Runtime("node", None, "22.23.5", "npm-registry", True)
     good = dataclasses.replace(plan(node="22.11.0"), installer_node=installer)

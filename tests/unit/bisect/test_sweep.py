@@ -13,10 +13,10 @@ from runner.bisect.trial import BisectSettings
 from runner.bisect.sweep import SweepResult, between, bisect_sweep, offer, summary
 from runner.cli.main import main
 from runner.errors import UsageError
-from runner.plan import Plan, Runtime, Tool
-from runner.providers.versions import vkey
+from runner.build.plan import Plan, Runtime, Tool
+from runner.build.providers.versions import vkey
 
-from .fakes import FakeProgress, FakeReplayer, node_of, plan
+from tests.unit.bisect.fakes import FakeProgress, FakeReplayer, node_of, plan
 from tests.envelope import result_of
 
 NODE = ["21.7.3", "22.0.0", "22.1.0", "22.2.0", "22.3.0-rc.1", "22.3.0", "22.4.0", "22.4.1", "22.5.0", "23.0.0"]

@@ -11,13 +11,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runner import factkeys
+from runner.facts import keys as factkeys
 from runner.bisect import facts
 from runner.bisect.env import at_bad_commit, not_varied
 from runner.capsules import read_capsule
 from runner.config import Settings
-from runner.diff import diff_capsules
-from runner.planner import make_plan
+from runner.facts.diff import diff_capsules
+from runner.build.planner import make_plan
 
 from tests.examples import TZ_CAPSULE
 

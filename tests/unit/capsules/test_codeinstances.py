@@ -10,7 +10,7 @@ from runner.capsules.jsonload import load
 from runner.capsules.model import Body, Format, HttpError, RecordedValue
 from runner.errors import CapsuleError
 
-from . import CASES, EXAMPLES, case_dirs, check_case
+from tests.unit.capsules import CASES, EXAMPLES, case_dirs, check_case
 
 GREETING = EXAMPLES / "codeinstances" / "fetch-greeting.json"
 GREETING_ID = "sha256:1823a60bfd5b5ae10f4039126a4097e2bc0202565dc425a0c718ac6d67100c33"

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from runner.baseimage import _vkey
+from runner.build.baseimage import _vkey
 from runner.capsules import read_capsule
 from runner.clock import parse_rfc3339
 from runner.errors import CapsuleError
-from runner.providers.versions import is_release, vkey
+from runner.build.providers.versions import is_release, vkey
 from tests.examples import CI, MINIMAL, NOVA, TWIN, json_variant
 from tests.fuzz.harness import offline_registries, run_cli
 

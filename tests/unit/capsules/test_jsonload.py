@@ -12,7 +12,7 @@ from runner.capsules.jsonload import (
 )
 from runner.errors import CapsuleError
 
-from . import EXAMPLES
+from tests.unit.capsules import EXAMPLES
 
 GREETING = EXAMPLES / "codeinstances" / "fetch-greeting.json"
 

@@ -10,7 +10,7 @@ import pytest
 from runner.capsules import novafabric, read_capsule, verify_capsule
 from runner.errors import CapsuleError
 
-from . import CASES, EXAMPLES
+from tests.unit.capsules import CASES, EXAMPLES
 
 MINIMAL = EXAMPLES / "novafabric" / "minimal-run"
 

@@ -10,7 +10,7 @@ from runner.capsules import read_capsule, twin, verify_capsule
 from runner.capsules.model import EnvFact, Failure, Format, PackageManager, Platform, Repo
 from runner.errors import CapsuleError, UnsupportedVersion
 
-from . import EXAMPLES, case_dirs, check_case
+from tests.unit.capsules import EXAMPLES, case_dirs, check_case
 
 NEW_YORK = EXAMPLES / "twin" / "echarts-new-york.json"
 

@@ -13,7 +13,7 @@ import pytest
 
 from runner.cli import console
 from runner.config import Settings
-from runner.providers import fetch
+from runner.build.providers import fetch
 
 
 class _Quiet(SimpleHTTPRequestHandler):

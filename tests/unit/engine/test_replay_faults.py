@@ -12,9 +12,9 @@ import pytest
 from runner.engine import BuildEvent
 from runner.engine.builders import build_failure
 from runner.errors import BuildFailed, Exit
-from runner.planner import PlanOptions
+from runner.build.planner import PlanOptions
 from runner.replay import Progress, ReplayOptions, replay_capsule
-from runner.source import RemoteFailed
+from runner.build.source import RemoteFailed
 
 from tests.examples import BUNDLE, TZ_CAPSULE, json_variant
 from tests.unit.fake_engine import FakeEngine

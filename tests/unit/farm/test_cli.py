@@ -11,7 +11,7 @@ from runner.cli.main import main
 from runner.farm.model import Rate
 from runner.farm.store import NightEntry, SqlStore
 
-from .records import attempt, night, result
+from tests.unit.farm.records import attempt, night, result
 from tests.envelope import envelope_of
 
 
@@ -108,7 +108,7 @@ def test_run_usage_errors_are_one_line_exit_2(tmp_path: Path, capsys: pytest.Cap
 
 def test_without_an_engine_run_is_one_line_exit_3_and_records_no_night(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    from .builders import write_instance
+    from tests.unit.farm.builders import write_instance
 
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
     write_instance(tmp_path / "caps" / "a.json", ["python3", "-c", "print(1)"], "1\n")

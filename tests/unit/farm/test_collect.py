@@ -10,7 +10,7 @@ from runner.errors import UsageError
 from runner.farm.collect import collect, content_id
 from tests.examples import NOVA, TWIN
 
-from .builders import write_instance
+from tests.unit.farm.builders import write_instance
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import pytest
 
 from runner.capsules import read_capsule
 from runner.config import Settings
-from runner.content import ContentStore
+from runner.build.content import ContentStore
 from runner.errors import CapsuleError, SourceUnavailable
 from runner.farm.executor import Done, ImageFailed, RemoteFailure, Work, attempt_ids, task_of
 from runner.farm.night import FarmOptions
@@ -24,12 +24,12 @@ from runner.farm.prepare import Prepared
 from runner.farm.sides import CapsuleRunner
 from runner.farm.store import NightEntry, SqlStore
 from runner.outcome import Attempt, expected_of
-from runner.plan import Plan
-from runner.planner import make_plan
+from runner.build.plan import Plan
+from runner.build.planner import make_plan
 from runner.workers.message import done_from_json, done_to_json, image_plan_of, work_from_json, work_to_json
 
-from .builders import write_instance
-from .records import attempt, night
+from tests.unit.farm.builders import write_instance
+from tests.unit.farm.records import attempt, night
 
 OK = Attempt(0, None, "exit0:aaaa", ("hello",), 0.2, stdout=b"hello\n", classification="recorded")
 OTHER = Attempt(1, None, "exit1:bbbb", ("Error: no",), 0.2, stdout=b"\xff\xfe", classification="other")
@@ -159,7 +159,7 @@ def _work(plan: Plan, prepared: Prepared) -> Work:
 def test_work_round_trips_with_its_content_checked_against_the_digests(tmp_path: Path, prepared: Prepared) -> None:
     here = ContentStore(tmp_path / "here")
     digest = here.put_bytes(b"an input file\n")
-    from runner.plan import InputFile
+    from runner.build.plan import InputFile
 
     plan = dataclasses.replace(prepared.plan, inputs=(InputFile("data.txt", digest),))
     message = work_to_json(_work(plan, prepared), here)

@@ -14,7 +14,7 @@ from runner.farm.html import anchor_of, render_html
 from runner.farm.junit import farm_junit
 from runner.farm.model import CapsuleResult, History, Night, Transition
 
-from .test_junit import HOSTILE, KEY, OTHER, SIG, every_verdict, result
+from tests.unit.farm.test_junit import HOSTILE, KEY, OTHER, SIG, every_verdict, result
 
 NIGHTS = ("night-0001", "night-0002", "night-0003")
 

@@ -9,9 +9,9 @@ from runner.capsules import read_capsule
 from runner.capsules.model import FrozenMap
 from runner.config import Settings
 from runner.farm.images import ImageBank, image_key
-from runner.planner import make_plan
+from runner.build.planner import make_plan
 
-from .builders import py_twin, write_instance
+from tests.unit.farm.builders import py_twin, write_instance
 
 CODE = "import os; print(os.environ.get('TZ'))"
 

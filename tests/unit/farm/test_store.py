@@ -12,7 +12,7 @@ from runner.farm import schema
 from runner.farm.model import Rate
 from runner.farm.store import NightEntry, SqlStore, StoreError, connect
 
-from .records import attempt, night, result
+from tests.unit.farm.records import attempt, night, result
 
 ENTRIES = [NightEntry("c1", "caps/a.json", "twin"), NightEntry("c2", "caps/b", "novafabric", ("copy/b",))]
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from runner.farm.history import transitions
 
-from .records import night, result
+from tests.unit.farm.records import night, result
 
 
 def _night(nid: str, *results: object) -> object:

@@ -9,7 +9,7 @@ from runner.errors import (BuildFailed, CapsuleError, CapsuleRefused, EngineUnav
 from runner.farm.verdict import decide, more_attempts, ref_done, ref_verdict, unjudged, wilson
 from runner.replay import Expected
 
-from .records import attempt
+from tests.unit.farm.records import attempt
 
 FAILS = Expected(True, 1, None, "exit1:aaaa", ("Error: boom",))
 PASSES = Expected(False, 0, None, None)

@@ -9,7 +9,7 @@ import re
 from rich.console import Console
 
 from runner.outcome import Attempt, Expected
-from runner.plan import Fidelity
+from runner.build.plan import Fidelity
 from runner.report import Baseline, CapsuleRef, ImageInfo, ReplayReport, Step, Verification, show, to_json
 
 COMMIT = "4d940d145f8a038611159dbf65f6996cb3174a8a"

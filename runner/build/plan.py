@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .capsules.model import FrozenMap, HttpCall, RecordedValue
+from ..capsules.model import FrozenMap, HttpCall, RecordedValue
 
 FidelityStatus = Literal["exact", "approximated", "not applied", "recorded, not installed"]
 
@@ -153,15 +153,15 @@ PLAN_SCHEMA = "replay.plan/1"
 
 
 def plan_to_json(plan: Plan) -> dict[str, Any]:
-    from .codec import encode
+    from ..codec import encode
 
     return {"schema": PLAN_SCHEMA, **encode(plan)}
 
 
 def plan_from_json(data: Any, origin: str = "plan") -> Plan:
     """A plan read back, checked like a fresh one (it may come from another machine)."""
-    from .codec import DecodeError, decode
-    from .errors import CapsuleError
+    from ..codec import DecodeError, decode
+    from ..errors import CapsuleError
     from .validate import validate_plan
 
     if not isinstance(data, dict) or data.get("schema") != PLAN_SCHEMA:

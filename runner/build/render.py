@@ -18,11 +18,12 @@ from typing import Any, Literal
 
 import jinja2
 
-from . import __version__, installer
+from .. import __version__
+from . import installer
 from .baseimage import base_ref
-from .config import NPM_SECRET, PYPI_SECRET, Settings, registry_secrets, without_credentials
+from ..config import NPM_SECRET, PYPI_SECRET, Settings, registry_secrets, without_credentials
 from .content import ContentStore, content_store
-from .errors import CapsuleError, UsageError
+from ..errors import CapsuleError, UsageError
 from .installer import DepsNode
 from .plan import Plan
 from .providers import debian as debian_provider
@@ -32,7 +33,7 @@ from .providers import node as node_provider
 from .providers import npmbin
 from .providers.fetch import npm_tarball
 from .providers.pytools import PYTHON_TOOLS
-from .resources import templates_dir
+from ..resources import templates_dir
 from .source import Restored, restore
 
 Builder = Literal["buildkit", "classic"]

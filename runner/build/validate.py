@@ -15,7 +15,7 @@ import re
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Literal
 
-from .errors import CapsuleError
+from ..errors import CapsuleError
 
 Kind = Literal["version", "npm package", "python package", "locale", "sha256", "commit", "relative path",
                "file name", "id", "env name", "time zone"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..config import Settings
+from ...config import Settings
 from ..plan import BaseImage, Fidelity, Runtime
 from .versions import vkey
 

@@ -2,7 +2,7 @@
 obtainable here, so other versions are approximated and reported as such."""
 from __future__ import annotations
 
-from ..config import Settings
+from ...config import Settings
 from ..plan import BaseImage, Fidelity, Runtime
 from .versions import vkey
 

@@ -14,11 +14,11 @@ from typing import Literal
 from pathlib import Path, PurePosixPath
 
 from .baseimage import choose_base
-from .capsules.model import HOST_SPECIFIC_ENV, Capsule, FrozenMap
-from .clock import clock_start, parse_rfc3339
-from .config import Settings
-from .factkeys import normal_name
-from .errors import CapsuleError, NeedsInput, UsageError
+from ..capsules.model import HOST_SPECIFIC_ENV, Capsule, FrozenMap
+from ..clock import clock_start, parse_rfc3339
+from ..config import Settings
+from ..facts.keys import normal_name
+from ..errors import CapsuleError, NeedsInput, UsageError
 from .content import ContentStore, content_store
 from .plan import BaseImage, EnvSetting, Fidelity, InputFile, Lock, Plan, Runtime, Source
 from .providers import BUNDLED_TOOLS, COMMAND_RUNTIME, ECOSYSTEM_RUNTIME, resolve_runtime

@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from fnmatch import fnmatchcase
 
-from .textsafe import for_view
-from .capsules.model import Artifact, Body, Capsule, EnvFact, Format, HttpCall, Platform
+from ..textsafe import for_view
+from ..capsules.model import Artifact, Body, Capsule, EnvFact, Format, HttpCall, Platform
 
 NOT_RECORDED = "not recorded by this format"
 NONE_RECORDED = "none recorded"

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-from .capsules.model import Capsule, PackageManager
-from .config import Settings
+from ..capsules.model import Capsule, PackageManager
+from ..config import Settings
 from .content import ContentStore
 from .plan import Fidelity, Lock, Runtime, Tool
 from .providers import BUNDLED_TOOLS, NODE_TOOLS, PYTHON_TOOLS, resolve_node_tool, resolve_python_tool

@@ -17,11 +17,11 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import Settings
+from ..config import Settings
 from .content import ContentStore
-from .errors import Exit, NeedsInput, SourceUnavailable, UsageError
+from ..errors import Exit, NeedsInput, SourceUnavailable, UsageError
 from .plan import Source
-from .textsafe import quoted, shown
+from ..textsafe import quoted, shown
 
 _SAFE_ENV = {
     "GIT_ALLOW_PROTOCOL": "file:git:http:https:ssh",

@@ -23,8 +23,8 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from .config import settings
-from .errors import CapsuleError, SourceUnavailable
+from ..config import settings
+from ..errors import CapsuleError, SourceUnavailable
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 TIMEOUT_S = 60.0

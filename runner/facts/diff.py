@@ -16,11 +16,11 @@ from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .capsules.model import Capsule, PackageManager, Platform
-from .outcome import Expected, expected_of
+from ..capsules.model import Capsule, PackageManager, Platform
+from ..outcome import Expected, expected_of
 from .inspect import env_shown, http_line, records
 
-from .factkeys import GROUPS, group_of, lock, pin, tool
+from .keys import GROUPS, group_of, lock, pin, tool
 
 
 @dataclass(frozen=True)
