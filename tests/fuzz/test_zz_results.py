@@ -8,7 +8,7 @@ import pytest
 from tests.fuzz.conftest import PROFILE
 from tests.fuzz.tally import RESULTS, TALLY, render
 
-README = RESULTS.parents[2] / "README.md"
+README = RESULTS.parents[2] / "docs" / "security.md"  # the docs page that shows the table
 START, END = "<!-- fuzz-results:start -->", "<!-- fuzz-results:end -->"
 
 
@@ -36,6 +36,6 @@ def test_results_file_matches_this_run() -> None:
         README.write_text(readme.replace(readme_block(readme), table(fresh)), encoding="utf-8")
     assert {fmt for fmt, _, _ in TALLY.cases} == {"twin", "codeinstances", "novafabric"}
     assert RESULTS.read_text(encoding="utf-8") == fresh, "RESULTS.md is stale: regenerate with REPLAY_FUZZ_WRITE=1"
-    # the README shows the same table
+    # the security page shows the same table
     assert readme_block(README.read_text(encoding="utf-8")) == table(fresh), \
-        "README's fuzz table is stale: regenerate with REPLAY_FUZZ_WRITE=1"
+        "docs/security.md's fuzz table is stale: regenerate with REPLAY_FUZZ_WRITE=1"
