@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from . import __version__
 from .config import Origin, Settings, origins, settings as load_settings, without_credentials
+from . import settingsref
 from .engine.builders import describe_builder
 
 Status = Literal["ok", "warn", "fail"]
@@ -67,7 +68,7 @@ def diagnose(s: Settings | None = None) -> Diagnosis:
     checks = [engine, _builder(s), _git(), _base_images(s, client), _cache(s), _ca(s)]
     with ThreadPoolExecutor(max_workers=4) as pool:  # the probes wait on the network: at once
         checks += list(pool.map(lambda nu: _registry(s, *nu), _registries(s)))
-    return Diagnosis(tuple(checks), origins(s), versions)
+    return Diagnosis(tuple(checks), settingsref.effective(s), versions)  # every setting of the one table
 
 
 def _engine(versions: dict[str, str | None]) -> tuple[Any, Check]:

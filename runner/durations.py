@@ -2,7 +2,8 @@
 
 One parser for every option that takes a duration (run, bisect, farm), so `--timeout`
 means the same everywhere. A bare number keeps meaning seconds, as it always did:
-scripts written before units existed keep their meaning.
+scripts written before units existed keep their meaning; twin's --timeout counts minutes,
+so a bare number gets a note saying how it was read (`bare_number_note`).
 """
 from __future__ import annotations
 
@@ -27,6 +28,18 @@ def parse_duration(text: str | float | int) -> float:
     if not raw or not _WHOLE.fullmatch(raw):
         raise ValueError(f"{text!r} is not a duration ({HELP})")
     return sum(float(n) * _UNIT_S[unit] for n, unit in _PART.findall(raw))
+
+
+def bare_number_note(text: str | float | int, option: str = "--timeout") -> str | None:
+    """For a bare number (seconds here, minutes in twin): the line that says how it was read."""
+    if not isinstance(text, str):
+        return None  # a default, not something typed
+    raw = text.strip()
+    try:
+        seconds = float(raw)
+    except ValueError:
+        return None
+    return f"{option} {raw} read as {seconds:g} s; twin's minutes are {option} {raw}m"
 
 
 def format_duration(seconds: float) -> str:

@@ -50,6 +50,10 @@ SETTINGS: tuple[SettingRef, ...] = (
     SettingRef("REPLAY_REGISTRY", "Docker Hub",
                "where official distro images come from (host[:port], images under library/NAME); `none`: no "
                "registry, the nearest Debian suite", "runner/build/providers/distros.py"),
+    SettingRef("REPLAY_MIRRORS", "unset",
+               "a file of mirror rules, one PREFIX=TARGET a line (`#` comments), as --mirror: a recorded remote "
+               "starting with PREFIX is fetched from TARGET instead (a URL or a local clone or bundle)",
+               "runner/build/mirrors.py"),
     SettingRef("REPLAY_CAPSULE_MAX_BYTES", "67108864 (64 MiB)", "the largest capsule downloaded from a URL",
                "runner/capsules/fetch.py"),
     SettingRef("REPLAY_BUILDER", "auto", "`buildkit` (through the engine's CLI), `classic` (docker SDK), `auto`",
@@ -63,6 +67,9 @@ SETTINGS: tuple[SettingRef, ...] = (
     SettingRef("REPLAY_SALT", "unset", "the salt twin hashed values with, to check --env values (= --salt)",
                "runner/cli/options.py", secret=True),
     SettingRef("REPLAY_DEBUG", "unset", "`1`: tracebacks of unexpected errors (= --debug)", "runner/cli/main.py"),
+    SettingRef("REPLAY_PROGRESS", "unset",
+               "`1`: progress lines on stderr even with --json or --quiet (`replay mcp` sets it for the commands it "
+               "runs, to turn them into MCP progress notifications)", "runner/replay/progress.py"),
     SettingRef("REPLAY_FARM_DB", "farm.sqlite under the user's data directory (~/.local/share/replay/)",
                "the farm's history (= --db): a SQLite path or postgresql://USER[:PASSWORD]@HOST[:PORT]/DB",
                "runner/cli/farm.py", scope="farm"),

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import shlex
 from typing import Annotated
 
 import typer
@@ -9,10 +10,12 @@ from rich.table import Table
 from rich.text import Text
 
 from ..capsules import read_capsule
-from ..capsules.model import to_data
+from ..capsules.model import Capsule, Command, to_data
 from ..capsules.fetch import origin
 from ..facts.inspect import Section, printable, sections
+from ..textsafe import cut
 from . import console
+from .stdin import capsule_file, given
 from .options import CapsuleArg
 
 
@@ -50,6 +53,33 @@ def _lines_view(section: Section) -> Text:
     return text
 
 
+_FORMATS = {"twin": "twin capsule v{}", "novafabric": "NovaFabric Run Capsule {}", "codeinstances": "CodeInstances codeinstances/{}"}
+COMMAND_LIMIT = 300  # the headline's command; the Command section below shows it whole
+
+
+def outcome_line(cmd: Command) -> str:
+    """The recorded outcome in a few words: failed (exit 1, signature ...), passed, not recorded."""
+    ends = [f"exit {cmd.exit_code}" if cmd.exit_code is not None else "", f"signal {cmd.signal}" if cmd.signal else ""]
+    if cmd.failure is not None and cmd.failure.signature:
+        ends.append(f"signature {cmd.failure.signature}")
+    detail = ", ".join(e for e in ends if e)
+    word = {"fail": "failed", "pass": "passed"}.get(cmd.outcome or "", "not recorded")
+    return f"{word} ({detail})" if detail else word
+
+
+def headline(model: Capsule) -> Text:
+    """The answer first: the capsule, its format and id, the command, the recorded outcome."""
+    p, cmd = model.provenance, model.command
+    fmt = _FORMATS.get(p.format.value, p.format.value + " {}").format(p.format_version)
+    rows = (("format", fmt), ("id", p.capsule_id or f"none ({p.format.value} records no id)"),
+            ("command", cut(shlex.join(cmd.argv), COMMAND_LIMIT) if cmd.argv else "not recorded"), ("outcome", outcome_line(cmd)))
+    text = Text(printable(p.path) + "\n", "bold", no_wrap=True, overflow="ignore")
+    for label, value in rows:
+        text.append(f"  {label:<8} ", "cyan")
+        text.append(printable(value) + "\n", "bold" if label == "outcome" else "")
+    return text
+
+
 def register(app: typer.Typer) -> None:
     @app.command("inspect")
     def inspect_command(
@@ -57,12 +87,14 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print the whole model as JSON.")] = False,
         full: Annotated[bool, typer.Option("--all", help="List every resolved package.")] = False,
     ) -> None:
-        """Show what a capsule records: command, outcome, platform, runtimes, packages, env..."""
-        model = read_capsule(capsule)
-        given = origin(capsule)  # a downloaded capsule is shown by its URL
-        model = dataclasses.replace(model, provenance=dataclasses.replace(model.provenance, path=given))
+        """Show what a capsule records: format, id, command and outcome first, then every fact. `-`: a JSON capsule on stdin."""
+        with capsule_file(capsule) as path:
+            model = read_capsule(path)
+        shown_as = given(capsule, origin(capsule))  # a downloaded capsule is shown by its URL, stdin as <stdin>
+        model = dataclasses.replace(model, provenance=dataclasses.replace(model.provenance, path=shown_as))
         if as_json:
             console.print_result("inspect", 0, to_data(model))
             return
+        console.out.print(headline(model))
         for section in sections(model, full=full):
             console.out.print(section_view(section))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -10,7 +11,7 @@ import typer
 
 from ..capsules import read_capsule
 from ..durations import HELP as DURATION_HELP
-from ..durations import format_duration, parse_duration
+from ..durations import bare_number_note, format_duration, parse_duration
 from ..errors import UsageError
 from ..capsules.fetch import capsule_path, origin
 from ..build.planner import PlanOptions
@@ -40,6 +41,9 @@ def duration(text: str | float) -> float:
         raise typer.BadParameter(str(exc)) from None
     if seconds < 1:
         raise typer.BadParameter(f"{text!r}: at least 1s")
+    note = bare_number_note(text)
+    if note is not None:  # twin's --timeout counts minutes: say how a bare number was read
+        sys.stderr.write(f"replay: note: {note}\n")
     return seconds
 
 
