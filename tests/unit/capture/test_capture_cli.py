@@ -1,0 +1,166 @@
+"""`replay capture` end to end in this process: exit codes, --only-on-failure, the capsule as
+every reader sees it, "not recorded" where the host cannot say, and no secret in the file."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from runner.capsules import read_capsule, verify_capsule
+from runner.capsules.twin import read
+from runner.cli.main import main
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "T",
+           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+
+
+def py(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, env={**os.environ, **GIT_ENV}, check=True, capture_output=True,
+                          text=True).stdout
+
+
+@pytest.fixture()
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_a_failing_command_exits_with_its_code_and_its_capsule_reads_and_verifies(
+        here: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    rc = main(["capture", "-o", "c.json", "--", *py("import sys; print('Error: boom'); sys.exit(5)")])
+    out, err = capfd.readouterr()
+    assert rc == 5 and "Error: boom" in out and "capsule written to c.json" in err
+    capsule = read(here / "c.json")
+    assert (capsule.command.exit_code, capsule.command.outcome) == (5, "fail")
+    assert capsule.command.failure is not None and capsule.command.failure.key_lines == ("Error: boom",)
+    assert capsule.command.failure.signature.startswith("exit5:")
+    result = verify_capsule(here / "c.json")
+    assert result.valid and not [p for p in result.problems if p.severity == "warning"], result.problems
+    assert read_capsule(here / "c.json").provenance.generator.startswith("replay ")
+    assert main(["inspect", "c.json"]) == 0
+
+
+def test_outside_a_repo_the_repo_is_null_and_cwd_is_dot(here: Path) -> None:
+    assert main(["capture", "-q", "--", "true"]) == 0
+    doc = json.loads((here / "capsule.json").read_text())
+    assert doc["repo"] is None and doc["command"]["cwd"] == "." and doc["command"]["failure"] is None
+    assert doc["packageManagers"] == [] and doc["resolved"] == {}
+
+
+def test_without_git_on_path_nothing_about_the_repo_is_guessed(here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    git(here, "init", "-q")
+    monkeypatch.setenv("PATH", str(Path(sys.executable).parent))
+    assert main(["capture", "-q", "--", sys.executable, "-c", "pass"]) == 0
+    doc = json.loads((here / "capsule.json").read_text())
+    assert doc["repo"] is None and "git" not in doc["tools"] and "node" not in doc["runtimes"]
+
+
+def test_a_signal_exits_128_plus_n(here: Path) -> None:
+    assert main(["capture", "-q", "--", "sh", "-c", "kill -TERM $$"]) == 143
+    doc = json.loads((here / "capsule.json").read_text())
+    assert (doc["command"]["exitCode"], doc["command"]["signal"]) == (None, "SIGTERM")
+    assert doc["command"]["failure"]["signature"].startswith("SIGTERM:")
+
+
+def test_only_on_failure_writes_nothing_on_a_pass_and_the_capsule_on_a_fail(here: Path) -> None:
+    assert main(["capture", "--only-on-failure", "-o", "c.json", "--", "true"]) == 0
+    assert not (here / "c.json").exists()
+    assert main(["capture", "--only-on-failure", "-o", "c.json", "--", "false"]) == 1
+    assert json.loads((here / "c.json").read_text())["command"]["outcome"] == "fail"
+
+
+RUNS = ["touch", "ran"]
+
+
+@pytest.mark.parametrize("args", [[], ["--"], ["-o", "nowhere/c.json", "--", *RUNS], ["-o", ".", "--", *RUNS],
+                                  ["--format", "nova", "--", *RUNS], ["--no-such-option", "--", *RUNS],
+                                  ["--include-env", "A=1", "--", *RUNS]])
+def test_a_usage_error_exits_2_before_the_command_runs(here: Path, args: list[str],
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["capture", *args]) == 2
+    assert not (here / "ran").exists() and "replay: error:" in capsys.readouterr().err
+
+
+def test_a_capsule_that_cannot_be_written_is_exit_3_when_the_command_passed(
+        here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (here / "d").mkdir()
+    assert main(["capture", "-o", "d/c.json", "--", "rm", "-r", "d"]) == 3  # the command takes the directory away
+    (err_line,) = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("replay: error:")]
+    assert "d/c.json: cannot write the capsule" in err_line
+    (here / "d").mkdir()
+    assert main(["capture", "-o", "d/c.json", "--", "sh", "-c", "rm -r d; exit 4"]) == 4  # its code wins
+
+
+def test_options_after_the_double_dash_are_the_commands(here: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    assert main(["capture", "-q", "--", sys.executable, "-c", "import sys; print(sys.argv[1:])", "--debug",
+                 "--json", "-o", "x"]) == 0
+    assert "['--debug', '--json', '-o', 'x']" in capfd.readouterr().out
+    assert json.loads((here / "capsule.json").read_text())["command"]["argv"][-4:] == ["--debug", "--json", "-o", "x"]
+
+
+def test_git_state_is_recorded_with_cwd_relative_to_the_root(here: Path) -> None:
+    repo = here / "repo"
+    (repo / "sub").mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "a.txt").write_text("one\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    git(repo, "remote", "add", "origin", "https://bob:hunter22@git.example.com/acme/app.git")
+    (repo / "a.txt").write_text("two\n")
+    (repo / "new.txt").write_text("x")
+    (repo / "package-lock.json").write_text("{}")
+    os.chdir(repo / "sub")
+    assert main(["capture", "-q", "-o", str(repo / "capsule.json"), "--", "true"]) == 0
+    doc = json.loads((repo / "capsule.json").read_text())
+    r = doc["repo"]
+    assert r["remote"] == "https://git.example.com/acme/app.git" and r["branch"] == "main"
+    assert r["commit"] == git(repo, "rev-parse", "HEAD").strip() and r["dirty"] is True
+    assert "-one\n+two" in r["diff"] and r["untracked"] == ["new.txt", "package-lock.json"]  # not its own capsule
+    assert doc["command"]["cwd"] == "sub"
+    assert doc["packageManagers"][0]["lockfile"] == "package-lock.json"
+    os.chdir(here)
+    git(repo, "checkout", "-q", "--detach")
+    os.chdir(repo)
+    assert main(["capture", "-q", "-o", str(here / "detached.json"), "--", "true"]) == 0
+    assert json.loads((here / "detached.json").read_text())["repo"]["branch"] is None
+
+
+def test_no_secret_reaches_the_capsule(here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A marker in the environment, in the diff, in an untracked file's name and in the output."""
+    token = "ghp_" + uuid.uuid4().hex + "Zq7X"  # twin's rules know its shape
+    plain = f"pw-{uuid.uuid4().hex}"  # a value with no telling shape, held by a secret-named variable
+    repo = here / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "config.txt").write_text("nothing yet\n")
+    (repo / "blob.bin").write_bytes(b"\x00\x01")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    (repo / "config.txt").write_text(f"token = {token}\npassword: {plain}\n")
+    (repo / "blob.bin").write_bytes(b"\x00\x02" + token.encode() + b"\xff")
+    (repo / f"notes-{token}.txt").write_text("x")
+    monkeypatch.setenv("API_TOKEN", token)
+    monkeypatch.setenv("DB_PASSWORD", plain)
+    monkeypatch.setenv("SOME_URL", f"https://user:{plain}@db.example.com/x")
+    monkeypatch.chdir(repo)
+    code = "import os, sys; print('Error:', os.environ['API_TOKEN'], os.environ['DB_PASSWORD']); sys.exit(1)"
+    rc = main(["capture", "-q", "--include-env", "API_TOKEN", "--include-env", "SOME_URL",
+               "-o", str(here / "c.json"), "--", *py(code), token])
+    assert rc == 1
+    data = (here / "c.json").read_bytes()
+    assert token.encode() not in data and plain.encode() not in data
+    doc = json.loads(data)
+    assert doc["repo"]["diffRedacted"] is True and doc["repo"]["untracked"][0].startswith("notes-<redacted:")
+    assert doc["env"]["API_TOKEN"] == {"state": "set"} and "<redacted:" in doc["env"]["SOME_URL"]["value"]
+    assert "<redacted:" in doc["command"]["failure"]["outputTail"] and doc["command"]["argv"][-1].startswith("<redacted:")
+    assert doc["redaction"]["scrubbed"]["env-value"] >= 3 and doc["redaction"]["rulesVersion"] >= 1
+    assert verify_capsule(here / "c.json").valid
