@@ -21,6 +21,7 @@ from ..capsules.fetch import is_url, shown
 from ..textsafe import cut
 from .console import error_line, install_meter, print_json, refresh
 from .helptext import tidy
+from . import topics
 
 app = typer.Typer(
     name="replay",
@@ -51,18 +52,39 @@ for module in (run, inspect, diff, verify, signature, render, shell, bisect, doc
 
 @app.command("help")
 def help_command(
-    command: Annotated[list[str] | None, typer.Argument(metavar="COMMAND", help="A command (farm run: two words).")] = None,
+    command: Annotated[list[str] | None, typer.Argument(
+        metavar="COMMAND|TOPIC",
+        help=f"A command (farm run: two words) or a topic: {', '.join(topics.TOPICS)}.")] = None,
 ) -> None:
-    """Show the help of a command (or of replay itself)."""
+    """Show a command's help or a topic; without one, the commands and the topics."""
     words = list(command or [])
+    if words in (["topics"], *([name] for name in topics.TOPICS)):
+        sys.stdout.write(topics.listing() if words == ["topics"] else topics.TOPICS[words[0]].text())
+        return
     unknown = next((w for w in words[:1] if w not in _COMMANDS), None)
     if unknown is not None:
-        raise UsageError(_no_such(unknown))
-    raise typer.Exit(main([*words, "--help"]))
+        raise UsageError(_no_such_help(unknown))
+    code = main([*words, "--help"])
+    if not words:
+        sys.stdout.write("\n" + topics.listing())
+    raise typer.Exit(code)
+
+
+@app.command("version")
+def version_command() -> None:
+    """Print replay's version (= replay --version; engine and SDK versions: replay doctor)."""
+    _print_version()
+
+
+def _no_such_help(word: str) -> str:
+    match = difflib.get_close_matches(word, sorted(_COMMANDS | set(topics.TOPICS)), n=1, cutoff=0.6)
+    hint = (f"; did you mean `replay help {match[0]}`?" if match else
+            f" (topics: {', '.join(topics.TOPICS)}; commands: {', '.join(sorted(_COMMANDS))})")
+    return f"no such command or topic {word!r}{hint}"
 
 
 _COMMANDS = {"run", "inspect", "diff", "verify", "signature", "render", "shell", "bisect", "doctor", "farm", "gc", "help",
-             "worker"}
+             "worker", "version"}
 _VERSION = ("--version", "-V")
 
 

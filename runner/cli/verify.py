@@ -1,6 +1,8 @@
-"""`replay verify CAPSULE`: integrity and seal of a capsule, every problem listed."""
+"""`replay verify CAPSULE`: integrity and seal of a capsule; the answer first, then every problem."""
 from __future__ import annotations
 
+import dataclasses
+import shlex
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -18,6 +20,7 @@ from ..errors import Exit, UsageError
 from ..facts.inspect import printable
 from . import console
 from .options import CapsuleArg
+from .stdin import capsule_file, given
 
 _MAX_KEY_BYTES = 64 * 1024  # a PEM public key is a few hundred bytes
 
@@ -65,21 +68,39 @@ def _signers_table(result: VerifyResult) -> Table:
     return table
 
 
-def _show(result: VerifyResult, ok: bool) -> None:
+def answer(result: VerifyResult, ok: bool) -> str:
+    """The first line: valid / INVALID with the count of problems, then what was checked."""
+    errors = sum(1 for p in result.problems if p.severity == "error")
+    warnings = sum(1 for p in result.problems if p.severity == "warning")
+    if ok:
+        verdict = "valid"
+    elif errors:
+        verdict = f"INVALID: {errors} problem{'s' if errors != 1 else ''}"
+    else:
+        verdict = "INVALID: no valid signature from a trusted key"
+    if warnings:
+        verdict += f" ({warnings} warning{'s' if warnings != 1 else ''})"
     sealed = "yes" if result.sealed else "no"
-    console.out.print(Text(f"{printable(result.path)} ({result.format}), sealed: {sealed}"))
-    for check in result.checks:
-        console.out.print(Text(f"  checked: {printable(check)}"))
+    return f"{verdict}: {printable(result.path)} ({result.format}), sealed: {sealed}"
+
+
+def _show(result: VerifyResult, ok: bool) -> None:
+    console.out.print(Text(answer(result, ok), "bold green" if ok else "bold red"))
     for p in result.problems:
         where = f" [{p.where}]" if p.where else ""
         style = {"error": "red", "warning": "yellow"}.get(p.severity, "")
         console.out.print(Text(f"  {p.severity}: {printable(p.message)}{printable(where)}", style))
+    for check in result.checks:
+        console.out.print(Text(f"  checked: {printable(check)}"))
     if result.signers:
         console.out.print(_signers_table(result))
-    verdict = "valid" if ok else "INVALID"
-    if result.valid and not ok:
-        verdict += " (no valid signature from a trusted key)"
-    console.out.print(Text(verdict, "bold green" if ok else "bold red"))
+
+
+def _twin_fix_hint(capsule: Path, patch: Path | None, ref: str | None) -> str:
+    """twin's `verify --patch F` checks a fix; here that is `replay CAPSULE --patch F`."""
+    option = f"--patch {patch}" if patch is not None else f"--ref {ref}"
+    return (f"verify {option}: replay verify checks a capsule's integrity; to check a fix (twin's verify), "
+            f"run `replay {shlex.quote(str(capsule))} {option}`")
 
 
 def _data(result: VerifyResult, ok: bool) -> dict[str, Any]:
@@ -94,10 +115,16 @@ def register(app: typer.Typer) -> None:
             list[Path] | None, typer.Option("--trust-key", help="PEM public key to trust (repeatable); with it, exit 1 unless a valid signature comes from one of them.")
         ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+        patch: Annotated[Path | None, typer.Option("--patch", hidden=True, help="twin's habit: see replay CAPSULE --patch.")] = None,
+        ref: Annotated[str | None, typer.Option("--ref", hidden=True, help="twin's habit: see replay CAPSULE --ref.")] = None,
     ) -> None:
-        """Check a capsule's integrity (digests, id, seal); exit 1 when it is invalid."""
+        """Check a capsule's integrity (digests, id, seal); exit 1 when it is invalid. `-`: a JSON capsule on stdin."""
+        if patch is not None or ref is not None:
+            raise UsageError(_twin_fix_hint(capsule, patch, ref))
         keys = tuple(check_trust_key(k) for k in trust_key or ())
-        result = verify_capsule(capsule, keys)
+        with capsule_file(capsule) as path:
+            result = verify_capsule(path, keys)
+        result = dataclasses.replace(result, path=given(capsule, result.path))
         # Asking to trust keys and getting no trusted signature is a negative answer too.
         ok = result.valid and (not keys or result.trusted is True)
         if as_json:
