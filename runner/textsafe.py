@@ -11,12 +11,13 @@ from __future__ import annotations
 import re
 
 ELLIPSIS = "…"
-# C0 controls (tab and newline too: an error is one line), DEL, C1 controls, lone
-# surrogates, and the bidirectional overrides that make text read differently
-# from how it is stored ("Trojan Source").
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
+# C0 controls (tab and newline too: an error is one line), DEL, C1 controls (U+0085,
+# NEL, among them), lone surrogates, Unicode's line and paragraph separators (U+2028,
+# U+2029: a terminal or an editor may break the line there), and the bidirectional
+# overrides that make text read differently from how it is stored ("Trojan Source").
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 # The same, minus tab and newline: for multi-line report values (an output tail).
-_UNSAFE_KEEP_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
+_UNSAFE_KEEP_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -51,6 +52,13 @@ def for_view(text: str, max_chars: int = VIEW_CHARS, max_lines: int = VIEW_LINES
     if len(head) == len(text):
         return escaped(text, keep_lines=True)
     return f"{escaped(head, keep_lines=True)}{ELLIPSIS} (cut: {len(text):,} characters in all)"
+
+
+def cell(text: str, max_chars: int = VIEW_CHARS) -> str:
+    """A value for one table cell: every unsafe character escaped, newlines included, and cut."""
+    if len(text) <= max_chars:
+        return escaped(text)
+    return f"{escaped(text[:max_chars])}{ELLIPSIS} (cut: {len(text):,} characters in all)"
 
 
 def shown(value: object, limit: int = 80) -> str:

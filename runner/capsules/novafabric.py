@@ -161,16 +161,17 @@ def verify(path: Path, trust_keys: Sequence[Path], parsed: Parsed | None = None)
     problems: list[Problem] = []
     checks: list[str] = []
     signers: tuple[Signer, ...] = ()
+    unbound: tuple[str, ...] = ()
     if parsed.distributed is not None:
         problems += _distributed_problems(parsed.root, parsed.distributed)
         checks.append(f"schema: {DISTRIBUTED}")
     if parsed.manifest is not None:
         report = checks_of.check_run(parsed.root, parsed.manifest, trusted)
         problems += report.problems
-        signers = report.signers
+        signers, unbound = report.signers, report.unbound
         checks += report.checks
     sealed = parsed.manifest is not None and (parsed.root / seal.ENVELOPE).is_file()
-    return VerifyResult(FORMAT.value, str(parsed.root), tuple(problems), signers, sealed, tuple(checks))
+    return VerifyResult(FORMAT.value, str(parsed.root), tuple(problems), signers, sealed, tuple(checks), unbound)
 
 
 def _distributed_problems(root: Path, doc: Mapping[str, Any]) -> list[Problem]:

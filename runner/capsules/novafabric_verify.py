@@ -54,6 +54,7 @@ class Report:
     problems: tuple[Problem, ...]
     signers: tuple[Signer, ...]
     checks: tuple[str, ...]
+    unbound: tuple[str, ...] = ()  # files replay reads that the seal does not cover
 
 
 # --- schemas ------------------------------------------------------------------------
@@ -109,16 +110,21 @@ def check_run(root: Path, manifest: Mapping[str, Any], trusted: tuple[bytes, ...
         problems += check_evidence(root, digests, present)
         checks.append(f"evidence_digests ({len(digests)} files)")
     signers: tuple[Signer, ...] = ()
+    unbound: tuple[str, ...] = ()
     envelope = root / seal.ENVELOPE
     if envelope.exists() or envelope.is_symlink():
         sealed = seal.check_seal(root, manifest, trusted)
         problems += sealed.problems
         signers, checks = sealed.signers, checks + list(sealed.checks)
+        unbound = unbound_files(root, manifest, present)
+        problems += [Problem("error", f"{rel} is not bound by the seal ({_why_unbound(digests)}), and replay would "
+                                      "read it", rel) for rel in unbound]
+        checks.append("every file replay reads is bound by the seal")
     elif (root / ".seal").exists():
         problems.append(Problem("error", f".seal/ holds no {envelope.name}", ".seal"))
     else:
         problems.append(Problem("info", "not sealed", None))
-    return Report(tuple(problems), signers, tuple(checks))
+    return Report(tuple(problems), signers, tuple(checks), unbound)
 
 
 def _manifest_problems(manifest: Mapping[str, Any]) -> list[Problem]:
@@ -218,6 +224,43 @@ def _artifact_problems(root: Path, manifest: Mapping[str, Any]) -> list[Problem]
 
 
 # --- evidence_digests: what binds every other file to the seal ----------------------
+
+READ_DIRS = ("inputs/", "outputs/")  # every file below them may reach the build or the expected outcome
+
+
+def files_read(root: Path, manifest: Mapping[str, Any], present: Sequence[str]) -> tuple[str, ...]:
+    """The files of a run capsule that replay reads besides capsule.yaml (present ones only):
+    every `*_ref` target (top level, `error.traceback_ref`, env.lock's `python.lock_file_ref`),
+    and everything under inputs/ and outputs/. What a seal must bind for replay to obey it."""
+    refs = [v for k, v in manifest.items() if k.endswith("_ref")]
+    error = manifest.get("error")
+    if isinstance(error, Mapping):
+        refs.append(error.get("traceback_ref"))
+    refs.append(_lock_file_ref(root, manifest))
+    named = {r.removeprefix("./") for r in refs if isinstance(r, str) and r}
+    return tuple(rel for rel in present if rel in named or rel.startswith(READ_DIRS))
+
+
+def _lock_file_ref(root: Path, manifest: Mapping[str, Any]) -> object:
+    try:
+        env = load_yaml_mapping(inside(root, manifest.get("environment_ref")))
+    except (CapsuleError, PathEscape, OSError):
+        return None  # a broken env.lock is a problem of its own
+    python = env.get("python")
+    return python.get("lock_file_ref") if isinstance(python, Mapping) else None
+
+
+def unbound_files(root: Path, manifest: Mapping[str, Any], present: Sequence[str]) -> tuple[str, ...]:
+    """Of the files replay reads, those a seal over this manifest does not cover: not listed in
+    `evidence_digests`, or all of them when the manifest has none (the seal binds capsule.yaml only)."""
+    digests = manifest.get("evidence_digests")
+    listed = digests if isinstance(digests, Mapping) else {}
+    return tuple(rel for rel in files_read(root, manifest, present) if rel not in listed)
+
+
+def _why_unbound(digests: object) -> str:
+    return "not in evidence_digests" if isinstance(digests, Mapping) else \
+        "the manifest has no evidence_digests, so the seal binds capsule.yaml alone"
 
 
 def walk(root: Path) -> tuple[tuple[str, ...], tuple[Problem, ...]]:

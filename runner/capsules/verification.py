@@ -31,6 +31,7 @@ class VerifyResult:
     signers: tuple[Signer, ...] = ()
     sealed: bool = False
     checks: tuple[str, ...] = field(default=())  # what was checked, in order, for the report
+    unbound: tuple[str, ...] = ()  # files of a sealed capsule replay reads that the seal does not cover
 
     @property
     def valid(self) -> bool:

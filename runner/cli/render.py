@@ -77,20 +77,31 @@ def register(app: typer.Typer) -> None:
         _by_hand(plan, s, output, supplied=[name for name, _ in options.env_overrides], builder=kind)
 
 
+# Left in every context `render -o` writes: the one proof that replacing DIR loses nothing of the user's.
+MARKER = ".replay-render"
+
+
 def _check_output(output: Path) -> None:
+    """-o DIR is new, empty, or a context this command wrote before (its marker file is there)."""
+    if output.is_symlink():
+        raise UsageError(f"-o {output}: a symbolic link{'' if output.exists() else ' (dangling)'}; "
+                         "give a directory path that is not a link")
     if output.exists() and not output.is_dir():
         raise UsageError(f"-o {output}: not a directory")
     if not output.parent.is_dir():
         raise UsageError(f"-o {output}: {output.parent} does not exist")
-    if output.exists() and any(output.iterdir()) and not (output / "replay-tools").is_dir():
-        raise UsageError(f"-o {output}: exists and is not a replay build context; refusing to overwrite it")
+    if output.exists() and any(output.iterdir()) and not (output / MARKER).is_file():
+        raise UsageError(f"-o {output}: exists, is not empty and was not written by `replay render`; "
+                         "refusing to replace it")
 
 
 def _write(plan: Plan, s: Settings, output: Path, repo_given: bool, capsule: Path | str = "",
            builder: Builder = "classic") -> Context:
     """The context, or nothing: a half-written DIR would build into a wrong image."""
     try:
-        return write_context(plan, s, output, builder)
+        ctx = write_context(plan, s, output, builder)
+        (output / MARKER).write_text("written by `replay render -o`: a later `replay render -o` replaces this directory\n")
+        return ctx
     except BaseException as exc:  # Ctrl-C too: never leave half a context behind
         shutil.rmtree(output, ignore_errors=True)
         if isinstance(exc, RemoteFailed) and capsule:  # names the capsule whose remote it is

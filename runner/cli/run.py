@@ -14,7 +14,7 @@ from ..report import ReplayReport, show, to_json
 from ..replay.options import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
 from . import options as o
 from .console import err, out, print_result
-from .verify import check_trust_key
+from ..capsules.trust import Trust
 
 
 def write_comment(path: Path, report: ReplayReport, ref: str | None) -> None:
@@ -55,8 +55,7 @@ def register(app: typer.Typer) -> None:
         """Replay CAPSULE: exit 0 reproduced (or fixed), 1 another verdict, 2 bad input, 3 environment failure."""
         if not re.fullmatch(r"[1-9][0-9]*[bkmg]?", memory.strip().lower()):
             raise UsageError(f"--memory {memory!r}: a size like 512m or 4g")
-        for key in trust_key:
-            check_trust_key(key)
+        Trust(tuple(trust_key), require_valid, allow_unverified)  # checked before anything is read
         plan_opts = o.plan_options(env=env, salt=salt, all_runtimes=all_runtimes, no_pin=no_pin, repo=repo, ref=ref,
                                    patch=patch, source=source, http=http)
         opts = ReplayOptions(attempts=attempts, timeout=timeout, memory=memory, verbose=verbose, plan=plan_opts,

@@ -39,7 +39,8 @@ def signature_command(
         ),
     ] = "-",
     exit_code: Annotated[
-        int | None, typer.Option("--exit-code", metavar="N", help="The command's exit code.")
+        int | None, typer.Option("--exit-code", metavar="N", min=0, max=255,
+                                 help="The command's exit code (0-255; a signal: --signal).")
     ] = None,
     signal: Annotated[
         str | None,

@@ -7,13 +7,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from cryptography import x509
-from cryptography.hazmat.primitives.serialization import load_pem_public_key
 from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from ..capsules import verify_capsule
+from ..build.precheck import verify_content
+from ..capsules.trust import check_trust_key
 from ..capsules.model import to_data
 from ..capsules.verification import Signer, VerifyResult
 from ..errors import Exit, UsageError
@@ -21,37 +20,6 @@ from ..facts.inspect import printable
 from . import console
 from .options import CapsuleArg
 from .stdin import capsule_file, given
-
-_MAX_KEY_BYTES = 64 * 1024  # a PEM public key is a few hundred bytes
-
-
-def check_trust_key(path: Path) -> Path:
-    """The path, when it names a PEM public key (or certificate); UsageError otherwise.
-
-    Checked here, before any capsule is read, so a typo in a key path is a usage
-    error and not a silently untrusted capsule.
-    """
-    if not path.is_file():
-        raise UsageError(f"--trust-key {path}: no such file")
-    try:
-        with path.open("rb") as f:
-            data = f.read(_MAX_KEY_BYTES + 1)
-    except OSError as e:
-        raise UsageError(f"--trust-key {path}: cannot read: {e.strerror or e}") from None
-    if len(data) > _MAX_KEY_BYTES or not _is_pem_key(data):
-        raise UsageError(f"--trust-key {path}: not a PEM public key")
-    return path
-
-
-def _is_pem_key(data: bytes) -> bool:
-    for load in (load_pem_public_key, x509.load_pem_x509_certificate):
-        try:
-            load(data)
-            return True
-        except Exception:  # cryptography raises ValueError, TypeError or UnsupportedAlgorithm
-            continue
-    return False
-
 
 def _trusted(s: Signer) -> str:
     return "not checked" if s.trusted is None else ("yes" if s.trusted else "no")
@@ -123,7 +91,7 @@ def register(app: typer.Typer) -> None:
             raise UsageError(_twin_fix_hint(capsule, patch, ref))
         keys = tuple(check_trust_key(k) for k in trust_key or ())
         with capsule_file(capsule) as path:
-            result = verify_capsule(path, keys)
+            result = verify_content(path, keys)
         result = dataclasses.replace(result, path=given(capsule, result.path))
         # Asking to trust keys and getting no trusted signature is a negative answer too.
         ok = result.valid and (not keys or result.trusted is True)

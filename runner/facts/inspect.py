@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from fnmatch import fnmatchcase
 
-from ..textsafe import for_view
+from ..textsafe import cell
 from ..capsules.model import Artifact, Body, Capsule, EnvFact, Format, HttpCall, Platform
 
 NOT_RECORDED = "not recorded by this format"
@@ -75,8 +75,10 @@ def records_group(c: Capsule, group: str) -> bool:
 
 
 def printable(text: str) -> str:
-    """Escape control characters: a capsule is untrusted and must not drive the terminal."""
-    return for_view(text)  # also lone surrogates (unprintable), and huge values cut
+    """One table cell or line of a capsule's text: control characters, newlines and Unicode line
+    separators escaped (a capsule is untrusted and must not drive the terminal, nor turn one
+    cell into two rows), lone surrogates too, and huge values cut."""
+    return cell(text)
 
 
 def env_shown(f: EnvFact) -> str:

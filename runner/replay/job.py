@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..capsules import check_capsule
-from ..capsules.verification import VerifyResult
+from ..capsules.fetch import origin
+from ..capsules.trust import Trust
 from ..engine import Engine
-from ..errors import CapsuleRefused
 from ..build.source import RemoteFailed
 from ..outcome import Expected, judge, judge_fix
 from ..build.plan import Fidelity, Plan
@@ -29,7 +29,7 @@ def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
     try:
         with progress.step("verify capsule"):
             capsule, verified = check_capsule(path, trust_keys)
-        refuse_unless_valid(path, verified, options, trust_keys)
+        Trust(tuple(trust_keys), options.require_valid, options.allow_unverified).admit(origin(path), verified)
         with progress.step("plan"):
             capsule, plan = replayer.plan(capsule)
         expected = replayer.expected(capsule)
@@ -82,19 +82,6 @@ def _baseline(replayer: Replayer, plan: Plan, expected: Expected) -> Baseline | 
     with replayer.progress.step(f"unpatched source: {count} attempt(s)"):
         attempts, _ = replayer.attempts(unpatched, image, expected, count, label_steps=False)
     return Baseline(judge(expected, attempts), tuple(attempts))
-
-
-def refuse_unless_valid(path: Path, verified: VerifyResult, options: ReplayOptions, trust_keys: Sequence[Path]) -> None:
-    """A capsule that does not verify (digest, seal, id, structure) is not replayed unless
-    --allow-unverified; --require-valid also wants a trusted signer. Exit 1, problems listed."""
-    errors = [p.message for p in verified.problems if p.severity == "error"]
-    if errors and not options.allow_unverified:
-        shown = "; ".join(errors[:3]) + (f"; and {len(errors) - 3} more" if len(errors) > 3 else "")
-        raise CapsuleRefused(f"{path}: does not verify ({shown}); not replayed "
-                             "(run `replay verify` for every problem, or --allow-unverified to replay it anyway)")
-    if options.require_valid and (errors or (trust_keys and verified.trusted is not True)):
-        raise CapsuleRefused(f"{path}: does not verify ({errors[0] if errors else 'no valid signature from a trusted key'}); "
-                             "not replayed (--require-valid)")
 
 
 def _libc_rows(recorded: str | None, image: BuiltImage) -> tuple[Fidelity, ...]:

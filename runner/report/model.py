@@ -38,6 +38,7 @@ class Verification:
     sealed: bool = False
     trusted: bool | None = None
     problems: tuple[str, ...] = ()
+    unbound: tuple[str, ...] = ()  # a sealed capsule's files the seal does not cover, applied (--allow-unverified)
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,6 @@ class ReplayReport:
 
 def verification_of(result: VerifyResult) -> Verification:
     return Verification(result.valid, result.sealed, result.trusted,
-                        tuple(f"{p.severity}: {p.message}" for p in result.problems))
+                        tuple(f"{p.severity}: {p.message}" for p in result.problems), result.unbound)
 
 

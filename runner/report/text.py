@@ -51,7 +51,8 @@ def _verification(report: ReplayReport, view: View) -> None:
     trust = {True: "trusted signer", False: "signer NOT trusted", None: "signer not checked"}[v.trusted]
     state = "valid" if v.valid else (
         "INVALID, replayed anyway (--allow-unverified)" if v.valid is False else "not verified")
-    view.line(f"verification: {state}" + (f", sealed, {trust}" if v.sealed else ""))
+    unbound = f"; applied though the seal does not bind them: {', '.join(v.unbound)}" if v.unbound else ""
+    view.line(f"verification: {state}" + (f", sealed, {trust}" if v.sealed else "") + unbound)
     for p in v.problems[:10]:
         view.line(f"  {p}")
 

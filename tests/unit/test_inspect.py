@@ -114,7 +114,9 @@ def test_records_knows_what_each_format_leaves_out() -> None:
 
 def test_printable_escapes_terminal_control() -> None:
     assert printable("ok\x1b]0;pwned\x07 [red]x") == "ok\\x1b]0;pwned\\x07 [red]x"
-    assert printable("tab\tnew\nline\r") == "tab\tnew\nline\\x0d"
+    # a table cell is one row: newlines and Unicode's line separators are escaped too
+    assert printable("tab\tnew\nline\r") == "tab\\x09new\\x0aline\\x0d"
+    assert printable("a\u2028b\u2029c\x85d") == "a\\u2028b\\u2029c\\x85d"
 
 
 # --- on the real example capsules -------------------------------------------------------

@@ -278,10 +278,17 @@ def test_missing_file_is_invalid(sealed: Path) -> None:
     assert "model-calls.jsonl is listed in evidence_digests but missing" in errors
 
 
-def test_extra_file_is_only_a_warning(sealed: Path) -> None:
-    (sealed / "outputs" / "late.txt").write_text("added later")
+def test_extra_file_replay_does_not_read_is_only_a_warning(sealed: Path) -> None:
+    (sealed / "notes.txt").write_text("added later")
     result = novafabric.verify(sealed, [])
     assert result.valid
+    assert "notes.txt is not in evidence_digests (added after sealing)" in _warnings(result)
+
+
+def test_extra_file_replay_reads_is_invalid_in_a_sealed_capsule(sealed: Path) -> None:
+    (sealed / "outputs" / "late.txt").write_text("added later")
+    result = novafabric.verify(sealed, [])
+    assert not result.valid and result.unbound == ("outputs/late.txt",)
     assert "outputs/late.txt is not in evidence_digests (added after sealing)" in _warnings(result)
 
 

@@ -68,3 +68,45 @@ def test_the_base_image_hint_fits_the_installation(tmp_path: Path, capsys: pytes
     assert main(["render", str(TZ_CAPSULE), "-o", str(tmp_path / "ctx"), "--repo", str(BUNDLE)]) == 0
     err = capsys.readouterr().err
     assert hint in err and (checkout or "scripts/setup" not in err)
+
+
+# --- -o DIR: only a directory replay wrote is ever replaced ---------------------------------
+
+
+@pytest.mark.parametrize("kind", ["link to a directory", "dangling link", "file"])
+def test_an_output_that_is_a_link_or_a_file_is_one_usage_line(tmp_path: Path, kind: str,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    target, out = tmp_path / "real", tmp_path / "ctx"
+    if kind == "file":
+        out.write_text("mine")
+    else:
+        if kind == "link to a directory":
+            target.mkdir()
+            (target / "replay-tools").mkdir()  # looks like a context: still never followed
+        out.symlink_to(target)
+    rc = main(["render", str(TZ_CAPSULE), "-o", str(out), "--repo", str(BUNDLE)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and str(out) in err[0]
+    assert "internal error" not in err[0]
+    assert out.is_symlink() or out.read_text() == "mine"
+    if kind == "link to a directory":
+        assert (target / "replay-tools").is_dir()
+
+
+def test_a_directory_holding_replay_tools_but_no_marker_is_not_replaced(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "ctx"
+    (out / "replay-tools").mkdir(parents=True)
+    (out / "thesis.tex").write_text("years of work")
+    assert main(["render", str(TZ_CAPSULE), "-o", str(out), "--repo", str(BUNDLE)]) == 2
+    assert "not written by `replay render`" in capsys.readouterr().err
+    assert (out / "thesis.tex").read_text() == "years of work"
+
+
+def test_a_context_render_wrote_is_replaced_by_the_next_render(tmp_path: Path) -> None:
+    out = tmp_path / "ctx"
+    assert main(["render", str(TZ_CAPSULE), "-o", str(out), "--repo", str(BUNDLE)]) == 0
+    assert (out / render_cli.MARKER).is_file()
+    (out / "stale").write_text("from the first render")
+    assert main(["render", str(TZ_CAPSULE), "-o", str(out), "--repo", str(BUNDLE)]) == 0
+    assert (out / "Dockerfile").is_file() and not (out / "stale").exists()

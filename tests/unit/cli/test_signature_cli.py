@@ -146,3 +146,19 @@ def test_large_stdin_is_read_through(monkeypatch: pytest.MonkeyPatch, capsys: py
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(Pipe(_long_output()), encoding="utf-8"))
     assert main(["signature", "--exit-code", "1"]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == SIGNATURE
+
+
+@pytest.mark.parametrize("code", ["256", "-1", "12345678901234567890", "999"])
+def test_an_exit_code_outside_0_to_255_is_a_usage_error(tmp_path: Path, code: str,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    log = tmp_path / "out.log"
+    log.write_text("Error: boom\n")
+    assert main(["signature", str(log), "--exit-code", code]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_exit_codes_0_and_255_are_taken(tmp_path: Path) -> None:
+    log = tmp_path / "out.log"
+    log.write_text("Error: boom\n")
+    assert main(["signature", str(log), "--exit-code", "0"]) == 0
+    assert main(["signature", str(log), "--exit-code", "255"]) == 0

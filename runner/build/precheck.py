@@ -1,0 +1,85 @@
+"""The checks of a capsule's own content that replay runs before building, as problems.
+
+`replay` refuses (exit 2) a capsule whose values may not reach a build (validate.py's
+allow-lists: a runtime version with a newline, a package name like `$(…)`, a lockfile
+path climbing out with `..`); `replay verify` must never call such a capsule valid. These
+are the planner's checks of the capsule alone — what depends on options or the machine
+(`--repo`, trust keys, the engine, the registries) stays replay's.
+"""
+from __future__ import annotations
+
+import dataclasses
+import posixpath
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
+from pathlib import Path
+
+from ..capsules import check_capsule, verify_capsule
+from ..capsules.model import Capsule, Format
+from ..capsules.verification import Problem, VerifyResult
+from ..errors import CapsuleError
+from ..facts.keys import normal_name
+from .validate import Kind, check, relative_path, run_path
+
+Checked = Callable[[], object]
+
+
+def verify_content(path: Path, trust_keys: Sequence[Path] = ()) -> VerifyResult:
+    """`replay verify`'s answer: integrity, seal and evidence, then the values replay builds with
+    (one parse of the capsule; when it cannot be read, its verification already says why)."""
+    try:
+        capsule, result = check_capsule(path, trust_keys)
+    except CapsuleError:
+        return verify_capsule(path, trust_keys)
+    return dataclasses.replace(result, problems=result.problems + content_problems(capsule),
+                               checks=(*result.checks, "values replay builds with (validate.py's allow-lists)"))
+
+
+def content_problems(c: Capsule) -> tuple[Problem, ...]:
+    """One error for each capsule value the planner would refuse."""
+    problems = []
+    for run in _checks(c):
+        try:
+            run()
+        except CapsuleError as e:
+            problems.append(Problem("error", f"{e.message} (replay refuses it before building)"))
+    return tuple(problems)
+
+
+def _checks(c: Capsule) -> Iterator[Checked]:
+    origin = c.provenance.path
+
+    def value(kind: Kind, text: str, what: str) -> Checked:
+        return lambda: check(kind, text, what, origin)
+
+    if not c.command.argv:
+        yield partial(_refuse, origin, "the capsule records no command to replay (empty argv)")
+    if c.provenance.capsule_id:
+        yield value("id", c.provenance.capsule_id.replace("sha256:", "")[:26], "capsule id")
+    for name, version in c.runtimes.items():
+        yield value("version", version, f"runtime {name}")
+    for raw, versions in c.resolved.node.items():
+        yield value("npm package", raw, "resolved node package")
+        for v in versions:
+            yield value("version", v, f"resolved node {raw}")
+    for raw, version in c.resolved.python.items():
+        yield value("python package", normal_name("python", raw), "resolved python package")
+        yield value("version", version, f"resolved python {raw}")
+    for pm in c.package_managers:
+        if pm.lockfile:
+            yield partial(relative_path, pm.lockfile, "lockfile path", origin)
+    if c.provenance.format is Format.NOVAFABRIC and c.python and c.python.lock_file_kind:
+        yield value("file name", c.python.lock_file_kind, "lock file kind")
+    cwd = c.command.cwd
+    if cwd and not c.command.cwd_is_host_path:
+        yield partial(run_path, posixpath.normpath(cwd), "command.cwd", origin)
+    for art in c.inputs:
+        yield partial(relative_path, art.logical_path, "input", origin)
+    if c.repo is not None and c.repo.commit is not None:
+        yield value("commit", c.repo.commit, "commit")
+    for name in c.env:
+        yield value("env name", name, "environment variable")
+
+
+def _refuse(origin: str, message: str) -> None:
+    raise CapsuleError(origin, message)
