@@ -28,6 +28,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "replay bisect failing.json --good passing.json --sweep runtime:node",
     ),
     "doctor": ("replay doctor", "replay doctor --json"),
+    "mcp": ("replay mcp", "claude mcp add replay -- replay mcp"),
     "gc": ("replay gc --dry-run", "replay gc --label farm-20261201T020000Z-4f2a1c"),
     "help": ("replay help run", "replay help farm run"),
     "farm": ("replay farm run capsules/ --repo ../app.git", "replay farm report --html farm.html"),

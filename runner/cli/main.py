@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import Exit, ReplayError, UsageError
-from . import bisect, diff, doctor, farm, gc, inspect, render, run, shell, signature, verify, worker
+from . import bisect, diff, doctor, farm, gc, inspect, mcp, render, run, shell, signature, verify, worker
 from ..envelope import envelope, error_of
 from ..capsules.fetch import is_url, shown
 from ..textsafe import cut
@@ -46,7 +46,7 @@ def _root(
     """Exit codes: 0 success, 1 negative answer, 2 bad input or usage, 3 environment failure."""
 
 
-for module in (run, inspect, diff, verify, signature, render, shell, bisect, doctor, farm, gc, worker):
+for module in (run, inspect, diff, verify, signature, render, shell, bisect, doctor, farm, gc, worker, mcp):
     module.register(app)
 
 
@@ -84,7 +84,7 @@ def _no_such_help(word: str) -> str:
 
 
 _COMMANDS = {"run", "inspect", "diff", "verify", "signature", "render", "shell", "bisect", "doctor", "farm", "gc", "help",
-             "worker", "version"}
+             "worker", "mcp", "version"}
 _VERSION = ("--version", "-V")
 
 

@@ -1,0 +1,149 @@
+"""One tool call = one `python -m runner ... --json` child process.
+
+The child is the real CLI, so a tool answers exactly what `--json` prints and every
+failure is the CLI's own error envelope. Its stderr progress lines (REPLAY_PROGRESS=1
+keeps them with --json) arrive here line by line, for progress notifications. A
+cancelled call sends the child SIGTERM, which replay handles as Ctrl-C (containers,
+networks and rules removed), and waits for it to exit: the call ends only once the
+engine holds nothing of it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from anyio.abc import ByteReceiveStream, Process
+
+from ..envelope import envelope
+from ..errors import Exit
+from ..replay.progress import FORCE_ENV
+
+PREFIX = "replay: "
+ERROR_PREFIX = "replay: error: "
+# After SIGTERM a replay removes its containers and networks (seconds; the brief's bound is
+# 15 s on a loaded machine). Past this, it is killed: better a leftover than a hung server.
+STOP_GRACE_S = 120.0
+MAX_LINE = 64 * 1024
+
+OnLine = Callable[[str], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Finished:
+    code: int
+    stdout: str
+    lines: tuple[str, ...]  # the child's stderr lines, "replay: " cut off
+
+
+def child_argv(words: list[str]) -> list[str]:
+    return [sys.executable, "-m", "runner", *words]
+
+
+def child_env() -> dict[str, str]:
+    return {**os.environ, FORCE_ENV: "1", "PYTHONUNBUFFERED": "1", "NO_COLOR": "1"}
+
+
+async def run_child(words: list[str], on_line: OnLine | None = None) -> Finished:
+    """Run `replay WORDS`; each stderr line goes to on_line as it comes. Cancelled: stopped cleanly."""
+    proc = await anyio.open_process(child_argv(words), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, env=child_env())
+    out = bytearray()
+    lines: list[str] = []
+    try:
+        async with anyio.create_task_group() as tg:
+            assert proc.stdout is not None and proc.stderr is not None
+            tg.start_soon(_collect, proc.stdout, out)
+            tg.start_soon(_lines, proc.stderr, lines, on_line)
+        code = await proc.wait()
+    except BaseException:  # cancelled (or the server going down): stop the replay as Ctrl-C does
+        with anyio.CancelScope(shield=True):
+            await stop(proc)
+        raise
+    return Finished(code, out.decode("utf-8", "replace"), tuple(lines))
+
+
+async def stop(proc: Process) -> None:
+    """SIGTERM, then wait for replay's own cleanup (its pipes drained meanwhile); kill past the grace."""
+    if proc.returncode is None:
+        proc.send_signal(signal.SIGTERM)
+    with anyio.move_on_after(STOP_GRACE_S) as scope:
+        async with anyio.create_task_group() as tg:
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    tg.start_soon(_collect, stream, bytearray())
+        await proc.wait()
+    if scope.cancelled_caught and proc.returncode is None:
+        proc.kill()
+        await proc.wait()
+
+
+async def _collect(stream: ByteReceiveStream, into: bytearray) -> None:
+    async for chunk in _chunks(stream):
+        into.extend(chunk)
+
+
+async def _lines(stream: ByteReceiveStream, lines: list[str], on_line: OnLine | None) -> None:
+    pending = b""
+    async for chunk in _chunks(stream):
+        pending += chunk
+        *whole, pending = pending.split(b"\n")
+        if len(pending) > MAX_LINE:  # a line without end: taken as it is
+            whole, pending = [*whole, pending], b""
+        for raw in whole:
+            await _line(raw, lines, on_line)
+    if pending:
+        await _line(pending, lines, on_line)
+
+
+async def _line(raw: bytes, lines: list[str], on_line: OnLine | None) -> None:
+    text = raw.decode("utf-8", "replace").rstrip("\r")
+    if not text.strip():
+        return
+    lines.append(text.removeprefix(PREFIX))
+    if on_line is not None and text.startswith(PREFIX) and not text.startswith(ERROR_PREFIX):
+        await on_line(text.removeprefix(PREFIX))
+
+
+async def _chunks(stream: ByteReceiveStream) -> Any:
+    try:
+        while True:
+            yield await stream.receive(65536)
+    except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+        return
+
+
+def enveloped(command: str, done: Finished) -> dict[str, Any]:
+    """The envelope the child printed; an internal-error envelope when it printed none."""
+    try:
+        data = json.loads(done.stdout)
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and data.get("command") == command and {"result", "error", "exit_code"} <= set(data):
+        return data
+    said = next((line.removeprefix("error: ") for line in reversed(done.lines) if line.startswith("error: ")), None)
+    tail = said or (done.lines[-1] if done.lines else "no output")
+    message = f"replay {command} ended with exit code {done.code} without a JSON answer: {tail}"
+    return envelope(command, int(Exit.ENVIRONMENT), None, {"kind": "internal", "message": message, "file": None})
+
+
+def rendered(capsule: str, done: Finished) -> dict[str, Any]:
+    """render's answer as an envelope: the Dockerfile, or its one error line.
+
+    render prints no JSON: its error kind comes from its exit code (2 bad input: the
+    capsule's when the line names it, else usage; 3 the environment)."""
+    if done.code == 0:
+        notes = [line for line in done.lines if not line.startswith("error: ")]
+        return envelope("render", 0, {"dockerfile": done.stdout, "notes": notes})
+    said = next((line.removeprefix("error: ") for line in reversed(done.lines) if line.startswith("error: ")),
+                f"replay render ended with exit code {done.code}")
+    code = done.code if done.code in (2, 3, 130) else int(Exit.ENVIRONMENT)
+    names_capsule = said.startswith(f"{capsule}:")
+    kind = {2: "capsule" if names_capsule else "usage", 130: "interrupted"}.get(code, "environment")
+    return envelope("render", code, None, {"kind": kind, "message": said, "file": capsule if names_capsule else None})

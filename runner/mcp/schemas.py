@@ -1,0 +1,57 @@
+"""Each tool's outputSchema: the shipped envelope schema with its `result` narrowed to the
+command's shipped result schema (or null, the error form), as one self-contained document.
+
+MCP clients validate structured content with `$ref`s resolved inside the schema itself
+(the SDK's client uses an empty registry), so the command schema's `$defs` move to the
+root, where its `#/$defs/...` references find them.
+"""
+from __future__ import annotations
+
+import copy
+import functools
+from typing import Any
+
+from ..envelope import schema_of
+from ..schemas import schema
+
+# render has no --json of its own: the MCP tool's result is the Dockerfile it prints and
+# the notes it says on stderr.
+RENDER_RESULT: dict[str, Any] = {
+    "title": "replay render (MCP) result: the Dockerfile of a dry run",
+    "type": "object",
+    "properties": {
+        "dockerfile": {"type": "string"},
+        "notes": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["dockerfile", "notes"],
+}
+
+
+def result_schema(schema_name: str) -> dict[str, Any]:
+    """A command's result schema: the shipped one, or render's (above)."""
+    if schema_name == "render":
+        return copy.deepcopy(RENDER_RESULT)
+    return copy.deepcopy(schema(schema_name))
+
+
+@functools.cache
+def _output_schema(command: str, schema_name: str) -> dict[str, Any]:
+    doc = copy.deepcopy(schema("envelope"))
+    doc.pop("$id", None)  # references resolve within this document, not the shipped file
+    result = result_schema(schema_name)
+    defs = result.pop("$defs", {})
+    for key in ("$schema", "$id"):
+        result.pop(key, None)
+    doc["title"] = f"replay {command} envelope (MCP tool output)"
+    props = doc["properties"]
+    props["schema"] = {"const": schema_of(command)}
+    props["command"] = {"const": command}
+    props["result"] = {"anyOf": [result, {"type": "null"}]}
+    if defs:
+        doc["$defs"] = defs
+    return doc
+
+
+def output_schema(command: str, schema_name: str) -> dict[str, Any]:
+    """The outputSchema of the tool that runs `command` (a fresh copy: the caller may change it)."""
+    return copy.deepcopy(_output_schema(command, schema_name))

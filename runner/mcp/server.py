@@ -1,0 +1,94 @@
+"""`replay mcp`: replay's commands as MCP tools over stdio (the SDK's low-level server).
+
+Each tool answers with its command's `--json` envelope as structured content (and the
+same JSON as text); a failed call (the envelope's error set) is a result with isError.
+Bad arguments are refused before anything runs, as the CLI's usage errors (exit 2).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+
+from .. import __version__
+from ..envelope import envelope
+from ..errors import Exit
+from .child import enveloped, rendered, run_child
+from .params import ArgumentError
+from .schemas import output_schema
+from .tools import BY_NAME, TOOLS, ToolSpec
+
+INSTRUCTIONS = ("replay rebuilds a recorded failure's environment (a capsule: twin, NovaFabric or CodeInstances) "
+                "as a container image and reruns it. Start with inspect (what the capsule records), replay "
+                "(does the recorded outcome come back: result.verdict), diff (what differs between two "
+                "capsules), bisect (which facts make it fail). Every tool returns the envelope of "
+                "`replay ... --json`: {schema, command, exit_code, result, error}.")
+
+
+def tool_listing() -> list[types.Tool]:
+    return [types.Tool(name=t.name, title=f"replay {t.command}", description=t.description,
+                       input_schema=t.input_schema(), output_schema=output_schema(t.command, t.schema_name),
+                       annotations=types.ToolAnnotations(read_only_hint=not t.long, open_world_hint=t.long,
+                                                         destructive_hint=False))
+            for t in TOOLS]
+
+
+def answer(data: dict[str, Any]) -> types.CallToolResult:
+    """The envelope as the tool's result: structured, and as text for clients that read only text."""
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=data,
+                                is_error=data.get("error") is not None)
+
+
+async def call(tool: ToolSpec, arguments: dict[str, Any] | None, ctx: ServerRequestContext[Any]) -> dict[str, Any]:
+    """Run the tool's command; its envelope (a usage-error envelope for bad arguments)."""
+    try:
+        words = tool.argv(arguments)
+    except ArgumentError as exc:
+        error = {"kind": "usage", "message": f"{tool.name}: {exc}", "file": None}
+        return envelope(tool.command, int(Exit.BAD_INPUT), None, error)
+    count = 0
+
+    async def progress(line: str) -> None:
+        nonlocal count
+        count += 1
+        await ctx.session.report_progress(count, None, line)
+
+    done = await run_child(words, progress if tool.long else None)
+    if tool.json:
+        return enveloped(tool.command, done)
+    return rendered(str((arguments or {}).get("capsule", "")), done)
+
+
+async def _list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+                      ) -> types.ListToolsResult:
+    return types.ListToolsResult(tools=tool_listing())
+
+
+async def _call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+    tool = BY_NAME.get(params.name)
+    if tool is None:
+        raise MCPError(types.INVALID_PARAMS, f"no such tool {params.name!r} (tools: {', '.join(BY_NAME)})")
+    return answer(await call(tool, params.arguments, ctx))
+
+
+def make_server() -> Server[Any]:
+    return Server("replay", version=__version__, title="replay: hermetic replay of recorded runs",
+                  instructions=INSTRUCTIONS, on_list_tools=_list_tools, on_call_tool=_call_tool)
+
+
+async def _serve() -> None:
+    server = make_server()
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def serve() -> None:
+    """Serve MCP on stdin/stdout until the client closes the connection."""
+    anyio.run(_serve)

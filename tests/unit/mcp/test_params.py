@@ -1,0 +1,82 @@
+"""Tool arguments: validated one by one with a message naming the argument, turned into CLI
+words (`--name=value`, positionals after `--`), never a shell line."""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from runner.mcp.params import ArgumentError
+from runner.mcp.tools import BY_NAME, TOOLS
+
+
+def argv(tool: str, **arguments: Any) -> list[str]:
+    return BY_NAME[tool].argv(arguments)
+
+
+def test_the_tools_are_the_issues_list() -> None:
+    assert [t.name for t in TOOLS] == ["inspect", "diff", "verify", "replay", "bisect", "farm_report",
+                                       "farm_history", "render"]
+
+
+def test_replay_takes_attempts_env_patch_ref_timeout() -> None:
+    words = argv("replay", capsule="c.json", attempts=2, env=["TZ=UTC", "EMPTY="], patch="fix.diff",
+                 ref="abc1234", timeout="15m", repo="../app.git")
+    assert words == ["run", "--attempts=2", "--env=TZ=UTC", "--env=EMPTY=", "--repo=../app.git", "--ref=abc1234",
+                     "--patch=fix.diff", "--timeout=900s", "--json", "--", "c.json"]
+
+
+def test_a_value_that_looks_like_an_option_stays_a_value() -> None:
+    assert argv("inspect", capsule="--help") == ["inspect", "--json", "--", "--help"]
+    assert argv("replay", capsule="c", repo="--upload-pack=touch x")[1] == "--repo=--upload-pack=touch x"
+
+
+def test_shell_text_is_passed_as_one_word() -> None:
+    words = argv("diff", a="a.json; rm -rf /", b="$(reboot)")
+    assert words[-2:] == ["a.json; rm -rf /", "$(reboot)"]
+
+
+def test_a_bare_number_is_seconds_and_said_with_its_unit() -> None:
+    assert argv("replay", capsule="c", timeout=15)[1] == "--timeout=15s"
+    assert argv("bisect", bad="b", good="g", timeout=1.5)[1:3] == ["--good=g", "--timeout=1.5s"]
+
+
+def test_flags_and_choices() -> None:
+    assert argv("render", capsule="c", builder="buildkit", no_pin=True, all_runtimes=False) == [
+        "render", "--builder=buildkit", "--no-pin", "--", "c"]
+    assert argv("bisect", bad="b", good="g", commits=True)[:3] == ["bisect", "--good=g", "--commits"]
+
+
+@pytest.mark.parametrize(("tool", "arguments", "message"), [
+    ("replay", {"capsule": "c", "attempts": 0}, "attempts: expected an integer from 1 to 50, got 0"),
+    ("replay", {"capsule": "c", "attempts": "3"}, "attempts: expected an integer from 1 to 50, got '3'"),
+    ("replay", {"capsule": "c", "attempts": True}, "attempts: expected an integer"),
+    ("replay", {"capsule": "c", "env": "TZ=UTC"}, "env: expected a list of strings"),
+    ("replay", {"capsule": "c", "env": ["TZ"]}, "env: 'TZ': expected NAME=VALUE"),
+    ("replay", {"capsule": "c", "env": ["1X=a"]}, "env: '1X=a': expected NAME=VALUE"),
+    ("replay", {"capsule": "c", "ref": "main"}, "ref: expected a commit id (7-64 hex digits), got 'main'"),
+    ("replay", {"capsule": "c", "timeout": "soon"}, "timeout: expected seconds (a number) or a duration"),
+    ("replay", {"capsule": "c", "timeout": 0}, "timeout: at least 1 second"),
+    ("replay", {"capsule": 7}, "capsule: expected a non-empty string, got 7"),
+    ("replay", {"capsule": "-"}, "capsule: '-' (standard input) is not available over MCP"),
+    ("replay", {"capsule": "a\0b"}, "capsule: contains a NUL character"),
+    ("replay", {}, "capsule: required"),
+    ("replay", {"capsule": "c", "attempt": 2}, "unknown argument 'attempt'"),
+    ("render", {"capsule": "c", "builder": "kaniko"}, "builder: one of classic, buildkit, got 'kaniko'"),
+    ("bisect", {"bad": "b"}, "good: required"),
+    ("verify", {"capsule": "c", "trust_key": ["k.pem", ""]}, "trust_key: expected a non-empty string"),
+])
+def test_a_bad_argument_is_named(tool: str, arguments: dict[str, Any], message: str) -> None:
+    with pytest.raises(ArgumentError, match="^" + message.replace("(", r"\(").replace(")", r"\)")
+                       .replace("$", r"\$")):
+        BY_NAME[tool].argv(arguments)
+
+
+def test_input_schemas_declare_every_argument() -> None:
+    for tool in TOOLS:
+        schema = tool.input_schema()
+        assert schema["type"] == "object" and schema["additionalProperties"] is False
+        assert set(schema["properties"]) == {p.name for p in tool.params}
+        assert all(p["description"] for p in schema["properties"].values())
+    assert BY_NAME["replay"].input_schema()["required"] == ["capsule"]
+    assert BY_NAME["diff"].input_schema()["required"] == ["a", "b"]

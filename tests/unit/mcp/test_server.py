@@ -1,0 +1,146 @@
+"""The real `replay mcp` process, driven by the SDK's client: the tools and their schemas,
+inspect and diff of the bundled example, bad input as an error envelope (isError) after
+which the server still answers. No engine needed: nothing here builds or runs."""
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp.client.session import ClientSession
+from mcp.shared.exceptions import MCPError
+
+from tests.unit.mcp.session import TZ_CLOCK, envelope_of, server_session
+
+CAPSULE = TZ_CLOCK / "capsule.json"
+TOOLS = ["inspect", "diff", "verify", "replay", "bisect", "farm_report", "farm_history", "render"]
+
+
+def with_server(scenario: Callable[[ClientSession], Awaitable[None]]) -> None:
+    async def run() -> None:
+        with anyio.fail_after(120):
+            async with server_session() as session:
+                await scenario(session)
+
+    anyio.run(run)
+
+
+def in_utc(tmp_path: Path) -> Path:
+    data = json.loads(CAPSULE.read_text())
+    data["env"]["TZ"]["value"] = "UTC"
+    data["locale"]["timeZone"] = "UTC"
+    path = tmp_path / "utc.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_the_tools_each_with_an_object_output_schema() -> None:
+    async def scenario(session: ClientSession) -> None:
+        listed = (await session.list_tools()).tools
+        assert [t.name for t in listed] == TOOLS
+        for tool in listed:
+            assert tool.output_schema is not None and tool.output_schema["type"] == "object", tool.name
+            assert tool.input_schema["type"] == "object" and tool.description
+        replay = next(t for t in listed if t.name == "replay")
+        assert {"attempts", "env", "patch", "ref", "timeout", "repo"} <= set(replay.input_schema["properties"])
+
+    with_server(scenario)
+
+
+def test_inspect_the_example() -> None:
+    async def scenario(session: ClientSession) -> None:
+        data = envelope_of(await session.call_tool("inspect", {"capsule": str(CAPSULE)}))
+        assert (data["schema"], data["exit_code"]) == ("replay.inspect/1", 0)
+        assert data["result"]["command"]["argv"][:2] == ["node", "--test"]
+        assert data["result"]["provenance"]["format"] == "twin"
+
+    with_server(scenario)
+
+
+def test_diff_the_example_against_a_copy_in_utc(tmp_path: Path) -> None:
+    utc = in_utc(tmp_path)
+
+    async def scenario(session: ClientSession) -> None:
+        data = envelope_of(await session.call_tool("diff", {"a": str(CAPSULE), "b": str(utc)}))
+        assert (data["exit_code"], data["error"]) == (1, None)  # they differ: a negative answer, not an error
+        assert data["result"]["differ"] is True
+        assert "env:TZ" in data["result"]["outcome_keys"]
+        same = envelope_of(await session.call_tool("diff", {"a": str(CAPSULE), "b": str(CAPSULE)}))
+        assert (same["exit_code"], same["result"]["differ"]) == (0, False)
+
+    with_server(scenario)
+
+
+def test_a_relative_path_is_read_from_the_servers_directory() -> None:
+    async def scenario(session: ClientSession) -> None:
+        data = envelope_of(await session.call_tool("verify", {"capsule": "examples/tz-clock/capsule.json"}))
+        assert data["command"] == "verify" and data["error"] is None
+
+    with_server(scenario)
+
+
+def test_a_bad_capsule_is_an_error_envelope_and_the_server_answers_on(tmp_path: Path) -> None:
+    bad = tmp_path / "broken.json"
+    bad.write_text('{"twin": 1, "command": ')
+
+    async def scenario(session: ClientSession) -> None:
+        for tool, arguments in (("inspect", {"capsule": str(bad)}), ("replay", {"capsule": str(bad)}),
+                                ("render", {"capsule": str(bad)})):
+            result = await session.call_tool(tool, arguments)
+            assert result.is_error, tool
+            data = envelope_of(result)
+            assert (data["exit_code"], data["result"], data["error"]["kind"]) == (2, None, "capsule"), data
+            assert data["error"]["file"] == str(bad) and str(bad) in data["error"]["message"]
+        after = envelope_of(await session.call_tool("inspect", {"capsule": str(CAPSULE)}))
+        assert after["exit_code"] == 0
+
+    with_server(scenario)
+
+
+def test_bad_arguments_are_a_usage_error_before_anything_runs() -> None:
+    async def scenario(session: ClientSession) -> None:
+        cases: list[tuple[str, dict[str, Any], str]] = [
+            ("replay", {"capsule": str(CAPSULE), "attempts": 0}, "attempts: expected an integer from 1 to 50"),
+            ("replay", {"capsule": str(CAPSULE), "env": ["TZ"]}, "env: 'TZ': expected NAME=VALUE"),
+            ("diff", {"a": str(CAPSULE)}, "b: required"),
+        ]
+        for tool, arguments, message in cases:
+            result = await session.call_tool(tool, arguments)
+            data = envelope_of(result)
+            assert result.is_error and (data["exit_code"], data["error"]["kind"]) == (2, "usage")
+            assert message in data["error"]["message"]
+        with pytest.raises(MCPError, match="no such tool 'run'"):
+            await session.call_tool("run", {"capsule": str(CAPSULE)})
+        assert envelope_of(await session.call_tool("inspect", {"capsule": str(CAPSULE)}))["exit_code"] == 0
+
+    with_server(scenario)
+
+
+def test_render_answers_the_dockerfile() -> None:
+    async def scenario(session: ClientSession) -> None:
+        data = envelope_of(await session.call_tool("render", {"capsule": str(CAPSULE)}))
+        assert (data["schema"], data["exit_code"], data["error"]) == ("replay.render/1", 0, None)
+        assert "\nFROM " in data["result"]["dockerfile"]
+
+    with_server(scenario)
+
+
+def test_the_farm_tools_read_the_history(tmp_path: Path) -> None:
+    from runner.farm.store import SqlStore
+
+    none, empty = tmp_path / "none.sqlite", tmp_path / "empty.sqlite"
+    SqlStore(empty, create=True)  # a history with no night yet
+
+    async def scenario(session: ClientSession) -> None:
+        report = envelope_of(await session.call_tool("farm_report", {"db": str(empty)}))
+        assert (report["command"], report["exit_code"], report["error"]) == ("farm report", 0, None)
+        history = envelope_of(await session.call_tool("farm_history", {"capsule": "0123abcd", "db": str(empty)}))
+        assert (history["exit_code"], history["error"], history["result"]["nights"]) == (1, None, [])  # none: exit 1
+        missing = await session.call_tool("farm_report", {"db": str(none)})
+        data = envelope_of(missing)
+        assert missing.is_error and (data["exit_code"], data["error"]["kind"]) == (2, "history"), data
+
+    with_server(scenario)
