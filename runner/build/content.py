@@ -85,6 +85,28 @@ class ContentStore:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(self.path(digest), target)
 
+    # A source's tree by its name (remote and commit): put there by the machine that read it
+    # from a local mirror (source.ship_tree), so a worker elsewhere restores it without that path.
+    def _source_key(self, remote: str, commit: str) -> Path:
+        return self.root / "sources" / hashlib.sha256(f"{remote}\0{commit.lower()}".encode()).hexdigest()
+
+    def put_source(self, remote: str, commit: str, digest: str) -> None:
+        if not self.has(digest):
+            raise SourceUnavailable(f"content {digest[:12]} is not in this machine's store ({self.root})")
+        key = self._source_key(remote, commit)
+        key.parent.mkdir(parents=True, exist_ok=True)
+        part = key.with_name(f"{key.name}.{uuid.uuid4().hex}.part")
+        part.write_text(digest)
+        part.replace(key)
+
+    def source_tree(self, remote: str, commit: str) -> str | None:
+        """The digest of the source's shipped tree, None when none was shipped here."""
+        try:
+            digest = self._source_key(remote, commit).read_text().strip()
+        except OSError:
+            return None
+        return digest if len(digest) == 64 and self.has(digest) else None
+
     def export(self, digests: Iterable[str]) -> dict[str, str]:
         return {d: base64.b64encode(self.path(d).read_bytes()).decode("ascii") for d in sorted(set(digests))}
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import Settings
+from . import mirrors
 from .content import ContentStore
 from ..errors import Exit, NeedsInput, SourceUnavailable, UsageError
 from .plan import Source
@@ -114,28 +115,37 @@ def check_commit(commit: str) -> str:
     return commit
 
 
+def fetch_location(remote: str, trusted: bool) -> tuple[str, mirrors.Mirror | None]:
+    """Where a remote is fetched from: --repo (trusted) as given, it wins for every capsule; a
+    capsule's own remote through the mirror rules (mirrors.py), else as recorded."""
+    rule = None if trusted else mirrors.configured().match(remote)
+    return (rule.rewrite(remote), rule) if rule else (remote, None)
+
+
 def _mirror(settings: Settings, remote: str, commit: str, trusted: bool) -> Path:
-    """A cached bare clone of the remote that holds the commit.
+    """A cached bare clone of the remote (or of its mirror) that holds the commit.
 
     A capsule's own remote must be a network URL: a local path or file:// would let
     someone else's capsule copy any repository of this machine into an image. Local
-    clones and bundles come only from the user, through --repo (trusted)."""
+    clones and bundles come only from the user, through --repo (trusted) or a mirror rule."""
     named = quoted(_no_credentials(remote), REMOTE_LIMIT)
     if remote.startswith("-"):
         raise RemoteFailed(remote, "looks like an option: refused", Exit.BAD_INPUT)
-    if not trusted and not _NETWORK_URL.match(remote):
+    url, rule = fetch_location(remote, trusted)
+    if not trusted and rule is None and not _NETWORK_URL.match(remote):
         raise NeedsInput(f"the capsule's remote {named} is not a network URL; "
-                         "pass --repo PATH_OR_URL to use a local clone")
+                         "pass --repo PATH_OR_URL to use a local clone, or --mirror PREFIX=PATH_OR_URL")
     check_commit(commit)
-    local = Path(remote).expanduser()
-    url = str(local.resolve()) if trusted and local.exists() else remote
+    local = Path(url).expanduser()
+    url = str(local.resolve()) if (trusted or rule) and local.exists() else url
+    via = f" through the mirror {quoted(_no_credentials(url), REMOTE_LIMIT)} ({rule.origin})" if rule else ""
     cache = settings.repos / hashlib.sha256(url.encode()).hexdigest()[:20]
     with _MIRROR_LOCK:  # bisect builds both ends at once: one clone per remote
         if not cache.exists():
             cache.parent.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix="clone-", dir=cache.parent))
             try:
-                _clone(url, tmp / "repo.git", remote)
+                _clone(url, tmp / "repo.git", remote, via)
                 try:
                     (tmp / "repo.git").rename(cache)
                 except OSError:
@@ -146,23 +156,23 @@ def _mirror(settings: Settings, remote: str, commit: str, trusted: bool) -> Path
     if _git(["cat-file", "-e", f"{commit}^{{commit}}"], cwd=cache, check=False).returncode != 0:
         _git(["fetch", "--quiet", "--", url, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"], cwd=cache, check=False)
         if _git(["cat-file", "-e", f"{commit}^{{commit}}"], cwd=cache, check=False).returncode != 0:
-            raise RemoteFailed(remote, f"answers, but commit {commit} is not in it (pass --repo with a clone "
+            raise RemoteFailed(remote, f"answers{via}, but commit {commit} is not in it (pass --repo with a clone "
                                "that has it)", Exit.BAD_INPUT)
     return cache
 
 
-def _clone(url: str, dest: Path, remote: str) -> None:
+def _clone(url: str, dest: Path, remote: str, via: str = "") -> None:
     """A bare clone; a failure says why in replay's words (exit 3: the remote cannot be reached)."""
     try:
         proc = _git(["clone", "--bare", "--quiet", "--", url, str(dest)], check=False)
     except SourceUnavailable as exc:  # no result in GIT_TIMEOUT_S
-        raise RemoteFailed(remote, f"cannot be cloned: no answer in {GIT_TIMEOUT_S} s") from exc
+        raise RemoteFailed(remote, f"cannot be cloned{via}: no answer in {GIT_TIMEOUT_S} s") from exc
     if proc.returncode != 0:
         why = _clone_reason(proc.stderr.decode(errors="replace"))
         if why == _BAD_URL:  # the capsule's own text is wrong, not the network
-            raise RemoteFailed(remote, f"cannot be cloned: {why}", Exit.BAD_INPUT)
-        raise RemoteFailed(remote, f"cannot be cloned: {why} (pass --repo PATH_OR_URL: a clone, fork, mirror "
-                                   "or bundle that has the commit)")
+            raise RemoteFailed(remote, f"cannot be cloned{via}: {why}", Exit.BAD_INPUT)
+        raise RemoteFailed(remote, f"cannot be cloned{via}: {why} (pass --repo PATH_OR_URL or --mirror "
+                                   "PREFIX=PATH_OR_URL: a clone, fork, mirror or bundle that has the commit)")
 
 
 def commits_between(settings: Settings, remote: str, trusted: bool, good: str, bad: str) -> list[tuple[str, str]]:
@@ -178,6 +188,35 @@ def commits_between(settings: Settings, remote: str, trusted: bool, good: str, b
     out = _git(["log", "--first-parent", "--reverse", "--format=%H%x00%s", bad, f"^{good}", "--"], cwd=cache).stdout
     rows = (line.partition("\0") for line in out.decode("utf-8", "replace").split("\n"))
     return [(sha, subject) for sha, sep, subject in rows if sep]
+
+
+def ship_tree(source: Source, settings: Settings, store: ContentStore) -> str | None:
+    """On the machine that sends the work (the farm's coordinator): the commit's tree, put in
+    the content store under the source's name, when this machine's rules fetch it from a
+    local path (a mirror's or --repo's), which a worker elsewhere cannot read. None when the
+    worker fetches the source itself (a network URL, or a remote no rule of this machine serves)."""
+    if source.local_tree or not source.remote or not source.commit:
+        return None
+    url, rule = fetch_location(source.remote, source.remote_from_user)
+    if (rule is None and not source.remote_from_user) or not mirrors.is_local(url):
+        return None
+    known = store.source_tree(source.remote, source.commit)
+    if known is not None:
+        return known
+    cache = _mirror(settings, source.remote, source.commit, source.remote_from_user)
+    tar = _git(["archive", "--format=tar", source.commit], cwd=cache).stdout
+    digest = store.put_bytes(tar)
+    store.put_source(source.remote, source.commit, digest)
+    return digest
+
+
+def _untar(tar: Path, dest: Path) -> None:
+    """A shipped tree, unpacked as _extract unpacks a fresh one."""
+    with open(tar, "rb") as fh:
+        proc = subprocess.run(["tar", "-x", "--no-same-owner", "-C", str(dest)], stdin=fh,
+                              capture_output=True, timeout=GIT_TIMEOUT_S)
+    if proc.returncode != 0:
+        raise SourceUnavailable(f"the shipped tree {tar.name[:12]}: it could not be extracted")
 
 
 def _extract(cache: Path, commit: str, dest: Path) -> None:
@@ -298,9 +337,18 @@ def restore(source: Source, settings: Settings, dest: Path, store: ContentStore)
             raise SourceUnavailable("the capsule records a commit but no remote; pass --repo PATH_OR_URL")
         if not source.commit:
             raise SourceUnavailable("no commit to restore")
-        cache = _mirror(settings, source.remote, source.commit, source.remote_from_user)
-        dest.mkdir(parents=True)
-        _extract(cache, source.commit, dest)
+        shipped = store.source_tree(source.remote, source.commit)
+        if shipped is not None:  # the coordinator read it from its mirror (ship_tree)
+            dest.mkdir(parents=True)
+            _untar(store.path(shipped), dest)
+        else:
+            url, rule = fetch_location(source.remote, source.remote_from_user)
+            cache = _mirror(settings, source.remote, source.commit, source.remote_from_user)
+            dest.mkdir(parents=True)
+            _extract(cache, source.commit, dest)
+            if rule is not None:
+                notes.append(f"source fetched from the mirror {quoted(_no_credentials(url), REMOTE_LIMIT)} "
+                             f"({rule.origin}) instead of the recorded remote")
         commit = source.commit
         diff, cut_file = cut_to_whole_hunks(source.diff) if source.diff_truncated else (source.diff, None)
         diff_status, rejected = _apply(dest, diff, "diff")

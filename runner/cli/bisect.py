@@ -24,7 +24,7 @@ from ..build.planner import PlanOptions
 from ..replay import Progress, Replayer, ReplayOptions
 from ..replay.options import DEFAULT_TIMEOUT_S
 from . import console
-from .options import EnvOpt, JunitOpt, QuietOpt, RepoOpt, SaltOpt, parse_env, timeout_opt, write_text
+from .options import EnvOpt, JunitOpt, MirrorOpt, QuietOpt, RepoOpt, SaltOpt, parse_env, timeout_opt, write_text
 
 _VERDICT_STYLE = {"reproduced": "red", "not-reproduced": "green", "different-failure": "yellow", "inconclusive": "dim"}
 _STATUS_LINE = {
@@ -218,6 +218,7 @@ def register(app: typer.Typer) -> None:
                                                  help="Trials run at the same time.")] = None,
         timeout: Annotated[float, timeout_opt("per run", DEFAULT_TIMEOUT_S)] = DEFAULT_TIMEOUT_S,
         repo: RepoOpt = None,  # both capsules' commits are fetched from it
+        mirror: MirrorOpt = [],  # in force through its callback (build/mirrors.py)
         env: EnvOpt = [],  # as on `replay`: applied to every trial, both ends included
         salt: SaltOpt = None,
         commits: Annotated[bool, typer.Option("--commits", help="Bisect the commits from GOOD's to BAD's "

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ..build import mirrors
 from ..capsules import read_capsule
 from ..durations import HELP as DURATION_HELP
 from ..durations import bare_number_note, format_duration, parse_duration
@@ -20,6 +21,21 @@ from ..report import ReplayReport
 EnvOpt = Annotated[list[str], typer.Option("--env", "-e", help="NAME=VALUE: supply or override a variable (NAME= sets it empty).")]
 SaltOpt = Annotated[str | None, typer.Option("--salt", envvar="REPLAY_SALT", help="The salt twin hashed values with, to check --env values.")]
 RepoOpt = Annotated[str | None, typer.Option("--repo", help="Fetch the commit from this clone, fork or mirror (path or URL).")]
+
+
+def _mirror_rules(items: list[str] | None) -> list[str]:
+    """--mirror PREFIX=PATH_OR_URL, checked (exit 2, one line), then in force with REPLAY_MIRRORS's
+    for this command (mirrors.py): the fetch of every capsule's source asks the rules."""
+    mirrors.use(mirrors.parse_rules(items or ()))  # UsageError: the CLI's edge makes it one line, exit 2
+    mirrors.from_env()  # a bad REPLAY_MIRRORS file is a usage error before any work too
+    return items or []
+
+
+MirrorOpt = Annotated[list[str], typer.Option(
+    "--mirror", metavar="PREFIX=PATH_OR_URL", callback=_mirror_rules,
+    help="Fetch a recorded remote that starts with PREFIX from PATH_OR_URL instead (the rest of the remote "
+         "kept; the longest PREFIX wins, as git's insteadOf); repeatable; beside the REPLAY_MIRRORS file's rules. "
+         "--repo still serves every capsule.")]
 RefOpt = Annotated[str | None, typer.Option("--ref", help="Replay the environment against another commit, without the diff.")]
 PatchOpt = Annotated[Path | None, typer.Option("--patch", help="Apply this fix on top (verdict: fixed / not-fixed).")]
 SourceOpt = Annotated[Path | None, typer.Option("--source", help="Use this directory as the source (capsules that record none).")]

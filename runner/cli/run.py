@@ -38,6 +38,7 @@ def register(app: typer.Typer) -> None:
         all_runtimes: o.AllRuntimesOpt = False,
         no_pin: o.NoPinOpt = False,
         repo: o.RepoOpt = None,
+        mirror: o.MirrorOpt = [],  # in force through its callback (build/mirrors.py)
         ref: o.RefOpt = None,
         patch: o.PatchOpt = None,
         source: o.SourceOpt = None,

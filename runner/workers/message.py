@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..codec import decode, encode
+from ..config import Settings, settings as load_settings
 from ..build.content import ContentStore
+from ..build.source import ship_tree
 from ..errors import CapsuleError
 from ..farm.executor import Done, Work
 from ..farm.model import FarmVerdict
@@ -33,16 +35,43 @@ class Failure:
     reason: str
 
 
-def work_to_json(work: Work, store: ContentStore, image_plan: Plan | None = None) -> dict[str, Any]:
+def work_to_json(work: Work, store: ContentStore, image_plan: Plan | None = None,
+                 settings: Settings | None = None) -> dict[str, Any]:
     """`image_plan`: the plan the image is built from when it is another member of the group
-    (the same image by construction: only run-time fields differ)."""
+    (the same image by construction: only run-time fields differ). A source this machine
+    reads from a local mirror (or a local --repo) travels as its tree (`sources`)."""
     other = image_plan if image_plan is not None and image_plan != work.plan else None
     refs = content_refs(work.plan) | (content_refs(other) if other else set())
+    sources = _shipped(tuple(p for p in (work.plan, other) if p is not None), store, settings or load_settings())
+    refs |= {s["tree"] for s in sources}
     return {"schema": WORK_SCHEMA, "task_id": work.task_id, "night_id": work.night_id,
             "capsule_id": work.capsule_id, "side": work.side, "plan": plan_to_json(work.plan),
             "image_plan": plan_to_json(other) if other else None,
-            "content": store.export(refs), "expected": encode(work.expected),
+            "content": store.export(refs), "sources": sources, "expected": encode(work.expected),
             "attempt_ids": list(work.attempt_ids), "timeout": work.timeout, "memory": work.memory}
+
+
+def _shipped(plans: tuple[Plan, ...], store: ContentStore, settings: Settings) -> list[dict[str, str]]:
+    out: list[dict[str, str]] = []
+    for plan in plans:
+        src = plan.source
+        tree = ship_tree(src, settings, store) if src is not None else None
+        if src is not None and tree is not None and src.remote and src.commit:
+            entry = {"remote": src.remote, "commit": src.commit, "tree": tree}
+            if entry not in out:
+                out.append(entry)
+    return out
+
+
+def _register_sources(data: dict[str, Any], store: ContentStore, plans: tuple[Plan, ...]) -> None:
+    """The shipped trees, named after the sources they are (only the work's own plans' sources)."""
+    wanted = {(p.source.remote, p.source.commit) for p in plans if p.source is not None}
+    for entry in data.get("sources") or ():
+        if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) for k in ("remote", "commit", "tree")):
+            raise CapsuleError("task", "a shipped source must name its remote, commit and tree")
+        if (entry["remote"], entry["commit"]) not in wanted:
+            raise CapsuleError("task", "a shipped source is not the source of the work's plan")
+        store.put_source(entry["remote"], entry["commit"], entry["tree"])  # the tree came in `content`, checked
 
 
 def image_plan_of(data: Any, work: Work) -> Plan:
@@ -64,6 +93,8 @@ def work_from_json(data: Any, store: ContentStore) -> Work:
         raise CapsuleError("task", f"not a {WORK_SCHEMA} message")
     plan = plan_from_json(data.get("plan"), "task plan")
     store.load(data.get("content") or {})
+    image = plan_from_json(data["image_plan"], "task image plan") if data.get("image_plan") else plan
+    _register_sources(data, store, (plan, image))
     ids = tuple(str(i) for i in data.get("attempt_ids") or ())
     if not ids or any(not i.replace("-", "").isalnum() for i in ids):
         raise CapsuleError("task", "attempt ids must be letters, digits and '-'")  # they name containers
