@@ -1,10 +1,10 @@
 # replay itself as an image, for CI runners and farm workers that drive the host's
 # Docker engine through its socket:
-#   python -m runner.ci.image --tag replay:latest         # prepares the context (CA certificates), builds
+#   replay ci image --tag replay:latest         # prepares the context (CA certificates), builds
 #   docker run --rm -v /var/run/docker.sock:/var/run/docker.sock -v "$PWD:/w" -w /w replay:latest CAPSULE
 # BASE defaults to the official Python image; where no registry answers, build FROM the
 # local base (scripts/setup makes it): --build-arg BASE=replay-base/debian:bookworm
-# (runner.ci.image picks it by itself when the default cannot be had).
+# (replay ci image picks it by itself when the default cannot be had).
 ARG BASE=python:3.11-slim-bookworm
 FROM ${BASE}
 # git: sources at the recorded commit; docker.io: the 20.10 CLI, which builds with BuildKit
@@ -16,7 +16,7 @@ RUN set -eu; export DEBIAN_FRONTEND=noninteractive; apt-get update -q; \
       $(command -v python3 >/dev/null || echo python3 python3-venv); \
     rm -rf /var/lib/apt/lists/*
 # The CA certificates replay's own builds trust (REPLAY_CA_CERTS), copied into the context by
-# runner.ci.image: pip below, and replay's downloads at run time, verify through them (a
+# replay ci image: pip below, and replay's downloads at run time, verify through them (a
 # TLS-intercepting proxy). Inside the image they are the default REPLAY_CA_CERTS again.
 COPY ci/image/ca-certificates/ /usr/local/share/ca-certificates/
 RUN update-ca-certificates

@@ -12,7 +12,7 @@
 #   REPLAY_OUT        where comments and reports go (default replay-out): comment-N.md, run-N.json
 #   REPLAY_ATTEMPTS   attempts per capsule (default 3)
 #   REPLAY_PR, GITHUB_REPOSITORY, GITHUB_TOKEN
-#                     with no CAPSULE given, find the capsules on GitHub (python -m runner.ci.github find)
+#                     with no CAPSULE given, find the capsules on GitHub (replay ci find)
 #   REPLAY_POST=1     post the comments on the PR (updating the ones an earlier run posted)
 # Exit: 0 every capsule fixed; 1 one is not (still failing, different failure, flaky,
 # inconclusive); 2 bad input; 3 the environment failed.
@@ -21,8 +21,6 @@ set -euo pipefail
 ref=${REPLAY_REF:-}
 out=${REPLAY_OUT:-replay-out}
 attempts=${REPLAY_ATTEMPTS:-3}
-py=$(dirname "$(command -v replay)")/python3  # the Python replay is installed in
-[ -x "$py" ] || py=python3
 case $ref in (*[!0-9a-fA-F]*|'') echo "pr-job: REPLAY_REF=$ref: not a commit id" >&2; exit 2;; esac
 case $attempts in (*[!0-9]*|'') echo "pr-job: REPLAY_ATTEMPTS=$attempts: not a number" >&2; exit 2;; esac
 mkdir -p "$out"
@@ -31,7 +29,7 @@ capsules=("$@")
 if [ ${#capsules[@]} -eq 0 ]; then
     : "${REPLAY_PR:?pr-job: no capsule given and no REPLAY_PR to find them}"
     : "${GITHUB_REPOSITORY:?pr-job: GITHUB_REPOSITORY (OWNER/REPO) is needed to find capsules}"
-    "$py" -m runner.ci.github find --repo "$GITHUB_REPOSITORY" --pr "$REPLAY_PR" --out "$out/capsules" \
+    replay ci find --repo "$GITHUB_REPOSITORY" --pr "$REPLAY_PR" --out "$out/capsules" \
         > "$out/capsules.txt"  # exit 3 when GitHub does not answer: the job fails (set -e)
     mapfile -t capsules < "$out/capsules.txt"
 fi
@@ -56,12 +54,14 @@ for capsule in "${capsules[@]}"; do
     fi
     comments+=("$comment")
     state=$(sed -n 's/^<!-- replay-ci capsule=[^ ]* state=\([a-z-]*\) -->$/\1/p' "$comment" | head -n 1)
-    echo "pr-job: $capsule: $state" >&2
-    if [ "$state" != fixed ] && [ "$rc" -eq 0 ]; then rc=1; fi
+    echo "pr-job: $capsule: $state (replay exit $r)" >&2
+    # the comment's state is replay's own verdict (the one fix judgement, the recorded commit
+    # first): the job fails exactly when replay says the capsule is not fixed
+    if [ "$r" -ne 0 ] && [ "$rc" -eq 0 ]; then rc=$r; fi
 done
 
 if [ "${REPLAY_POST:-0}" = 1 ] && [ ${#comments[@]} -gt 0 ]; then
     : "${REPLAY_PR:?pr-job: REPLAY_POST=1 needs REPLAY_PR}"
-    "$py" -m runner.ci.github post --repo "${GITHUB_REPOSITORY:?}" --pr "$REPLAY_PR" "${comments[@]}"
+    replay ci post --repo "${GITHUB_REPOSITORY:?}" --pr "$REPLAY_PR" "${comments[@]}"
 fi
 exit "$rc"

@@ -114,28 +114,29 @@ class FixJudgement:
     why: str  # one sentence, without the verdict word
 
 
-def judge_fix(expected: Expected, baseline: Verdict, patched: Sequence[Attempt]) -> FixJudgement:
-    """A fix (`--patch`, the farm's `--ref`) judged against the unpatched run: `fixed` only
-    when the unpatched source reproduces and every patched attempt passes; a patch that
-    changes nothing cannot look like a fix on a failure that does not come back here."""
+def judge_fix(expected: Expected, baseline: Verdict, patched: Sequence[Attempt],
+              before: str = "the unpatched source", after: str = "with the patch") -> FixJudgement:
+    """The one fix judgement (`--patch`, `--ref`, the farm's `--ref`, the PR job), against the
+    baseline run of the same judgement: `fixed` only when the failure comes back at `before`
+    (the unpatched source, or the recorded commit) and every attempt `after` passes; a change
+    that changes nothing cannot look like a fix on a failure that does not come back here."""
     if not expected.failed:
         return FixJudgement("inconclusive", "the capsule records a pass: there is no failure to fix")
     if baseline not in REPRODUCES:
-        return FixJudgement("inconclusive", f"the unpatched source did not reproduce the failure here ({baseline}), "
-                                            "so the patch cannot be judged")
+        return FixJudgement("inconclusive", f"{before} did not reproduce the failure here ({baseline}), "
+                                            "so the fix cannot be judged")
     kinds = [a.classification for a in patched]
     n, passed, recorded, other = len(kinds), kinds.count("pass"), kinds.count("recorded"), kinds.count("other")
-    unpatched = "the unpatched source failed as recorded" + (" (flaky)" if baseline == "flaky" else "")
+    failed = f"{before} failed as recorded" + (" (flaky)" if baseline == "flaky" else "")
     if n and passed == n:
-        return FixJudgement("fixed", f"{unpatched} and {n}/{n} patched attempts passed")
+        return FixJudgement("fixed", f"{failed} and {n}/{n} attempts {after} passed")
     if not passed and not recorded and not other:
-        return FixJudgement("inconclusive", f"{unpatched}, but every patched attempt timed out")
+        return FixJudgement("inconclusive", f"{failed}, but every attempt {after} timed out")
     if passed:
-        return FixJudgement("flaky", f"{unpatched}; with the patch {passed}/{n} attempts passed and "
-                                     f"{n - passed} did not")
+        return FixJudgement("flaky", f"{failed}; {after} {passed}/{n} attempts passed and {n - passed} did not")
     if recorded:
-        return FixJudgement("not-fixed", f"{recorded}/{n} patched attempts still failed as recorded")
-    return FixJudgement("different-failure", f"{unpatched}; with the patch {other}/{n} attempts failed "
+        return FixJudgement("not-fixed", f"{recorded}/{n} attempts {after} still failed as recorded")
+    return FixJudgement("different-failure", f"{failed}; {after} {other}/{n} attempts failed "
                                              "another way (exit code or signature)")
 
 

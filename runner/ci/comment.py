@@ -31,13 +31,12 @@ _MARKER_RE = re.compile(r"<!-- replay-ci capsule=([0-9A-Za-z._-]+) state=([a-z-]
 
 
 def comment_state(report: ReplayReport, ref: str | None) -> Verdict:
-    """The comment's state: at a ref, a fix verdict; without one, the replay's own verdict."""
-    if ref is None:
-        return report.verdict
-    if report.expected.failed:
-        return {"not-reproduced": "fixed", "reproduced": "not-fixed"}.get(report.verdict, report.verdict)  # type: ignore[return-value]
-    # a recorded pass: "fixed" means it passes at the ref too
-    return {"reproduced": "fixed", "not-reproduced": "not-fixed"}.get(report.verdict, report.verdict)  # type: ignore[return-value]
+    """The comment's state is the replay's own verdict, so the job's exit agrees with replay's:
+    at a ref, a recorded failure is judged as a fix (the one fix judgement, with the recorded
+    commit as its baseline in the same run); a recorded pass that still passes there is `fixed`."""
+    if ref is not None and not report.expected.failed:
+        return {"reproduced": "fixed", "not-reproduced": "not-fixed"}.get(report.verdict, report.verdict)  # type: ignore[return-value]
+    return report.verdict
 
 
 def marker(capsule_id: str, state: Verdict) -> str:

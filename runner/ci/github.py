@@ -10,8 +10,8 @@ in the issue's body or comments whose file name ends in `.json` and that replay 
 as a capsule. The token goes only to the API and to this GitHub server (attachments of a
 private repository need it), never to another host an issue links to.
 
-    python -m runner.ci.github find --repo OWNER/REPO --pr N --out DIR   # prints one capsule path a line
-    python -m runner.ci.github post --repo OWNER/REPO --pr N FILE...     # create or update the comments
+    replay ci find --repo OWNER/REPO --pr N --out DIR   # prints one capsule path a line
+    replay ci post --repo OWNER/REPO --pr N FILE...     # create or update the comments
 """
 from __future__ import annotations
 
@@ -163,54 +163,3 @@ def attachment_links(texts: Sequence[str]) -> list[str]:
             if urllib.parse.urlsplit(url).path.lower().endswith(".json") and url not in seen:
                 seen.append(url)
     return seen
-
-
-def _cli() -> Any:
-    import typer
-
-    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True)
-    RepoOpt = typer.Option(..., "--repo", help="OWNER/REPO (GITHUB_REPOSITORY in Actions).")
-    PrOpt = typer.Option(..., "--pr", min=1, help="The pull request's number.")
-
-    def client(repo: str) -> GitHub:
-        return GitHub(repo, token=os.environ.get("GITHUB_TOKEN") or None)
-
-    @app.command()
-    def find(repo: str = RepoOpt, pr: int = PrOpt,
-             out: Path = typer.Option(Path("capsules"), "--out", help="Where to save the capsules.")) -> None:
-        """Save the capsules attached to the issues the PR closes; print their paths, one a line."""
-        for a in client(repo).find_capsules(pr, out):
-            if a.path is not None:
-                typer.echo(str(a.path))
-            else:
-                typer.echo(f"skipped {a.url} (issue #{a.issue}): {a.why}", err=True)
-
-    @app.command()
-    def post(files: list[Path], repo: str = RepoOpt, pr: int = PrOpt) -> None:
-        """Create or update the PR's comment for each comment FILE (matched by its marker)."""
-        gh = client(repo)
-        for f in files:
-            typer.echo(f"{f}: {gh.upsert_comment(pr, f.read_text(encoding='utf-8'))}", err=True)
-
-    return app
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """The CLI edge: typed errors become one line and their exit code."""
-    import sys
-
-    try:
-        _cli()(args=list(argv) if argv is not None else sys.argv[1:], standalone_mode=False)
-    except ReplayError as exc:
-        print(f"error: {exc.line()}", file=sys.stderr)
-        return int(exc.exit_code)
-    except Exception as exc:  # click's usage errors
-        if hasattr(exc, "format_message"):
-            print(f"error: {exc.format_message()}", file=sys.stderr)
-            return 2
-        raise
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

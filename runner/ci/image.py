@@ -8,7 +8,7 @@ sources with those certificates in ci/image/ca-certificates/, which the Dockerfi
 copies into the system store (update-ca-certificates). Where no registry answers, the
 image is built FROM the local base (replay-base/debian:bookworm).
 
-    python -m runner.ci.image --tag replay:latest [--base IMAGE] [--context-only DIR]
+    replay ci image --tag replay:latest [--base IMAGE] [--context-only DIR]
 """
 from __future__ import annotations
 
@@ -17,9 +17,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated
 
-import typer
 
 from ..config import Settings
 from ..engine import LABEL, Engine
@@ -99,29 +97,3 @@ def build(engine: Engine, settings: Settings, tag: str, base: str | None = None,
             if event.kind == "log":
                 say(event.text)
     return tag
-
-
-def main(
-    tag: Annotated[str, typer.Option("--tag", "-t", help="The image's name.")] = "replay:latest",
-    base: Annotated[str | None, typer.Option("--base", help="FROM this image (default: the official Python image, else the local base).")] = None,
-    context_only: Annotated[Path | None, typer.Option("--context-only", help="Only write the build context to DIR (then `docker build DIR`).")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Do not stream the build log.")] = False,
-) -> None:
-    """Build replay's runner image, trusting the CA certificates replay's own builds trust."""
-    from ..engine import DockerEngine
-
-    settings = Settings()
-    try:
-        if context_only is not None:
-            prepare_context(source_root(), context_only, settings.ca_files, base)
-            typer.echo(str(context_only))
-            return
-        say = (lambda s: None) if quiet else (lambda s: typer.echo(s, err=True))
-        typer.echo(build(DockerEngine(), settings, tag, base, say))
-    except ReplayError as exc:  # one line at the edge
-        typer.echo(f"error: {exc.line()}", err=True)
-        raise typer.Exit(int(exc.exit_code)) from None
-
-
-if __name__ == "__main__":
-    typer.run(main)

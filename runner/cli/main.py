@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import Exit, ReplayError, UsageError
-from . import bisect, diff, doctor, farm, gc, inspect, mcp, render, run, shell, signature, verify, worker
+from . import bisect, capture, ci, diff, doctor, farm, gc, inspect, mcp, render, run, shell, signature, verify, worker
 from ..envelope import envelope, error_of
 from ..capsules.fetch import is_url, shown
 from ..textsafe import cut
@@ -46,7 +46,7 @@ def _root(
     """Exit codes: 0 success, 1 negative answer, 2 bad input or usage, 3 environment failure."""
 
 
-for module in (run, inspect, diff, verify, signature, render, shell, bisect, doctor, farm, gc, worker, mcp):
+for module in (run, inspect, diff, verify, signature, render, shell, bisect, doctor, farm, gc, worker, mcp, capture, ci):
     module.register(app)
 
 
@@ -83,7 +83,7 @@ def _no_such_help(word: str) -> str:
     return f"no such command or topic {word!r}{hint}"
 
 
-_COMMANDS = {"run", "inspect", "diff", "verify", "signature", "render", "shell", "bisect", "doctor", "farm", "gc", "help",
+_COMMANDS = {"capture", "ci", "run", "inspect", "diff", "verify", "signature", "render", "shell", "bisect", "doctor", "farm", "gc", "help",
              "worker", "mcp", "version"}
 _VERSION = ("--version", "-V")
 
@@ -169,8 +169,10 @@ def _terminate(signum: int, frame: object) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in args or os.environ.get("REPLAY_DEBUG") == "1"
-    args = [a for a in args if a != "--debug"]
+    # What follows `--` is another program's (replay capture -- CMD): never read as replay's.
+    ours = args[: args.index("--")] if "--" in args else args
+    debug = "--debug" in ours or os.environ.get("REPLAY_DEBUG") == "1"
+    args = [a for a in ours if a != "--debug"] + args[len(ours):]
     if len(args) == 1 and args[0] in _VERSION:
         _print_version()
         return 0
@@ -180,8 +182,8 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, _terminate)
     refresh()
     # Progress bars (downloads) only for people: not with --quiet, not with --json.
-    install_meter(enabled=not any(a in ("--quiet", "-q", "--json") for a in args))
-    failure = _Failure(args)
+    install_meter(enabled=not any(a in ("--quiet", "-q", "--json") for a in ours))
+    failure = _Failure(ours)
     try:
         # Not standalone: usage errors come here as exceptions and become one line.
         result = _command_tree().main(args=_argv(args), prog_name="replay", standalone_mode=False)

@@ -15,6 +15,8 @@ from ..engine import Engine
 from ..build.source import RemoteFailed
 from ..outcome import Expected, judge, judge_fix
 from ..build.plan import Fidelity, Plan
+from ..build.planner import make_plan
+from ..capsules.model import Capsule
 from ..report import Baseline, CapsuleRef, ImageInfo, ReplayReport, Step, verification_of
 from .image import BuiltImage
 from .options import ReplayOptions
@@ -33,11 +35,11 @@ def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
         with progress.step("plan"):
             capsule, plan = replayer.plan(capsule)
         expected = replayer.expected(capsule)
-        baseline = _baseline(replayer, plan, expected)
+        baseline = _baseline(replayer, capsule, plan, expected)
         image = replayer.image(plan)
         attempts, http = replayer.attempts(plan, image, expected, replayer.options.attempts)
         verdict = (judge(expected, attempts) if baseline is None
-                   else judge_fix(expected, baseline.verdict, attempts).verdict)
+                   else judge_fix(expected, baseline.verdict, attempts, baseline.before, baseline.after).verdict)
         notes = list(plan.notes)
         if image.context and image.context.restored:
             notes += list(image.context.restored.notes)
@@ -70,18 +72,26 @@ def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
         replayer.close()
 
 
-def _baseline(replayer: Replayer, plan: Plan, expected: Expected) -> Baseline | None:
-    """With --patch, the unpatched source first: a fix is only a fix of a failure that comes
-    back here. Its image differs from the patched one in the source layer only (the layers
-    below come from the cache), so this costs attempts, not a build."""
-    if plan.source is None or not plan.source.patch:
+def _baseline(replayer: Replayer, capsule: Capsule, plan: Plan, expected: Expected) -> Baseline | None:
+    """A fix check (--patch, or --ref on a recorded failure) runs the recorded failure first, in
+    the same run: a fix is only a fix of a failure that comes back here. With --patch the image
+    differs from the patched one in the source layer only (the layers below come from the
+    cache); with --ref the recorded commit and its diff are the baseline."""
+    ref = replayer.options.plan.ref
+    if plan.source is not None and plan.source.patch:
+        before, after = "the unpatched source", "with the patch"
+        base_plan = dataclasses.replace(plan, source=dataclasses.replace(plan.source, patch=""))
+    elif ref and expected.failed:
+        before, after = "the recorded commit", f"at {ref[:12]}"
+        with replayer.progress.step("plan the recorded commit"):
+            base_plan = make_plan(capsule, replayer.settings, dataclasses.replace(replayer.options.plan, ref=None))
+    else:
         return None
-    unpatched = dataclasses.replace(plan, source=dataclasses.replace(plan.source, patch=""))
-    image = replayer.image(unpatched)
+    image = replayer.image(base_plan)
     count = replayer.options.attempts
-    with replayer.progress.step(f"unpatched source: {count} attempt(s)"):
-        attempts, _ = replayer.attempts(unpatched, image, expected, count, label_steps=False)
-    return Baseline(judge(expected, attempts), tuple(attempts))
+    with replayer.progress.step(f"{before}: {count} attempt(s)"):
+        attempts, _ = replayer.attempts(base_plan, image, expected, count, label_steps=False)
+    return Baseline(judge(expected, attempts), tuple(attempts), before, after)
 
 
 def _libc_rows(recorded: str | None, image: BuiltImage) -> tuple[Fidelity, ...]:

@@ -43,10 +43,13 @@ class Verification:
 
 @dataclass(frozen=True)
 class Baseline:
-    """With --patch: the unpatched source's run, in the same image but for the source layer."""
+    """A fix check's first run: with --patch the unpatched source (the same image but for the
+    source layer), with --ref the recorded commit with its diff; `attempts` are then the fix's."""
 
     verdict: Verdict
     attempts: tuple[Attempt, ...]
+    before: str = "the unpatched source"  # what the baseline ran, and how the fix's run is named
+    after: str = "with the patch"
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,7 @@ class ReplayReport:
     drift: tuple[Drift, ...] = ()
     http: HttpReport | None = None
     notes: tuple[str, ...] = ()
-    baseline: Baseline | None = None  # with --patch; `attempts` are then the patched run's
+    baseline: Baseline | None = None  # with --patch or --ref; `attempts` are then the fix's run
 
     @property
     def exit_code(self) -> int:
@@ -73,7 +76,8 @@ class ReplayReport:
         """The sentence that ends the report (and is `summary` in its JSON), derived, never stored."""
         if self.baseline is None:
             return explain(self.verdict, self.expected, self.attempts)
-        why = judge_fix(self.expected, self.baseline.verdict, self.attempts).why
+        why = judge_fix(self.expected, self.baseline.verdict, self.attempts, self.baseline.before,
+                        self.baseline.after).why
         return f"{self.verdict.upper()}: {why}."
 
 

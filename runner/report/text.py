@@ -26,8 +26,8 @@ def show(report: ReplayReport, console: Any, show_all: bool = False) -> None:
     _verification(report, view)
     _steps(report, view, show_all)
     if report.baseline is not None:
-        _attempts(view, "unpatched source (baseline): " + report.baseline.verdict, report.baseline.attempts)
-    _attempts(view, "attempts with the patch" if report.baseline is not None else "attempts", report.attempts)
+        _attempts(view, f"{report.baseline.before} (baseline): {report.baseline.verdict}", report.baseline.attempts)
+    _attempts(view, f"attempts {report.baseline.after}" if report.baseline is not None else "attempts", report.attempts)
     exp = report.expected
     view.line(f"recorded: {'fail' if exp.failed else 'pass'}"
               + (f" exit {exp.exit_code}" if exp.exit_code is not None else "")

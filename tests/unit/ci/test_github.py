@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from runner.ci.github import GitHub, GitHubError, attachment_links, closing_references, main
+from runner.ci.github import GitHub, GitHubError, attachment_links, closing_references
+from runner.cli.main import main as replay_main
 
 RECORDED = Path(__file__).parent / "recorded"
 CAPSULE = Path(__file__).parents[2] / "fixtures/examples/codeinstances/fetch-greeting.json"
@@ -129,20 +130,21 @@ def test_the_cli_finds_and_posts(api: Api, tmp_path: Path, monkeypatch: pytest.M
                                  capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("GITHUB_API_URL", api.url)
     monkeypatch.setenv("GITHUB_TOKEN", "s3cret")
-    assert main(["find", "--repo", "acme/app", "--pr", "42", "--out", str(tmp_path / "c")]) == 0
+    assert replay_main(["ci", "find", "--repo", "acme/app", "--pr", "42", "--out", str(tmp_path / "c")]) == 0
     out, err = capsys.readouterr()
     assert out.splitlines() == [str(tmp_path / "c" / "issue7-1-fetch-greeting.json")] and "skipped" in err
     comment = tmp_path / "c.md"
     comment.write_text("<!-- replay-ci capsule=beef02 state=fixed -->\nok")
-    assert main(["post", "--repo", "acme/app", "--pr", "42", str(comment)]) == 0
+    assert replay_main(["ci", "post", "--repo", "acme/app", "--pr", "42", str(comment)]) == 0
     assert api.writes[-1][0] == "PATCH" and "s3cret" not in capsys.readouterr().err
 
 
 def test_an_unreachable_api_is_one_line_exit_3(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("GITHUB_API_URL", "http://127.0.0.1:9")
-    assert main(["find", "--repo", "acme/app", "--pr", "1"]) == 3
-    assert capsys.readouterr().err.startswith("error: GitHub: GET http://127.0.0.1:9/repos/acme/app/pulls/1 failed")
-    assert main(["find", "--repo", "not a repo", "--pr", "1"]) == 2
+    assert replay_main(["ci", "find", "--repo", "acme/app", "--pr", "1"]) == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("replay: error: GitHub: GET http://127.0.0.1:9/repos/acme/app/pulls/1 failed")
+    assert replay_main(["ci", "find", "--repo", "not a repo", "--pr", "1"]) == 2
     with pytest.raises(GitHubError):
         GitHub("acme/app", api_url="http://127.0.0.1:9", timeout_s=2).closing_issues(1)

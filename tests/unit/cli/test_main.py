@@ -62,7 +62,8 @@ def test_a_tampered_capsule_is_refused_before_building(capsys: pytest.CaptureFix
     copy = tmp_path / "capsule"
     shutil.copytree(sealed, copy)
     (copy / "inputs" / "poem.txt").write_text("the cat and the hat and the rat\n")
-    for flags in ([], ["--require-valid"]):
+    dana = sealed.parent / "dana-p256.pub.pem"
+    for flags in ([], ["--require-valid", "--trust-key", str(dana)]):
         rc = main([str(copy), *flags])
         errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("replay: error:")]
         assert rc == 1

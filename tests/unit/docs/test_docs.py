@@ -23,7 +23,7 @@ README = ROOT / "README.md"
 PAGES = {"run": "run.md", "inspect": "inspect.md", "diff": "diff.md", "verify": "verify.md",
          "signature": "signature.md", "render": "render.md", "shell": "shell.md", "bisect": "bisect.md",
          "doctor": "doctor.md", "gc": "gc.md", "farm": "farm.md", "worker": "worker.md", "capture": "capture.md",
-         "mcp": "mcp.md", "help": "help.md", "version": "help.md"}
+         "mcp": "mcp.md", "help": "help.md", "version": "help.md", "ci": "runner-image.md"}
 
 
 def test_the_readme_is_short_and_keeps_the_two_set_up_commands() -> None:

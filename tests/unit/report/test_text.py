@@ -104,7 +104,7 @@ def test_a_patched_report_shows_both_runs() -> None:
     out = text(r, width=200)
     assert "unpatched source (baseline): not-reproduced" in out and "attempts with the patch" in out
     assert out.splitlines()[-1] == ("INCONCLUSIVE: the unpatched source did not reproduce the failure here "
-                                    "(not-reproduced), so the patch cannot be judged.")
+                                    "(not-reproduced), so the fix cannot be judged.")
     data = to_json(r)
     assert data["baseline"]["verdict"] == "not-reproduced" and len(data["baseline"]["attempts"]) == 3
     assert data["summary"] == out.splitlines()[-1]

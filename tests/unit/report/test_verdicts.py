@@ -43,8 +43,8 @@ def test_a_recorded_pass_has_nothing_to_fix() -> None:
 def test_the_explanations_name_the_reason() -> None:
     assert "did not reproduce" in judge_fix(FAILED, "not-reproduced", attempts("pass")).why
     assert judge_fix(FAILED, "reproduced", attempts("pass", "pass")).why == \
-        "the unpatched source failed as recorded and 2/2 patched attempts passed"
-    assert judge_fix(FAILED, "reproduced", attempts("recorded")).why == "1/1 patched attempts still failed as recorded"
+        "the unpatched source failed as recorded and 2/2 attempts with the patch passed"
+    assert judge_fix(FAILED, "reproduced", attempts("recorded")).why == "1/1 attempts with the patch still failed as recorded"
 
 
 @pytest.mark.parametrize(("kinds", "expected", "sentence"), [
