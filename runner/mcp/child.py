@@ -3,9 +3,9 @@
 The child is the real CLI, so a tool answers exactly what `--json` prints and every
 failure is the CLI's own error envelope. Its stderr progress lines (REPLAY_PROGRESS=1
 keeps them with --json) arrive here line by line, for progress notifications. A
-cancelled call sends the child SIGTERM, which replay handles as Ctrl-C (containers,
-networks and rules removed), and waits for it to exit: the call ends only once the
-engine holds nothing of it.
+cancelled call (or the server shutting down) sends the child SIGTERM, which replay
+handles as Ctrl-C (containers, networks and rules removed), and waits for it to exit:
+the call ends only once the engine holds nothing of it.
 """
 from __future__ import annotations
 
@@ -52,8 +52,10 @@ def child_env() -> dict[str, str]:
 
 async def run_child(words: list[str], on_line: OnLine | None = None) -> Finished:
     """Run `replay WORDS`; each stderr line goes to on_line as it comes. Cancelled: stopped cleanly."""
+    # A session of its own: a client that kills the server's process group (the SDK's stdio client
+    # does, 2 s after SIGTERM) must not kill a replay in the middle of removing its containers.
     proc = await anyio.open_process(child_argv(words), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, env=child_env())
+                                    stderr=subprocess.PIPE, env=child_env(), start_new_session=True)
     out = bytearray()
     lines: list[str] = []
     try:
