@@ -11,7 +11,7 @@ import typer
 from ..errors import Exit, ReplayError, UsageError
 from ..replay.options import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
 from .console import err, error_line, out, print_json
-from .options import EnvOpt, QuietOpt, parse_env, timeout_opt, write_text
+from .options import EnvOpt, MirrorOpt, QuietOpt, parse_env, timeout_opt, write_text
 
 farm_app = typer.Typer(name="farm", no_args_is_help=True, add_completion=False,
                        help="Replay every collected capsule each night, keep the history, say what changed.")
@@ -61,11 +61,16 @@ def run_cmd(
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Attempts in parallel (0: the cores).")] = 0,
     ref: Annotated[str | None, typer.Option("--ref", help="Also replay at this commit: fixed there?")] = None,
     repo: Annotated[str | None, typer.Option("--repo", help="Clone, fork or mirror for the capsules that record a commit.")] = None,
+    mirror: MirrorOpt = [],  # in force through its callback (build/mirrors.py)
     attempts: Annotated[int, typer.Option("--attempts", "-n", min=1, max=50, help="Attempts per capsule (K).")] = DEFAULT_ATTEMPTS,
     max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, max=100, help="Up to this many where the first K disagree.")] = 10,
     timeout: Annotated[float, timeout_opt("per attempt", DEFAULT_TIMEOUT_S)] = DEFAULT_TIMEOUT_S,
     memory: Annotated[str, typer.Option("--memory", help="Memory limit per attempt.")] = DEFAULT_MEMORY,
     env: EnvOpt = [],
+    trust_key: Annotated[list[Path], typer.Option(
+        "--trust-key", help="PEM public key of a trusted signer (repeatable), as replay takes it.")] = [],
+    require_valid: Annotated[bool, typer.Option(
+        "--require-valid", help="A capsule without a valid signature from a --trust-key is broken (not replayed).")] = False,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the last unfinished night (after a kill).")] = False,
     executor: Annotated[str | None, typer.Option("--executor", help="local (default) or celery (replay worker processes).")] = None,
     broker: Annotated[str | None, typer.Option("--broker", envvar="REPLAY_BROKER",
@@ -74,7 +79,8 @@ def run_cmd(
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Replay every capsule: exit 0 each got a verdict, 3 any could not be judged (infrastructure), 2 bad usage."""
+    """Replay every capsule: exit 0 each got a verdict or is broken, 1 none got a verdict (all broken),
+    3 any could not be judged (infrastructure), 2 bad usage or no capsule found."""
     def body() -> tuple[int, Any]:
         from ..farm.night import FarmOptions, run_night
         from ..farm.progress import FarmProgress
@@ -83,14 +89,14 @@ def run_cmd(
         supplied = parse_env(env)
         options = FarmOptions(attempts=attempts, max_attempts=max_attempts, jobs=jobs, timeout=timeout,
                               memory=memory, ref=ref, repo=repo, executor=executor or "local",
-                              supplied=tuple(name for name, _ in supplied))
+                              supplied=tuple(name for name, _ in supplied),
+                              trust_keys=tuple(str(k) for k in trust_key), require_valid=require_valid)
         store = _store(db, create=True)
         # a resumed night runs where it began (its stored executor); only the broker and --env are given again
         outcome, used = run_night(store, sources or [], options, FarmProgress(None if quiet or as_json else err),
                                   resume=resume, broker=broker, env=supplied)
-        night = next(n for n in store.history().nights if n.id == outcome.night_id)
-        infra = any(r.verdict == "infra-error" for r in night.results)
-        return (int(Exit.ENVIRONMENT) if infra else 0), night
+        night = store.night(outcome.night_id)
+        return night_exit(night), night
 
     def show(night: Any) -> None:
         from ..farm.views import show_run
@@ -103,6 +109,15 @@ def run_cmd(
         _enveloped("farm run", True, lambda: _mapped(body, run_json), show)
     else:
         _enveloped("farm run", False, body, show)
+
+
+def night_exit(night: Any) -> int:
+    """3 when any capsule ended infra-error; otherwise 1 when no capsule got a verdict (all broken);
+    otherwise 0 (every capsule got a verdict or is broken: the report says which)."""
+    verdicts = [r.verdict for r in night.results]
+    if "infra-error" in verdicts:
+        return int(Exit.ENVIRONMENT)
+    return int(Exit.NEGATIVE) if all(v == "broken" for v in verdicts) else 0
 
 
 def _mapped(body: Callable[[], tuple[int, Any]], fn: Callable[[Any], Any]) -> tuple[int, Any]:
@@ -132,27 +147,31 @@ def report_cmd(
     html: Annotated[Path | None, typer.Option("--html", help="Write the report as one self-contained HTML file.")] = None,
     junit: Annotated[Path | None, typer.Option("--junit", help="Write the last night as JUnit XML.")] = None,
     since: Annotated[int | None, typer.Option("--since", min=1, help="Only the last N nights.")] = None,
+    window: Annotated[int, typer.Option("--window", min=1, help="Reproduction rates over the last N nights.")] = 14,
+    show_all: Annotated[bool, typer.Option("--all", help="List the steady capsules too (folded past 20).")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """The history: summary counts, what changed since last night, each capsule's nights."""
+    """Attention first: new failures and changed verdicts, newly flaky, still flaky, then steady."""
     def body() -> tuple[int, Any]:
-        history = _store(db, create=False).history(since)
-        if html is not None:
-            from ..farm.html import render_html
+        from ..farm.attention import attention
 
-            write_text(html, render_html(history))
+        view = attention(_store(db, create=False), since, window)
+        if html is not None:
+            from ..farm.html import write_site
+
+            write_site(html, view)
         if junit is not None:
-            if not history.nights:
+            if view.last is None:
                 raise UsageError("farm report --junit: no night recorded yet")
             from ..farm.junit import farm_junit
 
-            write_text(junit, farm_junit(history.nights[-1]))
-        return 0, history
+            write_text(junit, farm_junit(view.last))
+        return 0, view
 
-    def show(history: Any) -> None:
+    def show(view: Any) -> None:
         from ..farm.views import show_report
 
-        show_report(history, out)
+        show_report(view, out, show_all=show_all)
 
     from ..farm.views import report_json
 
@@ -162,24 +181,23 @@ def report_cmd(
 
 @farm_app.command("history")
 def history_cmd(
-    capsule: Annotated[str, typer.Argument(help="A capsule (its path) or its id (a prefix will do).")],
+    capsule: Annotated[str, typer.Argument(
+        help="A path as the history records it (as `farm report` prints it), a capsule id prefix, or a capsule file.")],
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """One capsule's nights: exit 0, or 1 when the history holds none for it."""
     def body() -> tuple[int, Any]:
-        from ..farm.collect import content_id
+        from ..farm.lookup import find_capsule
 
-        path = Path(capsule)
-        key = content_id(path) if path.exists() else capsule.strip().lower()
-        if not key:
-            raise UsageError("farm history: name a capsule or its id")
-        results = _store(db, create=False).capsule_results(key)
-        return (0 if results else int(Exit.NEGATIVE)), results
+        found = find_capsule(_store(db, create=False), capsule)
+        return (0 if found[1] else int(Exit.NEGATIVE)), found
 
-    def show(results: Any) -> None:
+    def show(found: Any) -> None:
         from ..farm.views import show_history
 
+        matched, results = found
+        out.print(matched, markup=False)
         if results:
             show_history(results, out)
         else:

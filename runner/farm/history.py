@@ -1,12 +1,28 @@
-"""What changed between two nights: the "since last night" list (pure)."""
+"""What changed between two nights: the "since last night" list (pure).
+
+A transition says its before and after states once (`before` is "new" on a capsule's
+first night); its detail adds only what the two states do not say (the reason a capsule
+broke, how the signature moved, the REF).
+"""
 from __future__ import annotations
 
-from typing import Literal
+from typing import Protocol
 
+from ..verdicts import REPRODUCES, FarmVerdict, TransitionKind, Verdict
 from .model import CapsuleResult, Night, Transition
 
-_REPRODUCING = ("reproduced", "flaky", "different-failure")
-TransitionKind = Literal["newly-reproducing", "fixed", "flaky", "signature-changed", "broken", "new", "other"]
+
+class Prior(Protocol):
+    """What a transition reads of the night before: a full result or the store's light mark."""
+
+    @property
+    def verdict(self) -> FarmVerdict: ...
+    @property
+    def signature(self) -> str | None: ...
+    @property
+    def ref(self) -> str | None: ...
+    @property
+    def ref_verdict(self) -> Verdict | None: ...
 
 
 def transitions(before: Night | None, after: Night) -> tuple[Transition, ...]:
@@ -16,22 +32,28 @@ def transitions(before: Night | None, after: Night) -> tuple[Transition, ...]:
     out: list[Transition] = []
     for new in after.results:
         prev = old.get(new.capsule_id)
-        moved = _recorded_side(prev, new)
+        moved = recorded_side(prev, new)
         if moved is not None:
             out.append(moved)
-        fixed = _ref_side(prev, new)
+        fixed = ref_side(prev, new)
         if fixed is not None:
             out.append(fixed)
     return tuple(out)
 
 
-def _recorded_side(prev: CapsuleResult | None, new: CapsuleResult) -> Transition | None:
+def _failing(verdict: str) -> bool:
+    """A verdict whose signature is the failure's: a moved signature is news."""
+    return verdict in REPRODUCES or verdict == "different-failure"
+
+
+def recorded_side(prev: Prior | None, new: CapsuleResult) -> Transition | None:
     if prev is None:
-        return Transition(new.capsule_id, new.path, "new", None, new.verdict, "first night for this capsule")
+        return Transition(new.capsule_id, new.path, "new", "new", new.verdict,
+                          new.reason if new.verdict in ("broken", "infra-error") else "")
     if prev.verdict == new.verdict:
-        if new.verdict in _REPRODUCING and prev.signature != new.signature:
+        if _failing(new.verdict) and prev.signature != new.signature:
             return Transition(new.capsule_id, new.path, "signature-changed", prev.verdict, new.verdict,
-                              f"{prev.signature} -> {new.signature}")
+                              f"signature {prev.signature or 'none'} -> {new.signature or 'none'}")
         return None
     kind: TransitionKind
     if new.verdict == "broken":
@@ -42,12 +64,12 @@ def _recorded_side(prev: CapsuleResult | None, new: CapsuleResult) -> Transition
         kind = "flaky"
     else:  # e.g. no longer reproducing at its own commit: the environment moved, not a fix
         kind = "other"
-    detail = new.reason if new.verdict in ("broken", "infra-error") else f"{prev.verdict} -> {new.verdict}"
+    detail = new.reason if new.verdict in ("broken", "infra-error") else ""
     return Transition(new.capsule_id, new.path, kind, prev.verdict, new.verdict, detail)
 
 
-def _ref_side(prev: CapsuleResult | None, new: CapsuleResult) -> Transition | None:
+def ref_side(prev: Prior | None, new: CapsuleResult) -> Transition | None:
     if new.ref_verdict != "fixed" or (prev is not None and prev.ref_verdict == "fixed" and prev.ref == new.ref):
         return None
-    return Transition(new.capsule_id, new.path, "fixed", prev.ref_verdict if prev else None, "fixed",
-                      f"passes at {new.ref}")
+    before = prev.ref_verdict if prev is not None and prev.ref_verdict else ("new" if prev is None else "not-judged")
+    return Transition(new.capsule_id, new.path, "fixed", before, "fixed", f"at {new.ref}")

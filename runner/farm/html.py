@@ -1,176 +1,164 @@
-"""The farm's HTML report: one static, self-contained page (inline CSS and SVG, no script,
-no network) rendered from templates/farm/report.html.j2.
+"""The farm's HTML: a summary page in attention order, paged past PER_PAGE capsules, and a
+page per capsule where the summary links to one — every page self-contained and offline
+(inline CSS, one small inline script allowed by its hash, nothing loaded from anywhere).
 
 Paths, signatures, reasons and key lines come from capsules someone else recorded, so the
-template is autoescaped and a Content-Security-Policy forbids scripts and every remote
-load. Values never reach an href or a class unvetted: anchors are hashes, classes come
-from the verdict vocabulary. The page depends only on the History (no clock, no host), so
-the same history renders the same bytes.
+templates are autoescaped; values never reach an href or a class unvetted (page names are
+hashes, classes come from the verdict vocabulary). The pages depend only on the history
+(no clock, no host): the same history renders the same bytes.
 """
 from __future__ import annotations
 
+import base64
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import jinja2
 
 from ..errors import UsageError
 from ..resources import templates_dir
-from .junit import recorded_pass
-from .model import CapsuleResult, History, Night, Transition
+from ..verdicts import FACTS, STEADY_COLOUR, facts_of
+from .attention import GROUP_LABELS, GROUPS, Attention, Row
+from .attention import counts as group_counts
 
-# The order cards and the legend show: the recorded commit's verdicts, then REF's.
-VERDICTS = ("reproduced", "different-failure", "flaky", "not-reproduced", "inconclusive", "broken",
-            "infra-error", "fixed", "not-fixed")
-CORE = VERDICTS[:7]  # always shown in the summary, even at zero
-REF_VERDICTS = ("fixed", "not-fixed", "inconclusive")
-LABELS = {"different-failure": "different failure", "not-reproduced": "not reproduced",
-          "infra-error": "infra error", "not-fixed": "not fixed"}
-# What each verdict means, for the legend and the tooltips.
-MEANINGS = {
-    "reproduced": "the recorded outcome came back",
-    "different-failure": "fails, with another signature",
-    "flaky": "some attempts reproduce, some do not",
-    "not-reproduced": "the recorded failure did not come back at its commit",
-    "inconclusive": "no attempt decided (timeouts)",
-    "broken": "the capsule cannot be replayed for its own reasons",
-    "infra-error": "the engine or a package source failed; retried next night",
-    "fixed": "passes at REF", "not-fixed": "still fails at REF",
-}
-# An attempt's classification, as the attempts table says it.
+PER_PAGE = 1000  # capsules a page, in attention order (the steady ones are the last, so the ones paged)
+CAPSULE_PAGES = 2000  # capsule pages at most: the first rows in attention order that are news, or all when few
+ALL_PAGES_UPTO = 500  # a history this small gets a page for every capsule, steady ones too
+MARKER = ".replay-farm-pages"  # in the pages folder: replay wrote it, so replay may clear it
 OUTCOMES = {"recorded": "as recorded", "pass": "passed", "other": "failed otherwise", "inconclusive": "inconclusive"}
 _COMMIT = re.compile(r"[0-9a-f]{13,64}")
-KINDS = ("newly-reproducing", "fixed", "flaky", "signature-changed", "broken", "new", "other")
-KIND_LABELS = {"newly-reproducing": "newly reproducing", "signature-changed": "signature changed",
-               "new": "new capsules", "other": "other changes"}
+__all__ = ["STEADY_COLOUR", "Site", "page_name", "render_site", "write_site"]
 
 
-@dataclass(frozen=True)
-class Cell:
-    """One night in a capsule's strip; verdict None: the capsule was not in that night."""
-
-    night: Night
-    result: CapsuleResult | None
-
-    @property
-    def verdict(self) -> str | None:
-        return self.result.verdict if self.result else None
-
-    @property
-    def title(self) -> str:
-        head = f"{_when(self.night.started_at)} (night {self.night.id})"
-        r = self.result
-        if r is None:
-            return f"{head}: not in this night"
-        tail = f", at {r.ref or 'REF'}: {r.ref_verdict}" if r.ref_verdict else ""
-        return f"{head}: {r.verdict}" + (f", {r.signature}" if r.signature else "") + tail
+Site = dict[str, str]  # a file name relative to the summary's folder -> its text
 
 
-@dataclass(frozen=True)
-class Row:
-    """One capsule: its latest result among the nights shown, and its strip."""
-
-    anchor: str
-    latest: CapsuleResult
-    latest_night: Night
-    in_last: bool
-    cells: tuple[Cell, ...]
-
-    @property
-    def seen(self) -> tuple[Cell, ...]:
-        return tuple(c for c in self.cells if c.result is not None)
+def page_name(capsule_id: str) -> str:
+    """A capsule page's file name: a hash, so a hostile id never shapes a path or markup."""
+    return "capsule-" + hashlib.sha256(capsule_id.encode("utf-8", "replace")).hexdigest()[:16] + ".html"
 
 
-@dataclass(frozen=True)
-class Group:
-    kind: str
-    label: str
-    items: tuple[Transition, ...]
+def render_site(view: Attention, summary: str = "farm.html") -> Site:
+    """Every page: `summary`, `<stem>-pages/page-N.html` past the first PER_PAGE rows, and
+    `<stem>-pages/capsule-....html` for the capsules the pages link to."""
+    folder = Path(summary).stem + "-pages"
+    rows = view.rows
+    chunks = [rows[i:i + PER_PAGE] for i in range(0, len(rows), PER_PAGE)] or [()]
+    linked = [r for r in rows if r.news or len(rows) <= ALL_PAGES_UPTO][:CAPSULE_PAGES]
+    pages = {r.capsule_id: f"{folder}/{page_name(r.capsule_id)}" for r in linked}
+    page_links = [summary, *(f"{folder}/page-{n}.html" for n in range(2, len(chunks) + 1))]
+    env = _env()
+    out: Site = {}
+    shared = _shared(view)
+    for n, chunk in enumerate(chunks, 1):
+        home = summary if n == 1 else f"../{summary}"
+        local = pages if n == 1 else {k: v.split("/", 1)[1] for k, v in pages.items()}
+        links = page_links if n == 1 else [f"../{summary}", *(p.split("/", 1)[1] for p in page_links[1:])]
+        out[page_links[n - 1]] = env.get_template("farm/summary.html.j2").render(
+            **shared, page_no=n, page_count=len(chunks), page_links=[quote(x) for x in links], home=quote(home),
+            groups=_grouped(chunk), pages=local, total_rows=len(rows), per_page=PER_PAGE)
+    capsule = env.get_template("farm/capsule.html.j2")
+    for r in linked:
+        out[pages[r.capsule_id]] = capsule.render(**shared, row=r, home=quote(f"../{summary}"))
+    return out
 
 
-def render_html(history: History, since: int | None = None) -> str:
-    """The page for the last `since` nights (all when None); the summary and "since last
-    night" are always about the last night."""
-    if since is not None and since < 1:
-        raise UsageError(f"--since must be at least 1 night, not {since}")
-    nights = history.nights[-since:] if since else history.nights
-    last = nights[-1] if nights else None
-    rows = _rows(nights)
-    anchors = {r.latest.capsule_id: r.anchor for r in rows}
-    return _template().render(
-        last=last, nights=nights, total_nights=len(history.nights), rows=rows, anchors=anchors,
-        counts=_counts(last, lambda r: r.verdict, CORE, VERDICTS),
-        ref_counts=_counts(last, lambda r: r.ref_verdict, (), REF_VERDICTS) if last and last.ref else [],
-        groups=_groups(history.transitions), verdicts=VERDICTS, meanings=MEANINGS,
-    )
+def write_site(path: Path, view: Attention) -> list[Path]:
+    """Write the pages next to `path` (its `<stem>-pages/` folder cleared of the pages an
+    earlier report wrote); the files written."""
+    path = path.expanduser()
+    if path.is_dir():
+        raise UsageError(f"--html {path}: is a directory (name the summary page's file)")
+    site = render_site(view, path.name)
+    folder = path.parent / (path.stem + "-pages")
+    try:
+        if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+            raise UsageError(f"--html {path}: {folder} is in the way (not a folder replay wrote)")
+        if folder.is_dir():
+            if not (folder / MARKER).is_file() and any(folder.iterdir()):
+                raise UsageError(f"--html {path}: {folder} exists and replay did not write it; move it away")
+            for old in folder.glob("*.html"):
+                old.unlink()
+        written = []
+        for name, text in site.items():
+            target = path.parent / name
+            if target.parent != path.parent and not target.parent.is_dir():
+                target.parent.mkdir(parents=True)
+                (target.parent / MARKER).write_text("pages of `replay farm report --html`\n", encoding="utf-8")
+            tmp = target.with_name(target.name + ".tmp")
+            tmp.write_text(text, encoding="utf-8")
+            tmp.replace(target)  # a reader never sees half a page
+            written.append(target)
+        return written
+    except OSError as exc:
+        raise UsageError(f"--html {path}: cannot write ({exc.strerror or exc})") from None
 
 
-def _rows(nights: Sequence[Night]) -> list[Row]:
-    by_capsule: dict[str, dict[str, CapsuleResult]] = {}
-    for night in nights:
-        for r in night.results:
-            by_capsule.setdefault(r.capsule_id, {})[night.id] = r
-    rows = []
-    for capsule_id, results in by_capsule.items():
-        cells = tuple(Cell(n, results.get(n.id)) for n in nights)
-        latest = next(c for c in reversed(cells) if c.result is not None)
-        rows.append(Row(anchor_of(capsule_id), latest.result, latest.night,  # type: ignore[arg-type]
-                        latest.night is nights[-1], cells))
-    return sorted(rows, key=lambda r: (r.latest.path, r.latest.capsule_id))
+def _shared(view: Attention) -> dict[str, Any]:
+    last = view.last
+    c = Counter(r.verdict for r in (last.results if last else ()))
+    return dict(last=last, nights=view.nights, window=view.window, window_nights=view.window_nights,
+                transitions=view.transitions, group_labels=GROUP_LABELS,
+                group_counts=list(group_counts(view.rows).items()), group_totals=group_counts(view.rows),
+                counts=[(v, c[v]) for v in FACTS if c[v]] + sorted((v, n) for v, n in c.items() if v not in FACTS),
+                facts=list(FACTS.items()), script=_script(), script_hash=_script_hash())
 
 
-def anchor_of(capsule_id: str) -> str:
-    """A fragment id for a capsule's section: a hash, so a hostile id never shapes markup."""
-    return "capsule-" + hashlib.sha256(capsule_id.encode("utf-8", "replace")).hexdigest()[:16]
+def _grouped(rows: Sequence[Row]) -> list[tuple[str, list[Row]]]:
+    by: dict[str, list[Row]] = {}
+    for r in rows:
+        by.setdefault(r.group, []).append(r)
+    return [(g, by[g]) for g in GROUPS if g in by]
 
 
-def _counts(night: Night | None, verdict_of: Any, always: Iterable[str], order: Sequence[str]) -> list[tuple[str, int]]:
-    seen = Counter(v for v in (verdict_of(r) for r in (night.results if night else ())) if v)
-    known = [(v, seen[v]) for v in order if v in always or seen[v]]
-    return known + sorted((v, c) for v, c in seen.items() if v not in order)  # a verdict this page predates
-
-
-def _groups(transitions: Iterable[Transition]) -> list[Group]:
-    by_kind: dict[str, list[Transition]] = {}
-    for t in transitions:
-        by_kind.setdefault(t.kind if t.kind in KINDS else "other", []).append(t)
-    return [Group(k, KIND_LABELS.get(k, k), tuple(sorted(by_kind[k], key=lambda t: t.path)))
-            for k in KINDS if k in by_kind]
-
-
-def _template() -> jinja2.Template:
+@lru_cache(maxsize=1)
+def _env() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(when=_when, secs=_secs, label=label, vclass=vclass, rclass=rclass, ref=short_ref,
+    env.filters.update(when=_when, day=_day, secs=_secs, label=label, meaning=lambda v: facts_of(v).meaning,
+                       vclass=vclass, rowclass=rowclass, ref=short_ref, kind=lambda k: k.replace("-", " "),
                        pct=lambda x: f"{x:.0%}", outcome=lambda c: OUTCOMES.get(c, c or "—"))
-    return env.get_template("farm/report.html.j2")
+    return env
+
+
+@lru_cache(maxsize=1)
+def _script() -> str:
+    return (templates_dir() / "farm" / "report.js").read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=1)
+def _script_hash() -> str:
+    return "sha256-" + base64.b64encode(hashlib.sha256(_script().encode("utf-8")).digest()).decode("ascii")
 
 
 def label(verdict: str | None) -> str:
-    return "—" if verdict is None else LABELS.get(verdict, verdict)
+    if verdict is None:
+        return "—"
+    if verdict in ("new", "not-judged"):
+        return verdict.replace("-", " ")
+    return FACTS[verdict].label if verdict in FACTS else verdict  # type: ignore[index]
 
 
 def vclass(verdict: str | None) -> str:
-    """The CSS class of a verdict: only the vocabulary's names ever become a class."""
+    """The CSS class of a state: only the vocabulary's names ever become a class."""
     if verdict is None:
         return "v-absent"
-    return f"v-{verdict}" if verdict in VERDICTS else "v-unknown"
+    return f"v-{verdict}" if verdict in FACTS or verdict in ("new", "not-judged") else "v-unknown"
 
 
-def rclass(result: CapsuleResult | None) -> str:
-    """A result's class: its verdict's, except a recorded pass that passed (not a failure)."""
-    if result is not None and recorded_pass(result):
-        return "v-reproduced-pass"
-    return vclass(result.verdict if result else None)
+def rowclass(row: Row) -> str:
+    """Colour means change or trouble: a steady state that needs no one is grey."""
+    return vclass(row.verdict) if row.news else "v-steady"
 
 
 def short_ref(ref: str) -> str:
-    """A commit id as its first 12 digits (headers stay narrow); a branch name as it is."""
     return ref[:12] if _COMMIT.fullmatch(ref) else ref
 
 
@@ -181,9 +169,13 @@ def _when(stamp: str | None) -> str:
         moment = datetime.fromisoformat(stamp)
     except ValueError:
         return stamp
-    if moment.tzinfo is not None:  # RFC 3339 may carry any offset; the page speaks UTC
+    if moment.tzinfo is not None:
         moment = moment.astimezone(UTC)
     return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _day(stamp: str | None) -> str:
+    return _when(stamp)[:10] if stamp else "—"
 
 
 def _secs(seconds: float | None) -> str:
@@ -193,3 +185,4 @@ def _secs(seconds: float | None) -> str:
         return f"{seconds:.1f} s"
     minutes, rest = divmod(round(seconds), 60)
     return f"{minutes} min {rest:02d} s"
+

@@ -20,23 +20,20 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from ..verdicts import FACTS, JunitOutcome
 from .model import CapsuleResult, Night
 
 if TYPE_CHECKING:  # the report pulls in the whole replay core; the farm's JUnit needs none of it
     from ..report import ReplayReport
 
-Outcome = Literal["pass", "failure", "error", "skipped"]
+Outcome = JunitOutcome
 
 # A reproducing failure is a red test: the bug is still there. A failure that no longer
 # comes back, or is fixed at --ref, is green with a note; a capsule that cannot be
-# replayed (or an engine that failed) is an error, never a verdict.
-OUTCOME: Mapping[str, Outcome] = {
-    "reproduced": "failure", "different-failure": "failure", "not-fixed": "failure",
-    "flaky": "pass", "not-reproduced": "pass", "fixed": "pass",
-    "inconclusive": "skipped", "broken": "error", "infra-error": "error",
-}
+# replayed (or an engine that failed) is an error, never a verdict (runner/verdicts.py's table).
+OUTCOME: Mapping[str, Outcome] = {verdict: facts.junit for verdict, facts in FACTS.items()}
 MESSAGE_CHARS = 200  # one line in a check-run summary (dorny caps the whole at 65,535 bytes)
 TEXT_LINES, LINE_CHARS = 40, 500
 _NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

@@ -7,12 +7,13 @@ Frozen: a verdict or a finished attempt is never changed once recorded.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal, NamedTuple
 
-# replay's one verdict vocabulary, plus the two farm-only states
-FarmVerdict = Literal["reproduced", "different-failure", "not-reproduced", "flaky", "inconclusive",
-                      "fixed", "not-fixed", "broken", "infra-error"]
+from ..verdicts import FarmVerdict, TransitionKind, Verdict
+
+__all__ = ["AttemptRecord", "CapsuleResult", "FarmVerdict", "History", "Mark", "Night", "Rate", "Transition"]
 # which run an attempt belongs to: at the recorded commit, or at --ref
 Side = Literal["recorded", "ref"]
 AttemptState = Literal["started", "finished"]
@@ -63,13 +64,28 @@ class CapsuleResult:
     reason: str = ""  # one sentence: why this verdict (always set for broken / infra-error)
     rate: Rate | None = None  # for flaky (and any verdict decided from attempts)
     ref: str | None = None  # --ref REF
-    ref_verdict: FarmVerdict | None = None  # fixed | not-fixed | inconclusive at REF
+    ref_verdict: Verdict | None = None  # at REF, as runner.outcome.judge_fix judges a fix
     image_digest: str | None = None
     duration_s: float = 0.0
     replay_version: str = ""
     finished_at: str | None = None
     attempts: tuple[AttemptRecord, ...] = ()
     also_at: tuple[str, ...] = ()  # other paths the same capsule (same content) was collected from
+
+
+class Mark(NamedTuple):
+    """One capsule in one night, as the attention view needs it across many nights (light:
+    a history of 10,000 capsules x 30 nights is read as these, never as full results)."""
+
+    capsule_id: str
+    path: str
+    verdict: FarmVerdict
+    signature: str | None
+    ref: str | None
+    ref_verdict: Verdict | None
+    rate_k: int | None
+    rate_n: int | None
+    has_commit: bool
 
 
 @dataclass(frozen=True)
@@ -82,6 +98,12 @@ class Night:
     results: tuple[CapsuleResult, ...] = ()
     images: int = 0  # distinct planned images this night needed
     builds: int = 0  # of those, images actually built (not found cached)
+    options: Mapping[str, Any] = field(default_factory=dict, hash=False)  # as `farm run` stored them (FarmOptions.stored)
+
+
+# A transition's before state when there was no verdict: a capsule's first night, or the first
+# night it was judged at REF.
+Before = Literal["new", "not-judged"]
 
 
 @dataclass(frozen=True)
@@ -90,8 +112,8 @@ class Transition:
 
     capsule_id: str
     path: str
-    kind: Literal["newly-reproducing", "fixed", "flaky", "signature-changed", "broken", "new", "other"]
-    before: FarmVerdict | None
+    kind: TransitionKind
+    before: FarmVerdict | Before
     after: FarmVerdict
     detail: str = ""
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..capsules.trust import Trust
 from ..errors import UsageError
 from ..replay import Progress, Replayer, ReplayOptions
 from ..replay.options import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
@@ -44,8 +45,11 @@ class FarmOptions:
     repo: str | None = None
     executor: str = "local"  # local | celery (the broker's URL is never stored: it may hold a password)
     supplied: tuple[str, ...] = ()  # the names of the --env values; the values are never stored
+    trust_keys: tuple[str, ...] = ()  # --trust-key PEM files, as replay takes them
+    require_valid: bool = False  # --require-valid: a capsule without a valid signature from one is broken
 
     def __post_init__(self) -> None:
+        _ = self.trust  # the key files and --require-valid checked once, as replay checks them
         if self.attempts < 1 or self.max_attempts < self.attempts:
             raise UsageError(f"--attempts {self.attempts} / --max-attempts {self.max_attempts}: "
                              "need 1 <= attempts <= max-attempts")
@@ -53,6 +57,10 @@ class FarmOptions:
             raise UsageError(f"--executor {self.executor!r}: one of local, celery")
         if self.supplied and self.executor != "local":
             raise UsageError("--env does not go with --executor celery: a supplied value never leaves this machine")
+
+    @property
+    def trust(self) -> Trust:
+        return Trust(tuple(Path(k) for k in self.trust_keys), self.require_valid)
 
     @property
     def workers(self) -> int:
@@ -64,7 +72,8 @@ class FarmOptions:
     @classmethod
     def from_stored(cls, data: dict[str, Any]) -> FarmOptions:
         known = {f.name: data[f.name] for f in fields(cls) if f.name in data}
-        return cls(**{**known, "supplied": tuple(known.get("supplied", ()))})
+        return cls(**{**known, "supplied": tuple(known.get("supplied", ())),
+                      "trust_keys": tuple(known.get("trust_keys", ()))})
 
 
 @dataclass(frozen=True)
@@ -94,6 +103,9 @@ def run_night(store: HistoryStore, sources: Sequence[Path], options: FarmOptions
         progress.say(f"resuming night {night.id} (started {night.started_at})")
     else:
         entries = collect(sources)
+        if not entries:  # a mistyped path must not make a green night
+            raise UsageError("farm run: no capsule found in " + ", ".join(map(str, sources)) +
+                             "; no night recorded")
         night = Night(id=new_night_id(), started_at=now(), ref=options.ref, sources=tuple(map(str, sources)))
     replayer = Replayer(ReplayOptions(attempts=1, timeout=options.timeout, memory=options.memory,
                                       label=f"farm-{night.id}", secret_env=env), Progress(quiet=True))
@@ -122,6 +134,9 @@ def _same_names(stored: tuple[str, ...], env: tuple[tuple[str, str], ...]) -> No
 
 def _executor(options: FarmOptions, replayer: Replayer, progress: FarmProgress, broker: str | None) -> Executor:
     if options.executor == "celery":
+        from ..extras import require
+
+        require("workers", "farm run --executor celery")
         from ..workers.dispatch import CeleryExecutor
 
         if not broker:
@@ -185,7 +200,8 @@ class _Night:
     def _prepare(self, pool: ThreadPoolExecutor, todo: list[NightEntry]) -> list[Prepared]:
         """Verify and plan every capsule first; the ones that cannot be planned are judged now."""
         out: list[Prepared] = []
-        for entry, fut in [(e, pool.submit(prepare, e, self.replayer, self.options.ref, self.options.repo))
+        trust = self.options.trust
+        for entry, fut in [(e, pool.submit(prepare, e, self.replayer, self.options.ref, self.options.repo, trust))
                            for e in todo]:
             ready = fut.result()
             if isinstance(ready, Prepared):

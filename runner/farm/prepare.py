@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import __version__, secretrules
-from ..capsules import read_capsule, verify_capsule
-from ..capsules.model import Capsule
 from ..build.planner import PlanOptions, make_plan
+from ..capsules import check_capsule
+from ..capsules.model import Capsule
+from ..capsules.trust import Trust
 from ..replay import Expected, Replayer, expected_of
+from ..verdicts import FarmVerdict
 from .collect import content_id
-from .model import CapsuleResult, FarmVerdict
+from .model import CapsuleResult
 from .store import NightEntry
 from .verdict import unjudged
 
@@ -35,17 +37,19 @@ class Prepared:
 Unprepared = tuple[FarmVerdict, str, "Capsule | None"]
 
 
-def prepare(entry: NightEntry, replayer: Replayer, ref: str | None, repo: str | None) -> Prepared | Unprepared:
+def prepare(entry: NightEntry, replayer: Replayer, ref: str | None, repo: str | None,
+            trust: Trust = Trust()) -> Prepared | Unprepared:
+    """One parse of the capsule for its verification and its plan; a capsule the trust policy
+    refuses (it does not verify; with --require-valid, no valid signature from a --trust-key)
+    is `broken`, as replay refuses it."""
     path = Path(entry.path)
     capsule: Capsule | None = None
     try:
         if content_id(path) != entry.capsule_id:
             return "broken", "the capsule changed since this night began (resume replays what was collected)", None
-        verified = verify_capsule(path)
-        if not verified.valid:
-            problem = next((p.message for p in verified.problems if p.severity == "error"), "does not verify")
-            return "broken", f"does not verify ({problem})", None
-        capsule = read_capsule(path)
+        read, verified = check_capsule(path, trust.keys)
+        trust.admit(entry.path, verified)
+        capsule = read
         has_commit = capsule.repo is not None and capsule.repo.commit is not None
         # --repo serves the capsules that record a commit; the others record no source to fetch
         env = replayer.options.secret_env  # the plan names them as supplied; their values reach the run only

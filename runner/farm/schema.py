@@ -125,6 +125,16 @@ def _v2(conn: Connection) -> None:
         conn.execute(text(_V2_SQLITE[0]))
 
 
+# Every query the store makes has an index (scripts/bench checks the query plans): a night's
+# results and a capsule's attempts by their keys already; nights by start, one capsule's
+# results by its id (or an id prefix) and by the path it was collected at.
+_V3 = (
+    "CREATE INDEX nights_by_start ON nights (started_at, id)",
+    "CREATE INDEX results_by_capsule ON results (capsule_id)",
+    "CREATE INDEX results_by_path ON results (path)",
+)
+
+
 @dataclass(frozen=True)
 class Migration:
     version: int
@@ -135,6 +145,7 @@ class Migration:
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "nights, their capsules, results and attempts", _run(_V1)),
     Migration(2, "verdicts and finished attempts immutable; attempts indexed", _v2),
+    Migration(3, "nights by start, results by capsule and by path indexed", _run(_V3)),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -10,11 +10,12 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ..replay import Attempt
+from ..verdicts import REPRODUCES, FarmVerdict, Verdict
 from .executor import Done, Executor, ImageFailed, RemoteFailure, Work, attempt_ids, new_task_id, task_of
-from .model import AttemptRecord, CapsuleResult, FarmVerdict, Night, Rate, Side
+from .model import AttemptRecord, CapsuleResult, Night, Rate, Side
 from .prepare import Prepared, now, unjudged_result
 from .store import HistoryStore
-from .verdict import decide, more_attempts, ref_attempts_wanted, ref_done, ref_verdict, unjudged
+from .verdict import decide, more_attempts, ref_attempts_wanted, ref_done, ref_judgement, unjudged
 
 if TYPE_CHECKING:
     from ..build.plan import Plan
@@ -48,21 +49,25 @@ class CapsuleRunner:
             rate=decision.rate, ref_verdict=ref_v, image_digest=self._digest,
             recorded_signature=p.expected.signature)
 
-    def _at_ref(self, p: Prepared, recorded: FarmVerdict) -> tuple[FarmVerdict | None, str]:
+    def _at_ref(self, p: Prepared, recorded: Verdict) -> tuple[Verdict | None, str]:
         """The verdict at REF and what to add to the reason; REF's own failure leaves the
-        recorded-commit verdict standing (REF is then inconclusive)."""
+        recorded-commit verdict standing (REF is then inconclusive). The recorded-commit
+        verdict just decided is the baseline: a failure that does not come back at its own
+        commit cannot be fixed at REF (judge_fix says inconclusive, and no REF attempt runs)."""
         if p.ref_problem:
             return "inconclusive", f"; at {self.options.ref}: {p.ref_problem}"
         if p.ref_plan is None:
             return None, ""
-        if recorded not in ("reproduced", "flaky"):
-            return "inconclusive", ""  # the recorded run does not reproduce: nothing to call fixed
+        if recorded not in REPRODUCES:
+            fix = ref_judgement(p.expected, recorded, ())
+            return fix.verdict, f"; at {self.options.ref}: {fix.verdict}: {fix.why}"
         wanted = ref_attempts_wanted(recorded, self.options.attempts, self.options.max_attempts)
         try:
             records = self._side(p, "ref", p.ref_plan, lambda rs: 0 if ref_done(rs, wanted) else 1)
         except ImageFailed as exc:
             return "inconclusive", f"; at {self.options.ref}: {_unjudged(exc.cause)[1]}"
-        return ref_verdict(recorded, p.expected, records), ""
+        fix = ref_judgement(p.expected, recorded, records)
+        return fix.verdict, f"; at {self.options.ref}: {fix.verdict}: {fix.why}"
 
     def unjudged(self, p: Prepared, exc: BaseException) -> CapsuleResult:
         verdict, reason = _unjudged(exc.cause if isinstance(exc, ImageFailed) else exc)

@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from sqlalchemy import Engine, RowMapping, create_engine, event, insert, select, update
+from sqlalchemy import Engine, RowMapping, and_, create_engine, event, insert, select, update
 from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError
 
 from ..errors import Exit, ReplayError
 from . import schema as s
 from .history import transitions
-from .model import AttemptRecord, CapsuleResult, History, Night, Rate
+from .model import AttemptRecord, CapsuleResult, History, Mark, Night, Rate
 
 
 class StoreError(ReplayError):
@@ -75,6 +75,9 @@ class HistoryStore(Protocol):
     def attempts(self, night_id: str, capsule_id: str, side: str) -> list[AttemptRecord]: ...
     def history(self, last: int | None = None) -> History: ...
     def capsule_results(self, capsule_id: str) -> list[CapsuleResult]: ...
+    def nights(self, last: int | None = None) -> list[Night]: ...
+    def night(self, night_id: str) -> Night: ...
+    def marks(self, night_id: str) -> list[Mark]: ...
 
 
 _SERVER_URL = re.compile(r"^postgres(?:ql)?(?:\+psycopg)?://", re.IGNORECASE)
@@ -91,6 +94,9 @@ def shown(url: str) -> str:
 
 def connect_server(url: str) -> Engine:
     """PostgreSQL through psycopg 3; a connection the server dropped is replaced, not reported."""
+    from ..extras import require
+
+    require("postgres", "a postgresql:// history")
     return create_engine(_SERVER_URL.sub("postgresql+psycopg://", url), pool_pre_ping=True,
                          connect_args={"connect_timeout": 15})
 
@@ -224,30 +230,92 @@ class SqlStore:
                 .order_by(s.attempts.c.idx)).mappings().all()
         return [_attempt(r) for r in rows]
 
+    def add_results(self, results: Sequence[CapsuleResult]) -> None:
+        """Many verdicts with their finished attempts in one transaction (an import of nights
+        judged elsewhere, the bench's history); the same rules as add_result."""
+        def do(conn: Any) -> None:
+            if results:
+                conn.execute(insert(s.results), [_result_row(r) for r in results])
+            rows = [{**_attempt_row(a), "state": a.state} for r in results for a in r.attempts]
+            if rows:
+                conn.execute(insert(s.attempts), rows)
+
+        try:
+            self._tx(do)
+        except IntegrityError:
+            raise StoreError(self.path, "a verdict or an attempt of these is already recorded; "
+                                        "verdicts are never changed") from None
+
     # -- reading the history --------------------------------------------------------
-    def history(self, last: int | None = None) -> History:
-        """The last `last` nights (all by default), oldest first, with the transitions between
-        the last two finished nights."""
+    def nights(self, last: int | None = None) -> list[Night]:
+        """The last `last` nights (all by default), oldest first, without their results."""
         with self.engine.connect() as conn:
             q = select(s.nights).order_by(s.nights.c.started_at.desc(), s.nights.c.id.desc())
             rows = conn.execute(q.limit(last) if last else q).mappings().all()
-            nights = [self._night_with_results(conn, r) for r in reversed(rows)]
+        return [_night(r) for r in reversed(rows)]
+
+    def night(self, night_id: str) -> Night:
+        """One night with its results and their finished attempts (two queries)."""
+        with self.engine.connect() as conn:
+            row = conn.execute(select(s.nights).where(s.nights.c.id == night_id)).mappings().first()
+            if row is None:
+                raise StoreError(self.path, f"no night {night_id} in this history")
+            return self._night_with_results(conn, row)
+
+    def marks(self, night_id: str) -> list[Mark]:
+        """A night's results, light (what the attention view reads for every night)."""
+        r = s.results.c
+        q = select(r.capsule_id, r.path, r.verdict, r.signature, r.ref, r.ref_verdict, r.rate_k, r.rate_n,
+                   r.commit_id.is_not(None)).where(r.night_id == night_id)
+        with self.engine.connect() as conn:
+            return [Mark(*row) for row in conn.execute(q)]
+
+    def history(self, last: int | None = None) -> History:
+        """The last `last` nights (all by default), oldest first, with the transitions between
+        the last two finished nights."""
+        nights = [self.night(n.id) for n in self.nights(last)]
         finished = [n for n in nights if n.finished_at is not None]
         moved = transitions(finished[-2], finished[-1]) if len(finished) >= 2 else (
             transitions(None, finished[-1]) if finished else ())
         return History(tuple(nights), tuple(moved))
 
     def capsule_results(self, capsule_id: str) -> list[CapsuleResult]:
-        """One capsule's verdicts across nights, oldest first; `capsule_id` may be a prefix."""
+        """One capsule's verdicts across nights, oldest first; `capsule_id` may be a prefix
+        (read as a range of the index, never a scan)."""
+        c = s.results.c.capsule_id
+        cond = and_(c >= capsule_id, c < _after_prefix(capsule_id)) if capsule_id else c == capsule_id
+        return self._results_where(cond)
+
+    def results_at_path(self, path: str) -> list[CapsuleResult]:
+        """Every verdict recorded for a capsule collected at `path` (as the history spells it),
+        whatever its content was then, oldest first."""
+        return self._results_where(s.results.c.path == path)
+
+    def capsule_ids(self, prefix: str, limit: int = 20) -> list[str]:
+        """The distinct capsule ids starting with `prefix`, at most `limit`."""
+        c = s.results.c.capsule_id
+        q = select(c).where(c >= prefix, c < _after_prefix(prefix)).distinct().order_by(c).limit(limit)
         with self.engine.connect() as conn:
-            q = (select(s.results).join(s.nights, s.nights.c.id == s.results.c.night_id)
-                 .where(s.results.c.capsule_id.startswith(capsule_id, autoescape=True))
-                 .order_by(s.nights.c.started_at, s.nights.c.id))
-            return [self._result(conn, r) for r in conn.execute(q).mappings().all()]
+            return [str(r[0]) for r in conn.execute(q)]
+
+    def _results_where(self, cond: Any) -> list[CapsuleResult]:
+        with self.engine.connect() as conn:
+            q = (select(s.results, s.nights.c.started_at).join(s.nights, s.nights.c.id == s.results.c.night_id)
+                 .where(cond))
+            rows = sorted(conn.execute(q).mappings().all(), key=lambda r: (r["started_at"], r["night_id"]))
+            return [self._result(conn, r) for r in rows]
 
     def _night_with_results(self, conn: Any, row: RowMapping) -> Night:
-        q = select(s.results).where(s.results.c.night_id == row["id"]).order_by(s.results.c.path)
-        return _night(row, tuple(self._result(conn, r) for r in conn.execute(q).mappings().all()))
+        a = s.attempts.c
+        by_capsule: dict[str, list[AttemptRecord]] = {}
+        q = select(s.attempts).where(a.night_id == row["id"], a.state == "finished")
+        for att in conn.execute(q).mappings():
+            by_capsule.setdefault(att["capsule_id"], []).append(_attempt(att))
+        for atts in by_capsule.values():
+            atts.sort(key=lambda x: (x.side, x.index))
+        results = conn.execute(select(s.results).where(s.results.c.night_id == row["id"])).mappings().all()
+        return _night(row, tuple(sorted((_result(r, by_capsule.get(r["capsule_id"], ())) for r in results),
+                                        key=lambda x: x.path)))
 
     def _result(self, conn: Any, row: RowMapping) -> CapsuleResult:
         q = select(s.attempts).where(s.attempts.c.night_id == row["night_id"],
@@ -255,6 +323,30 @@ class SqlStore:
                                      s.attempts.c.state == "finished").order_by(s.attempts.c.side, s.attempts.c.idx)
         atts = tuple(_attempt(a) for a in conn.execute(q).mappings().all())
         return _result(row, atts)
+
+    def query_plans(self) -> dict[str, str]:
+        """SQLite's plan of each read the store makes (scripts/bench checks each uses an index)."""
+        if self.engine.dialect.name != "sqlite":
+            return {}
+        r, a, n = s.results.c, s.attempts.c, s.nights.c
+        reads = {
+            "nights": select(s.nights).order_by(n.started_at.desc(), n.id.desc()).limit(30),
+            "night": select(s.nights).where(n.id == "x"),
+            "night results": select(s.results).where(r.night_id == "x"),
+            "night attempts": select(s.attempts).where(a.night_id == "x", a.state == "finished"),
+            "marks": select(r.capsule_id, r.verdict).where(r.night_id == "x"),
+            "judged": select(r.capsule_id).where(r.night_id == "x"),
+            "capsule attempts": select(s.attempts).where(a.night_id == "x", a.capsule_id == "y", a.side == "recorded"),
+            "capsule by id prefix": select(s.results).where(r.capsule_id >= "ab", r.capsule_id < "ac"),
+            "capsule by path": select(s.results).where(r.path == "caps/x.json"),
+            "night capsules": select(s.night_capsules).where(s.night_capsules.c.night_id == "x"),
+        }
+        out = {}
+        with self.engine.connect() as conn:
+            for name, q in reads.items():
+                sql = str(q.compile(self.engine, compile_kwargs={"literal_binds": True}))
+                out[name] = " | ".join(str(row[-1]) for row in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + sql))
+        return out
 
     def close(self) -> None:
         self.engine.dispose()
@@ -265,10 +357,19 @@ def _why(exc: BaseException) -> str:
     return str(orig or exc).splitlines()[0][:200]
 
 
+def _after_prefix(prefix: str) -> str:
+    """The least string above every string starting with `prefix` (the end of an index range)."""
+    return prefix[:-1] + chr(ord(prefix[-1]) + 1) if prefix else "\uffff"
+
+
 def _night(row: RowMapping, results: tuple[CapsuleResult, ...] = ()) -> Night:
+    try:
+        options = json.loads(row["options"] or "{}")
+    except ValueError:
+        options = {}
     return Night(id=row["id"], started_at=row["started_at"], finished_at=row["finished_at"], ref=row["ref"],
                  sources=tuple(json.loads(row["sources"])), results=results, images=row["images"] or 0,
-                 builds=row["builds"] or 0)
+                 builds=row["builds"] or 0, options=options if isinstance(options, dict) else {})
 
 
 def _result_row(r: CapsuleResult) -> dict[str, Any]:

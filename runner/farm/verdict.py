@@ -9,15 +9,15 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from ..errors import (BuildFailed, CapsuleError, CapsuleRefused, EngineUnavailable, NeedsInput, ReplayError,
                       SourceUnavailable, UsageError)
+from ..outcome import FixJudgement, judge_fix
 from ..replay import Attempt, Expected, judge
-from .model import AttemptRecord, FarmVerdict, Rate
+from ..verdicts import FarmVerdict, Unjudged, Verdict
+from .model import AttemptRecord, Rate
 
 Z95 = 1.959963984540054  # the normal quantile of a two-sided 95 % interval
-Unjudged = Literal["broken", "infra-error"]
 
 
 def wilson(k: int, n: int, z: float = Z95) -> Rate:
@@ -42,7 +42,7 @@ def more_attempts(classifications: Sequence[str | None], first: int, maximum: in
 
 @dataclass(frozen=True)
 class Decision:
-    verdict: FarmVerdict
+    verdict: Verdict
     rate: Rate | None
     signature: str | None
     exit_code: int | None
@@ -72,11 +72,10 @@ def ref_attempts_wanted(recorded: FarmVerdict, first: int, maximum: int) -> int:
     return maximum if recorded == "flaky" else first
 
 
-def ref_verdict(recorded: FarmVerdict, expected: Expected, records: Sequence[AttemptRecord]) -> FarmVerdict:
-    """As --patch is judged: fixed only when the recorded run reproduces and every REF attempt passes."""
-    if recorded not in ("reproduced", "flaky"):
-        return "inconclusive"
-    return judge(expected, [as_attempt(r) for r in records], patched=True)
+def ref_judgement(expected: Expected, baseline: Verdict, records: Sequence[AttemptRecord]) -> FixJudgement:
+    """REF judged as `--patch` judges a patch (runner.outcome.judge_fix, the one fix table), the
+    capsule's own-commit verdict of the same night as the baseline."""
+    return judge_fix(expected, baseline, [as_attempt(r) for r in records])
 
 
 def ref_done(records: Sequence[AttemptRecord], wanted: int) -> bool:

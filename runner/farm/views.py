@@ -3,15 +3,17 @@ html.py's and junit.py's)."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from ..capsules.model import to_data
-from .model import CapsuleResult, History, Night
+from ..verdicts import facts_of
+from .attention import GROUP_LABELS, GROUPS, Attention, Row
+from .attention import counts as counts_by_group
+from .model import CapsuleResult, Night
 
 VERDICT_ORDER = ("reproduced", "flaky", "different-failure", "not-reproduced", "inconclusive", "broken",
                  "infra-error")
-_LETTER = {"reproduced": "R", "flaky": "F", "different-failure": "D", "not-reproduced": "N", "inconclusive": "?",
-           "broken": "B", "infra-error": "E", "fixed": "X", "not-fixed": "n"}
 
 
 def counts(night: Night) -> dict[str, int]:
@@ -36,32 +38,37 @@ def run_json(night: Night) -> dict[str, Any]:
     return {"night": night_summary(night), "results": [result_json(r) for r in night.results]}
 
 
-def strips(history: History) -> list[dict[str, Any]]:
-    """Per capsule, its verdict on each night of the history (None where it was not collected)."""
-    by_id: dict[str, dict[str, Any]] = {}
-    for i, night in enumerate(history.nights):
-        for r in night.results:
-            row = by_id.setdefault(r.capsule_id, {"capsule_id": r.capsule_id, "path": r.path,
-                                                  "verdicts": [None] * len(history.nights)})
-            row["path"] = r.path
-            row["verdicts"][i] = r.verdict
-    return sorted(by_id.values(), key=lambda row: row["path"])
-
-
-def report_json(history: History) -> dict[str, Any]:
-    last = history.nights[-1] if history.nights else None
+def row_json(row: Row) -> dict[str, Any]:
+    rate = row.rate
     return {
-        "nights": [night_summary(n) for n in history.nights],
-        "last_night": run_json(last) if last else None,
-        "since_last_night": [to_data(t) for t in history.transitions],
-        "capsules": strips(history),
+        "capsule_id": row.capsule_id, "path": row.path, "group": row.group, "verdict": row.verdict,
+        "signature": row.signature, "ref_verdict": row.ref_verdict, "in_last_night": row.in_last,
+        "first_seen": to_data(row.first_seen),
+        "last_change": {"night_id": row.last_change.night_id, "started_at": row.last_change.started_at,
+                        "from": row.last_change.before, "to": row.last_change.after},
+        "rate": None if rate is None else {"k": rate.rate.k, "n": rate.rate.n, "low": rate.rate.low,
+                                           "high": rate.rate.high, "nights": rate.nights},
+        "strip": list(row.strip), "command": row.command,
     }
 
 
-def history_json(results: list[CapsuleResult]) -> dict[str, Any]:
+def report_json(view: Attention) -> dict[str, Any]:
+    last = view.last
+    return {
+        "nights": [night_summary(n) for n in view.nights],
+        "window": view.window,
+        "groups": counts_by_group(view.rows),
+        "rows": [row_json(r) for r in view.rows],
+        "since_last_night": [to_data(t) for t in view.transitions],
+        "last_night": run_json(last) if last else None,
+    }
+
+
+def history_json(found: tuple[str, list[CapsuleResult]]) -> dict[str, Any]:
+    matched, results = found
     first = results[-1] if results else None
     return {"capsule_id": first.capsule_id if first else None, "path": first.path if first else None,
-            "nights": [result_json(r) for r in results]}
+            "matched": matched, "nights": [result_json(r) for r in results]}
 
 
 def show_run(night: Night, console: Any) -> None:
@@ -75,31 +82,73 @@ def show_run(night: Night, console: Any) -> None:
                               r.reason))
     console.print(table)
     console.print(_counts_line(night), markup=False)
+    broken = [r.path for r in night.results if r.verdict == "broken"]
+    if broken:
+        console.print(f"broken ({len(broken)}, no verdict: the capsule's own problem, see why): " +
+                      ", ".join(broken[:10]) + (f" and {len(broken) - 10} more" if len(broken) > 10 else ""),
+                      markup=False)
     console.print(f"images: {night.images} planned, {night.builds} built", markup=False)
 
 
-def show_report(history: History, console: Any) -> None:
-    if not history.nights:
+STEADY_SHOWN = 20  # steady rows listed by the text report before they are folded (--all lists them)
+
+
+def show_report(view: Attention, console: Any, show_all: bool = False) -> None:
+    if not view.nights or view.last is None:
         console.print("no nights recorded yet", markup=False)
         return
-    last = history.nights[-1]
-    console.print(f"{len(history.nights)} night(s); last {last.id} (started {last.started_at}"
-                  f"{', unfinished' if last.finished_at is None else ''})", markup=False)
+    last = view.last
+    console.print(f"{len(view.nights)} night(s); last {last.id} (started {last.started_at}"
+                  f"{', unfinished' if last.finished_at is None else ''}); rates over the last "
+                  f"{min(view.window, len(view.nights))} night(s)", markup=False)
     console.print(_counts_line(last), markup=False)
-    console.print("since last night:" if history.transitions else "since last night: nothing changed", markup=False)
-    for t in history.transitions:
-        console.print(f"  {t.kind}: {t.path} ({t.before or '-'} -> {t.after}) {t.detail}", markup=False)
+    console.print("since last night:" if view.transitions else "since last night: nothing changed", markup=False)
+    for t in view.transitions:
+        console.print(f"  {t.kind}: {t.path} ({t.before} -> {t.after})" + (f" {t.detail}" if t.detail else ""),
+                      markup=False)
+    for group in GROUPS:
+        rows = view.group(group)
+        if not rows:
+            continue
+        shown = rows if show_all or group != "steady" or len(rows) <= STEADY_SHOWN else ()
+        console.print(f"{GROUP_LABELS[group]} ({len(rows)})", markup=False, style="bold")
+        if shown:
+            _rows_table(shown, console)
+        else:
+            by = Counter(r.verdict for r in rows)
+            console.print("  " + ", ".join(f"{n} {v}" for v, n in by.most_common()) +
+                          " (folded: --all lists them, --json has every row)", markup=False)
+
+
+def _rows_table(rows: Sequence[Row], console: Any) -> None:
     from rich.table import Table
 
-    table = Table(title="capsules", header_style="bold")
-    for col in ("capsule", "nights (oldest first)", "last"):
+    table = Table(header_style="bold", box=None, padding=(0, 1), show_edge=False)
+    for col in ("capsule", "verdict", "first seen", "last change", "rate (window)", "reproduce here"):
         table.add_column(col, overflow="fold")
-    for row in strips(history):
-        strip = "".join(_LETTER.get(v, "?") if v else "." for v in row["verdicts"])
-        table.add_row(*_plain(row["path"], strip, next((v for v in reversed(row["verdicts"]) if v), "")))
+    for r in rows:
+        verdict = r.verdict + (f", at ref {r.ref_verdict}" if r.ref_verdict else "")
+        cells = _plain(r.path, verdict, _day(r.first_seen.started_at), _change(r), _window_rate(r), r.command)
+        if r.news:
+            cells[1].stylize(facts_of(r.verdict).style)
+        table.add_row(*cells)
     console.print(table)
-    console.print("R reproduced, F flaky, D different-failure, N not-reproduced, ? inconclusive, B broken, "
-                  "E infra-error, . not collected", markup=False)
+
+
+def _day(stamp: str) -> str:
+    return stamp[:10]
+
+
+def _change(r: Row) -> str:
+    c = r.last_change
+    return f"{_day(c.started_at)} {c.before} -> {c.after}"
+
+
+def _window_rate(r: Row) -> str:
+    if r.rate is None:
+        return ""
+    x = r.rate.rate
+    return f"{x.k}/{x.n} ({x.low:.0%}-{x.high:.0%}), {r.rate.nights} night(s)"
 
 
 def show_history(results: list[CapsuleResult], console: Any) -> None:
@@ -130,4 +179,6 @@ def _plain(*values: str) -> list[Any]:
     """Table cells as plain text: capsule strings are never read as rich markup."""
     from rich.text import Text
 
-    return [Text(str(v)) for v in values]
+    from ..textsafe import cell
+
+    return [Text(cell(str(v))) for v in values]

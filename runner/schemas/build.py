@@ -198,9 +198,17 @@ def farm_report() -> dict[str, Any]:
 
     run_doc, d = farm_run()
     one_night = {k: v for k, v in run_doc.items() if k in ("type", "properties", "required")}
-    strip = obj({"capsule_id": STR, "path": STR, "verdicts": array(nullable(STR))})
-    body = obj({"nights": array(_night(d)), "last_night": nullable(one_night),
-                "since_last_night": array(d.of(Transition)), "capsules": array(strip)})
+    from ..farm.attention import GROUPS
+
+    row = obj({"capsule_id": STR, "path": STR, "group": {"enum": list(GROUPS)}, "verdict": STR,
+               "signature": nullable(STR), "ref_verdict": nullable(STR), "in_last_night": BOOL,
+               "first_seen": obj({"night_id": STR, "started_at": STR}),
+               "last_change": obj({"night_id": STR, "started_at": STR, "from": STR, "to": STR}),
+               "rate": nullable(obj({"k": INT, "n": INT, "low": NUM, "high": NUM, "nights": INT})),
+               "strip": array(nullable(STR)), "command": STR})
+    body = obj({"nights": array(_night(d)), "window": INT,
+                "groups": obj({g: INT for g in GROUPS}), "rows": array(row),
+                "since_last_night": array(d.of(Transition)), "last_night": nullable(one_night)})
     return document("farm-report", "replay farm report --json result", body, d.defs)
 
 
@@ -208,7 +216,8 @@ def farm_history() -> dict[str, Any]:
     from ..farm.model import CapsuleResult
 
     d = Derive()
-    body = obj({"capsule_id": nullable(STR), "path": nullable(STR), "nights": array(d.of(CapsuleResult))})
+    body = obj({"capsule_id": nullable(STR), "path": nullable(STR), "matched": STR,
+                "nights": array(d.of(CapsuleResult))})
     return document("farm-history", "replay farm history --json result", body, d.defs)
 
 

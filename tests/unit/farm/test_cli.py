@@ -39,17 +39,23 @@ def _json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
     return rc, envelope_of(capsys.readouterr().out)
 
 
-def test_report_json_is_the_envelope_with_the_changes_since_last_night(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_json_is_the_envelope_in_attention_order(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc, doc = _json(capsys, "farm", "report", "--db", str(db))
     assert (rc, doc["schema"], doc["command"], doc["exit_code"], doc["error"]) == (
         0, "replay.farm-report/1", "farm report", 0, None)
     res = doc["result"]
     assert [n["id"] for n in res["nights"]] == ["n1", "n2"]
     assert res["nights"][1]["counts"] == {"reproduced": 1, "flaky": 1}
-    assert {(t["path"], t["kind"]) for t in res["since_last_night"]} == {
-        ("caps/a.json", "newly-reproducing"), ("caps/b", "flaky")}
-    assert {c["path"]: c["verdicts"] for c in res["capsules"]} == {
-        "caps/a.json": ["not-reproduced", "reproduced"], "caps/b": ["reproduced", "flaky"]}
+    assert {(t["path"], t["kind"], t["before"]) for t in res["since_last_night"]} == {
+        ("caps/a.json", "newly-reproducing", "not-reproduced"), ("caps/b", "flaky", "reproduced")}
+    assert [(r["path"], r["group"], r["strip"]) for r in res["rows"]] == [
+        ("caps/a.json", "changed", ["not-reproduced", "reproduced"]), ("caps/b", "newly-flaky", ["reproduced", "flaky"])]
+    a = res["rows"][0]
+    assert a["first_seen"]["night_id"] == "n1" and (a["last_change"]["night_id"], a["last_change"]["from"],
+                                                    a["last_change"]["to"]) == ("n2", "not-reproduced", "reproduced")
+    assert a["command"] == "replay caps/a.json" and res["window"] == 14 and res["groups"]["changed"] == 1
+    b = res["rows"][1]
+    assert (b["rate"]["k"], b["rate"]["n"], b["rate"]["nights"]) == (4, 10, 1)
     rate = next(r for r in res["last_night"]["results"] if r["path"] == "caps/b")["rate"]
     assert (rate["k"], rate["n"]) == (4, 10)
 
@@ -57,26 +63,56 @@ def test_report_json_is_the_envelope_with_the_changes_since_last_night(db: Path,
 def test_report_since_keeps_the_last_nights(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc, doc = _json(capsys, "farm", "report", "--db", str(db), "--since", "1")
     assert rc == 0 and [n["id"] for n in doc["result"]["nights"]] == ["n2"]
+    assert {t["before"] for t in doc["result"]["since_last_night"]} == {"new"}
 
 
-def test_report_text_names_what_changed(db: Path, capsys: pytest.CaptureFixture[str],
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_report_text_is_attention_first_and_says_each_transition_once(
+        db: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "200")
     assert main(["farm", "report", "--db", str(db)]) == 0
     text = capsys.readouterr().out
-    assert "newly-reproducing: caps/a.json (not-reproduced -> reproduced)" in text
-    assert "flaky: caps/b (reproduced -> flaky)" in text
+    assert "newly-reproducing: caps/a.json (not-reproduced -> reproduced)\n" in text
+    assert "flaky: caps/b (reproduced -> flaky)\n" in text  # once: no detail repeating the two states
     assert "verdicts: 1 reproduced, 1 flaky" in text
-    assert "NR" in text and "RF" in text  # the strips, oldest night first
+    assert text.index("new failures and changed verdicts (1)") < text.index("newly flaky (1)")
+    assert "replay caps/a.json" in text and "2026-12-02 not-reproduced -> reproduced" in text
+    assert "4/10 (17%-69%), 1 night(s)" in text
 
 
-def test_history_of_one_capsule_by_id_prefix(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_history_by_id_prefix_by_recorded_path_and_by_content(db: Path, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     rc, doc = _json(capsys, "farm", "history", "aaaa", "--db", str(db))
-    assert (rc, doc["schema"]) == (0, "replay.farm-history/1")
+    assert (rc, doc["schema"], doc["result"]["matched"]) == (0, "replay.farm-history/1",
+                                                              "matched the id prefix aaaa (capsule aaaa1111)")
     assert [(n["night_id"], n["verdict"]) for n in doc["result"]["nights"]] == [
         ("n1", "not-reproduced"), ("n2", "reproduced")]
+    monkeypatch.chdir(tmp_path)  # the recorded path names no file here: it is found as the history spells it
+    rc, doc = _json(capsys, "farm", "history", "caps/b", "--db", str(db))
+    assert rc == 0 and doc["result"]["matched"].startswith("matched the path caps/b as the history records it")
+    assert [n["verdict"] for n in doc["result"]["nights"]] == ["reproduced", "flaky"]
     rc, doc = _json(capsys, "farm", "history", "ffff", "--db", str(db))
     assert (rc, doc["exit_code"], doc["result"]["nights"]) == (1, 1, [])
+    assert doc["result"]["matched"].startswith("nothing matched ffff")
+    assert main(["farm", "history", "caps/b", "--db", str(db)]) == 0
+    assert "matched the path caps/b" in capsys.readouterr().out
+
+
+def test_history_by_a_files_content(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from runner.farm.collect import content_id
+
+    cap = tmp_path / "moved" / "x.json"
+    cap.parent.mkdir()
+    cap.write_text('{"twin": 1}')
+    cid = content_id(cap)
+    store = SqlStore(tmp_path / "farm.sqlite")
+    store.create_night(night("n1", "2026-12-01T02:00:00Z", None), {}, [NightEntry(cid, "elsewhere/x.json", "twin")])
+    store.add_result(result("n1", cid, "reproduced", path="elsewhere/x.json"))
+    store.add_result(result("n1", cid[:4] + "0" * 28, "reproduced", path="other.json"))
+    rc, doc = _json(capsys, "farm", "history", str(cap), "--db", str(tmp_path / "farm.sqlite"))
+    assert (rc, doc["result"]["matched"]) == (0, f"matched the content of {cap} (capsule {cid})")
+    rc, doc = _json(capsys, "farm", "history", cid[:4], "--db", str(tmp_path / "farm.sqlite"))
+    assert rc == 2 and "matches several capsules" in doc["error"]["message"]
 
 
 def test_a_missing_history_is_an_error_envelope_naming_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -96,14 +132,31 @@ def test_a_missing_history_is_an_error_envelope_naming_the_file(tmp_path: Path, 
     (["farm", "run", "caps", "--attempts", "5", "--max-attempts", "3"], "attempts <= max-attempts"),
     (["farm", "run", "caps", "--env", "NOEQUALS"], "expected NAME=VALUE"),
     (["farm", "run", "caps", "--env", "T=x", "--executor", "celery"], "a supplied value never leaves this machine"),
+    (["farm", "run", "caps", "--require-valid"], "--require-valid needs at least one --trust-key"),
+    (["farm", "run", "caps", "--trust-key", "nokey.pem"], "--trust-key nokey.pem: no such file"),
+    (["farm", "run", "caps", "other"], "no capsule found in caps, other; no night recorded"),
 ])
 def test_run_usage_errors_are_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                               monkeypatch: pytest.MonkeyPatch, args: list[str], message: str) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "caps").mkdir()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "README.md").write_text("not a capsule")
     assert main([*args, "--db", str(tmp_path / "farm.sqlite")]) == 2
     err = capsys.readouterr().err
-    assert message in err and "Traceback" not in err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    if (tmp_path / "farm.sqlite").exists():
+        assert SqlStore(tmp_path / "farm.sqlite").nights() == []  # nothing recorded
+
+
+@pytest.mark.parametrize("verdicts, code", [
+    (("reproduced", "broken"), 0), (("not-reproduced",), 0), (("broken", "broken"), 1),
+    (("broken", "infra-error"), 3), (("reproduced", "infra-error"), 3)])
+def test_the_nights_exit(verdicts: tuple[str, ...], code: int) -> None:
+    from runner.cli.farm import night_exit
+
+    n = night("n1", "2026-12-01T02:00:00Z", results=tuple(result("n1", f"c{i}", v) for i, v in enumerate(verdicts)))
+    assert night_exit(n) == code
 
 
 def test_without_an_engine_run_is_one_line_exit_3_and_records_no_night(

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import dataclasses
+import re
+from dataclasses import replace
 import sqlite3
 from pathlib import Path
 
@@ -28,7 +30,7 @@ def _sql(path: Path, statement: str) -> list[tuple[object, ...]]:
 
 
 def test_a_new_history_is_at_the_latest_schema_in_wal_mode(store: SqlStore) -> None:
-    assert _sql(store.path, "SELECT version FROM schema_version ORDER BY version") == [(1,), (2,)]
+    assert _sql(store.path, "SELECT version FROM schema_version ORDER BY version") == [(1,), (2,), (3,)]
     assert _sql(store.path, "PRAGMA journal_mode") == [("wal",)]
 
 
@@ -142,3 +144,30 @@ def test_history_limits_nights_and_names_transitions_of_the_last_two_finished(st
         ("newly-reproducing", "not-reproduced", "reproduced")]
     assert [r.night_id for r in store.capsule_results("c")] == ["n1", "n2", "n3"]
     assert store.capsule_results("zz") == []
+
+
+def test_every_read_of_the_store_uses_an_index(tmp_path: Path) -> None:
+    store = SqlStore(tmp_path / "farm.sqlite")
+    plans = store.query_plans()
+    assert len(plans) >= 8
+    for name, plan in plans.items():
+        assert "USING" in plan and ("INDEX" in plan or "PRIMARY KEY" in plan), (name, plan)
+        assert not re.search(r"\bSCAN (results|attempts|nights|night_capsules)\b(?! USING)", plan), (name, plan)
+
+
+def test_many_results_in_one_write_and_the_light_reads(tmp_path: Path) -> None:
+    store = SqlStore(tmp_path / "farm.sqlite")
+    store.create_night(night("n1", "2026-12-01T02:00:00Z", None), {"repo": "/r"}, [NightEntry("aa11", "a.json", "twin")])
+    att = replace(attempt("n1", "aa11", 1, "recorded"), state="finished")
+    store.add_results([result("n1", "aa11", "flaky", path="a.json", commit="c" * 40, rate=Rate(1, 2, 0.1, 0.9),
+                              attempts=(att,)), result("n1", "ab22", "broken", path="b.json")])
+    store.finish_night("n1", "2026-12-01T03:00:00Z", 0, 0)
+    assert [m[:3] for m in sorted(store.marks("n1"))] == [("aa11", "a.json", "flaky"), ("ab22", "b.json", "broken")]
+    assert sorted(store.marks("n1"))[0].has_commit and not sorted(store.marks("n1"))[1].has_commit
+    one = store.night("n1")
+    assert one.options == {"repo": "/r"} and [len(r.attempts) for r in one.results] == [1, 0]
+    assert store.capsule_ids("a") == ["aa11", "ab22"] and store.capsule_ids("aa") == ["aa11"]
+    assert [r.capsule_id for r in store.results_at_path("b.json")] == ["ab22"]
+    assert [r.capsule_id for r in store.capsule_results("ab")] == ["ab22"]
+    with pytest.raises(StoreError, match="never changed"):
+        store.add_results([result("n1", "aa11", "reproduced", path="a.json")])

@@ -28,7 +28,7 @@ def test_each_kind_of_change_is_named() -> None:
         ("c", "flaky", "reproduced", "flaky"),
         ("d", "broken", "reproduced", "broken"),
         ("e", "fixed", "not-fixed", "fixed"),
-        ("new", "new", None, "not-reproduced"),
+        ("new", "new", "new", "not-reproduced"),
         ("g", "other", "reproduced", "not-reproduced"),
     }
 

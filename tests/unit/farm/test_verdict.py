@@ -6,7 +6,7 @@ import pytest
 
 from runner.errors import (BuildFailed, CapsuleError, CapsuleRefused, EngineUnavailable, NeedsInput,
                            SourceUnavailable)
-from runner.farm.verdict import decide, more_attempts, ref_done, ref_verdict, unjudged, wilson
+from runner.farm.verdict import decide, more_attempts, ref_done, ref_judgement, unjudged, wilson
 from runner.replay import Expected
 
 from tests.unit.farm.records import attempt
@@ -63,11 +63,24 @@ def test_another_failure_and_a_pass_in_the_vocabulary() -> None:
     assert decide(FAILS, [attempt("n", "c", 1, "inconclusive", timed_out=True)]).verdict == "inconclusive"
 
 
-def test_ref_is_fixed_only_when_the_recorded_run_reproduces_and_every_ref_attempt_passes() -> None:
-    assert ref_verdict("reproduced", FAILS, _records("pass", "pass", "pass")) == "fixed"
-    assert ref_verdict("reproduced", FAILS, _records("pass", "recorded")) == "not-fixed"
-    assert ref_verdict("not-reproduced", FAILS, _records("pass", "pass", "pass")) == "inconclusive"
-    assert ref_verdict("different-failure", FAILS, _records("pass", "pass", "pass")) == "inconclusive"
+def test_ref_follows_the_one_fix_table_with_the_same_nights_own_commit_verdict_as_baseline() -> None:
+    def fix(baseline: str, *kinds: str) -> str:
+        return ref_judgement(FAILS, baseline, _records(*kinds)).verdict  # type: ignore[arg-type]
+
+    assert fix("reproduced", "pass", "pass", "pass") == "fixed"
+    assert fix("reproduced", "recorded") == "not-fixed"
+    assert fix("reproduced", "pass", "recorded") == "flaky"  # the old farm mapping said not-fixed
+    assert fix("flaky", "other") == "different-failure"
+    assert fix("reproduced", "inconclusive") == "inconclusive"
+    assert fix("not-reproduced", "pass", "pass", "pass") == "inconclusive"
+    assert fix("different-failure", "pass", "pass", "pass") == "inconclusive"
+    assert ref_judgement(PASSES, "reproduced", _records("pass")).verdict == "inconclusive"
+    # the same function --patch uses, not a copy of it
+    from runner.outcome import judge_fix
+    from runner.farm.verdict import as_attempt
+    for kinds in (("pass",), ("pass", "recorded"), ("recorded",), ("other",)):
+        recs = _records(*kinds)
+        assert ref_judgement(FAILS, "reproduced", recs) == judge_fix(FAILS, "reproduced", [as_attempt(r) for r in recs])
 
 
 def test_ref_attempts_stop_at_the_first_that_does_not_pass() -> None:

@@ -1,0 +1,218 @@
+"""Attention first: every capsule of the history as one row, in the order a team reads
+them in the morning — new failures and changed verdicts, then newly flaky, then still
+flaky, then steady — each with when it was first seen, its last change (night, from → to),
+its reproduction rate over the last N nights with a Wilson interval, and the one `replay`
+command that reproduces it on the farm's machine.
+
+Built from the store's light marks (one small tuple per capsule per night) and the last
+night's full results, so 10,000 capsules x 30 nights fit in memory and in seconds. Pure:
+the text report, `--json` and the HTML all read the same rows.
+"""
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..replay.options import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
+from ..verdicts import is_trouble
+from .history import ref_side, recorded_side
+from .model import CapsuleResult, Mark, Night, Rate, Transition
+from .store import HistoryStore
+from .verdict import wilson
+
+Group = Literal["changed", "newly-flaky", "still-flaky", "steady"]
+GROUPS: tuple[Group, ...] = ("changed", "newly-flaky", "still-flaky", "steady")
+GROUP_LABELS: Mapping[Group, str] = {"changed": "new failures and changed verdicts", "newly-flaky": "newly flaky",
+                                     "still-flaky": "still flaky", "steady": "steady"}
+DEFAULT_WINDOW = 14
+# Within a group: what needs someone first (a capsule that cannot be judged, a failure), then the rest.
+_ORDER = {v: i for i, v in enumerate(("broken", "infra-error", "reproduced", "different-failure", "not-fixed",
+                                      "flaky", "inconclusive", "not-reproduced", "fixed"))}
+
+
+@dataclass(frozen=True)
+class Seen:
+    night_id: str
+    started_at: str
+
+
+@dataclass(frozen=True)
+class Change:
+    """The last time the verdict moved: `before` is "new" on the capsule's first night."""
+
+    night_id: str
+    started_at: str
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
+class WindowRate:
+    """Attempts that came back as recorded over the capsule's nights in the window."""
+
+    rate: Rate
+    nights: int  # nights of the window whose attempts count
+
+
+@dataclass(frozen=True)
+class Row:
+    capsule_id: str
+    path: str
+    group: Group
+    verdict: str  # its latest verdict among the nights shown
+    signature: str | None
+    ref_verdict: str | None
+    in_last: bool  # judged in the last night
+    first_seen: Seen
+    last_change: Change
+    rate: WindowRate | None
+    strip: tuple[str | None, ...]  # its verdict on each night of the window, oldest first (None: absent)
+    command: str  # `replay ...`, shell-quoted, that reproduces it on this machine
+    marks: tuple[tuple[int, Mark], ...]  # (night index, mark), oldest first
+    result: CapsuleResult | None  # the full result of the last night, when it was in it
+
+    @property
+    def news(self) -> bool:
+        """Coloured: it changed, or it is in trouble whether or not it changed."""
+        return self.group != "steady" or is_trouble(self.verdict)
+
+
+@dataclass(frozen=True)
+class Attention:
+    nights: tuple[Night, ...]  # oldest first; results only on the last
+    window: int
+    rows: tuple[Row, ...]  # attention order
+    transitions: tuple[Transition, ...]  # what the last night changed
+
+    @property
+    def last(self) -> Night | None:
+        return self.nights[-1] if self.nights else None
+
+    @property
+    def window_nights(self) -> tuple[Night, ...]:
+        return self.nights[-self.window:]
+
+    def group(self, name: Group) -> tuple[Row, ...]:
+        return tuple(r for r in self.rows if r.group == name)
+
+
+def attention(store: HistoryStore, since: int | None = None, window: int = DEFAULT_WINDOW) -> Attention:
+    """Read the history (the last `since` nights, all by default) into attention order."""
+    nights = store.nights(since)
+    if not nights:
+        return Attention((), window, (), ())
+    last = store.night(nights[-1].id)
+    marks = [store.marks(n.id) for n in nights[:-1]]
+    return build((*nights[:-1], last), marks, window)
+
+
+def build(nights: Sequence[Night], earlier: Sequence[Sequence[Mark]], window: int = DEFAULT_WINDOW) -> Attention:
+    """`nights` oldest first, the last one with its full results; `earlier[i]` the marks of nights[i]."""
+    last = nights[-1]
+    per_night = [*earlier, [mark_of(r) for r in last.results]]
+    seen: dict[str, list[tuple[int, Mark]]] = {}
+    for i, marks in enumerate(per_night):
+        for m in marks:
+            seen.setdefault(sys.intern(m.capsule_id), []).append((i, m))
+    full = {r.capsule_id: r for r in last.results}
+    start = max(0, len(nights) - window)
+    rows = [_row(nights, start, history, full.get(cid), last.options) for cid, history in seen.items()]
+    rows.sort(key=_sort_key)
+    return Attention(tuple(nights), window, tuple(rows), _transitions(seen, full, len(nights) - 1))
+
+
+def mark_of(r: CapsuleResult) -> Mark:
+    rate = r.rate
+    return Mark(r.capsule_id, r.path, r.verdict, r.signature, r.ref, r.ref_verdict, rate.k if rate else None,
+                rate.n if rate else None, r.commit is not None)
+
+
+def _row(nights: Sequence[Night], start: int, history: list[tuple[int, Mark]], result: CapsuleResult | None,
+         options: Mapping[str, Any]) -> Row:
+    i_last, latest = history[-1]
+    first = nights[history[0][0]]
+    change = Change(first.id, first.started_at, "new", history[0][1].verdict)
+    for (_, before), (i, m) in zip(history, history[1:]):
+        if m.verdict != before.verdict:
+            change = Change(nights[i].id, nights[i].started_at, before.verdict, m.verdict)
+    in_last = i_last == len(nights) - 1
+    prev = history[-2][1] if len(history) > 1 else None
+    k = n = judged = 0
+    strip: list[str | None] = [None] * (len(nights) - start)
+    for i, m in history:
+        if i >= start:
+            strip[i - start] = m.verdict
+            if m.rate_n:  # a night whose attempts decided something (broken and timed-out ones did not)
+                judged += 1
+                k += m.rate_k or 0
+                n += m.rate_n
+    return Row(latest.capsule_id, latest.path, _group(prev, latest, in_last), latest.verdict, latest.signature,
+               latest.ref_verdict, in_last, Seen(first.id, first.started_at), change,
+               WindowRate(wilson(k, n), judged) if n else None, tuple(strip),
+               replay_command(latest.path, latest.has_commit, options), tuple(history), result)
+
+
+def _group(prev: Mark | None, m: Mark, in_last: bool) -> Group:
+    if not in_last:
+        return "steady"  # not collected last night: nothing new to say about it
+    if m.verdict == "flaky":
+        return "still-flaky" if prev is not None and prev.verdict == "flaky" else "newly-flaky"
+    if prev is None or prev.verdict != m.verdict or (m.ref_verdict == "fixed" and prev.ref_verdict != "fixed"):
+        return "changed"
+    if m.signature != prev.signature and m.verdict in ("reproduced", "different-failure"):
+        return "changed"  # the same verdict, another failure
+    return "steady"
+
+
+def _sort_key(r: Row) -> tuple[int, int, int, str, str]:
+    return (GROUPS.index(r.group), 0 if r.in_last else 1, _ORDER.get(r.verdict, len(_ORDER)), r.path, r.capsule_id)
+
+
+def _transitions(seen: Mapping[str, list[tuple[int, Mark]]], full: Mapping[str, CapsuleResult],
+                 i_last: int) -> tuple[Transition, ...]:
+    out: list[Transition] = []
+    for cid, result in sorted(full.items(), key=lambda kv: (kv[1].path, kv[0])):
+        history = seen[cid]
+        prev = history[-2][1] if len(history) > 1 and history[-1][0] == i_last else None
+        for t in (recorded_side(prev, result), ref_side(prev, result)):
+            if t is not None:
+                out.append(t)
+    return tuple(out)
+
+
+def replay_command(path: str, has_commit: bool, options: Mapping[str, Any]) -> str:
+    """The `replay` command line that reproduces a capsule here, with the night's options
+    that change what replay does; every value shell-quoted (a path is a capsule's someone
+    else collected: it may hold spaces, quotes or `$(...)`)."""
+    shown = f"./{path}" if path.startswith("-") else path  # never read as an option
+    args = ["replay", shown]
+    if has_commit and options.get("repo"):
+        args += ["--repo", str(options["repo"])]
+    for key in options.get("trust_keys") or ():
+        args += ["--trust-key", str(key)]
+    if options.get("require_valid"):
+        args.append("--require-valid")
+    for flag, name, default in (("--attempts", "attempts", DEFAULT_ATTEMPTS), ("--timeout", "timeout", DEFAULT_TIMEOUT_S),
+                                ("--memory", "memory", DEFAULT_MEMORY)):
+        value = options.get(name)
+        if value is not None and value != default:
+            args += [flag, str(value)]
+    line = shlex.join(args)
+    for name in options.get("supplied") or ():  # a supplied value is never stored: the shell supplies it again
+        if str(name).isidentifier() and str(name).isascii():
+            line += f' --env "{name}=${name}"'
+    return line
+
+
+def counts(rows: Sequence[Row]) -> dict[str, int]:
+    out: dict[str, int] = {g: 0 for g in GROUPS}
+    for r in rows:
+        out[r.group] += 1
+    return out
+
+
+__all__ = ["Attention", "Change", "DEFAULT_WINDOW", "GROUPS", "GROUP_LABELS", "Group", "Row",
+           "Seen", "WindowRate", "attention", "build", "counts", "replay_command"]
