@@ -103,6 +103,8 @@ def shown(value: object) -> str | None:
         text = f"{value.key} ({value.distro} {value.version})"
     elif isinstance(value, Lock):
         text = f"{value.path} ({value.manager}{', sha256 ' + value.sha256[:12] if value.sha256 else ''})"
+    elif isinstance(value, tuple) and all(isinstance(v, str) for v in value):  # a package at several versions
+        text = ", ".join(value)
     elif isinstance(value, str) and "\n" in value:  # a diff
         text = f"{value.count(chr(10)) + 1} lines, sha256 {_digest(value)}"
     else:
@@ -155,7 +157,7 @@ _WHY = (
     ("source:", "informational: what ran is the commit and its diff"),
     ("input:", "every trial gets the good capsule's input files"),
     ("http:", "recorded HTTP exchanges are served, not varied: every trial gets the good capsule's"),
-    ("pin:", "not pinned in the plans (installed at several versions, or a packaging tool): not varied"),
+    ("pin:", "not pinned in the plans (a packaging tool, or its runtime is not installed: see the fidelity rows)"),
     ("runtime:", "recorded, not installed: the command does not need it"),
     ("tool:", "recorded, not installed here, or comes with its runtime"),
     ("lock:", "the plans install the same lockfile (or none)"),

@@ -9,11 +9,9 @@ list Trials.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import itertools
 import math
 import threading
-import uuid
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
@@ -27,6 +25,7 @@ from ..outcome import Attempt, Classification, Expected, Verdict, trial_verdict
 from ..engine import Mount
 from ..build.plan import Plan
 from ..replay import BuiltImage
+from .toolcache import NONE, Shared, ToolCache
 
 Role = Literal["good end", "bad end", "both ends", "search"]
 End = Literal["good", "bad"] | None  # which end a trial is, if it is one
@@ -172,7 +171,7 @@ class Trials:
                 raise
             # a variant that cannot be built (a runtime no source offers...) tells nothing
             return Observation("inconclusive", f"build failed: {e.message}")
-        on_first, on_later = self.tool_cache.mounts(image.ref, end) if self.tool_cache is not None else ((), ())
+        on_first, on_later = self.tool_cache.mounts(image.ref, end, plan) if self.tool_cache is not None else (NONE, NONE)
         ran = itertools.count()
         with self.progress.step(f"trial: {title}"):
             obs = repeat(lambda: self.once(plan, image, on_later if next(ran) else on_first), self.attempts,
@@ -194,62 +193,13 @@ class Trials:
         left = "" if self.estimate is None else f"; about {max(0, self.estimate - n)} left"
         self.progress.say(f"trial {n} ({title}): {obs.verdict}{left}")
 
-    def once(self, plan: Plan, image: BuiltImage, mounts: tuple[Mount, ...] = ()) -> Run:
-        attempt = self.replayer.attempt(plan, image, self.expected, mounts=mounts)
+    def once(self, plan: Plan, image: BuiltImage, cache: Shared = NONE) -> Run:
+        attempt = self.replayer.attempt(cache.apply(plan), image, self.expected, mounts=cache.mounts)
         return Run(attempt.classification, attempt.signature, attempt.duration_s)
 
     def close(self) -> list[str]:
         """Remove the shared caches; the notes the result gets about them."""
         return self.tool_cache.close() if self.tool_cache is not None else []
-
-
-# Where test tools keep their caches in the container, as root: jest's (and ts-jest's, babel-jest's
-# inside it) default cacheDirectory is <tmpdir>/jest_<uid in base 36>.
-TOOL_CACHE_TARGETS = ("/tmp/jest_0",)
-
-
-class ToolCache:
-    """One test-tool cache volume per image (an engine volume: no host path), shared by the
-    trials after both ends replayed as recorded without it (a trial then skips e.g. ts-jest's
-    cold compile). An end's first attempt fills its image's volume, from empty (a cold cache,
-    as in a fresh container); its other attempts, and an end sharing that image, run without
-    it. The engine's cleanup removes the volumes with the bisect's containers."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._ends: dict[str, bool] = {}
-        self._filled: set[str] = set()  # images whose volume an end's first attempt took
-        self._session = uuid.uuid4().hex[:12]
-        self.used = False
-
-    def end_seen(self, end: Literal["good", "bad"], verdict: Verdict) -> None:
-        with self._lock:
-            self._ends[end] = verdict == ("reproduced" if end == "bad" else "not-reproduced")
-
-    def mounts(self, image_ref: str, end: End) -> tuple[tuple[Mount, ...], tuple[Mount, ...]]:
-        """The mounts of a trial's first attempt, and of its others."""
-        with self._lock:
-            if end is not None:
-                if image_ref in self._filled:
-                    return (), ()
-                self._filled.add(image_ref)
-                return self._volumes(image_ref), ()
-            if self._ends != {"good": True, "bad": True}:
-                return (), ()
-            self.used = True
-            return self._volumes(image_ref), self._volumes(image_ref)
-
-    def _volumes(self, image_ref: str) -> tuple[Mount, ...]:
-        image = hashlib.sha256(image_ref.encode()).hexdigest()[:12]
-        return tuple(Mount(f"replay-toolcache-{self._session}-{image}-{i}", target, read_only=False, volume=True)
-                     for i, target in enumerate(TOOL_CACHE_TARGETS))
-
-    def close(self) -> list[str]:
-        if not self.used:
-            return []
-        return [f"trials after the ends shared one test-tool cache per image ({', '.join(TOOL_CACHE_TARGETS)}), "
-                "filled by the ends' first attempts from an empty one; --no-cache-reuse runs every trial from a "
-                "cold cache"]
 
 
 def end_of(item: Hashable, good: Hashable, bad: Hashable) -> End:

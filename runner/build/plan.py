@@ -14,6 +14,9 @@ from typing import Any, Literal
 from ..capsules.model import FrozenMap, HttpCall, RecordedValue
 
 FidelityStatus = Literal["exact", "approximated", "not applied", "recorded, not installed"]
+# A recorded node package's version, or its versions when it was installed at several (the top-level
+# one and nested copies; the build tells them apart by the lockfile: build/pins.py)
+NodePin = str | tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -125,7 +128,7 @@ class Plan:
     # the node that installs the npm lockfile's dependencies when their install cannot depend on
     # the node version (installer.py decides, reading the lockfile): the newest of the runtime's major
     installer_node: Runtime | None = None
-    node_pins: FrozenMap[str, str] = field(default_factory=FrozenMap)  # package -> version
+    node_pins: FrozenMap[str, NodePin] = field(default_factory=FrozenMap)  # package -> version(s)
     python_pins: FrozenMap[str, str] = field(default_factory=FrozenMap)
     pin_node: bool = True
     source: Source | None = None

@@ -6,6 +6,7 @@ dropped silently.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import posixpath
@@ -17,12 +18,12 @@ from .baseimage import choose_base
 from ..capsules.model import HOST_SPECIFIC_ENV, Capsule, FrozenMap
 from ..clock import clock_start, parse_rfc3339
 from ..config import Settings
-from ..facts.keys import normal_name
 from ..errors import CapsuleError, NeedsInput, UsageError
 from .content import ContentStore, content_store
 from .plan import BaseImage, EnvSetting, Fidelity, InputFile, Lock, Plan, Runtime, Source
 from .providers import BUNDLED_TOOLS, COMMAND_RUNTIME, ECOSYSTEM_RUNTIME, resolve_runtime
 from .providers import node as node_provider
+from . import pins
 from .toolplan import bundled_tool_rows, locks, node_tools, python_tools
 from .validate import Kind, check, is_valid, relative_path, run_path, validate_plan
 
@@ -31,7 +32,6 @@ DEFAULT_NODE = "22"  # major used when a command needs node and the capsule reco
 # What a runtime the command needs but the capsule does not record defaults to (nearest release).
 DEFAULT_VERSIONS = {"node": DEFAULT_NODE, "go": "1.24", "bun": "1", "deno": "2", "java": "17", "ruby": "3",
                     "rustc": "1"}
-SKIP_PY_PINS = {"pip", "setuptools", "wheel"}
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,9 @@ def make_plan(capsule: Capsule, settings: Settings, opts: PlanOptions = PlanOpti
     tools = node_tools(capsule, runtimes, settings, rows) + python_tools(capsule, runtimes, python_lock, settings, rows)
     rows += bundled_tool_rows(capsule, runtimes)
     env, locales = _env(capsule, opts, rows, notes)
+    valid = functools.partial(_valid, capsule)
+    node_pins = pins.node_pins(capsule, runtimes, lock, tools, opts.pin, valid, rows)
+    python_pins = pins.python_pins(capsule, runtimes, python_lock, opts.pin, valid, rows)
     source, workdir = _source(capsule, opts, rows, notes, store)
     calls = (opts.http or capsule).http_calls
     values = (opts.http or capsule).values
@@ -71,8 +74,7 @@ def make_plan(capsule: Capsule, settings: Settings, opts: PlanOptions = PlanOpti
         title=_title(capsule), capsule_id=_capsule_id(capsule), base=base, argv=capsule.command.argv,
         workdir_rel=workdir, runtimes=runtimes, tools=tools, lock=lock, python_lock=python_lock,
         installer_node=_installer_node(runtimes, lock, settings),
-        node_pins=_node_pins(capsule),
-        python_pins=_python_pins(capsule), pin_node=opts.pin, source=source,
+        node_pins=node_pins, python_pins=python_pins, pin_node=opts.pin, source=source,
         inputs=_inputs(capsule, store), locales=locales, env=env,
         network=network, allowed_hosts=allowed, denied_hosts=denied, http_calls=calls, values=values,
         clock_start=clock, faketime=clock is not None, fidelity=tuple(rows), notes=tuple(notes),
@@ -155,19 +157,6 @@ def _installer_node(runtimes: tuple[Runtime, ...], lock: Lock | None, settings: 
     if node is None or lock is None or lock.manager != "npm":
         return None
     return node_provider.installer(node, settings)
-
-
-def _node_pins(c: Capsule) -> FrozenMap[str, str]:
-    pins = {k: v[0] for k, v in sorted(c.resolved.node.items()) if len(v) == 1}
-    return FrozenMap({_valid(c, "npm package", k, "resolved node package"): _valid(c, "version", v, f"resolved node {k}")
-                      for k, v in pins.items()})
-
-
-def _python_pins(c: Capsule) -> FrozenMap[str, str]:
-    pins = {normal_name("python", k): v for k, v in sorted(c.resolved.python.items())}
-    pins = {k: v for k, v in sorted(pins.items()) if k not in SKIP_PY_PINS}
-    return FrozenMap({_valid(c, "python package", k, "resolved python package"): _valid(c, "version", v, f"resolved python {k}")
-                      for k, v in pins.items()})
 
 
 def _env(c: Capsule, opts: PlanOptions, rows: list[Fidelity], notes: list[str]) -> tuple[FrozenMap[str, EnvSetting], tuple[str, ...]]:

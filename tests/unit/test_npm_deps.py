@@ -90,3 +90,84 @@ def test_only_the_urls_that_move_are_rewritten(tmp_path: Path) -> None:
     assert said.startswith("replay: 1 package URL(s) of ")
     private = YARN_LOCK.split("\n\n\n")[1].split("\n\n")[2]
     assert _yarn_registry(tmp_path, "https://registry.npmjs.org", private) == (private, "")
+
+
+# -- pin: which recorded version is the top-level one, and how each manager pins it --------------
+
+
+def _call(fn: str, *args: object, cwd: Path | None = None) -> object:
+    code = (f"const m = require({json.dumps(str(SCRIPT))}); const r = m.{fn}(...{json.dumps(list(args))}); "
+            "console.log(JSON.stringify(r instanceof Map ? Object.fromEntries(r) : r))")
+    proc = subprocess.run([NODE or "node", "-e", code], capture_output=True, text=True, check=True, cwd=cwd)
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("recorded, top, nested, decided", [
+    (["2.0.0", "2.0.5"], "2.0.0", ["2.0.0"], {"pin": "2.0.5", "installed": "2.0.0"}),  # the destr
+    (["2.0.0", "2.1.3"], "2.1.3", ["2.0.0"], {"ok": True}),  # as the lockfile places them
+    (["2.1.3"], "2.1.3", ["2.0.0"], {"ok": True}),
+    (["2.1.2"], "2.1.3", [], {"pin": "2.1.2", "installed": "2.1.3"}),
+    (["1.0.0", "2.0.0", "3.0.0"], "2.0.0", [], None),  # two versions placed nowhere: one top level
+    (["1.0.0", "2.0.0"], "3.0.0", ["1.0.0", "2.0.0"], None),  # all nested: which was on top is not recorded
+    (["1.0.0"], None, [], None),  # the lockfile does not install it
+    (["1.0.1"], None, ["1.0.0"], {"pin": "1.0.1", "installed": "1.0.0", "nestedOnly": True}),
+    (["1.0.0", "1.0.1"], None, ["1.0.0", "1.0.1"], {"ok": True}),
+])
+def test_decide_pins_the_version_the_lockfile_places_at_no_nested_path(
+        recorded: list[str], top: str | None, nested: list[str], decided: dict[str, object] | None) -> None:
+    got = _call("decide", recorded, {"top": top, "nested": nested})
+    if decided is None:
+        assert isinstance(got, dict) and set(got) == {"why"} and got["why"]
+    else:
+        assert got == decided
+
+
+def _package(root: Path, rel: str, version: str) -> None:
+    (root / rel).mkdir(parents=True)
+    (root / rel / "package.json").write_text(json.dumps({"name": rel.rpartition("node_modules/")[2], "version": version}))
+
+
+def test_the_installed_tree_of_npm_and_of_pnpm(tmp_path: Path) -> None:
+    npm = tmp_path / "npm"
+    _package(npm, "node_modules/ms", "2.1.3")
+    _package(npm, "node_modules/debug", "2.6.9")
+    _package(npm, "node_modules/debug/node_modules/ms", "2.0.0")
+    _package(npm, "node_modules/@s/x/node_modules/ms", "1.0.0")  # under a scoped package
+    code = (f"const m = require({json.dumps(str(SCRIPT))}); "
+            "console.log(JSON.stringify(Object.fromEntries([...m.installedTree(process.argv[1], new Set(['ms', 'debug']))]"
+            ".map(([k, v]) => [k, [v.top, v.nested.sort()]]))))")
+    seen = subprocess.run([NODE or "node", "-e", code, "npm"], capture_output=True, text=True, check=True, cwd=npm)
+    assert json.loads(seen.stdout) == {"ms": ["2.1.3", ["1.0.0", "2.0.0"]], "debug": ["2.6.9", []]}
+    pnpm = tmp_path / "pnpm"
+    _package(pnpm, "node_modules/.pnpm/ms@2.1.3/node_modules/ms", "2.1.3")
+    _package(pnpm, "node_modules/.pnpm/ms@2.0.0/node_modules/ms", "2.0.0")
+    _package(pnpm, "node_modules/.pnpm/debug@2.6.9/node_modules/debug", "2.6.9")
+    (pnpm / "node_modules/.pnpm/debug@2.6.9/node_modules/ms").symlink_to("../../ms@2.0.0/node_modules/ms")
+    (pnpm / "node_modules/ms").symlink_to(".pnpm/ms@2.1.3/node_modules/ms")
+    seen = subprocess.run([NODE or "node", "-e", code, "pnpm"], capture_output=True, text=True, check=True, cwd=pnpm)
+    assert json.loads(seen.stdout) == {"ms": ["2.1.3", ["2.0.0"]], "debug": [None, ["2.6.9"]]}
+
+
+def test_each_manager_pins_what_it_can_and_names_the_rest() -> None:
+    manifest = {"dependencies": {"ms": "2.1.3"}, "devDependencies": {"jest": "29"}}
+    tree = {"ms": {"top": "2.1.3", "nested": ["2.0.0"]}, "one": {"top": "1.0.0", "nested": []},
+            "many": {"top": "1.0.0", "nested": ["0.9.0"]}}
+    drift = [{"name": n, "recorded": "9.9.9", "installed": "x"} for n in ("ms", "one", "many")]
+    code = (f"const m = require({json.dumps(str(SCRIPT))}); const p = m.pinPlan(process.argv[1], "
+            f"{json.dumps(manifest)}, new Map(Object.entries({json.dumps(tree)})), {json.dumps(drift)}); "
+            "console.log(JSON.stringify({direct: p.direct.map((d) => d.name), single: p.single.map((d) => d.name), "
+            "unpinned: p.unpinned.map((d) => d.name + ': ' + d.why)}))")
+    plans = {m: json.loads(subprocess.run([NODE or "node", "-e", code, m], capture_output=True, text=True,
+                                          check=True).stdout) for m in ("npm", "pnpm", "yarn")}
+    assert plans["npm"] == {"direct": ["ms", "one", "many"], "single": [], "unpinned": []}
+    assert plans["pnpm"] == {"direct": ["ms"], "single": ["one"], "unpinned": [
+        "many: not a direct dependency, and installed 2 times: pnpm.overrides would move every copy"]}
+    assert plans["yarn"]["direct"] == ["ms"] and plans["yarn"]["single"] == ["one"]
+    assert "yarn's resolutions would move every copy" in plans["yarn"]["unpinned"][0]
+
+
+def test_the_pnpm_lockfiles_settings_become_flags(tmp_path: Path) -> None:
+    (tmp_path / "pnpm-lock.yaml").write_text("lockfileVersion: '9.0'\n\nsettings:\n  autoInstallPeers: false\n"
+                                             "  excludeLinksFromLockfile: true\n\nimporters:\n")
+    assert _call("pnpmLockSettings", "pnpm-lock.yaml", cwd=tmp_path) == [
+        "--config.auto-install-peers=false", "--config.exclude-links-from-lockfile=true"]

@@ -9,6 +9,7 @@ from runner.bisect.env import bisect_capsules
 from runner.bisect.trial import BisectSettings, Run, repeat, totals
 
 from tests.unit.bisect.fakes import FakeProgress
+from tests.unit.bisect.fakes import plan as fake_plan
 
 from tests.unit.bisect.test_env import RECORDED, FakeReplayer, fails_when, run, tz_of
 
@@ -89,16 +90,16 @@ def test_only_an_ends_first_attempt_fills_the_cache() -> None:
 
 
 def test_ends_sharing_an_image_fill_its_cache_once() -> None:
-    from runner.bisect.trial import ToolCache
+    from runner.bisect.toolcache import NONE, ToolCache
 
-    cache = ToolCache()
-    first = cache.mounts("img:a", "good")
-    assert first[0] and first[1] == ()
-    assert cache.mounts("img:a", "bad") == ((), ())  # the other end runs without it: both start cold
-    assert cache.mounts("img:a", None) == ((), ())  # nothing shared before both ends replayed as recorded
+    cache, p = ToolCache(), fake_plan()
+    first = cache.mounts("img:a", "good", p)
+    assert first[0] and first[1] == NONE
+    assert cache.mounts("img:a", "bad", p) == (NONE, NONE)  # the other end runs without it: both start cold
+    assert cache.mounts("img:a", None, p) == (NONE, NONE)  # nothing shared before both ends replayed as recorded
     cache.end_seen("good", "not-reproduced")
     cache.end_seen("bad", "reproduced")
-    assert cache.mounts("img:a", None) == (first[0], first[0])
+    assert cache.mounts("img:a", None, p) == (first[0], first[0])
     assert cache.close()  # the note that the trials shared it
 
 

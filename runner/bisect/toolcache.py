@@ -1,0 +1,148 @@
+"""The test-tool cache bisect trials share: build artefacts only, following the tool.
+
+A trial after the ends skips the test tool's cold start (ts-jest's compile, Go's package builds,
+Python's bytecode) by reusing one cache volume per image, filled by the ends' first attempts from
+empty. What a tool keeps about earlier *runs* is never shared, or a trial's outcome would depend
+on the trial before it: Go's cached test results (every trial runs its tests: GOFLAGS=-count=1),
+pytest's lastfailed and stepwise state (.pytest_cache stays in each container; only the bytecode
+is shared, through PYTHONPYCACHEPREFIX).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import threading
+import uuid
+from dataclasses import dataclass
+from typing import Literal
+
+from ..build.plan import EnvSetting, Plan
+from ..capsules.model import FrozenMap
+from ..engine import Mount
+
+End = Literal["good", "bad"] | None
+
+
+@dataclass(frozen=True)
+class CacheKind:
+    """One runtime's test-tool cache: where it lives in the container, and how the note names it."""
+
+    runtime: str
+    key: str  # part of the volume's name
+    target: str  # the default mount point
+    shown: str
+    variable: str = ""  # the variable that points the tool at the cache ("" : the tool's default place)
+
+
+# Where test tools keep their build artefacts, as root. jest's (and ts-jest's, babel-jest's inside it)
+# default cacheDirectory is <tmpdir>/jest_<uid in base 36>.
+KINDS = (
+    CacheKind("node", "jest", "/tmp/jest_0", "jest's cache (/tmp/jest_0: its transforms, babel's and ts-jest's)"),
+    CacheKind("go", "go", "/opt/replay/toolcache/go-build",
+              "Go's build cache (GOCACHE={target}; test results never reused: GOFLAGS=-count=1)", "GOCACHE"),
+    CacheKind("python", "pyc", "/opt/replay/toolcache/pycache",
+              "Python's bytecode (PYTHONPYCACHEPREFIX={target}; pytest's lastfailed state is not shared)",
+              "PYTHONPYCACHEPREFIX"),
+)
+
+
+@dataclass(frozen=True)
+class Shared:
+    """What an attempt gets of the cache: volumes, and the variables that point the tools at them."""
+
+    mounts: tuple[Mount, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.mounts)
+
+    def apply(self, plan: Plan) -> Plan:
+        """The attempt's plan: the trial's, with the cache's variables set."""
+        if not self.env:
+            return plan
+        env = dict(plan.env.items())
+        env.update((name, EnvSetting("set", value)) for name, value in self.env)
+        return dataclasses.replace(plan, env=FrozenMap(sorted(env.items())))
+
+
+NONE = Shared()
+
+
+def kinds_of(plan: Plan) -> tuple[CacheKind, ...]:
+    return tuple(k for k in KINDS if plan.runtime(k.runtime) is not None)
+
+
+def _recorded(plan: Plan, name: str) -> str | None:
+    setting = plan.env.get(name)
+    return setting.value if setting is not None and setting.state == "set" else None
+
+
+def _target(plan: Plan, kind: CacheKind) -> str:
+    """The plan's own cache directory when it sets one (an absolute path), else replay's."""
+    own = _recorded(plan, kind.variable) if kind.variable else None
+    return own if own and own.startswith("/") and "\x00" not in own else kind.target
+
+
+def _env(plan: Plan, kind: CacheKind, target: str) -> list[tuple[str, str]]:
+    env = [(kind.variable, target)] if kind.variable else []
+    if kind.runtime == "go":  # -count=1: `go test` runs the tests, whatever the cache holds
+        flags = _recorded(plan, "GOFLAGS")
+        env.append(("GOFLAGS", f"{flags} -count=1" if flags else "-count=1"))
+    return env
+
+
+class ToolCache:
+    """One test-tool cache volume per image and tool (an engine volume: no host path), shared by the
+    trials after both ends replayed as recorded without it. An end's first attempt fills its image's
+    volumes, from empty (a cold cache, as in a fresh container); its other attempts, and an end
+    sharing that image, run without it. The engine's cleanup removes the volumes with the bisect's
+    containers."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ends: dict[str, bool] = {}
+        self._filled: set[str] = set()  # images whose volume an end's first attempt took
+        self._session = uuid.uuid4().hex[:12]
+        self._seen: dict[str, str] = {}  # the caches the plans have: kind key -> how the note names it
+        self.used: set[str] = set()  # ... and those trials after the ends shared
+
+    def end_seen(self, end: Literal["good", "bad"], verdict: str) -> None:
+        with self._lock:
+            self._ends[end] = verdict == ("reproduced" if end == "bad" else "not-reproduced")
+
+    def mounts(self, image_ref: str, end: End, plan: Plan) -> tuple[Shared, Shared]:
+        """What a trial's first attempt gets of the cache, and what its others get."""
+        shared = self._shared(image_ref, plan)
+        with self._lock:
+            if end is not None:
+                if image_ref in self._filled:
+                    return NONE, NONE
+                self._filled.add(image_ref)
+                return shared, NONE
+            if self._ends != {"good": True, "bad": True}:
+                return NONE, NONE
+            self.used |= {k.key for k in kinds_of(plan)}
+            return shared, shared
+
+    def _shared(self, image_ref: str, plan: Plan) -> Shared:
+        image = hashlib.sha256(image_ref.encode()).hexdigest()[:12]
+        mounts, env = [], []
+        for kind in kinds_of(plan):
+            target = _target(plan, kind)
+            with self._lock:
+                self._seen[kind.key] = kind.shown.format(target=target)
+            mounts.append(Mount(f"replay-toolcache-{self._session}-{image}-{kind.key}", target, read_only=False,
+                                volume=True))
+            env += _env(plan, kind, target)
+        return Shared(tuple(mounts), tuple(env))
+
+    def close(self) -> list[str]:
+        """The note the result gets: which cache the trials shared, or that there was none."""
+        if not self._seen:
+            return ["no test-tool cache was shared: replay knows none for this command's runtimes "
+                    "(jest's for node, Go's build cache, Python's bytecode)"]
+        if not self.used:
+            return []
+        names = "; ".join(self._seen[k] for k in sorted(self.used))
+        return [f"trials after the ends shared one test-tool cache per image: {names}; filled by the ends' first "
+                "attempts from an empty one; --no-cache-reuse runs every trial from a cold cache"]
