@@ -13,6 +13,8 @@
 #                    farm-run.json, and with GOOD bisect.json
 #   REPLAY_FARM_DB   the history (a shared database); default a job-local OUT/farm.sqlite
 #   REPLAY_ATTEMPTS  attempts per capsule (default 3)
+#   GITHUB_STEP_SUMMARY  where GitHub shows a step's summary: the verdict sentence and the
+#                    fidelity summary are appended to it (and always written to OUT/summary.md)
 # Exit: farm run's (0 every capsule judged, whatever the verdict; 2 bad input; 3 the
 # environment failed); a bisect that finds nothing does not fail the job, one that cannot run does.
 set -euo pipefail
@@ -44,6 +46,14 @@ repo_args=()
 rc=0
 replay farm run "$capsule" ${repo_args[@]+"${repo_args[@]}"} --attempts "$attempts" --json > "$out/farm-run.json" || rc=$?
 replay farm report --junit "$out/replay.xml" --html "$out/replay.html" || { r=$?; [ "$rc" -ne 0 ] || rc=$r; }
+py=$(dirname "$(command -v replay)")/python3  # the Python replay is installed in
+[ -x "$py" ] || py=python3
+"$py" -m runner.ci.summary "$capsule" "$out/farm-run.json" ${repo_args[@]+"${repo_args[@]}"} \
+    --out "$out/summary.md" > /dev/null || { r=$?; [ "$rc" -ne 0 ] || rc=$r; }
+if [ -s "$out/summary.md" ]; then
+    cat "$out/summary.md" >&2  # the job log (GitLab shows no step summary)
+    [ -z "${GITHUB_STEP_SUMMARY:-}" ] || cat "$out/summary.md" >> "$GITHUB_STEP_SUMMARY"
+fi
 
 if [ -n "$good" ]; then
     good=$(fetch "$good" good)

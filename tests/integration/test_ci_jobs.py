@@ -78,3 +78,179 @@ def test_the_pr_job_comments_fixed_or_still_failing(engine: DockerEngine, label:
     assert read_marker(comment) is not None and read_marker(comment)[1] == state  # type: ignore[index]
     assert comment.splitlines()[1].startswith("### ") and f" {words} at `{project[commit][:12]}`" in comment
     assert f"capsule.json: {state}" in res.output.decode()
+
+
+# -- the failing-test loop, run as the CI files say (issue 20) -------------------------------
+# No GitHub or GitLab runner is reachable here, so a small step runner executes each job's
+# steps in order: `run:`/`script:` lines in bash (the test job on this host, the replay job in
+# the runner image, as the workflow's `container:` says), the actions the loop needs as what
+# they do (checkout: the project; upload/download-artifact: an artifacts folder), and the
+# `if:` / `when:` hand-offs by a tiny evaluator that refuses any expression it does not know.
+
+import os  # noqa: E402
+import re  # noqa: E402
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from typing import Any  # noqa: E402
+
+import yaml  # noqa: E402
+
+from .helpers import clone_tz_clock  # noqa: E402
+
+CI = Path(__file__).resolve().parents[2] / "ci"
+IN_IMAGE = "/github/workspace"
+
+
+class Runner:
+    def __init__(self, root: Path, event: str = "push") -> None:
+        self.root, self.event = root, event
+        self.artifacts = root / "artifacts"
+        self.summary = root / "summary" / "step-summary.md"
+        self.summary.parent.mkdir(parents=True)
+        self.summary.touch()
+        self.failed = False
+        self.logs: list[str] = []  # each run step's output, for the failure messages
+
+    def expr(self, text: str, workspace: str) -> Any:
+        text = text.strip()
+        if text.startswith("${{") and text.endswith("}}"):
+            text = text[3:-2].strip()
+        if " && " in text:
+            return all(self.expr(t, workspace) for t in text.split(" && "))
+        if m := re.fullmatch(r"(.+?) (==|!=) (.+)", text):
+            a, b = self.expr(m.group(1), workspace), self.expr(m.group(3), workspace)
+            return (a == b) == (m.group(2) == "==")
+        if m := re.fullmatch(r"'([^']*)'", text):
+            return m.group(1)
+        if m := re.fullmatch(r"hashFiles\('([^']+)'\)", text):
+            return "some-hash" if (Path(workspace) / m.group(1)).exists() else ""
+        known = {"failure()": self.failed, "always()": True, "success()": not self.failed,
+                 "github.event_name": self.event, "github.workspace": workspace}
+        assert text in known, f"the step runner does not know the expression {text!r}"
+        return known[text]
+
+    def env_of(self, step: dict[str, Any], workspace: str) -> dict[str, str]:
+        return {k: str(self.expr(str(v), workspace)) if "${{" in str(v) else str(v)
+                for k, v in (step.get("env") or {}).items()}
+
+    def action(self, uses: str, args: dict[str, Any], workspace: Path, checkout: Path) -> None:
+        name = uses.split("@")[0]
+        if name == "actions/checkout":
+            shutil.copytree(checkout, workspace, symlinks=True, dirs_exist_ok=True)
+        elif name in ("actions/setup-node", "actions/setup-python"):
+            pass  # the host has node 20 and Python; the runner image has its own
+        elif name == "actions/upload-artifact":
+            src = workspace / args["path"]
+            if not src.exists():
+                assert args.get("if-no-files-found", "warn") != "error", f"{src}: nothing to upload"
+                return
+            dest = self.artifacts / args["name"]
+            dest.mkdir(parents=True, exist_ok=True)
+            (shutil.copytree(src, dest / src.name, dirs_exist_ok=True) if src.is_dir()
+             else shutil.copy2(src, dest / src.name))
+        elif name == "actions/download-artifact":
+            shutil.copytree(self.artifacts / args["name"], workspace / args.get("path", "."), dirs_exist_ok=True)
+        else:
+            raise AssertionError(f"the step runner does not know the action {uses}")
+
+
+def run_github_job(runner: Runner, job: dict[str, Any], workspace: Path, checkout: Path,
+                   host_env: dict[str, str], in_image: Any = None) -> list[str]:
+    """The job's steps in order; a failed step marks the job failed and later steps run only by
+    their `if:` (default success()). Returns the names of the steps that ran."""
+    ran = []
+    workspace.mkdir(parents=True, exist_ok=True)
+    seen_ws = IN_IMAGE if in_image else str(workspace)
+    for step in job["steps"]:
+        if not runner.expr(step.get("if", "success()"), str(workspace)):
+            continue
+        ran.append(step.get("name") or step["uses"])
+        if "uses" in step:
+            runner.action(step["uses"], step.get("with") or {}, workspace, checkout)
+            continue
+        env = {**runner.env_of(step, seen_ws), "GITHUB_WORKSPACE": seen_ws, "CI": "true",
+               "GITHUB_STEP_SUMMARY": "/github/summary/step-summary.md" if in_image else str(runner.summary)}
+        if in_image:
+            code, output = in_image(step["run"], env)
+        else:
+            proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+                                  cwd=workspace, env={**host_env, **env}, capture_output=True, text=True, timeout=900)
+            code, output = proc.returncode, proc.stdout + proc.stderr
+        runner.logs.append(output[-3000:])
+        if code != 0:
+            runner.failed = True
+        ran[-1] += f" (exit {code})"
+    return ran
+
+
+def test_the_github_loop_captures_a_failing_test_and_replays_it_in_the_runner_image(
+        engine: DockerEngine, label: str, tmp_path: Path) -> None:
+    doc = yaml.safe_load((CI / "github/workflows/replay.yml").read_text())
+    (tmp_path / "origin").mkdir()
+    checkout = clone_tz_clock(tmp_path / "origin" / "tz-clock")
+    runner = Runner(tmp_path)
+    host_env = {**os.environ, "TZ": "America/New_York",  # the CI machine is in New York: the test fails
+                "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
+    test_job = doc["jobs"]["test"]
+    assert runner.expr(test_job["if"], "")
+    ran = run_github_job(runner, test_job, tmp_path / "test-ws", checkout, host_env)
+    assert runner.failed and "Tests, recorded as a capsule when they fail (exit 1)" in ran, ran
+    assert "Keep the capsule of the failing run" in ran and (runner.artifacts / "capsule" / "capsule.json").is_file()
+
+    replay_job = doc["jobs"]["replay"]
+    assert replay_job["needs"] == "test" and runner.expr(replay_job["if"], "")
+    runner.failed = False  # a job of its own
+    ws = tmp_path / "replay-ws"
+
+    def in_image(script: str, env: dict[str, str]) -> tuple[int, str]:
+        mounts = [Mount(str(ws), IN_IMAGE, False), Mount(str(runner.summary.parent), "/github/summary", False)]
+        res = run_in_image(engine, label, ["bash", "-eo", "pipefail", "-c", script], mounts, workdir=IN_IMAGE,
+                           env=sorted({**env, "REPLAY_ATTEMPTS": "1"}.items()))
+        return res.exit_code, res.output.decode("utf-8", "replace")
+
+    ran = run_github_job(runner, replay_job, ws, checkout, host_env, in_image=in_image)
+    assert "Replay the failing run's capsule (exit 0)" in ran, runner.logs[-1]
+    assert "Publish the JUnit file and the HTML report" in ran
+    summary = runner.summary.read_text()
+    assert "**REPRODUCED**: 1 of 1 attempts came back as recorded." in summary, summary
+    assert "#### Fidelity" in summary and re.search(r"\d+ of \d+ recorded facts replayed exactly", summary)
+    results = runner.artifacts / "replay-results" / "replay-out"
+    suite = etree.parse(str(results / "replay.xml")).getroot()
+    assert len(list(suite.iter("testcase"))) == 1 and (results / "replay.html").is_file()
+
+
+def test_the_gitlab_loop_captures_a_failing_test_and_replays_it_in_the_runner_image(
+        engine: DockerEngine, label: str, tmp_path: Path) -> None:
+    doc = yaml.safe_load((CI / "gitlab/replay.gitlab-ci.yml").read_text())
+    (tmp_path / "origin").mkdir()
+    checkout = clone_tz_clock(tmp_path / "origin" / "tz-clock")
+    ws = tmp_path / "project"
+    shutil.copytree(checkout, ws, symlinks=True)
+    env = {**os.environ, "TZ": "America/New_York", "CI": "true", "CI_PROJECT_DIR": str(ws),
+           "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
+    test = doc["test"]
+    code = 0
+    for line in [*test.get("before_script", []), *test["script"]]:  # GitLab stops at the first failing line
+        code = subprocess.run(["bash", "-eo", "pipefail", "-c", line], cwd=ws, env=env, capture_output=True,
+                              timeout=900).returncode
+        if code:
+            break
+    assert code == 1 and test["artifacts"]["when"] == "on_failure"
+    kept = [p for p in test["artifacts"]["paths"] if (ws / p).is_file()]
+    assert kept == ["capsule.json"]
+    job = doc["replay:failure"]
+    assert job["when"] == "on_failure" and job["needs"][0]["job"] == "test"
+    replay_ws = tmp_path / "replay-project"  # a fresh checkout with the test job's artifacts in it
+    shutil.copytree(checkout, replay_ws, symlinks=True)
+    shutil.copy2(ws / "capsule.json", replay_ws / "capsule.json")
+    variables = {**doc["variables"], **job["variables"], "REPLAY_ATTEMPTS": "1"}
+    variables = {k: str(v).replace("$CI_PROJECT_DIR", "/builds/project") for k, v in variables.items()}
+    res = run_in_image(engine, label, ["bash", "-eo", "pipefail", "-c", "\n".join(job["script"])],
+                       [Mount(str(replay_ws), "/builds/project", False)], workdir="/builds/project",
+                       env=sorted(variables.items()))
+    log = res.output.decode("utf-8", "replace")
+    assert res.exit_code == 0, log[-3000:]
+    assert "**REPRODUCED**: 1 of 1 attempts came back as recorded." in log  # the summary, in the job log
+    junit = replay_ws / job["artifacts"]["reports"]["junit"].replace("$REPLAY_OUT", variables["REPLAY_OUT"])
+    assert len(list(etree.parse(str(junit)).getroot().iter("testcase"))) == 1

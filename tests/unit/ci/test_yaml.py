@@ -49,3 +49,55 @@ def test_the_gitlab_template_publishes_junit_and_always_keeps_artifacts() -> Non
     assert doc["replay:capsule"]["artifacts"]["reports"]["junit"] == "$REPLAY_OUT/replay.xml"
     assert doc[".replay"]["artifacts"]["when"] == "always"
     assert doc["replay:capsule"]["script"] == ["replay-job.sh"]
+
+
+# -- the failing-test loop: capture in the test job, replay in the next (issue 20) -------------
+
+def workflow() -> dict:  # type: ignore[type-arg]
+    return yaml.safe_load((CI / "github/workflows/replay.yml").read_text())
+
+
+def gitlab() -> dict:  # type: ignore[type-arg]
+    return yaml.safe_load((CI / "gitlab/replay.gitlab-ci.yml").read_text())
+
+
+def test_the_github_test_step_runs_under_capture_and_uploads_the_capsule_only_when_it_failed() -> None:
+    steps = workflow()["jobs"]["test"]["steps"]
+    (capture,) = [s for s in steps if "replay capture" in s.get("run", "")]
+    assert "--only-on-failure -o capsule.json --" in capture["run"] and "if" not in capture
+    upload = steps[steps.index(capture) + 1]
+    assert upload["uses"].startswith("actions/upload-artifact@") and upload["if"].startswith("failure()")
+    assert (upload["with"]["name"], upload["with"]["path"]) == ("capsule", "capsule.json")
+
+
+def test_the_github_replay_job_needs_the_failed_test_job_and_reads_what_it_wrote() -> None:
+    jobs = workflow()["jobs"]
+    replay = jobs["replay"]
+    assert replay["needs"] == "test" and replay["if"].startswith("failure()")
+    assert "/var/run/docker.sock" in replay["container"]["options"]
+    steps = replay["steps"]
+    (download,) = [s for s in steps if s.get("uses", "").startswith("actions/download-artifact@")]
+    (run,) = [s for s in steps if "run" in s]
+    (publish,) = [s for s in steps if s.get("uses", "").startswith("actions/upload-artifact@")]
+    assert download["with"]["name"] == "capsule"  # the name the test job wrote
+    assert run["env"]["REPLAY_CAPSULE"] == f"{download['with']['path']}/capsule.json"
+    assert run["run"] == "replay-job.sh" and (CI / "replay-job.sh").is_file()
+    assert publish["if"] == "always()" and publish["with"]["path"] == run["env"]["REPLAY_OUT"]
+    assert steps.index(download) < steps.index(run) < steps.index(publish)
+
+
+def test_the_gitlab_replay_job_runs_on_failure_with_the_test_jobs_capsule() -> None:
+    doc = gitlab()
+    test = doc["test"]
+    assert any("replay capture --only-on-failure -o capsule.json --" in line for line in test["script"])
+    assert test["artifacts"]["when"] == "on_failure" and test["artifacts"]["paths"] == ["capsule.json"]
+    job = doc["replay:failure"]
+    assert job["when"] == "on_failure" and job["needs"] == [{"job": "test", "artifacts": True}]
+    assert job["variables"]["REPLAY_CAPSULE"] in test["artifacts"]["paths"]
+    assert job["artifacts"]["reports"]["junit"] == "$REPLAY_OUT/replay.xml" and job["script"] == ["replay-job.sh"]
+    assert doc["stages"].index(test["stage"]) < doc["stages"].index(job["stage"])
+
+
+def test_the_replay_job_writes_the_step_summary() -> None:
+    script = (CI / "replay-job.sh").read_text()
+    assert "runner.ci.summary" in script and "GITHUB_STEP_SUMMARY" in script
