@@ -1,27 +1,55 @@
-"""The farm's HTML page in a real headless Chromium (Debian's `chromium` package): the DOM
-the browser built is checked for the counts and the rows, and a screenshot is kept as the
+"""The farm's HTML pages in a real headless Chromium (Debian's `chromium` package): the DOM the
+browser built after the page's own script ran (under its Content-Security-Policy), the
+computed colours of the rows, and Chromium's own network log. A screenshot is kept as the
 test's artifact (its path is printed). In CI (CI or REPLAY_REQUIRE_ENGINE=1) a missing
 Chromium is a failure, never a skip."""
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
+import shlex
 import subprocess
-from collections import Counter
 from pathlib import Path
 
 import pytest
 from lxml import html as lxml_html
 
-from runner.farm.html import render_html
-from runner.farm.model import History
-from tests.unit.farm.test_html import NIGHTS, sample_history
+from runner.farm.attention import Attention
+from runner.farm.html import write_site
+from runner.verdicts import FACTS, STEADY_COLOUR
+from tests.unit.farm.test_html import sample_history, view_of
 from tests.unit.farm.test_junit import HOSTILE
 
 pytestmark = pytest.mark.integration
 
-# MACHINE-NOTES section 10: the flags that work here (as root, no GPU, no display).
+# MACHINE-NOTES section 10: the flags that work here (as root, no GPU, no display); the
+# browser's own background services off, so its network log is about the page.
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
-         "--hide-scrollbars")
-BLANK_PNG_BYTES = 50_000  # a blank 1280x2400 page compresses to ~8 kB; this one to ~300 kB
+         "--hide-scrollbars", "--disable-background-networking", "--disable-component-update", "--no-pings",
+         "--disable-sync")
+BLANK_PNG_BYTES = 20_000  # a blank 1280x2400 page compresses to ~8 kB
+
+# The test's probe, appended to a copy of the page (its hash added to the page's policy):
+# it records what Chromium computed, then uses the page's filter box and a sortable column.
+PROBE = """
+document.querySelectorAll("tr[data-capsule]").forEach(function (tr) {
+  var badge = tr.querySelector(".badge");
+  tr.setAttribute("data-colour", getComputedStyle(badge).backgroundColor);
+});
+var box = document.getElementById("filter");
+box.value = "flaky"; box.dispatchEvent(new Event("input"));
+document.body.setAttribute("data-shown-after-filter", Array.prototype.filter.call(
+  document.querySelectorAll("tr[data-capsule]"), function (tr) { return !tr.hidden; }).length);
+box.value = ""; box.dispatchEvent(new Event("input"));
+document.querySelector("th[data-sort='1']").click(); document.querySelector("th[data-sort='1']").click();
+document.body.setAttribute("data-probe", "ran");
+"""
+
+
+def rgb(hex_colour: str) -> str:
+    h = hex_colour.lstrip("#")
+    return "rgb({}, {}, {})".format(*(int(h[i:i + 2], 16) for i in (0, 2, 4)))
 
 
 def browse(chromium: str, page: Path, tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -32,44 +60,81 @@ def browse(chromium: str, page: Path, tmp: Path, *args: str) -> subprocess.Compl
     return run
 
 
+def page_requests(netlog: Path) -> list[str]:
+    """URLs the page asked for (the browser's own requests say initiator "not an origin")."""
+    doc = json.loads(netlog.read_text())
+    return [e["params"]["url"] for e in doc["events"]
+            if "url" in e.get("params", {}) and "method" in e["params"]
+            and e["params"].get("initiator") != "not an origin"
+            and not e["params"]["url"].startswith(("file:", "data:"))]
+
+
 @pytest.fixture(scope="module")
-def history() -> History:
-    return sample_history()
+def view() -> Attention:
+    return view_of(sample_history())
 
 
 @pytest.fixture
-def page(history: History, tmp_path: Path) -> Path:
-    path = tmp_path / "farm-report.html"
-    path.write_text(render_html(history), encoding="utf-8")
+def site(view: Attention, tmp_path: Path) -> Path:
+    path = tmp_path / "farm.html"
+    write_site(path, view)
     return path
 
 
-def test_chromium_shows_the_counts_and_every_row(chromium: str, page: Path, history: History,
-                                                 tmp_path: Path) -> None:
-    dom = lxml_html.document_fromstring(browse(chromium, page, tmp_path, "--dump-dom").stdout)
-    last = history.nights[-1]
-    cards = {c.get("data-verdict"): int(c.get("data-count"))
-             for c in dom.xpath("//section[@id='summary']//*[@data-verdict]")}
-    assert {v: n for v, n in cards.items() if n} == dict(Counter(r.verdict for r in last.results))
-    shown = [c.findtext("span[@class='count']") for c in dom.xpath("//section[@id='summary']//*[@data-verdict]")]
-    assert shown == [str(n) for n in cards.values()]  # the number on the card is the count
-    paths = sorted({r.path for n in history.nights for r in n.results})
-    rows = dom.xpath("//section[@id='capsules']//tbody/tr")
-    assert sorted(r.get("data-capsule") for r in rows) == paths
-    for row in rows:
-        assert [rect.get("data-night") for rect in row.xpath(".//svg//rect")] == list(NIGHTS)
-    assert len(dom.xpath("//article[contains(@class, 'capsule')]")) == len(paths)
-    kinds = {li.get("data-kind") for li in dom.xpath("//section[@id='changes']//li")}
-    assert kinds == {t.kind for t in history.transitions}
-    # The hostile path was parsed by a real browser as text: no script element came of it.
-    assert not dom.xpath("//script")
-    assert dom.xpath("//tr[@data-capsule=$p]", p=HOSTILE)
+def probed(page: Path) -> Path:
+    text = page.read_text()
+    digest = base64.b64encode(hashlib.sha256(PROBE.encode()).digest()).decode()
+    text = text.replace("script-src '", f"script-src 'sha256-{digest}' '", 1)
+    text = text.replace("</body>", f"<script>{PROBE}</script></body>", 1)
+    out = page.with_name("probed-" + page.name)
+    out.write_text(text)
+    return out
 
 
-def test_chromium_screenshot_is_kept(chromium: str, page: Path, tmp_path: Path,
+def test_chromium_shows_attention_order_steady_colours_and_the_command(
+        chromium: str, site: Path, view: Attention, tmp_path: Path) -> None:
+    dom = lxml_html.document_fromstring(browse(chromium, probed(site), tmp_path, "--dump-dom").stdout)
+    assert dom.body.get("data-probe") == "ran"
+    rows = dom.xpath("//table[@id='capsules']//tr[@data-capsule]")
+    # the page's own script ran under its policy: the filter box hid all but the flaky rows
+    assert int(dom.body.get("data-shown-after-filter")) == sum("flaky" in r.verdict for r in view.rows)
+    # sorted twice by path (up, then down), rows stayed in their groups, the groups in attention order
+    groups = [r.get("data-group") for r in rows]
+    assert groups == [r.group for r in view.rows]
+    assert [b.get("data-group") for b in dom.xpath("//table[@id='capsules']/tbody")] == [
+        "changed", "newly-flaky", "still-flaky", "steady"]
+    by = {r.get("data-capsule"): r for r in rows}
+    for row in view.rows:
+        got = by[row.path].get("data-colour")
+        if row.group == "steady" and not FACTS[row.verdict].trouble:  # type: ignore[index]
+            assert got == rgb(STEADY_COLOUR), (row.path, got)  # steady `reproduced` is not red
+        else:
+            assert got == rgb(FACTS[row.verdict].colour), (row.path, got)  # type: ignore[index]
+    assert by["caps/steady.json"].get("data-colour") != rgb(FACTS["reproduced"].colour)
+    cmd = by[HOSTILE].xpath(".//code[@class='cmd']")[0].text_content()
+    want = next(r.command for r in view.rows if r.path == HOSTILE)
+    assert cmd == want and shlex.split(cmd.split(" --env ")[0])[:2] == ["replay", HOSTILE]
+    assert not dom.xpath("//script[contains(., 'alert')]")  # the hostile path stayed text
+
+
+def test_no_page_makes_a_network_request(chromium: str, site: Path, tmp_path: Path) -> None:
+    pages = [site, *sorted((tmp_path / "farm-pages").glob("*.html"))[:3]]
+    for page in pages:
+        log = tmp_path / f"net-{page.stem}.json"
+        browse(chromium, page, tmp_path, f"--log-net-log={log}", "--dump-dom")
+        assert page_requests(log) == [], page.name
+    # the check itself sees a page's request: the same log of a page that loads an image
+    control = tmp_path / "control.html"
+    control.write_text('<!DOCTYPE html><img src="http://127.0.0.1:9/pixel.png">')
+    log = tmp_path / "net-control.json"
+    browse(chromium, control, tmp_path, f"--log-net-log={log}", "--dump-dom")
+    assert page_requests(log) == ["http://127.0.0.1:9/pixel.png"]
+
+
+def test_chromium_screenshot_is_kept(chromium: str, site: Path, tmp_path: Path,
                                      capsys: pytest.CaptureFixture[str]) -> None:
     png = tmp_path / "farm-report.png"
-    browse(chromium, page, tmp_path, "--window-size=1280,2400", f"--screenshot={png}")
+    browse(chromium, site, tmp_path, "--window-size=1280,2400", f"--screenshot={png}")
     assert png.is_file(), "Chromium wrote no screenshot"
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
