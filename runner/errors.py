@@ -117,3 +117,10 @@ class NeedsInput(ReplayError):
 
     exit_code = Exit.BAD_INPUT
     kind = "needs-input"
+
+
+class MissingExtra(ReplayError):
+    """An optional part of replay whose dependencies are not installed (exit 3)."""
+
+    exit_code = Exit.ENVIRONMENT
+    kind = "missing-extra"

@@ -31,11 +31,18 @@ _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}$")
 
 
 def source_root() -> Path:
-    """The checkout this replay runs from (the image is built from sources, not from a wheel)."""
-    root = Path(__file__).resolve().parents[2]
-    if not (root / "Dockerfile").is_file() or not (root / "pyproject.toml").is_file():
-        raise UsageError(f"{root}: not a replay checkout (no Dockerfile); run from the repository")
-    return root
+    """The replay checkout the image is built from (sources, not a wheel): the one this replay
+    runs from, else the current directory (an installed replay, run inside a checkout)."""
+    for root in (Path(__file__).resolve().parents[2], Path.cwd()):
+        if _is_checkout(root):
+            return root
+    raise UsageError(f"{Path.cwd()}: not a replay checkout (no Dockerfile and pyproject.toml of replay-runner); "
+                     "run `replay ci image` from the repository")
+
+
+def _is_checkout(root: Path) -> bool:
+    project = root / "pyproject.toml"
+    return (root / "Dockerfile").is_file() and project.is_file() and 'name = "replay-runner"' in project.read_text()
 
 
 def prepare_context(source: Path, dest: Path, ca_files: Sequence[Path], base: str | None = None) -> Path:

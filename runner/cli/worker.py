@@ -28,6 +28,9 @@ def worker_cmd(
     loglevel: Annotated[str, typer.Option("--loglevel", help="Celery's log level.")] = "INFO",
 ) -> None:
     """Run attempts for farms on other machines until stopped: exit 2 bad usage, 3 no engine or broker."""
+    from ..extras import require
+
+    require("workers", "replay worker")
     import redis
 
     from ..engine import DockerEngine
