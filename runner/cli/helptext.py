@@ -27,6 +27,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "replay bisect failing.json --good passing.json --commits",
         "replay bisect failing.json --good passing.json --sweep runtime:node",
     ),
+    "capture": (
+        "replay capture -o capsule.json -- npm test",
+        "replay capture --only-on-failure -o capsule.json -- pytest -x",
+        "TZ=UTC replay capture -o utc.json -- npm test; replay diff capsule.json utc.json",
+    ),
     "doctor": ("replay doctor", "replay doctor --json"),
     "mcp": ("replay mcp", "claude mcp add replay -- replay mcp"),
     "gc": ("replay gc --dry-run", "replay gc --label farm-20261201T020000Z-4f2a1c"),
