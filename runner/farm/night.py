@@ -90,9 +90,11 @@ def new_night_id() -> str:
 
 def run_night(store: HistoryStore, sources: Sequence[Path], options: FarmOptions, progress: FarmProgress,
               resume: bool = False, broker: str | None = None,
-              env: tuple[tuple[str, str], ...] = ()) -> tuple[NightOutcome, FarmOptions]:
+              env: tuple[tuple[str, str], ...] = (),
+              executor: Executor | None = None) -> tuple[NightOutcome, FarmOptions]:
     """``env``: the --env values, applied at run time to every capsule; only their names are stored
-    (a resumed night asks for the same names again)."""
+    (a resumed night asks for the same names again). ``executor``: where the attempts run, when
+    the caller made it (otherwise the one `options.executor` names)."""
     if resume:
         opened = store.open_night()
         if opened is None:
@@ -109,9 +111,9 @@ def run_night(store: HistoryStore, sources: Sequence[Path], options: FarmOptions
         night = Night(id=new_night_id(), started_at=now(), ref=options.ref, sources=tuple(map(str, sources)))
     replayer = Replayer(ReplayOptions(attempts=1, timeout=options.timeout, memory=options.memory,
                                       label=f"farm-{night.id}", secret_env=env), Progress(quiet=True))
-    executor: Executor | None = None
     try:
-        executor = _executor(options, replayer, progress, broker)  # nothing to run on: exit 3, no night
+        if executor is None:
+            executor = _executor(options, replayer, progress, broker)  # nothing to run on: exit 3, no night
         if resume:
             executor.clear_leftovers()  # what a killed run left behind
         else:

@@ -319,3 +319,25 @@ def test_an_infrastructure_failure_is_exit_3_and_never_stops_the_others(
     rc, report = farm(capsys, "report", "--db", db)
     assert [(Path(t["path"]).name, t["kind"], t["before"]) for t in report["since_last_night"]] == [
         ("sealed", "newly-reproducing", "infra-error")]
+
+
+# -- --trust-key / --require-valid, and the night's exit ---------------------------------------
+
+def test_require_valid_makes_unsigned_capsules_broken_and_a_night_of_only_broken_exits_1(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    key = NOVA / "dana-p256.pub.pem"
+    caps = tmp_path / "caps"
+    write_instance(caps / "hello.json", ["python3", "-c", "print('hello')"], "hello\n")
+    shutil.copytree(SEALED, caps / "sealed")
+    rc, night = farm(capsys, "run", caps, "--db", tmp_path / "a.sqlite", "--trust-key", key, "--require-valid",
+                     "--attempts", "1")
+    results = by_name(night)
+    assert (rc, results["sealed"]["verdict"], results["hello.json"]["verdict"]) == (0, "reproduced", "broken")
+    assert "no valid signature from a trusted key" in results["hello.json"]["reason"]
+    assert results["hello.json"]["attempts"] == []  # refused before anything was built or run
+    only = tmp_path / "only"
+    write_instance(only / "hello.json", ["python3", "-c", "print('hello')"], "hello\n")
+    rc, night = farm(capsys, "run", only, "--db", tmp_path / "b.sqlite", "--trust-key", key, "--require-valid")
+    assert (rc, [r["verdict"] for r in night["results"]]) == (1, ["broken"])
+    rc, report = farm(capsys, "report", "--db", tmp_path / "b.sqlite")
+    assert report["rows"][0]["command"] == f"replay {only / 'hello.json'} --trust-key {key} --require-valid"
