@@ -65,7 +65,7 @@ def diagnose(s: Settings | None = None) -> Diagnosis:
     s = s or load_settings()
     versions: dict[str, str | None] = {"replay": __version__, "python": platform.python_version()}
     client, engine = _engine(versions)
-    checks = [engine, _builder(s), _git(), _base_images(s, client), _cache(s), _ca(s)]
+    checks = [engine, _builder(s), _git(), _base_images(s, client), _cache(s), _ca(s), _mirrors()]
     with ThreadPoolExecutor(max_workers=4) as pool:  # the probes wait on the network: at once
         checks += list(pool.map(lambda nu: _registry(s, *nu), _registries(s)))
     return Diagnosis(tuple(checks), settingsref.effective(s), versions)  # every setting of the one table
@@ -148,6 +148,23 @@ def _ca(s: Settings) -> Check:
         return Check("extra CA", "ok", "none (builds trust Debian's CA store only)")
     names = [_subject(p) or p.name for p in s.ca_files]
     return Check("extra CA", "ok", f"{len(s.ca_files)} certificate(s) builds trust: {'; '.join(names)}")
+
+
+def _mirrors() -> Check:
+    """The mirror rules in force (REPLAY_MIRRORS's file; --mirror adds to them per command)."""
+    from .build import mirrors
+    from .errors import UsageError
+
+    try:
+        rules = mirrors.from_env().rules
+    except UsageError as exc:
+        return Check("mirrors", "warn", exc.message, f"fix the file, or unset {mirrors.ENV}: replays that fetch "
+                                                     "a source refuse it (exit 2) until then")
+    if not rules:
+        return Check("mirrors", "ok", f"none (every recorded remote is fetched as recorded; {mirrors.ENV} names a "
+                                      "file of PREFIX=PATH_OR_URL lines)")
+    shown = "; ".join(f"{without_credentials(r.prefix)} -> {without_credentials(r.target)} ({r.origin})" for r in rules)
+    return Check("mirrors", "ok", f"{len(rules)} rule(s), the longest matching prefix wins: {shown}")
 
 
 def _subject(path: Path) -> str | None:

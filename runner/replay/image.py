@@ -90,6 +90,7 @@ def build(engine: Engine, ctx_dir: Path, tag: str, labels: dict[str, str], say: 
 def image_facts(engine: Engine, settings: Settings, tag: str, label: str) -> ImageFacts:
     """What the built image really holds, read once per image (cached by image id)."""
     image_id = engine.image_id(tag)
+    _record_use(settings, tag, image_id)
     cache = settings.cache_dir / "images" / f"{image_id.replace(':', '-')}.json"
     if cache.exists():
         data = json.loads(cache.read_text())
@@ -106,6 +107,18 @@ def image_facts(engine: Engine, settings: Settings, tag: str, label: str) -> Ima
         part.write_text(json.dumps(data))
         part.replace(cache)  # atomic: parallel trials never read half a file
     return ImageFacts(data.get("libc_version"), drift_of(data.get("drift")))
+
+
+def _record_use(settings: Settings, tag: str, image_id: str) -> None:
+    """The usage ledger (`replay gc --images`): every replay, bisect, night and worker passes here."""
+    import sqlite3
+
+    from .. import ledger
+
+    try:
+        ledger.record(settings.cache_dir, tag, image_id)
+    except (sqlite3.Error, OSError):
+        pass  # a ledger that cannot be written must not fail the replay; gc then goes by the image's age
 
 
 def context_digest(ctx: Path, on_file: Callable[[Path, bytes], None] | None = None) -> str:

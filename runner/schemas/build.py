@@ -233,9 +233,11 @@ def doctor() -> dict[str, Any]:
 
 def gc() -> dict[str, Any]:
     from ..gc import Leftover
+    from ..gcdisk import Sweep
 
     d = Derive()
-    body = obj({"dry_run": BOOL, "leftovers": array(d.of(Leftover)), "problems": array(STR)})
+    body = obj({"dry_run": BOOL, "leftovers": array(d.of(Leftover)), "problems": array(STR),
+                "images": nullable(d.of(Sweep)), "cache": nullable(d.of(Sweep)), "freed": INT})
     return document("gc", "replay gc --json result", body, d.defs)
 
 

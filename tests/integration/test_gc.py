@@ -6,6 +6,7 @@ import socket
 import subprocess
 import sys
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -81,3 +82,121 @@ def test_everything_a_replay_makes_names_its_owner(engine: DockerEngine) -> None
     finally:
         engine.remove_network(net)
     assert seen[0][OWNER_LABEL] == f"{socket.gethostname()}:{os.getpid()}"
+
+
+# -- --images and --cache: the disk replay takes -------------------------------------------------
+
+DAY = 86400.0
+
+
+def _record_as_gone_process(cache: Any, tag: str, image_id: str, when: float) -> None:
+    """A use recorded by a replay that has ended (its lease then holds nothing)."""
+    code = ("import sys; from pathlib import Path; from runner import ledger; "
+            "ledger.record(Path(sys.argv[1]), sys.argv[2], sys.argv[3], float(sys.argv[4]))")
+    subprocess.run([sys.executable, "-c", code, str(cache), tag, image_id, str(when)], check=True,
+                   env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+
+
+@pytest.fixture
+def images(engine: DockerEngine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Replay images of this test's own repository: old in the ledger, fresh, held by a live replay,
+    used by a running container; and one in the same repository that replay did not make."""
+    import time
+
+    from runner import ledger
+
+    c = engine.client
+    tag = uuid.uuid4().hex[:10]
+    repo = f"gc-test-{tag}/img"
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("REPLAY_IMAGE_REPO", repo)
+    monkeypatch.setenv("REPLAY_CACHE", str(cache))
+    made: dict[str, Any] = {}
+    base = c.containers.create("replay-base/debian:bookworm", ["true"], labels={LABEL: f"gc-{tag}"})
+    try:
+        for name in ("old", "fresh", "held", "running", "foreign"):
+            labels = {"other": tag} if name == "foreign" else {LABEL: "image", "replay.capsule": name}
+            made[name] = base.commit(repository=repo, tag=name, conf={"Labels": labels})
+    finally:
+        base.remove(force=True)
+    now = time.time()
+    for name in ("old", "running", "foreign"):
+        _record_as_gone_process(cache, f"{repo}:{name}", made[name].id, now - 30 * DAY)
+    _record_as_gone_process(cache, f"{repo}:fresh", made["fresh"].id, now - 1 * DAY)
+    ledger.record(cache, f"{repo}:held", made["held"].id, now - 30 * DAY)  # this process: alive, holding it
+    alive = {LABEL: f"gc-{tag}", OWNER_LABEL: f"{socket.gethostname()}:{os.getpid()}"}  # a running replay's
+    running = c.containers.run(f"{repo}:running", ["sleep", "600"], detach=True, labels=alive)
+    yield tag, repo, made
+    running.remove(force=True)
+    for image in c.images.list(name=repo):
+        c.images.remove(image.id, force=True)
+
+
+def test_gc_images_removes_only_replays_old_unused_images(images: Any, engine: DockerEngine,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    tag, repo, made = images
+
+    def present() -> set[str]:
+        return {t.rpartition(":")[2] for img in engine.client.images.list(name=repo) for t in img.tags}
+
+    assert main(["gc", "--images", "--dry-run", "--json", "--label", f"gc-{tag}"]) == 0
+    swept = result_of(capsys.readouterr().out)["images"]  # validated against gc.schema.json
+    assert [i["name"] for i in swept["removed"]] == [f"{repo}:old"]
+    assert swept["removed"][0]["size"] > 0 and "older than 14d" in swept["removed"][0]["why"]
+    kept = {i["name"].rpartition(":")[2]: i["why"] for i in swept["kept"]}
+    assert set(kept) == {"fresh", "held", "running"}  # the foreign one is not even listed
+    assert "within 14d" in kept["fresh"] and "held by the running replay" in kept["held"]
+    assert "used by container" in kept["running"] and "running" in kept["running"]
+    assert present() == {"old", "fresh", "held", "running", "foreign"}  # a dry run removes nothing
+
+    assert main(["gc", "--images", "--dry-run", "--label", f"gc-{tag}"]) == 0
+    text = capsys.readouterr().out
+    assert f"would remove image {repo}:old (" in text and "images: 1 would go" in text
+
+    assert main(["gc", "--images", "--older-than", "14d", "--label", f"gc-{tag}"]) == 0
+    assert f"removed image {repo}:old" in capsys.readouterr().out
+    assert present() == {"fresh", "held", "running", "foreign"}
+
+    assert main(["gc", "--images", "--older-than", "12h", "--label", f"gc-{tag}"]) == 0  # a shorter age
+    capsys.readouterr()
+    assert present() == {"held", "running", "foreign"}
+
+
+def test_gc_cache_removes_the_least_recently_used_downloads_down_to_the_size(
+        engine: DockerEngine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import time
+
+    monkeypatch.setenv("REPLAY_CACHE", str(tmp_path))
+    now = time.time()
+    entries = {"a-oldest": 40 * DAY, "b-old": 20 * DAY, "c-recent": 2 * DAY, "d-now": 60.0}
+    for name, age in entries.items():
+        f = tmp_path / "downloads" / name / "pkg.tgz"
+        f.parent.mkdir(parents=True)
+        f.write_bytes(b"x" * 100_000)
+        os.utime(f, (now - age, now - age))
+    assert main(["gc", "--cache", "--max-size", "250K", "--dry-run", "--json", "--label", "gc-none"]) == 0
+    swept = result_of(capsys.readouterr().out)["cache"]
+    assert [i["name"] for i in swept["removed"]] == ["downloads/a-oldest", "downloads/b-old"]
+    assert swept["freed"] == 200_000 and all(i["size"] == 100_000 for i in swept["removed"])
+    assert sorted(p.name for p in (tmp_path / "downloads").iterdir()) == sorted(entries)  # nothing removed
+
+    assert main(["gc", "--cache", "--max-size", "250K", "--label", "gc-none"]) == 0
+    out = capsys.readouterr().out
+    assert "removed download downloads/a-oldest (97.7K)" in out
+    assert sorted(p.name for p in (tmp_path / "downloads").iterdir()) == ["c-recent", "d-now"]
+
+    assert main(["gc", "--cache", "--max-size", "0", "--label", "gc-none"]) == 0  # the one in use stays
+    assert "kept download downloads/d-now" in capsys.readouterr().out
+    assert sorted(p.name for p in (tmp_path / "downloads").iterdir()) == ["d-now"]
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--older-than", "14d"], "--older-than goes with --images"),
+    (["--images", "--older-than", "fortnight"], "--older-than 'fortnight' is not a duration"),
+    (["--cache", "--max-size", "20 parsecs"], "--max-size '20 parsecs' is not a size"),
+])
+def test_gc_bad_ages_and_sizes_are_one_line_exit_2(args: list[str], says: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["gc", *args, "--label", "gc-none"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert says in err and len(err.splitlines()) == 1
