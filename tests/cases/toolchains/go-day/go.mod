@@ -1,0 +1,3 @@
+module example.com/day
+
+go 1.22
