@@ -15,8 +15,9 @@
 #   REPLAY_ATTEMPTS  attempts per capsule (default 3)
 #   GITHUB_STEP_SUMMARY  where GitHub shows a step's summary: the verdict sentence and the
 #                    fidelity summary are appended to it (and always written to OUT/summary.md)
-# Exit: farm run's (0 every capsule judged, whatever the verdict; 2 bad input; 3 the
-# environment failed); a bisect that finds nothing does not fail the job, one that cannot run does.
+# Exit: farm run's (0 every capsule got a verdict, whatever it is, or is broken; 1 the
+# capsule is broken: no verdict; 2 bad input, or no capsule found; 3 a capsule ended
+# infra-error: the environment failed); a bisect that finds nothing does not fail the job, one that cannot run does.
 set -euo pipefail
 
 capsule=${1:-${REPLAY_CAPSULE:-}}

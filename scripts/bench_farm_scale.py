@@ -48,8 +48,8 @@ def _setup_path() -> None:
 
 
 def write_capsules(folder: Path, count: int, images: int = 1) -> list[Path]:
-    """`count` failing twin capsules; `images` > 1 varies a build-time fact (the system
-    packages) so that many planned images are shared by the capsules."""
+    """`count` failing twin capsules; `images` > 1 varies a build-time fact (the Debian release)
+    so that a few planned images are shared by the capsules."""
     _setup_path()
     from tests.unit.farm.builders import py_twin
 
@@ -59,17 +59,21 @@ def write_capsules(folder: Path, count: int, images: int = 1) -> list[Path]:
         path = py_twin(folder / f"{i // 1000:02d}" / f"cap-{i:05d}.json", CODE + f"  # {i}",
                        "Error: value is 41, expected 42\n", 1, **extra)
         if images > 1:
-            _with_packages(path, i % images)
+            _with_distro(path, i % images)
         out.append(path)
     return out
 
 
-def _with_packages(path: Path, group: int) -> None:
+DISTROS = (("12", "2.36", "3.11.2"), ("13", "2.41", "3.13.5"))  # Debian 12 and 13: a base image each
+
+
+def _with_distro(path: Path, group: int) -> None:
     import json
 
     doc = json.loads(path.read_text())
-    pkgs = [["less"], ["file"], ["bc"], ["jq"]][group % 4]
-    doc.setdefault("env", {})["system_packages"] = {"state": "set", "value": pkgs}
+    version, libc, python = DISTROS[group % len(DISTROS)]
+    doc["os"].update(distroVersion=version, libcVersion=libc)
+    doc["runtimes"] = {"python": python}
     path.write_text(json.dumps(doc))
 
 

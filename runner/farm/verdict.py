@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ..errors import (BuildFailed, CapsuleError, CapsuleRefused, EngineUnavailable, NeedsInput, ReplayError,
                       SourceUnavailable, UsageError)
 from ..outcome import FixJudgement, judge_fix
-from ..replay import Attempt, Expected, judge
+from ..outcome import Attempt, Expected, judge
 from ..verdicts import FarmVerdict, Unjudged, Verdict
 from .model import AttemptRecord, Rate
 
