@@ -76,6 +76,8 @@ def run_cmd(
     broker: Annotated[str | None, typer.Option("--broker", envvar="REPLAY_BROKER",
                                                help="With --executor celery: the Redis broker, redis://HOST:PORT/DB.")] = None,
     db: DbOpt = None,
+    gc_after: Annotated[bool, typer.Option("--gc", help="After the night: `replay gc --images --cache` with its "
+                                                        "defaults (images unused 14d, caches down to 20G).")] = False,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -96,6 +98,10 @@ def run_cmd(
         outcome, used = run_night(store, sources or [], options, FarmProgress(None if quiet or as_json else err),
                                   resume=resume, broker=broker, env=supplied)
         night = store.night(outcome.night_id)
+        if gc_after:  # its lines go to stderr; a removal that fails is said there, the night's exit stands
+            from .gc import after_night
+
+            after_night()
         return night_exit(night), night
 
     def show(night: Any) -> None:

@@ -200,3 +200,31 @@ def test_gc_bad_ages_and_sizes_are_one_line_exit_2(args: list[str], says: str,
     assert main(["gc", *args, "--label", "gc-none"]) == 2
     err = capsys.readouterr().err.strip()
     assert says in err and len(err.splitlines()) == 1
+
+
+def test_farm_run_gc_removes_old_images_after_the_night_and_keeps_the_nights(
+        engine: DockerEngine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    from tests.integration.helpers import farm_json
+    from tests.unit.farm.builders import write_instance
+
+    tag = uuid.uuid4().hex[:10]
+    repo = f"gc-farm-{tag}/img"
+    monkeypatch.setenv("REPLAY_IMAGE_REPO", repo)
+    monkeypatch.setenv("REPLAY_CACHE", str(tmp_path / "cache"))
+    base = engine.client.containers.create("replay-base/debian:bookworm", ["true"], labels={LABEL: f"gc-{tag}"})
+    try:
+        old = base.commit(repository=repo, tag="old", conf={"Labels": {LABEL: "image"}})
+    finally:
+        base.remove(force=True)
+    _record_as_gone_process(tmp_path / "cache", f"{repo}:old", old.id, time.time() - 30 * DAY)
+    write_instance(tmp_path / "caps" / "c.json", ["python3", "-c", "print('hi')"], "hi\n")
+    try:
+        rc, result = farm_json("run", tmp_path / "caps", "--db", tmp_path / "farm.sqlite", "--gc")
+        assert rc == 0 and [r["verdict"] for r in result["results"]] == ["reproduced"]
+        left = [t for img in engine.client.images.list(name=repo) for t in img.tags]
+        assert f"{repo}:old" not in left and len(left) == 1  # the night's own image stays: just used
+    finally:
+        for image in engine.client.images.list(name=repo):
+            engine.client.images.remove(image.id, force=True)
