@@ -10,6 +10,7 @@ copies where the lockfile puts them (templates/scripts/npm-deps.js).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from ..capsules.model import Capsule, FrozenMap
 from ..facts.keys import normal_name
@@ -107,3 +108,19 @@ def python_pins(c: Capsule, runtimes: tuple[Runtime, ...], lock: Lock | None, pi
                if lock is not None else "installed at this version with pip (no dependencies of its own)")
         rows.append(Fidelity(fact, version, version, "exact", how))
     return FrozenMap(out)
+
+
+def unpinned_rows(entries: Any) -> tuple[Fidelity, ...]:
+    """The recorded node packages the build could not pin (npm-deps.js's `unpinned`), as rows."""
+    out = []
+    for e in entries or ():
+        if isinstance(e, dict) and all(isinstance(e.get(k), str) for k in ("name", "recorded", "why")):
+            out.append(Fidelity(f"package node {e['name']}", e["recorded"], "the lockfile's", "not applied",
+                                f"found in the build: {e['why']}"))
+    return tuple(out)
+
+
+def with_build_rows(rows: tuple[Fidelity, ...], found: tuple[Fidelity, ...]) -> tuple[Fidelity, ...]:
+    """The plan's rows, each package the build could not pin replaced by the build's row for it."""
+    by_fact = {f.fact: f for f in found}
+    return tuple(by_fact.get(r.fact, r) for r in rows) + tuple(f for f in found if f.fact not in {r.fact for r in rows})

@@ -16,7 +16,8 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_expo
 from ..config import Settings
 from ..engine import LABEL, Engine, RunSpec
 from ..errors import BuildFailed, BuildTimedOut
-from ..build.plan import Drift
+from ..build.pins import unpinned_rows
+from ..build.plan import Drift, Fidelity
 from ..build.render import Context
 
 
@@ -29,12 +30,14 @@ class BuiltImage:
     drift: tuple[Drift, ...] = ()
     steps_run: int = 0  # build steps that ran; 0 when everything came from the cache
     libc_version: str | None = None  # read inside the built image
+    unpinned: tuple[Fidelity, ...] = ()  # recorded packages the build could not pin, and why
 
 
 @dataclass(frozen=True)
 class ImageFacts:
     libc_version: str | None
     drift: tuple[Drift, ...]
+    unpinned: tuple[Fidelity, ...] = ()
 
 
 def drift_of(entries: Any) -> tuple[Drift, ...]:
@@ -98,15 +101,16 @@ def image_facts(engine: Engine, settings: Settings, tag: str, label: str) -> Ima
         res = engine.run(RunSpec(image=tag, argv=("sh", "-c", _FACTS_PROBE), labels=((LABEL, label),), timeout_s=60))
         libc, _, drift = res.stdout.decode("utf-8", "replace").partition("\n---\n")
         try:
-            drifted = json.loads(drift or "{}").get("drift", [])
+            report = json.loads(drift or "{}")
         except ValueError:
-            drifted = []
-        data = {"libc_version": libc.strip() or None, "drift": drifted}
+            report = {}
+        data = {"libc_version": libc.strip() or None, "drift": report.get("drift", []),
+                "unpinned": report.get("unpinned", [])}
         cache.parent.mkdir(parents=True, exist_ok=True)
         part = cache.with_name(f"{cache.name}.{uuid.uuid4().hex}.part")
         part.write_text(json.dumps(data))
         part.replace(cache)  # atomic: parallel trials never read half a file
-    return ImageFacts(data.get("libc_version"), drift_of(data.get("drift")))
+    return ImageFacts(data.get("libc_version"), drift_of(data.get("drift")), unpinned_rows(data.get("unpinned")))
 
 
 def _record_use(settings: Settings, tag: str, image_id: str) -> None:

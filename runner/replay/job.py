@@ -15,6 +15,7 @@ from ..engine import Engine
 from ..build.source import RemoteFailed
 from ..outcome import Expected, judge, judge_fix
 from ..build.plan import Fidelity, Plan
+from ..build.pins import with_build_rows
 from ..build.planner import make_plan
 from ..capsules.model import Capsule
 from ..report import Baseline, CapsuleRef, ImageInfo, ReplayReport, Step, verification_of
@@ -60,7 +61,8 @@ def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
         return ReplayReport(
             verdict=verdict, capsule=CapsuleRef(str(path), capsule.provenance.format.value, plan.capsule_id),
             expected=expected, attempts=tuple(attempts),
-            fidelity=plan.fidelity + _libc_rows(capsule.platform.libc_version, image) + clock_rows(plan),
+            fidelity=with_build_rows(plan.fidelity, image.unpinned) + _libc_rows(capsule.platform.libc_version, image)
+            + clock_rows(plan),
             image=ImageInfo(image.ref, image.built, image.build_s, image.steps_run, replayer.engine.builder_name,
                             plan.base.key),
             verification=verification_of(verified), steps=tuple(Step(n, s) for n, s in progress.timings), drift=image.drift,

@@ -101,7 +101,8 @@ class Replayer:
         else:
             self.progress.say(f"image {tag} is cached: nothing to build")
         facts = images.image_facts(engine, self.settings, tag, self.label)
-        return BuiltImage(tag, built, time.monotonic() - start, ctx, facts.drift, steps_run, facts.libc_version)
+        return BuiltImage(tag, built, time.monotonic() - start, ctx, facts.drift, steps_run, facts.libc_version,
+                          facts.unpinned)
 
     def _key_lock(self, key: str) -> threading.Lock:
         with self._lock:

@@ -1,10 +1,11 @@
 """Node drift pinned with the project's own package manager, on the real engine (issue 21).
 
 One project (tests/cases/drift): ms 2.1.3 at the top level and debug 2.6.9 with its own ms 2.0.0
-nested under it, locked by pnpm 9 and by yarn 1. check.js fails on the lockfile's top-level ms
+nested under it, locked by npm, by pnpm 9 and by yarn 1. check.js fails on the lockfile's top-level ms
 2.1.3 and checks that debug keeps its nested 2.0.0. The passing capsule recorded ms at 2.0.0 and
 2.1.2 (the top level drifted to 2.1.2, the nested copy as the lockfile places it) and another CI
-value (a decoy); the failing one the lockfile's 2.0.0 and 2.1.3.
+value (a decoy); the failing one the lockfile's 2.0.0 and 2.1.3. Both recorded left-pad, which
+no lockfile of the project installs: the report names it as not applied.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from tests.integration.test_bisect_more import bisect
 pytestmark = pytest.mark.integration
 
 CASES = ROOT / "tests" / "cases" / "drift"
-LOCKS = {"pnpm": ("pnpm-lock.yaml", "9.15.9"), "yarn": ("yarn.lock", "1.22.22")}
+LOCKS = {"npm": ("package-lock.json", "10.9.9"), "pnpm": ("pnpm-lock.yaml", "9.15.9"), "yarn": ("yarn.lock", "1.22.22")}
 NODE, NPM = "22.23.3", "10.9.9"  # as the other node tests: their base layers are shared
 DRIFT = [{"name": "ms", "recorded": "2.1.2", "installed": "2.1.3"}]
 
@@ -40,7 +41,8 @@ def node_capsule(manager: str, repo: Path, commit: str, ms_top: str, exit_code: 
     data["packageManagers"] = [{"name": manager, "ecosystem": "node", "version": version, "declared": None,
                                 "lockfile": lockfile,
                                 "lockfileSha256": hashlib.sha256((repo / lockfile).read_bytes()).hexdigest()}]
-    data["resolved"]["node"] = {"debug": ["2.6.9"], "ms": ["2.0.0", ms_top]}
+    # left-pad: recorded, but installed by no lockfile of the project (found so in the build)
+    data["resolved"]["node"] = {"debug": ["2.6.9"], "left-pad": ["1.3.0"], "ms": ["2.0.0", ms_top]}
     return data
 
 
@@ -66,6 +68,9 @@ def test_the_drifted_top_level_version_is_pinned_with_the_projects_manager(
     assert report["drift"] == DRIFT
     row = next(f for f in report["fidelity"] if f["fact"] == "package node ms")
     assert (row["recorded"], row["status"]) == ("2.0.0, 2.1.2", "exact") and manager in row["why"]
+    row = next(f for f in report["fidelity"] if f["fact"] == "package node left-pad")
+    assert (row["recorded"], row["status"], row["why"]) == (
+        "1.3.0", "not applied", "found in the build: the lockfile does not install it")
     rc, report = replay(capsys, bad, "-n", "1")
     assert (rc, report["verdict"], report["drift"]) == (0, "reproduced", [])
 

@@ -122,3 +122,15 @@ def test_two_spellings_of_one_python_distribution_are_one_pin_and_one_row_that_s
     assert dict(plan.python_pins.items()) == {"pyyaml": "6.0.2"}
     rows = [f for f in plan.fidelity if f.fact == "package python pyyaml"]
     assert [r.status for r in rows] == ["exact", "not applied"] and "recorded twice" in rows[1].why
+
+
+def test_what_the_build_could_not_pin_replaces_the_plans_row() -> None:
+    from runner.build.pins import unpinned_rows, with_build_rows
+    from runner.build.plan import Fidelity
+
+    planned = (Fidelity("package node ms", "2.1.2", "2.1.2", "exact", "pinned"), Fidelity("env TZ", "UTC", "UTC", "exact"))
+    found = unpinned_rows([{"name": "ms", "recorded": "2.1.2", "why": "the lockfile does not install it"},
+                           {"name": "bad", "recorded": 3}])  # not a row the build writes: left out
+    assert with_build_rows(planned, found) == (
+        Fidelity("package node ms", "2.1.2", "the lockfile's", "not applied",
+                 "found in the build: the lockfile does not install it"), planned[1])
