@@ -69,9 +69,14 @@ class Row:
     last_change: Change
     rate: WindowRate | None
     strip: tuple[str | None, ...]  # its verdict on each night of the window, oldest first (None: absent)
-    command: str  # `replay ...`, shell-quoted, that reproduces it on this machine
     marks: tuple[tuple[int, Mark], ...]  # (night index, mark), oldest first
     result: CapsuleResult | None  # the full result of the last night, when it was in it
+    options: Mapping[str, Any]  # the last night's, for the command
+
+    @property
+    def command(self) -> str:
+        """`replay ...`, shell-quoted, that reproduces it on this machine (made when shown)."""
+        return replay_command(self.path, self.marks[-1][1].has_commit, self.options)
 
     @property
     def news(self) -> bool:
@@ -150,8 +155,7 @@ def _row(nights: Sequence[Night], start: int, history: list[tuple[int, Mark]], r
                 n += m.rate_n
     return Row(latest.capsule_id, latest.path, _group(prev, latest, in_last), latest.verdict, latest.signature,
                latest.ref_verdict, in_last, Seen(first.id, first.started_at), change,
-               WindowRate(wilson(k, n), judged) if n else None, tuple(strip),
-               replay_command(latest.path, latest.has_commit, options), tuple(history), result)
+               WindowRate(wilson(k, n), judged) if n else None, tuple(strip), tuple(history), result, options)
 
 
 def _group(prev: Mark | None, m: Mark, in_last: bool) -> Group:

@@ -31,6 +31,7 @@ from .attention import counts as group_counts
 PER_PAGE = 1000  # capsules a page, in attention order (the steady ones are the last, so the ones paged)
 CAPSULE_PAGES = 2000  # capsule pages at most: the first rows in attention order that are news, or all when few
 ALL_PAGES_UPTO = 500  # a history this small gets a page for every capsule, steady ones too
+TRANSITIONS_SHOWN = 200  # "since last night" on the summary; the rows hold every change
 MARKER = ".replay-farm-pages"  # in the pages folder: replay wrote it, so replay may clear it
 OUTCOMES = {"recorded": "as recorded", "pass": "passed", "other": "failed otherwise", "inconclusive": "inconclusive"}
 _COMMIT = re.compile(r"[0-9a-f]{13,64}")
@@ -105,7 +106,9 @@ def _shared(view: Attention) -> dict[str, Any]:
     last = view.last
     c = Counter(r.verdict for r in (last.results if last else ()))
     return dict(last=last, nights=view.nights, window=view.window, window_nights=view.window_nights,
-                transitions=view.transitions, group_labels=GROUP_LABELS,
+                transitions=view.transitions[:TRANSITIONS_SHOWN],
+                more_transitions=max(0, len(view.transitions) - TRANSITIONS_SHOWN),
+                group_labels=GROUP_LABELS,
                 group_counts=list(group_counts(view.rows).items()), group_totals=group_counts(view.rows),
                 counts=[(v, c[v]) for v in FACTS if c[v]] + sorted((v, n) for v, n in c.items() if v not in FACTS),
                 facts=list(FACTS.items()), script=_script(), script_hash=_script_hash())

@@ -91,6 +91,7 @@ def show_run(night: Night, console: Any) -> None:
 
 
 STEADY_SHOWN = 20  # steady rows listed by the text report before they are folded (--all lists them)
+TRANSITIONS_SHOWN = 50  # "since last night" lines before they are folded (--all lists them)
 
 
 def show_report(view: Attention, console: Any, show_all: bool = False) -> None:
@@ -103,8 +104,12 @@ def show_report(view: Attention, console: Any, show_all: bool = False) -> None:
                   f"{min(view.window, len(view.nights))} night(s)", markup=False)
     console.print(_counts_line(last), markup=False)
     console.print("since last night:" if view.transitions else "since last night: nothing changed", markup=False)
-    for t in view.transitions:
+    listed = view.transitions if show_all else view.transitions[:TRANSITIONS_SHOWN]
+    for t in listed:
         console.print(f"  {t.kind}: {t.path} ({t.before} -> {t.after})" + (f" {t.detail}" if t.detail else ""),
+                      markup=False)
+    if len(listed) < len(view.transitions):
+        console.print(f"  and {len(view.transitions) - len(listed)} more (--all lists them; each is a row below)",
                       markup=False)
     for group in GROUPS:
         rows = view.group(group)
