@@ -9,17 +9,23 @@ coordinator does not wait for that: each worker refreshes a lease on every task 
 holds (every `heartbeat_s`, valid `lease_s`), and the coordinator re-sends a task
 whose lease lapsed (dispatch.py). The answer is kept under the task's id, so a late
 second delivery returns it without running anything again.
+
+A lease names its holder (the worker's node name) and is only ever taken when free or
+refreshed by its holder, so a second delivery of a task another live worker holds is
+skipped, not run beside it; a task runs again only once its holder's lease lapsed (the
+holder died). Each delivery says in the worker's log what became of it (ran, skipped)
+*before* its answer is visible: whoever reads the answer finds the log line written.
 """
 from __future__ import annotations
 
 import json
-import os
 import threading
 from typing import Any
 
 import redis
 from celery import Celery, Task, signals
 from celery.exceptions import SoftTimeLimitExceeded
+from celery.utils.log import get_task_logger
 
 from .keys import DEFAULT_HEARTBEAT_S, DEFAULT_LEASE_S, KEEP_S, TaskKeys
 
@@ -54,17 +60,29 @@ def redis_of(app: Celery) -> redis.Redis:
 
 
 _runtime: Any = None  # one WorkerRuntime per worker process, made after the fork
+log = get_task_logger("replay.worker")
+
+# Take the lease when it is free or already ours; never from another holder (atomic in Redis).
+_TAKE = """local v = redis.call('GET', KEYS[1])
+if v == false or v == ARGV[1] then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end
+return 0"""
 
 
 def _work(self: Task, message: dict[str, Any]) -> None:
     from .task import WorkerRuntime
 
     global _runtime
-    task_id = str(self.request.id)
+    task_id, holder = str(self.request.id), str(self.request.hostname)
     keys, r = TaskKeys(task_id), redis_of(self.app)
     if r.exists(keys.done):
+        log.info("replay: task %s: its answer exists, this delivery skipped", task_id)
         _notify(r, keys)  # a late second delivery: the answer stands, nothing runs twice
         return
+    if not take_lease(self.app, task_id, holder):
+        other = r.get(keys.lease)
+        log.info("replay: task %s: held by %s, which is alive: this delivery skipped", task_id,
+                 other.decode(errors="replace") if isinstance(other, bytes) else other)
+        return  # the holder answers; should it die, its lease lapses and the coordinator sends again
     if _runtime is None:
         _runtime = WorkerRuntime()
     try:
@@ -75,7 +93,10 @@ def _work(self: Task, message: dict[str, Any]) -> None:
         answer = _failed("infra-error", f"internal error on the worker: {type(exc).__name__}: {exc}")
     failure = answer.get("failure") or {}
     if failure.get("verdict") == "infra-error" and self.request.retries < MAX_RETRIES:
+        log.info("replay: task %s: infrastructure failure, retried (%s)", task_id, failure.get("reason"))
+        _release(r, keys, holder)  # whoever takes the retry takes the lease; none lapses meanwhile
         raise self.retry(countdown=2 ** (self.request.retries + 1))  # same id, same attempt ids
+    log.info("replay: task %s: ran %d attempt(s), answer recorded", task_id, len(answer.get("attempts") or ()))
     r.set(keys.done, json.dumps(answer), ex=KEEP_S)
     _notify(r, keys)
 
@@ -93,17 +114,26 @@ def _notify(r: redis.Redis, keys: TaskKeys) -> None:
 
 # -- the heartbeat, in each worker's main process ----------------------------------------
 
-def _lease(app: Celery, task_id: str) -> None:
+def take_lease(app: Celery, task_id: str, holder: str) -> bool:
+    """Take or refresh the task's lease for `holder`: False when another worker holds it."""
     r, keys = redis_of(app), TaskKeys(task_id)
     ms = int(float(app.conf.replay_lease_s) * 1000)
-    r.set(keys.lease, f"{os.uname().nodename}:{os.getpid()}", px=ms)
+    if not r.eval(_TAKE, 1, keys.lease, holder, ms):
+        return False
     r.set(keys.taken, "1", ex=KEEP_S)
+    return True
+
+
+def _release(r: redis.Redis, keys: TaskKeys, holder: str) -> None:
+    """Our lease and the `taken` mark go: the task waits in the queue again, held by nobody."""
+    if r.get(keys.lease) == holder.encode():
+        r.delete(keys.lease, keys.taken)
 
 
 def _received(sender: Any = None, request: Any = None, **_: Any) -> None:
     app = getattr(request, "task", None) and request.task.app
     if app is not None and getattr(request, "name", "") == TASK_NAME:
-        _lease(app, str(request.id))
+        take_lease(app, str(request.id), str(request.hostname))  # held elsewhere: the task itself skips
 
 
 def _start_heartbeat(sender: Any = None, **_: Any) -> None:
@@ -126,6 +156,6 @@ def _beat(app: Celery) -> None:
         for req in list(state.reserved_requests) + list(state.active_requests):
             if getattr(req, "name", "") == TASK_NAME:
                 try:
-                    _lease(app, str(req.id))
+                    take_lease(app, str(req.id), str(req.hostname))
                 except redis.RedisError:
                     pass  # the broker is away: the lease lapses and the coordinator re-sends

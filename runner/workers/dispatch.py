@@ -3,8 +3,8 @@ and waits for its answer, holding its own lease on it.
 
 A task is sent once and marked `sent`; its answer is read from its own key. While it
 waits, the coordinator watches the task's lease: a task some worker took (`taken`)
-whose lease lapsed (no heartbeat for `lease_s`) belongs to a worker that vanished, and
-is sent again under the same id and the same attempt ids: whichever delivery answers
+whose lease lapsed (no heartbeat for `lease_s`) and that has no answer (read after the
+lease: a finished task's lease lapses too) belongs to a worker that vanished, and is sent again under the same id and the same attempt ids: whichever delivery answers
 first is recorded, a late one changes nothing. A coordinator resumed after a kill
 collects the tasks it had sent (by their ids) and sends only those it had not.
 """
@@ -110,6 +110,11 @@ class CeleryExecutor:
             if raw is not None:
                 return json.loads(raw)
             if self.redis.exists(keys.taken) and not self.redis.exists(keys.lease):
+                # read again once the lease is seen gone: a worker records its answer before its
+                # lease can lapse, so an answer set while this thread was held up shows here
+                raw = self.redis.get(keys.done)
+                if raw is not None:
+                    return json.loads(raw)
                 self.say(f"task {work.task_id[:12]} ({work.capsule_id[:12]}): its worker vanished, sent again")
                 self._send(work, keys)
             self.redis.blpop([keys.notify], timeout=POLL_S)

@@ -90,6 +90,14 @@ class Worker:
     def succeeded(self) -> set[str]:
         return set(re.findall(r"Task replay\.work\[([0-9a-f]+)\] succeeded", self.text()))
 
+    def ran(self) -> Counter[str]:
+        """Tasks this worker ran, by replay's own line: written before the answer is visible
+        (Celery's "succeeded" comes after it, so a reader of the answer may not see that one yet)."""
+        return Counter(re.findall(r"replay: task ([0-9a-f]+): ran \d+ attempt", self.text()))
+
+    def skipped(self) -> Counter[str]:
+        return Counter(re.findall(r"replay: task ([0-9a-f]+): (?:its answer exists|held by)", self.text()))
+
     def stop(self) -> None:
         for sig in (signal.SIGTERM, signal.SIGKILL):
             try:
@@ -154,8 +162,23 @@ def assert_nothing_left(engine: Any, db: Path) -> None:
 
 # -- spread over two workers -----------------------------------------------------------------
 
+@pytest.fixture
+def busy_cores() -> Iterator[int]:
+    """Both cores (all of them) kept busy by a second workload for the test's length: two
+    busy loops a core, as a loaded farm host has them beside the night."""
+    n = 2 * (os.cpu_count() or 2)
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        yield n
+    finally:
+        for p in loops:
+            p.kill()
+        for p in loops:
+            p.wait(30)
+
+
 def test_capsules_spread_over_two_workers_land_in_the_history_once_each(
-        workers: list[Worker], redis_url: str, tmp_path: Path, engine: Any) -> None:
+        busy_cores: int, workers: list[Worker], redis_url: str, tmp_path: Path, engine: Any) -> None:
     db = tmp_path / "farm.sqlite"
     rc, result = farm_json("run", capsules(tmp_path / "caps", 6), "--db", db, "--executor", "celery",
                            "--broker", redis_url, "--jobs", "2")
@@ -163,9 +186,14 @@ def test_capsules_spread_over_two_workers_land_in_the_history_once_each(
     assert sorted(r["verdict"] for r in result["results"]) == ["reproduced"] * 6
     assert result["night"]["images"] == 1
     assert_once_each(db, 6)
-    done = [w.succeeded() for w in workers]
-    assert all(done), "both workers took tasks"
-    assert not (done[0] & done[1]) and (done[0] | done[1]) == task_ids(db)  # each task ran once, on one
+    ran = [w.ran() for w in workers]
+    assert all(ran), "both workers took tasks"
+    everywhere = ran[0] + ran[1]
+    assert set(everywhere) == task_ids(db) and set(everywhere.values()) == {1}  # each task ran once, on one
+    delivered = sum((w.received() for w in workers), Counter())
+    skipped = sum((w.skipped() for w in workers), Counter())
+    assert delivered == everywhere + skipped, (delivered, everywhere, skipped)  # any other delivery said so
+    assert not skipped, "no worker died, so no task was sent twice"
     assert_nothing_left(engine, db)
 
 
@@ -224,7 +252,7 @@ def test_sigkill_of_a_worker_mid_task_the_other_runs_it_within_the_lease(
     assert farm.returncode == 0, (doc, farm.stderr.read().decode()[-2000:] if farm.stderr else "")
     assert sorted(r["verdict"] for r in doc["result"]["results"]) == ["reproduced"] * 3
     assert taken_after <= LEASE_S + 2 * HEARTBEAT_S + 10  # the lease, not Redis's visibility timeout
-    assert held <= other.succeeded()
+    assert held <= set(other.ran())
     assert_once_each(db, 3)
     victim.stop()  # and the pool process it left: nothing of the killed delivery may survive it
     assert_nothing_left(engine, db)
@@ -254,5 +282,55 @@ def test_coordinator_killed_with_tasks_in_flight_resumes_by_collecting_them(
     assert_once_each(db, 4)
     sent = sum((w.received() for w in workers), Counter())
     assert all(sent[t] == 1 for t in task_ids(db)), sent  # collected by id, never sent a second time
-    assert in_flight <= set().union(*(w.succeeded() for w in workers))
+    assert in_flight <= set().union(*(set(w.ran()) for w in workers))
     assert_nothing_left(engine, db)
+
+
+# -- deliveries that must not run ------------------------------------------------------------------
+
+def test_a_delivery_whose_answer_exists_or_whose_holder_lives_is_skipped_with_a_line(
+        workers: list[Worker], redis_url: str) -> None:
+    """A late second delivery finds the answer and runs nothing; one of a task another live worker
+    holds (its lease fresh) runs nothing either: the holder answers, or its lease lapses."""
+    import redis
+
+    from runner.workers.app import TASK_NAME, make_app
+    from runner.workers.keys import TaskKeys
+
+    answered, held = uuid.uuid4().hex, uuid.uuid4().hex
+    r = redis.Redis.from_url(redis_url)
+    r.set(TaskKeys(answered).done, json.dumps({"schema": "replay.done/1", "attempts": []}), ex=600)
+    r.set(TaskKeys(held).lease, "other-worker@elsewhere", ex=600)
+    app = make_app(redis_url)
+    for task_id in (answered, held):
+        app.send_task(TASK_NAME, args=[{}], task_id=task_id)
+    skipped = lambda: sum((w.skipped() for w in workers), Counter())  # noqa: E731
+    wait_until("both deliveries skipped", lambda: {answered, held} <= set(skipped()), 120)
+    logs = "".join(w.text() for w in workers)
+    assert f"replay: task {answered}: its answer exists, this delivery skipped" in logs
+    assert f"replay: task {held}: held by other-worker@elsewhere, which is alive" in logs
+    assert not any(w.ran()[t] for w in workers for t in (answered, held))
+    assert r.get(TaskKeys(held).lease) == b"other-worker@elsewhere"  # never taken from its holder
+    r.delete(TaskKeys(answered).done, TaskKeys(held).lease)
+
+
+# -- a source read from the coordinator's local mirror ------------------------------------------------
+
+def test_workers_replay_sources_the_coordinator_read_from_its_local_mirrors(
+        workers: list[Worker], redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workers know no mirror rule, cannot reach the recorded remotes and have a cache of their
+    own: the coordinator reads each source from its own local mirror and ships the tree with the work."""
+    from runner.build import mirrors
+    from tests.integration.test_mirrors import REMOTE_A, make_night
+
+    caps, bundle, bare_dir = make_night(tmp_path)
+    monkeypatch.setenv("REPLAY_CACHE", str(tmp_path / "coordinator-cache"))
+    try:
+        rc, result = farm_json("run", caps, "--db", tmp_path / "farm.sqlite", "--executor", "celery",
+                               "--broker", redis_url, "--mirror", f"{REMOTE_A}={bundle}",
+                               "--mirror", f"https://git-b.unreachable.invalid/={bare_dir}/")
+    finally:
+        mirrors.use(mirrors.Mirrors())
+    assert rc == 0, result
+    assert sorted(r["verdict"] for r in result["results"]) == ["reproduced", "reproduced"]
+    assert sum((w.ran() for w in workers), Counter()).total() == 2
