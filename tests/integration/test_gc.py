@@ -223,8 +223,11 @@ def test_farm_run_gc_removes_old_images_after_the_night_and_keeps_the_nights(
     try:
         rc, result = farm_json("run", tmp_path / "caps", "--db", tmp_path / "farm.sqlite", "--gc")
         assert rc == 0 and [r["verdict"] for r in result["results"]] == ["reproduced"]
-        left = [t for img in engine.client.images.list(name=repo) for t in img.tags]
-        assert f"{repo}:old" not in left and len(left) == 1  # the night's own image stays: just used
+        left = [img for img in engine.client.images.list(name=repo)]
+        assert [t for img in left for t in img.tags if t == f"{repo}:old"] == [] and len(left) == 1
+        from runner import ledger
+
+        assert left[0].id in ledger.usage(tmp_path / "cache").last_used  # the night recorded the image it used
     finally:
         for image in engine.client.images.list(name=repo):
             engine.client.images.remove(image.id, force=True)
