@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import quote
 
 import jinja2
+from markupsafe import Markup, escape
 
 from ..errors import UsageError
 from ..resources import templates_dir
@@ -106,6 +107,7 @@ def _shared(view: Attention) -> dict[str, Any]:
     last = view.last
     c = Counter(r.verdict for r in (last.results if last else ()))
     return dict(last=last, nights=view.nights, window=view.window, window_nights=view.window_nights,
+                window_days=tuple(_day(n.started_at) for n in view.window_nights),
                 transitions=view.transitions[:TRANSITIONS_SHOWN],
                 more_transitions=max(0, len(view.transitions) - TRANSITIONS_SHOWN),
                 group_labels=GROUP_LABELS,
@@ -125,7 +127,7 @@ def _grouped(rows: Sequence[Row]) -> list[tuple[str, list[Row]]]:
 def _env() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(when=_when, day=_day, secs=_secs, label=label, meaning=lambda v: facts_of(v).meaning,
+    env.filters.update(strip=strip_html, when=_when, day=_day, secs=_secs, label=label, meaning=lambda v: facts_of(v).meaning,
                        vclass=vclass, rowclass=rowclass, ref=short_ref, kind=lambda k: k.replace("-", " "),
                        pct=lambda x: f"{x:.0%}", outcome=lambda c: OUTCOMES.get(c, c or "—"))
     return env
@@ -141,6 +143,18 @@ def _script_hash() -> str:
     return "sha256-" + base64.b64encode(hashlib.sha256(_script().encode("utf-8")).digest()).decode("ascii")
 
 
+def strip_html(strip: Sequence[str | None], days: Sequence[str]) -> Markup:
+    """A row's verdicts over the window as markup, built once per (verdict, night): the page's
+    largest part, so not through the template's per-value escaping."""
+    return Markup("".join(_cell(v, d) for v, d in zip(strip, days)))
+
+
+@lru_cache(maxsize=8192)
+def _cell(verdict: str | None, day: str) -> str:
+    return f'<i class="{vclass(verdict)}" title="{escape(day)}: {escape(label(verdict))}"></i>'
+
+
+@lru_cache(maxsize=256)
 def label(verdict: str | None) -> str:
     if verdict is None:
         return "—"
@@ -149,6 +163,7 @@ def label(verdict: str | None) -> str:
     return FACTS[verdict].label if verdict in FACTS else verdict  # type: ignore[index]
 
 
+@lru_cache(maxsize=256)
 def vclass(verdict: str | None) -> str:
     """The CSS class of a state: only the vocabulary's names ever become a class."""
     if verdict is None:
@@ -165,6 +180,7 @@ def short_ref(ref: str) -> str:
     return ref[:12] if _COMMIT.fullmatch(ref) else ref
 
 
+@lru_cache(maxsize=8192)  # a page shows the same few nights' stamps thousands of times
 def _when(stamp: str | None) -> str:
     if not stamp:
         return "—"
