@@ -118,7 +118,12 @@ def bisect_sweep(replayer: ReplayerLike, bad: Path, good: Path, key: str, settin
     _, bad_plan, _, good_plan, expected = load_ends(replayer, bad, good)
     source = offer(key)
     fact = _difference(key, good_plan, bad_plan)
-    g, b = version_of(facts.facts(good_plan)[key].value), version_of(fact.value)
+    ends = (facts.facts(good_plan)[key].value, fact.value)
+    if any(isinstance(v, tuple) for v in ends):  # a node package recorded at several versions (build/pins.py)
+        raise UsageError(f"--sweep {key}: a capsule records it at several versions ("
+                         + "; ".join(", ".join(v) if isinstance(v, tuple) else str(v) for v in ends)
+                         + "): a sweep needs one version at each end; bisect without --sweep varies the set")
+    g, b = version_of(ends[0]), version_of(ends[1])
     if not vkey(g) or not vkey(b):
         raise UsageError(f"--sweep {key} has no version order between {g!r} and {b!r}")
     line = between(g, b, versions(source.registry, source.package))

@@ -173,3 +173,12 @@ def test_cli_sweep_exit_codes(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Ca
 def test_versions_without_an_order_are_refused() -> None:
     with pytest.raises(UsageError, match="has no version order between '4.17.21' and 'latest'"):
         sweep(FakeReplayer(GOOD, plan(lodash="latest"), node_from("22.3.0")), "pin:node:lodash", ["4.17.21"])
+
+
+def test_a_package_recorded_at_several_versions_is_not_swept() -> None:
+    from runner.capsules.model import FrozenMap
+
+    bad = dataclasses.replace(GOOD, node_pins=FrozenMap({"lodash": ("4.17.20", "4.17.21")}))
+    with pytest.raises(UsageError, match=r"--sweep pin:node:lodash: a capsule records it at several versions "
+                                         r"\(4\.17\.21; 4\.17\.20, 4\.17\.21\)"):
+        sweep(FakeReplayer(GOOD, bad, lambda p: "pass"), "pin:node:lodash", ["4.17.21"])
