@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ..build import mirrors
 from ..errors import Exit, ReplayError, UsageError
 from . import bisect, capture, ci, diff, doctor, farm, gc, inspect, mcp, render, run, shell, signature, verify, worker
 from ..envelope import envelope, error_of
@@ -181,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     if threading_main():
         signal.signal(signal.SIGTERM, _terminate)
     refresh()
+    mirrors.use(mirrors.Mirrors())  # --mirror rules hold for one command: a command without the option has none
     # Progress bars (downloads) only for people: not with --quiet, not with --json.
     install_meter(enabled=not any(a in ("--quiet", "-q", "--json") for a in ours))
     failure = _Failure(ours)
