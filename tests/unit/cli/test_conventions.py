@@ -52,7 +52,7 @@ def test_help_of_a_sub_command(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_help_of_an_unknown_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["help", "inspct"]) == 2
-    assert "did you mean `replay inspect`" in capsys.readouterr().err
+    assert "did you mean `replay help inspect`" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("args", [[], ["farm"]])
