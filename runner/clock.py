@@ -29,7 +29,6 @@ FAKETIME_LIBS = {
     "x86_64": "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
     "aarch64": "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
 }
-FAKETIME_PACKAGE = "libfaketime"  # Debian package providing the library
 RANDOM_VALUES_ENV = "REPLAY_RANDOM_VALUES"
 RANDOM_VALUES_PATH = "/replay/random-values.json"  # where the file is mounted in the container
 RANDOM_VALUES_FORMAT = "replay-random-values/1"

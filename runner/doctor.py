@@ -26,10 +26,10 @@ from . import __version__
 from .config import Origin, Settings, origins, settings as load_settings, without_credentials
 from . import settingsref
 from .engine.builders import describe_builder
+from .resources import engine_fix
 
 Status = Literal["ok", "warn", "fail"]
 PROBE_TIMEOUT_S = 6.0
-_PKG = Path(__file__).resolve().parent
 
 
 @dataclass(frozen=True)
@@ -49,16 +49,6 @@ class Diagnosis:
     @property
     def ready(self) -> bool:
         return all(c.status != "fail" for c in self.checks)
-
-
-def source_checkout() -> bool:
-    """Running from a clone of replay (scripts/setup is at hand), not a pip install."""
-    return (_PKG.parent / "scripts" / "setup").is_file() and (_PKG.parent / "pyproject.toml").is_file()
-
-
-def engine_fix() -> str:
-    where = "; scripts/setup installs and starts one" if source_checkout() else ""
-    return f"start a Docker engine (`dockerd &` as root, or `systemctl start docker`), or point DOCKER_HOST at a running one{where}"
 
 
 def diagnose(s: Settings | None = None) -> Diagnosis:

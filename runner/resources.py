@@ -20,3 +20,14 @@ def templates_dir() -> Path:
 
 def images_dir() -> Path:
     return _find("images")
+
+
+def source_checkout() -> bool:
+    """Running from a clone of replay (scripts/setup is at hand), not a pip install."""
+    return (_PKG.parent / "scripts" / "setup").is_file() and (_PKG.parent / "pyproject.toml").is_file()
+
+
+def engine_fix() -> str:
+    """How to get a Docker engine: scripts/setup only where there is one (a clone), not in a pip install."""
+    where = "; scripts/setup installs and starts one" if source_checkout() else ""
+    return f"start a Docker engine (`dockerd &` as root, or `systemctl start docker`), or point DOCKER_HOST at a running one{where}"

@@ -37,21 +37,9 @@ def cut(text: str, limit: int) -> str:
     return text[: max(limit - 1, 0)] + ELLIPSIS
 
 
-# A report or table cell shows at most this much of one value (rich lays out a cell's
-# lines in quadratic time: 200,000 short lines take seconds); --json has it all.
+# A report or table cell shows at most this much of one value (rich lays out long text
+# slowly: a 2 MB cell takes seconds); --json has it all.
 VIEW_CHARS = 4_000
-VIEW_LINES = 60
-
-
-def for_view(text: str, max_chars: int = VIEW_CHARS, max_lines: int = VIEW_LINES) -> str:
-    """A multi-line value for a report: escaped, at most ``max_lines`` lines and ``max_chars`` characters."""
-    head = text[:max_chars]
-    lines = head.split("\n", max_lines)
-    if len(lines) > max_lines:
-        head = "\n".join(lines[:max_lines])
-    if len(head) == len(text):
-        return escaped(text, keep_lines=True)
-    return f"{escaped(head, keep_lines=True)}{ELLIPSIS} (cut: {len(text):,} characters in all)"
 
 
 def cell(text: str, max_chars: int = VIEW_CHARS) -> str:

@@ -9,7 +9,7 @@ travels as JSON (to_json / from_json) to another machine.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from ..capsules.model import FrozenMap, HttpCall, RecordedValue
 
@@ -150,38 +150,6 @@ class Plan:
 
     def tool(self, name: str) -> Tool | None:
         return next((t for t in self.tools if t.name == name), None)
-
-
-PLAN_SCHEMA = "replay.plan/1"
-
-
-def plan_to_json(plan: Plan) -> dict[str, Any]:
-    from ..codec import encode
-
-    return {"schema": PLAN_SCHEMA, **encode(plan)}
-
-
-def plan_from_json(data: Any, origin: str = "plan") -> Plan:
-    """A plan read back, checked like a fresh one (it may come from another machine)."""
-    from ..codec import DecodeError, decode
-    from ..errors import CapsuleError
-    from .validate import validate_plan
-
-    if not isinstance(data, dict) or data.get("schema") != PLAN_SCHEMA:
-        raise CapsuleError(origin, f"not a {PLAN_SCHEMA} document")
-    try:
-        plan = decode(Plan, {k: v for k, v in data.items() if k != "schema"})
-    except (DecodeError, TypeError, ValueError) as exc:
-        raise CapsuleError(origin, f"not a valid plan ({exc})") from exc
-    return validate_plan(plan, origin)
-
-
-def plan_digest(plan: Plan) -> str:
-    """What the plan says, as a digest (of its JSON: no host path, no supplied value)."""
-    import hashlib
-    import json
-
-    return hashlib.sha256(json.dumps(plan_to_json(plan), sort_keys=True).encode()).hexdigest()
 
 
 def content_refs(plan: Plan) -> set[str]:

@@ -16,6 +16,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Literal
 
 from ..errors import CapsuleError
+from .providers.distros import FAMILIES
 
 Kind = Literal["version", "npm package", "python package", "locale", "sha256", "commit", "relative path",
                "file name", "id", "env name", "time zone"]
@@ -135,13 +136,12 @@ def validate_plan(plan: Plan, origin: str) -> Plan:
 
 # An official base image as a plan names it: a distro replay knows, one tag (it reaches a FROM line and a tag).
 _OFFICIAL = re.compile(r"(ubuntu|fedora|archlinux|alpine):[A-Za-z0-9_][A-Za-z0-9._-]{0,127}", re.ASCII)
-_FAMILIES = ("apt", "dnf", "pacman", "apk")
 _FAMILY_OF = {"ubuntu": "apt", "fedora": "dnf", "archlinux": "pacman", "alpine": "apk"}
 
 
 def _check_base(base: BaseImage, origin: str) -> None:
-    if base.family not in _FAMILIES:
-        raise CapsuleError(origin, f"base family: {shown(base.family)} is not one of {', '.join(_FAMILIES)}")
+    if base.family not in FAMILIES:
+        raise CapsuleError(origin, f"base family: {shown(base.family)} is not one of {', '.join(FAMILIES)}")
     if base.image == "":
         if base.distro != "debian" or base.family != "apt":
             raise CapsuleError(origin, f"base {shown(base.distro)} without an official image: only Debian suites are bootstrapped")

@@ -14,7 +14,7 @@ import typer
 from ..build.baseimage import base_ref
 from ..capsules import read_capsule
 from ..config import Settings, registry_secrets, settings
-from ..doctor import source_checkout
+from ..resources import source_checkout
 from ..errors import ReplayError, SourceUnavailable, UsageError
 from ..build.source import RemoteFailed
 from ..build.plan import Plan

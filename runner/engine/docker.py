@@ -22,6 +22,7 @@ from typing import Any
 import requests
 from tenacity import retry, retry_if_exception_type, stop_after_delay, wait_exponential
 
+from .. import resources
 from ..errors import EngineUnavailable, ReplayError
 from .builders import (DISK_FULL_HINT, ENGINE_RETURN_S, BuildEvent, build_with_cli, build_with_sdk, disk_full,
                        find_buildkit_cli)
@@ -89,10 +90,7 @@ class DockerEngine:
             self.client = docker.from_env(timeout=120)
             self.client.ping()
         except Exception as exc:
-            from ..doctor import engine_fix  # here, not at import: doctor imports the engine package
-
-            # scripts/setup only where there is one (a clone of replay), not in a pip install
-            raise EngineUnavailable(f"no Docker engine answers; {engine_fix()} ({type(exc).__name__})") from exc
+            raise EngineUnavailable(f"no Docker engine answers; {resources.engine_fix()} ({type(exc).__name__})") from exc
         self._buildkit = find_buildkit_cli() if builder in ("auto", "buildkit") else None
         if builder == "buildkit" and self._buildkit is None:
             raise EngineUnavailable("REPLAY_BUILDER=buildkit but no docker CLI here can build with BuildKit")

@@ -21,7 +21,8 @@ from ..config import Settings, settings as load_settings
 from ..engine import LABEL, Containment, Engine, EngineHolder, Mount, RunSpec
 from ..httpreplay.report import HttpReport
 from ..outcome import Attempt, Expected, classify, expected_of
-from ..build.plan import Plan, plan_digest
+from ..build.plan import Plan
+from ..build.plancodec import plan_digest
 from ..build.planner import make_plan
 from ..build.render import Context, workdir, write_context
 from . import image as images

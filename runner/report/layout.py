@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..textsafe import escaped
+from ..textsafe import cell, escaped
 
 _LONG_HEX = re.compile(r"\b([0-9a-f]{12})[0-9a-f]{28,52}\b")
 GAP = 2  # between columns
@@ -36,7 +36,8 @@ class View:
               free: int | None = None) -> None:
         """A table whose cells are never split inside a word; only column `free` (prose)
         wraps, at spaces. Too narrow for that: one `first: column value, …` record per row."""
-        cells = [[short(escaped(str(c), keep_lines=True)) for c in row] for row in rows]  # capsule text: no raw ESC
+        # capsule text: no raw ESC, and a newline or line separator inside a cell never starts another row
+        cells = [[short(cell(str(c))) for c in row] for row in rows]
         widths = [max([len(name), *(len(r[i]) for r in cells)]) for i, name in enumerate(columns)]
         fixed = sum(w for i, w in enumerate(widths) if i != free) + GAP * (len(columns) - 1)
         if fixed + (16 if free is not None else 0) > self.width:

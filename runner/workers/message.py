@@ -19,7 +19,8 @@ from ..errors import CapsuleError
 from ..farm.executor import Done, Work
 from ..farm.model import FarmVerdict
 from ..outcome import Attempt, Expected
-from ..build.plan import Plan, content_refs, plan_from_json, plan_to_json
+from ..build.plan import Plan, content_refs
+from ..build.plancodec import plan_from_json, plan_to_json
 
 WORK_SCHEMA = "replay.work/1"
 DONE_SCHEMA = "replay.done/1"

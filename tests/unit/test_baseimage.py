@@ -22,7 +22,8 @@ from runner.build.baseimage import base_ref, choose_base
 from runner.capsules.model import Platform
 from runner.config import Settings
 from runner.errors import CapsuleError
-from runner.build.plan import BaseImage, Plan, Runtime, plan_from_json, plan_to_json
+from runner.build.plan import BaseImage, Plan, Runtime
+from runner.build.plancodec import plan_from_json, plan_to_json
 from runner.build.providers import distros
 from runner.build.render import render
 

@@ -126,7 +126,7 @@ def test_a_lockfile_with_scripts_or_none_at_all_keeps_the_plain_order(tmp_path: 
 def test_the_plan_names_the_newest_node_of_the_runtime_s_major() -> None:
     from runner.capsules import read_capsule
     from runner.config import settings
-    from runner.build.plan import plan_digest, plan_from_json, plan_to_json
+    from runner.build.plancodec import plan_digest, plan_from_json, plan_to_json
     from runner.build.planner import make_plan
 
     from tests.examples import TZ_CAPSULE

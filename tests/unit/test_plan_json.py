@@ -11,7 +11,8 @@ from runner.capsules import read_capsule
 from runner.config import Settings
 from runner.build.content import ContentStore
 from runner.errors import CapsuleError, ReplayError
-from runner.build.plan import content_refs, plan_from_json, plan_to_json
+from runner.build.plan import content_refs
+from runner.build.plancodec import plan_from_json, plan_to_json
 from runner.build.planner import PlanOptions, make_plan
 from runner.build.render import write_context
 

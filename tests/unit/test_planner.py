@@ -151,7 +151,7 @@ def test_a_novafabric_lock_without_a_path_is_reported(fixtures: Path, tmp_path: 
 def test_a_value_supplied_with_env_never_reaches_the_plan() -> None:
     from runner.capsules import read_capsule
     from runner.config import Settings
-    from runner.build.plan import plan_to_json
+    from runner.build.plancodec import plan_to_json
     from runner.build.planner import PlanOptions, make_plan
     from runner.replay import Replayer, ReplayOptions
     from runner.replay.image import BuiltImage

@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 
 from runner.errors import CapsuleError
-from runner.textsafe import ELLIPSIS, escaped, for_view, shown
+from runner.textsafe import ELLIPSIS, cell, escaped, shown
 
 
 def test_control_characters_surrogates_and_bidi_marks_are_escaped() -> None:
@@ -27,10 +27,10 @@ def test_shown_names_an_integer_python_will_not_print() -> None:
     assert shown(10**5000, 80).startswith("<an integer of about 5000 digits>"[:20])
 
 
-def test_for_view_keeps_lines_but_cuts_huge_values() -> None:
-    assert for_view("a\nb") == "a\nb"
-    many = for_view("line\n" * 1000)
-    assert many.count("\n") == 59 and "(cut: 5,000 characters in all)" in many
+def test_a_cell_is_one_line_and_cuts_huge_values() -> None:
+    assert cell("a\nb\u2028c") == "a\\x0ab\\u2028c"
+    many = cell("line\n" * 1000)
+    assert "\n" not in many and "(cut: 5,000 characters in all)" in many
 
 
 def test_a_capsule_error_escapes_and_cuts_its_problem() -> None:

@@ -148,10 +148,10 @@ def test_quiet_prints_no_progress(monkeypatch: pytest.MonkeyPatch, capsys: pytes
 @pytest.mark.parametrize("checkout", [True, False])
 def test_no_engine_points_at_scripts_setup_only_in_a_clone(capsys: pytest.CaptureFixture[str], tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch, checkout: bool) -> None:
-    import runner.doctor
+    import runner.resources
     from tests.examples import CI
 
-    monkeypatch.setattr(runner.doctor, "source_checkout", lambda: checkout)
+    monkeypatch.setattr(runner.resources, "source_checkout", lambda: checkout)
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-such.sock")
     assert main([str(CI), "-n", "1"]) == 3
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("replay: error:")]
