@@ -100,7 +100,7 @@ def _commit_notes(result: Walk, bad: Plan) -> list[str]:
         fails = "already fails" if good_end.verdict in ("reproduced", "different-failure") else "does not pass"
         notes.append(f"the good commit {result.good[:12]} {fails} in the bad environment ({said(good_end)}): "
                      "the cause is in the environment, not the commits (run without --commits)")
-    if result.status == "not reproduced" and bad_end is not None:
+    if result.status == "not-reproduced" and bad_end is not None:
         notes.append(f"the bad commit {(bad_end.item or '')[:12]}" + (" without its diff" if dropped else "")
                      + f" does not fail the recorded way here ({said(bad_end)})")
     return notes

@@ -31,7 +31,7 @@ from ..capsules.model import to_data
 from .facts import Stage
 from .trial import Observation, Role, Trial, said, trial
 
-Status = Literal["found", "baseline fails", "not reproduced", "no culprit"]
+Status = Literal["found", "baseline fails", "not-reproduced", "no culprit"]
 Keys = frozenset[str]
 
 # The largest all-run-time set tried one fact at a time: N singletons cost no more than
@@ -242,7 +242,7 @@ def _ends(s: _Search) -> tuple[Status, list[str]]:
         if only.verdict == "reproduced":
             return "no culprit", ["no fact that can be varied differs, yet the good environment fails the recorded "
                                   "way here: the cause is among what is not varied"]
-        return "not reproduced", [f"nothing to vary, and the run does not fail the recorded way here ({only.verdict})"]
+        return "not-reproduced", [f"nothing to vary, and the run does not fail the recorded way here ({only.verdict})"]
     s.run([frozenset(), everything], ["good end", "bad end"])
     good, bad = s.memo[frozenset()], s.memo[everything]
     notes = []
@@ -252,7 +252,7 @@ def _ends(s: _Search) -> tuple[Status, list[str]]:
         notes.append(f"the bad environment does not fail the recorded way here ({said(bad)})")
     if good.verdict != "not-reproduced":
         return "baseline fails", notes
-    return ("found" if bad.verdict == "reproduced" else "not reproduced"), notes
+    return ("found" if bad.verdict == "reproduced" else "not-reproduced"), notes
 
 
 def _minimality_notes(s: _Search, minimal: Keys) -> list[str]:

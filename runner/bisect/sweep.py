@@ -67,7 +67,7 @@ def summary(r: SweepResult) -> str:
         return f"fails from {r.name} {w.first_failing}{down} (last passing: {w.last_passing})"
     if w.status == "baseline fails":
         return f"baseline fails: the good environment, at {r.name} {w.good}, does not pass here"
-    return f"not reproduced: {r.name} {w.line[-1]} alone does not make the run fail the recorded way"
+    return f"not-reproduced: {r.name} {w.line[-1]} alone does not make the run fail the recorded way"
 
 
 def sweep_data(r: SweepResult) -> dict[str, Any]:
@@ -167,7 +167,7 @@ def _sweep_notes(key: str, name: str, source: Offer, result: Walk, good: Plan, b
     good_end, bad_end = result.trial(result.good), result.trial(result.line[-1])
     if result.status == "baseline fails" and good_end is not None:
         notes.append(f"the good environment does not pass here ({said(good_end)}): nothing to sweep against")
-    if result.status == "not reproduced" and bad_end is not None:
+    if result.status == "not-reproduced" and bad_end is not None:
         notes.append(f"with only {key} at {name} {bad_end.item}, the run does not fail the recorded way "
                      f"({said(bad_end)}): other facts are needed (run without --sweep to find them)")
     return notes

@@ -15,7 +15,7 @@ from typing import Literal
 
 from .trial import Observation, Role, Trial, said, trial
 
-WalkStatus = Literal["found", "baseline fails", "not reproduced"]
+WalkStatus = Literal["found", "baseline fails", "not-reproduced"]
 MONOTONIC = "bisection assumes the failure, once in, stays in (monotonic), as git bisect does"
 
 
@@ -93,7 +93,7 @@ def walk(good: str, line: Sequence[str], test: TestFn, jobs: int = 1) -> Walk:
         if w.seen[0].verdict != "not-reproduced":
             return Walk("baseline fails", good, tuple(line), None, None, tuple(w.trials))
         if w.seen[len(line)].verdict != "reproduced":
-            return Walk("not reproduced", good, tuple(line), None, None, tuple(w.trials))
+            return Walk("not-reproduced", good, tuple(line), None, None, tuple(w.trials))
         lo, hi = w.search()
     return Walk("found", good, tuple(line), items[hi], items[lo], tuple(w.trials), tuple(_walk_notes(w, lo, hi)))
 

@@ -16,17 +16,11 @@ from typing import Any
 import jinja2
 
 from ..outcome import Verdict
+from ..verdicts import FACTS
 from ..report import ReplayReport
 from ..resources import templates_dir
 
 MARKER = "replay-ci"
-WORDS: dict[Verdict, str] = {
-    "fixed": "fixed", "not-fixed": "still failing", "different-failure": "different failure",
-    "flaky": "flaky", "inconclusive": "inconclusive", "reproduced": "reproduced",
-    "not-reproduced": "not reproduced",
-}
-ICONS: dict[Verdict, str] = {"fixed": "✅", "not-fixed": "❌", "different-failure": "⚠️", "flaky": "🎲",
-                             "inconclusive": "❔", "reproduced": "🔁", "not-reproduced": "➖"}
 _MARKER_RE = re.compile(r"<!-- replay-ci capsule=([0-9A-Za-z._-]+) state=([a-z-]+) -->")
 
 
@@ -53,7 +47,7 @@ def read_marker(text: str) -> tuple[str, str] | None:
 def render_comment(report: ReplayReport, ref: str | None) -> str:
     state = comment_state(report, ref)
     return _template().render(
-        marker=marker(report.capsule.id, state), state=state, word=WORDS[state], icon=ICONS[state],
+        marker=marker(report.capsule.id, state), state=state, word=FACTS[state].phrase, icon=FACTS[state].icon,
         report=report, ref=ref, attempts=report.attempts, expected=report.expected,
     )
 

@@ -23,14 +23,14 @@ from ..facts.inspect import printable
 from ..build.planner import PlanOptions
 from ..replay import Progress, Replayer, ReplayOptions
 from ..replay.options import DEFAULT_TIMEOUT_S
+from ..verdicts import FACTS
 from . import console
 from .options import EnvOpt, JunitOpt, MirrorOpt, QuietOpt, RepoOpt, SaltOpt, parse_env, timeout_opt, write_text
 
-_VERDICT_STYLE = {"reproduced": "red", "not-reproduced": "green", "different-failure": "yellow", "inconclusive": "dim"}
 _STATUS_LINE = {
     "found": "minimal set found",
     "baseline fails": "baseline fails: the good environment does not pass here",
-    "not reproduced": "not reproduced: the bad environment does not fail the recorded way here",
+    "not-reproduced": "not-reproduced: the bad environment does not fail the recorded way here",
     "no culprit": "no culprit among the facts that can be varied",
 }
 
@@ -76,7 +76,7 @@ def _trials_table(r: BisectResult) -> Table:
 
 
 def _verdict_cell(t: Trial) -> Text:
-    verdict = Text(t.verdict, _VERDICT_STYLE[t.verdict])
+    verdict = Text(t.verdict, FACTS[t.verdict].style)
     if len(set(t.attempts)) > 1:  # mixed attempts say how flaky the trial was
         verdict.append(f" ({', '.join(t.attempts)})", "dim")
     elif len(t.attempts) > 1:
@@ -132,7 +132,7 @@ def _probes_table(w: Walk, item: str, shown: Callable[[Trial], str]) -> Table:
 
 _COMMITS_STATUS = {
     "baseline fails": "baseline fails: the good commit does not pass in the bad environment",
-    "not reproduced": "not reproduced: the bad commit does not fail the recorded way here",
+    "not-reproduced": "not-reproduced: the bad commit does not fail the recorded way here",
 }
 
 
@@ -236,7 +236,7 @@ def register(app: typer.Typer) -> None:
         """Find a minimal set of environment facts that turns GOOD into BAD's recorded failure
         (or, with --commits, the first failing commit; with --sweep FACT, the first failing version).
 
-        Exit 0 when found, 1 when not (baseline fails, not reproduced, no culprit).
+        Exit 0 when found, 1 when not (baseline fails, not-reproduced, no culprit).
         """
         if commits and sweep is not None:
             raise UsageError("--commits and --sweep bisect different things: give one of them")

@@ -215,7 +215,7 @@ def bisect_junit(result_data: Mapping[str, Any], bad_path: str) -> str:
         return _suite("replay bisect", [replace(
             base, outcome="failure", message="no culprit: no set of the varied facts fails the recorded way",
             text=_lines(not_varied))])
-    if status == "not reproduced":  # BAD does not fail here: as `replay`'s not-reproduced, a pass
+    if status == "not-reproduced":  # BAD does not fail here: as `replay`'s not-reproduced, a pass
         return _suite("replay bisect", [base])
     return _suite("replay bisect", [replace(base, outcome="error", message=f"{status}: cannot bisect")])
 

@@ -71,7 +71,7 @@ def test_an_item_failing_another_way_is_skipped_and_named_when_it_may_hold_the_c
 def test_the_ends_decide_first() -> None:
     assert walk("g", ["a", "b"], lambda i: obs("reproduced")).status == "baseline fails"
     result = walk("g", ["a", "b"], lambda i: obs("different-failure" if i == "b" else "not-reproduced"))
-    assert (result.status, result.first_failing, len(result.trials)) == ("not reproduced", None, 2)
+    assert (result.status, result.first_failing, len(result.trials)) == ("not-reproduced", None, 2)
 
 
 def test_a_pass_after_the_first_failure_is_reported_as_not_monotonic() -> None:
@@ -132,7 +132,7 @@ def test_the_good_commit_failing_in_the_bad_environment_is_said() -> None:
 
 def test_a_failure_that_needs_the_diff_is_not_reproduced_at_the_bad_commit() -> None:
     result, _ = session(FakeReplayer(GOOD_PLAN, BAD_PLAN, lambda p: "pass"))
-    assert result.walk.status == "not reproduced"
+    assert result.walk.status == "not-reproduced"
     assert any(n.startswith(f"the bad commit {LINE[-1][:12]} without its diff does not fail")
                for n in result.walk.notes)
 

@@ -192,7 +192,7 @@ def test_baseline_fails_when_the_good_end_fails_here() -> None:
 def test_not_reproduced_when_the_bad_end_passes_here() -> None:
     fake = FakeReplayer(fails_when(lambda p: False))
     result = run(fake)
-    assert result.status == "not reproduced"
+    assert result.status == "not-reproduced"
 
 
 def test_a_variant_that_cannot_build_is_inconclusive() -> None:
@@ -215,7 +215,7 @@ def test_flaky_failure_needs_attempts() -> None:
     def rule(p: Plan, n: int) -> tuple[int, str]:
         return (1, RECORDED) if tz_of(p) == "America/New_York" and n % 2 == 0 else (0, "exit0:x")
 
-    assert run(FakeReplayer(rule)).status == "not reproduced"
+    assert run(FakeReplayer(rule)).status == "not-reproduced"
     result = run(FakeReplayer(rule), attempts=2)
     assert result.minimal == ("env:TZ",)
     assert result.trials[1].attempts == ("pass", "recorded")

@@ -144,7 +144,7 @@ def test_no_candidates_and_the_failure_stays_is_no_culprit() -> None:
 
 def test_no_candidates_and_no_failure_is_not_reproduced() -> None:
     result = search([], Fake())
-    assert result.status == "not reproduced"
+    assert result.status == "not-reproduced"
     assert len(result.trials) == 1
 
 
@@ -167,7 +167,7 @@ def test_good_end_failing_another_way_is_baseline_fails_too() -> None:
 def test_not_reproduced_when_the_bad_end_passes() -> None:
     cands = candidates(3, 3)
     result = search(cands, fake_for(cands, ["not-a-candidate"]))
-    assert result.status == "not reproduced"
+    assert result.status == "not-reproduced"
     assert len(result.trials) == 2
     assert "bad environment does not fail the recorded way" in result.notes[0]
 
@@ -326,7 +326,7 @@ def test_flaky_culprit_found_only_with_attempts() -> None:
             return repeat(flaky("ppr" if "env:R2" in keys else "ppp"), attempts)
         return test
 
-    assert search(cands, make(1)).status == "not reproduced"
+    assert search(cands, make(1)).status == "not-reproduced"
     result = search(cands, make(3))
     assert result.minimal == ("env:R2",)
     assert result.trials[1].attempts == ("pass", "pass", "recorded")

@@ -112,8 +112,8 @@ def test_a_tool_sweep_in_parallel() -> None:
 def test_not_reproduced_when_the_fact_alone_is_not_enough() -> None:
     fake = FakeReplayer(GOOD, BAD, lambda p: "recorded" if node_of(p) == "22.5.0" and six_of(p) == "1.17.0" else "pass")
     result, _ = sweep(fake, "runtime:node", NODE)
-    assert (result.walk.status, len(result.walk.trials)) == ("not reproduced", 2)
-    assert summary(result) == "not reproduced: node 22.5.0 alone does not make the run fail the recorded way"
+    assert (result.walk.status, len(result.walk.trials)) == ("not-reproduced", 2)
+    assert summary(result) == "not-reproduced: node 22.5.0 alone does not make the run fail the recorded way"
     assert any("other facts are needed" in n for n in result.walk.notes)
 
 
@@ -163,7 +163,7 @@ def test_cli_sweep(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixtur
 def test_cli_sweep_exit_codes(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     use(monkeypatch, FakeReplayer(GOOD, BAD, lambda p: "pass"), NODE)
     assert main(["bisect", "bad.json", "--good", "good.json", "--sweep", "runtime:node"]) == 1
-    assert "not reproduced" in capsys.readouterr().out
+    assert "not-reproduced" in capsys.readouterr().out
     for key in ("env:TZ", "tool:yarn"):  # (the line must not turn ":yarn:" into an emoji)
         assert main(["bisect", "bad.json", "--good", "good.json", "--sweep", key]) == 2
         captured = capsys.readouterr()

@@ -74,7 +74,7 @@ def test_also_failing_table(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capt
 
 
 @pytest.mark.parametrize(("rule", "status"), [
-    (fails_when(lambda p: True), "baseline fails"), (fails_when(lambda p: False), "not reproduced"),
+    (fails_when(lambda p: True), "baseline fails"), (fails_when(lambda p: False), "not-reproduced"),
 ])
 def test_negative_answers_exit_1(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
                                  rule: Rule, status: str) -> None:

@@ -279,7 +279,7 @@ def test_bisect_found_names_the_minimal_set() -> None:
 
 
 @pytest.mark.parametrize("status, tag", [("no culprit", "failure"), ("baseline fails", "error"),
-                                         ("not reproduced", None)])
+                                         ("not-reproduced", None)])
 def test_bisect_other_answers(status: str, tag: str | None) -> None:
     case = valid(bisect_junit(bisect_data(status), "bad.json")).find("testcase")
     assert case is not None
