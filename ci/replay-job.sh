@@ -47,9 +47,7 @@ repo_args=()
 rc=0
 replay farm run "$capsule" ${repo_args[@]+"${repo_args[@]}"} --attempts "$attempts" --json > "$out/farm-run.json" || rc=$?
 replay farm report --junit "$out/replay.xml" --html "$out/replay.html" || { r=$?; [ "$rc" -ne 0 ] || rc=$r; }
-py=$(dirname "$(command -v replay)")/python3  # the Python replay is installed in
-[ -x "$py" ] || py=python3
-"$py" -m runner.ci.summary "$capsule" "$out/farm-run.json" ${repo_args[@]+"${repo_args[@]}"} \
+replay ci summary "$capsule" "$out/farm-run.json" ${repo_args[@]+"${repo_args[@]}"} \
     --out "$out/summary.md" > /dev/null || { r=$?; [ "$rc" -ne 0 ] || rc=$r; }
 if [ -s "$out/summary.md" ]; then
     cat "$out/summary.md" >&2  # the job log (GitLab shows no step summary)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 from pathlib import Path
+from typing import Literal
 
 from .textsafe import shown
 
@@ -15,6 +16,12 @@ from .textsafe import shown
 # which the CLI replaces by its URL), so it is only escaped, never cut short of PATH_MAX.
 PATH_LIMIT = 4096
 PROBLEM_LIMIT = 200
+
+
+# Who is at fault, decided where the error is raised (never read back from its words): the
+# capsule (or what was given with it: retrying changes nothing; a farm calls it broken), or
+# the environment (the engine, a package source, the network: a farm retries next night).
+Fault = Literal["capsule", "environment"]
 
 
 class Exit(IntEnum):
@@ -29,6 +36,7 @@ class ReplayError(Exception):
 
     exit_code: Exit = Exit.ENVIRONMENT
     kind = "environment"  # the JSON envelope's error.kind
+    fault: Fault = "environment"
     path: str | None = None  # the file the error is about, when there is one
 
     def __init__(self, message: str) -> None:
@@ -44,6 +52,7 @@ class CapsuleError(ReplayError):
 
     exit_code = Exit.BAD_INPUT
     kind = "capsule"
+    fault: Fault = "capsule"
 
     def __init__(self, path: Path | str, problem: str) -> None:
         problem = shown(problem, PROBLEM_LIMIT)
@@ -69,6 +78,7 @@ class CapsuleRefused(ReplayError):
 
     exit_code = Exit.NEGATIVE
     kind = "refused"
+    fault: Fault = "capsule"
 
 
 class UsageError(ReplayError):
@@ -76,6 +86,7 @@ class UsageError(ReplayError):
 
     exit_code = Exit.BAD_INPUT
     kind = "usage"
+    fault: Fault = "capsule"
 
 
 class EngineUnavailable(ReplayError):
@@ -91,9 +102,12 @@ class BuildFailed(ReplayError):
     exit_code = Exit.ENVIRONMENT
     kind = "build"
 
-    def __init__(self, message: str, log_tail: str = "") -> None:
+    def __init__(self, message: str, log_tail: str = "", fault: Fault = "environment",
+                 transient: bool = False) -> None:
         super().__init__(message)
         self.log_tail = log_tail
+        self.fault = fault
+        self.transient = transient  # a mirror or registry hiccup: worth building again
 
 
 class BuildTimedOut(BuildFailed):
@@ -111,12 +125,17 @@ class SourceUnavailable(ReplayError):
     exit_code = Exit.ENVIRONMENT
     kind = "source"
 
+    def __init__(self, message: str, fault: Fault = "environment") -> None:
+        super().__init__(message)
+        self.fault = fault  # "capsule": the source answers, and has not what the capsule names
+
 
 class NeedsInput(ReplayError):
     """The capsule lacks something only the user can supply (e.g. --source) (exit 2)."""
 
     exit_code = Exit.BAD_INPUT
     kind = "needs-input"
+    fault: Fault = "capsule"
 
 
 class MissingExtra(ReplayError):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .engine import LABEL, OWNER_LABEL
+from .engine.sdk import typed
 
 _CHAINS = ("INPUT", "DOCKER-USER")
 _BRIDGE = re.compile(r"-i (rpl[0-9a-f]{1,12})\b")
@@ -30,6 +31,7 @@ class Leftover:
     why: str
 
 
+@typed  # SDK errors become replay's (exit 3, one line)
 def leftovers(client: Any, label: str | None = None) -> list[Leftover]:
     """label: only what one replay (replay=<label>) made; iptables rules are then left to a full gc."""
     flt = {"label": f"{LABEL}={label}" if label else LABEL}
@@ -41,6 +43,7 @@ def leftovers(client: Any, label: str | None = None) -> list[Leftover]:
     return out if label else out + _stale_rules()
 
 
+@typed  # SDK errors become replay's (exit 3, one line)
 def remove(client: Any, found: list[Leftover]) -> list[str]:
     """Remove what was found; the problems, one line each (a removal that failed)."""
     problems = []

@@ -27,6 +27,7 @@ from . import ledger
 from .config import Settings
 from .durations import format_duration
 from .engine import LABEL
+from .engine.sdk import typed
 from .sizes import format_size
 
 IMAGE_LABEL = f"{LABEL}=image"  # what replay's image builds carry (replay/replayer.py)
@@ -70,6 +71,7 @@ def _ago(now: float, ts: float) -> str:
 
 # -- images ---------------------------------------------------------------------------------
 
+@typed  # SDK errors become replay's (exit 3, one line)
 def images(client: Any, s: Settings, older_than_s: float, now: float | None = None) -> Sweep:
     """Replay's images, sorted into those that go and those that stay (nothing is removed here)."""
     now = time.time() if now is None else now
@@ -120,6 +122,7 @@ def _created(img: Any) -> float:
         return time.time()  # unknown: as if new, so it stays
 
 
+@typed  # SDK errors become replay's (exit 3, one line)
 def containers_by_image(client: Any) -> dict[str, str]:
     """Image id -> one container that uses it (any container: docker keeps their images anyway)."""
     out: dict[str, str] = {}
@@ -131,6 +134,7 @@ def containers_by_image(client: Any) -> dict[str, str]:
 
 # -- the download cache and BuildKit's cache mounts --------------------------------------------
 
+@typed  # SDK errors become replay's (exit 3, one line)
 def caches(client: Any, s: Settings, max_size: int, own_ids: set[str], now: float | None = None) -> Sweep:
     """Least recently used first, until the rest fits `max_size`; `own_ids`: replay's cache mount ids."""
     now = time.time() if now is None else now
@@ -170,6 +174,7 @@ def download_entries(s: Settings) -> list[tuple[Item, float]]:
     return out
 
 
+@typed  # SDK errors become replay's (exit 3, one line)
 def cache_mounts(client: Any, own_ids: set[str]) -> tuple[list[tuple[Item, float]], list[str]]:
     """Replay's named BuildKit cache mounts (not in use), and a note for the ones it cannot name."""
     try:
@@ -209,6 +214,7 @@ class InUse(Exception):
     """An image taken into use between the sweep and its removal."""
 
 
+@typed  # SDK errors become replay's (exit 3, one line)
 def remove(client: Any, s: Settings, items: Iterable[Item]) -> list[str]:
     """Remove what a sweep found (each image checked again first); the problems, one line each."""
     problems = []

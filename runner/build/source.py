@@ -47,7 +47,8 @@ class RemoteFailed(SourceUnavailable):
 
     def __init__(self, remote: str, problem: str, exit_code: Exit = Exit.ENVIRONMENT) -> None:
         self.remote, self.problem, self.exit_code = remote, problem, exit_code
-        super().__init__(f"the capsule's remote {quoted(_no_credentials(remote), REMOTE_LIMIT)} {problem}")
+        super().__init__(f"the capsule's remote {quoted(_no_credentials(remote), REMOTE_LIMIT)} {problem}",
+                         "capsule" if exit_code == Exit.BAD_INPUT else "environment")
 
     def naming(self, capsule: Path | str) -> RemoteFailed:
         out = RemoteFailed(self.remote, self.problem, self.exit_code)
@@ -111,7 +112,7 @@ def _no_credentials(text: str) -> str:
 
 def check_commit(commit: str) -> str:
     if not _COMMIT.match(commit):
-        raise SourceUnavailable(f"{quoted(commit)} is not a commit id (7-64 hex digits)")
+        raise SourceUnavailable(f"{quoted(commit)} is not a commit id (7-64 hex digits)", "capsule")
     return commit
 
 
@@ -334,9 +335,9 @@ def restore(source: Source, settings: Settings, dest: Path, store: ContentStore)
         rejected: tuple[str, ...] = ()
     else:
         if not source.remote:
-            raise SourceUnavailable("the capsule records a commit but no remote; pass --repo PATH_OR_URL")
+            raise SourceUnavailable("the capsule records a commit but no remote; pass --repo PATH_OR_URL", "capsule")
         if not source.commit:
-            raise SourceUnavailable("no commit to restore")
+            raise SourceUnavailable("no commit to restore", "capsule")
         shipped = store.source_tree(source.remote, source.commit)
         if shipped is not None:  # the coordinator read it from its mirror (ship_tree)
             dest.mkdir(parents=True)
@@ -362,5 +363,6 @@ def restore(source: Source, settings: Settings, dest: Path, store: ContentStore)
             notes.append(f"the recorded diff applied {diff_status}ly" + (f"; rejected: {', '.join(rejected)}" if rejected else ""))
     patch_status, patch_rej = _apply(dest, source.patch, "patch")
     if patch_status in ("partial", "failed"):
-        raise SourceUnavailable(f"--patch does not apply to the restored source ({', '.join(patch_rej) or 'no hunk applied'})")
+        raise SourceUnavailable(f"--patch does not apply to the restored source ({', '.join(patch_rej) or 'no hunk applied'})",
+                                "capsule")
     return Restored(commit, diff_status, patch_status, rejected, tuple(notes))

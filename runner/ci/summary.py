@@ -5,18 +5,15 @@ The verdict is the farm run's (the replay of record: one capsule, its attempts);
 fidelity rows are what the planner says about the same capsule with the same --repo,
 which is what that replay built. Nothing is replayed again.
 
-    python -m runner.ci.summary CAPSULE FARM_RUN_JSON [--repo PATH] [--out FILE]
+    replay ci summary CAPSULE FARM_RUN_JSON [--repo PATH] [--out FILE]
 """
 from __future__ import annotations
 
 import json
-import os
-import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import CapsuleError, ReplayError
+from ..errors import CapsuleError
 
 _CODE = str.maketrans({"`": "'", "|": "/", "\n": " ", "\r": " "})
 
@@ -77,34 +74,3 @@ def render(capsule: Path, farm_run: Path, repo: str | None) -> str:
         lines.append(sentence(result))
     lines += ["", "#### Fidelity", ""] + fidelity_lines(capsule, repo)
     return "\n".join(lines) + "\n"
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    opts: dict[str, str] = {}
-    for name in ("--repo", "--out"):
-        if name in args:
-            i = args.index(name)
-            if i + 1 >= len(args):
-                print(f"error: {name} needs a value", file=sys.stderr)
-                return 2
-            opts[name] = args.pop(i + 1)
-            args.pop(i)
-    if len(args) != 2:
-        print("usage: python -m runner.ci.summary CAPSULE FARM_RUN_JSON [--repo PATH] [--out FILE]", file=sys.stderr)
-        return 2
-    try:
-        text = render(Path(args[0]), Path(args[1]), opts.get("--repo") or None)
-    except ReplayError as exc:
-        print(f"error: {exc.line()}", file=sys.stderr)
-        return int(exc.exit_code)
-    out = opts.get("--out") or os.environ.get("GITHUB_STEP_SUMMARY")
-    if out:  # a file of its own is written; GitHub's summary file is appended to
-        with open(out, "w" if opts.get("--out") else "a", encoding="utf-8") as f:
-            f.write(text)
-    sys.stdout.write(text)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

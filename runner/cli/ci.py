@@ -11,6 +11,7 @@ import typer
 
 from ..ci.github import GitHub
 from ..ci.image import build, prepare_context, source_root
+from ..ci.summary import render as render_summary
 from ..config import Settings
 from .console import err, out
 
@@ -58,10 +59,26 @@ def image(
     out.print(build(DockerEngine(), settings, tag, base, say), markup=False, highlight=False)
 
 
+def summary(
+    capsule: Annotated[Path, typer.Argument(metavar="CAPSULE", help="The capsule the job replayed.")],
+    farm_run: Annotated[Path, typer.Argument(metavar="FARM_RUN_JSON", help="`replay farm run --json`'s answer.")],
+    repo: Annotated[str | None, typer.Option("--repo", help="The --repo the replay was given.")] = None,
+    dest: Annotated[Path | None, typer.Option("--out", metavar="FILE", help="Write the summary here (default: append to $GITHUB_STEP_SUMMARY).")] = None,
+) -> None:
+    """The job's summary as Markdown: the verdict sentence of the night and the capsule's fidelity (nothing is replayed again)."""
+    text = render_summary(capsule, farm_run, repo)
+    target = dest or (Path(os.environ["GITHUB_STEP_SUMMARY"]) if os.environ.get("GITHUB_STEP_SUMMARY") else None)
+    if target is not None:  # a file of its own is written; GitHub's summary file is appended to
+        with target.open("w" if dest else "a", encoding="utf-8") as f:
+            f.write(text)
+    out.print(text, markup=False, highlight=False, end="")
+
+
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(help="What the CI jobs call: a PR's capsules and comments (GitHub), the runner image.",
+    group = typer.Typer(help="What the CI jobs call: a PR's capsules and comments (GitHub), the runner image, the job's summary.",
                         no_args_is_help=True)
     group.command("find")(find)
     group.command("post")(post)
     group.command("image")(image)
+    group.command("summary")(summary)
     app.add_typer(group, name="ci")

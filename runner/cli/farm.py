@@ -8,9 +8,9 @@ from typing import Annotated, Any
 
 import typer
 
-from ..errors import Exit, ReplayError, UsageError
+from ..errors import Exit, UsageError
 from ..replay.options import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
-from .console import err, error_line, out, print_json
+from .console import err, out, print_json
 from .options import EnvOpt, MirrorOpt, QuietOpt, parse_env, timeout_opt, write_text
 
 farm_app = typer.Typer(name="farm", no_args_is_help=True, add_completion=False,
@@ -36,20 +36,14 @@ def _store(db: str | None, create: bool) -> Any:
 
 def _enveloped(command: str, as_json: bool, body: Callable[[], tuple[int, Any]],
                show: Callable[[Any], None]) -> None:
-    """Run the command; with --json its outcome (or its error) as one object on stdout."""
+    """Run the command; with --json its outcome as one object on stdout (an error reaches the one
+    edge, runner/cli/main.py, whose envelope names the sub-command too)."""
+    code, result = body()
     if not as_json:
-        code, result = body()
         show(result)
         raise typer.Exit(code)
-    from ..envelope import envelope, error_of
+    from ..envelope import envelope
 
-    try:
-        code, result = body()
-    except ReplayError as exc:  # here, not in main(): the envelope names the sub-command ("farm run")
-        code = int(exc.exit_code)
-        error_line(exc.line())
-        print_json(envelope(command, code, None, error_of(exc)))
-        raise typer.Exit(code) from None
     print_json(envelope(command, code, result))
     raise typer.Exit(code)
 

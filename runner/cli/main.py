@@ -19,7 +19,6 @@ from ..errors import Exit, ReplayError, UsageError
 from . import bisect, capture, ci, diff, doctor, farm, gc, inspect, mcp, render, run, shell, signature, verify, worker
 from ..envelope import envelope, error_of
 from ..capsules.fetch import is_url, shown
-from ..textsafe import cut
 from .console import error_line, install_meter, print_json, refresh
 from .helptext import tidy
 from . import topics
@@ -207,26 +206,10 @@ def main(argv: list[str] | None = None) -> int:
             return failure.say(e, message, int(Exit.BAD_INPUT), "usage")
         if _is_abort(e):
             return failure.say(e, "interrupted", 130, "interrupted")
-        engine = _engine_failure(e)
-        if engine is not None:  # a call no retry covered: still the environment, not replay
-            return failure.say(e, engine, int(Exit.ENVIRONMENT), "engine")
         if debug:
             traceback.print_exc()
         message = f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)"
         return failure.say(e, message, int(Exit.ENVIRONMENT), "internal")
-
-
-def _engine_failure(e: BaseException) -> str | None:
-    """The line for an engine failure that reached the edge: its connection dropped, or it answered 5xx."""
-    import docker.errors
-    import requests
-
-    if isinstance(e, (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError)):
-        return f"the engine connection dropped ({type(e).__name__}); check the engine with `replay doctor`"
-    if isinstance(e, docker.errors.APIError) and e.status_code is not None and e.status_code >= 500:
-        said = cut(" ".join(str(getattr(e, "explanation", None) or e).split()), 200)
-        return f"the engine failed: {said}; check it with `replay doctor`"
-    return None
 
 
 class _Failure:

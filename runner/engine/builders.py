@@ -25,6 +25,8 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait
 
 from ..config import registry_secrets, settings, without_credentials
 from ..errors import BuildFailed, BuildTimedOut
+from .buildlog import build_failure
+from .sdk import ENGINE_RETURN_S
 
 # BuildKit's plain progress: "#7 [4/9] RUN …" when a step starts, "#7 CACHED" when served from the cache.
 _BK_STEP = re.compile(r"^#(\d+) (\[[^\]]*\d+/\d+\]|CACHED)")
@@ -173,8 +175,6 @@ _ENGINE_STOPPING = re.compile(r"error running hook.*libnetwork/[0-9a-f]+\.sock: 
 
 # Whether the engine answers, waiting up to the given seconds for it (0: only asks once).
 EngineBack = Callable[[float], bool]
-# How long a build waits for an engine that went away (a daemon restarting) before it gives up.
-ENGINE_RETURN_S = 60.0
 
 
 def _always(_within: float) -> bool:
@@ -417,35 +417,3 @@ def _refuse_credentials(context: Path) -> None:
             raise BuildFailed(f"{variable} holds credentials, and the classic builder cannot keep them out of "
                               f"the image (it has no build secrets): use BuildKit (REPLAY_BUILDER=buildkit), "
                               f"or a registry without credentials")
-
-
-# The engine's own words when its disk is full, and what frees space (replay's leftovers, then the build cache).
-_DISK_FULL = re.compile(r"no space left on device|ENOSPC|disk quota exceeded", re.IGNORECASE)
-DISK_FULL_HINT = ("the engine's disk is full (no space left on device); free space with `replay gc`, "
-                  "`docker builder prune` and `docker image prune`, then replay again")
-
-
-# A package source that accepted the connection and never answered, in npm's and pip's words.
-_NPM_TIMEOUT = re.compile(r"ERR_SOCKET_TIMEOUT|ETIMEDOUT|Socket timeout|network timeout at", re.I)
-_PIP_TIMEOUT = re.compile(r"Read timed out|ReadTimeoutError|ConnectTimeoutError", re.I)
-
-
-def disk_full(text: str) -> bool:
-    """Whether an engine's message says its disk is full."""
-    return bool(_DISK_FULL.search(text))
-
-
-def build_failure(error: str, tail: Sequence[str]) -> BuildFailed:
-    """The one-line error of a failed build: a full disk says so and how to free space, a package
-    source that timed out is named (without its credentials)."""
-    lines = [error, *tail]
-    if any(disk_full(line) for line in lines):
-        return BuildFailed(f"image build failed: {DISK_FULL_HINT}", "\n".join(tail))
-    s = settings()
-    for pattern, variable, url in ((_NPM_TIMEOUT, "REPLAY_NPM_REGISTRY", s.npm_registry),
-                                   (_PIP_TIMEOUT, "REPLAY_PYPI_INDEX", s.pypi_index)):
-        if any(pattern.search(line) for line in lines):
-            return BuildFailed(f"image build failed: the package source {without_credentials(url)} ({variable}) "
-                               "did not answer in time; check it, or point the variable at a mirror that answers",
-                               "\n".join(tail))
-    return BuildFailed(f"image build failed ({error})", "\n".join(tail))

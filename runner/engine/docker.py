@@ -20,23 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import requests
-from tenacity import retry, retry_if_exception_type, stop_after_delay, wait_exponential
 
 from .. import resources
 from ..errors import EngineUnavailable, ReplayError
-from .builders import (DISK_FULL_HINT, ENGINE_RETURN_S, BuildEvent, build_with_cli, build_with_sdk, disk_full,
-                       find_buildkit_cli)
-from .protocol import LABEL, OWNER_LABEL, Containment, ContainerFile, Mount, RunResult, RunSpec
-
-START_HINT = (
-    "no Docker engine answers; start one with scripts/setup "
-    "(or `dockerd &`), or point DOCKER_HOST at a running engine"
-)
-
-
-class TransientEngineError(ReplayError):
-    """A failure worth retrying (daemon restarting, connection reset)."""
-
+from .builders import BuildEvent, build_with_cli, build_with_sdk, find_buildkit_cli
+from .protocol import LABEL, OWNER_LABEL, RunResult, RunSpec
+from .sdk import ENGINE_RETURN_S, TransientEngineError, retrying, sdk_call, typed_errors
+from .specs import archive, docker_mount, limit_flags, limits
 
 class _Interrupted(Exception):
     """An attempt whose container ended while the engine was away: its result cannot be trusted."""
@@ -46,40 +36,11 @@ _SIGNALS = {129: "SIGHUP", 130: "SIGINT", 131: "SIGQUIT", 132: "SIGILL", 134: "S
             137: "SIGKILL", 139: "SIGSEGV", 141: "SIGPIPE", 143: "SIGTERM"}
 
 
-def _transient(exc: BaseException) -> bool:
-    import docker.errors
-    import requests
-
-    if isinstance(exc, (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError)):
-        return True  # the second: a streamed answer (a wait, logs) cut off by the engine going away
-    if isinstance(exc, docker.errors.APIError):
-        return exc.status_code is not None and exc.status_code >= 500 and "No such" not in str(exc)
-    return False
-
-
-# An SDK call rides out a daemon restart: tried again, with backoff, until the engine answers again
-# or ENGINE_RETURN_S have gone.
-_retrying = retry(
-    retry=retry_if_exception_type(TransientEngineError),
-    stop=stop_after_delay(ENGINE_RETURN_S),
-    wait=wait_exponential(multiplier=0.25, max=2),
-    reraise=True,
-)
 # How many times an attempt is run when the engine went away under it (its result is lost then).
 RUN_TRIES = 2
 
 
-def _sdk_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    try:
-        return fn(*args, **kwargs)
-    except Exception as exc:  # the SDK raises many kinds; only some are worth a retry
-        if disk_full(str(exc)):  # it stays full: no retry
-            raise EngineUnavailable(DISK_FULL_HINT) from exc
-        if _transient(exc):
-            raise TransientEngineError(f"engine: {exc}") from exc
-        raise
-
-
+@typed_errors
 class DockerEngine:
     """The real engine, through the docker SDK (and BuildKit's CLI for builds)."""
 
@@ -119,9 +80,9 @@ class DockerEngine:
     def import_rootfs(self, tar_path: Path, ref: str, changes: Sequence[str]) -> str:
         repo, tag = ref.rsplit(":", 1)
         with open(tar_path, "rb") as fh:
-            _retrying(_sdk_call)(self.client.api.import_image_from_data, fh.read(), repository=repo, tag=tag,
+            retrying(sdk_call)(self.client.api.import_image_from_data, fh.read(), repository=repo, tag=tag,
                                  changes=list(changes))
-        return str(_retrying(_sdk_call)(self.client.images.get, ref).id)
+        return str(retrying(sdk_call)(self.client.images.get, ref).id)
 
     def try_pull(self, repo: str, tag: str) -> bool:
         """Pull from a registry when one is reachable; False (quietly) when not."""
@@ -161,8 +122,8 @@ class DockerEngine:
             image=spec.image, command=list(spec.argv), environment=[f"{k}={v}" for k, v in spec.env],
             working_dir=spec.workdir, labels={**dict(spec.labels), OWNER_LABEL: owner()}, detach=True, name=spec.name,
             tty=spec.tty, stdin_open=spec.stdin_open,
-            mounts=[_docker_mount(m, spec.labels) for m in spec.mounts], dns_opt=list(spec.dns_opts) or None,
-            dns=list(spec.dns) or None, entrypoint=[], **_limits(spec.containment),
+            mounts=[docker_mount(m, spec.labels) for m in spec.mounts], dns_opt=list(spec.dns_opts) or None,
+            dns=list(spec.dns) or None, entrypoint=[], **limits(spec.containment),
         )
         if spec.network in ("none", "bridge", "host"):
             kwargs["network_mode"] = spec.network
@@ -171,10 +132,10 @@ class DockerEngine:
             if spec.aliases:
                 kwargs["networking_config"] = {
                     spec.network: self.client.api.create_endpoint_config(aliases=list(spec.aliases))}
-        ctr = _retrying(_sdk_call)(self.client.containers.create, **kwargs)
+        ctr = retrying(sdk_call)(self.client.containers.create, **kwargs)
         if spec.files:
             try:  # after create, before start: the program never sees the files missing
-                _retrying(_sdk_call)(self.client.api.put_archive, ctr.id, "/", _archive(spec.files))
+                retrying(sdk_call)(self.client.api.put_archive, ctr.id, "/", archive(spec.files))
             except BaseException:
                 _quietly(ctr.remove, force=True)
                 raise
@@ -221,11 +182,11 @@ class DockerEngine:
             duration = time.monotonic() - started
             if follower is not None:
                 follower.join(FOLLOW_DRAIN_S)  # the stream's end (its last line) before the result
-            _retrying(_sdk_call)(ctr.reload)
+            retrying(sdk_call)(ctr.reload)
             state = ctr.attrs.get("State", {})
             return RunResult(
-                exit_code=code, output=_retrying(_sdk_call)(ctr.logs, stdout=True, stderr=True),
-                stdout=_retrying(_sdk_call)(ctr.logs, stdout=True, stderr=False), duration_s=duration,
+                exit_code=code, output=retrying(sdk_call)(ctr.logs, stdout=True, stderr=True),
+                stdout=retrying(sdk_call)(ctr.logs, stdout=True, stderr=False), duration_s=duration,
                 timed_out=timed_out,
                 oom_killed=bool(state.get("OOMKilled")), signal=_SIGNALS.get(code or 0) if code and code > 128 else None,
             )
@@ -241,11 +202,11 @@ class DockerEngine:
         engine going away (a restart stops running containers): _Interrupted."""
         while True:
             try:
-                return _sdk_call(_wait_until, ctr, deadline)
+                return sdk_call(_wait_until, ctr, deadline)
             except TransientEngineError as exc:
                 if not self.answers(ENGINE_RETURN_S):
                     raise
-                _retrying(_sdk_call)(ctr.reload)
+                retrying(sdk_call)(ctr.reload)
                 if ctr.status != "running":
                     raise _Interrupted(exc.message[:200]) from exc
 
@@ -306,7 +267,7 @@ class DockerEngine:
         """An interactive session (replay shell): the engine CLI owns the terminal."""
         cli = shutil.which("docker") or "docker"
         tty = ["-it"] if sys.stdin.isatty() else ["-i"]  # piped input works too (scripts, tests)
-        cmd = [cli, "run", "--rm", *tty, "--network", spec.network, "--entrypoint", "", *_limit_flags(spec.containment)]
+        cmd = [cli, "run", "--rm", *tty, "--network", spec.network, "--entrypoint", "", *limit_flags(spec.containment)]
         for k, _ in spec.env:  # values go through the environment, never the command line (ps)
             cmd += ["-e", k]
         for k, v in (*spec.labels, (OWNER_LABEL, owner())):
@@ -325,7 +286,7 @@ class DockerEngine:
         opts = {"com.docker.network.bridge.name": bridge_name} if bridge_name else None
         pools = IPAMConfig(pool_configs=[IPAMPool(subnet=ipam.get("subnet"), iprange=ipam.get("iprange"),
                                                   gateway=ipam.get("gateway"))]) if ipam else None
-        net = _retrying(_sdk_call)(self.client.networks.create, name, driver="bridge", internal=internal,
+        net = retrying(sdk_call)(self.client.networks.create, name, driver="bridge", internal=internal,
                                    labels={**dict(labels), OWNER_LABEL: owner()}, options=opts, ipam=pools)
         return str(net.id)
 
@@ -341,7 +302,7 @@ class DockerEngine:
         """Remove every container, network and volume labelled replay=<label_value>."""
         flt: dict[str, Any] = {"label": f"{LABEL}={label_value}"}
         try:
-            leftovers = _retrying(_sdk_call)(self.client.containers.list, all=True, filters=flt)
+            leftovers = retrying(sdk_call)(self.client.containers.list, all=True, filters=flt)
         except Exception:  # noqa: BLE001 - an engine gone for good: what it holds is for `replay gc` later
             return
         for ctr in leftovers:
@@ -353,34 +314,6 @@ class DockerEngine:
 def owner() -> str:
     """This process, as the owner label names it."""
     return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def _limits(c: Containment) -> dict[str, Any]:
-    """The containment policy as the SDK's create() arguments."""
-    out: dict[str, Any] = {
-        "mem_limit": c.memory, "pids_limit": c.pids_limit,
-        "security_opt": ["no-new-privileges"] if c.no_new_privileges else None,
-        "cap_drop": list(c.cap_drop) or None, "cap_add": list(c.cap_add) or None,
-        "log_config": {"type": "json-file", "config": {"max-size": c.log_max, "max-file": "1"}},
-    }
-    if c.cpus:
-        out["nano_cpus"] = int(c.cpus * 1e9)
-    return out
-
-
-def _limit_flags(c: Containment) -> list[str]:
-    """The same policy as `docker run` flags (replay shell hands the terminal to the CLI)."""
-    flags = []
-    if c.memory:
-        flags += ["--memory", c.memory]
-    if c.pids_limit:
-        flags += ["--pids-limit", str(c.pids_limit)]
-    if c.cpus:
-        flags += ["--cpus", str(c.cpus)]
-    if c.no_new_privileges:
-        flags += ["--security-opt", "no-new-privileges"]
-    flags += [f"--cap-drop={cap}" for cap in c.cap_drop] + [f"--cap-add={cap}" for cap in c.cap_add]
-    return flags
 
 
 FOLLOW_DRAIN_S = 5.0  # how long an attempt's result waits for -v's stream to say its end
@@ -397,32 +330,6 @@ def _follow(ctr: Any, on_output: Callable[[bytes], None]) -> None:
         on_output(b"")  # the stream's end (protocol.Engine.run)
 
 
-def _archive(files: Sequence[ContainerFile]) -> bytes:
-    """A tar to unpack at "/": absolute paths made relative, root-owned, each with its mode.
-    The engine makes missing parent directories itself (root, 0755)."""
-    import io
-    import tarfile
-
-    buf = io.BytesIO()
-    now = time.time()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for f in files:
-            if not f.path.startswith("/") or ".." in f.path.split("/"):
-                raise ReplayError(f"engine: container file path {f.path!r} must be absolute, without '..'")
-            info = tarfile.TarInfo(f.path.lstrip("/"))
-            info.size, info.mode, info.mtime, info.uid, info.gid = len(f.data), f.mode, now, 0, 0
-            tar.addfile(info, io.BytesIO(f.data))
-    return buf.getvalue()
-
-
-def _docker_mount(m: Mount, labels: Sequence[tuple[str, str]] = ()) -> Any:
-    from docker.types import Mount as DMount
-
-    if m.volume:  # the engine makes it with the container's labels, so cleanup finds it
-        return DMount(target=m.target, source=m.source, type="volume", read_only=m.read_only, labels=dict(labels))
-    return DMount(target=m.target, source=m.source, type="bind", read_only=m.read_only)
-
-
 def _wait_until(ctr: Any, deadline: float | None) -> Any:
     """Wait for the container; after a dropped connection, wait again for what is left of --timeout
     (the container runs on in the engine: re-attaching loses nothing)."""
@@ -437,7 +344,7 @@ def _wait_until(ctr: Any, deadline: float | None) -> Any:
 def _remove(ctr: Any) -> None:
     """Remove the container, through a connection hiccup too (a leftover is what gc is for, not the norm)."""
     try:
-        _retrying(_sdk_call)(ctr.remove, force=True)
+        retrying(sdk_call)(ctr.remove, force=True)
     except Exception:
         pass
 

@@ -10,8 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..errors import (BuildFailed, CapsuleError, CapsuleRefused, EngineUnavailable, NeedsInput, ReplayError,
-                      SourceUnavailable, UsageError)
+from ..errors import (ReplayError)
 from ..outcome import FixJudgement, judge_fix
 from ..outcome import Attempt, Expected, judge
 from ..verdicts import FarmVerdict, Unjudged, Verdict
@@ -83,29 +82,10 @@ def ref_done(records: Sequence[AttemptRecord], wanted: int) -> bool:
     return len(records) >= wanted or any(r.classification != "pass" for r in records)
 
 
-# A SourceUnavailable whose message says the capsule names something that does not exist
-# (rather than a source that did not answer) is the capsule's own problem.
-_CAPSULE_SAYS = ("is not in ", "is not a commit id", "has no package", "registry has no ", "records a commit but no remote",
-                 "no commit to restore", "integrity check failed", "looks like an option", ": HTTP 404", ": HTTP 410")
-# A build that failed on a mirror or registry hiccup (after replay's own retries).
-_TRANSIENT = ("Temporary failure resolving", "Could not connect", "Connection timed out", "ETIMEDOUT",
-              "ECONNRESET", "EAI_AGAIN", "503 Service Unavailable", "502 Bad Gateway", "Connection reset by peer",
-              "Hash Sum mismatch", "ReadTimeoutError", "no space left on device")
-
-
 def unjudged(exc: BaseException) -> tuple[Unjudged, str]:
     """broken (the capsule's own reasons: retrying changes nothing) or infra-error (the
-    engine or a package source failed: retried next night), with one line saying why."""
-    line = exc.line() if isinstance(exc, ReplayError) else f"{type(exc).__name__}: {exc}"
-    if isinstance(exc, (CapsuleError, NeedsInput, CapsuleRefused, UsageError)):
-        return "broken", line
-    if isinstance(exc, BuildFailed):
-        tail = exc.log_tail + "\n" + exc.message
-        return ("infra-error" if any(t in tail for t in _TRANSIENT) else "broken"), line
-    if isinstance(exc, SourceUnavailable):
-        return ("broken" if any(t in exc.message for t in _CAPSULE_SAYS) else "infra-error"), line
-    if isinstance(exc, EngineUnavailable):
-        return "infra-error", line
-    if isinstance(exc, ReplayError):  # transient engine errors and the like
-        return "infra-error", line
-    return "infra-error", f"internal error: {line}"
+    engine or a package source failed: retried next night), with one line saying why. Whose
+    fault it is, the error says itself (`fault`, decided where it was raised)."""
+    if not isinstance(exc, ReplayError):
+        return "infra-error", f"internal error: {type(exc).__name__}: {exc}"
+    return ("broken" if exc.fault == "capsule" else "infra-error"), exc.line()

@@ -51,14 +51,10 @@ def drift_of(entries: Any) -> tuple[Drift, ...]:
 
 # A fixed probe (no capsule data): glibc's version, then the drift report the build wrote.
 _FACTS_PROBE = "getconf GNU_LIBC_VERSION | cut -d' ' -f2; echo ---; cat /opt/replay/drift.json 2>/dev/null || true"
-_TRANSIENT = ("Temporary failure resolving", "Could not connect", "Connection timed out", "ETIMEDOUT",
-              "ECONNRESET", "EAI_AGAIN", "503 Service Unavailable", "502 Bad Gateway", "Connection reset by peer",
-              "Hash Sum mismatch", "ReadTimeoutError")
 
 
 def _transient_build(exc: BaseException) -> bool:
-    return isinstance(exc, BuildFailed) and not isinstance(exc, BuildTimedOut) and \
-        any(t in exc.log_tail for t in _TRANSIENT)
+    return isinstance(exc, BuildFailed) and not isinstance(exc, BuildTimedOut) and exc.transient
 
 
 def build(engine: Engine, ctx_dir: Path, tag: str, labels: dict[str, str], say: Callable[[str], None],

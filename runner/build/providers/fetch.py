@@ -132,8 +132,8 @@ def get(url: str, timeout: float = 60.0, accept: str = "application/json, */*", 
 
 
 def _unavailable(public: str, exc: BaseException) -> SourceUnavailable:
-    if isinstance(exc, urllib.error.HTTPError):
-        return SourceUnavailable(f"{public}: HTTP {exc.code}")
+    if isinstance(exc, urllib.error.HTTPError):  # gone or never there: what the capsule names is not to be had
+        return SourceUnavailable(f"{public}: HTTP {exc.code}", "capsule" if exc.code in (404, 410) else "environment")
     return SourceUnavailable(f"{public}: {getattr(exc, 'reason', exc)}")
 
 
@@ -145,7 +145,7 @@ def npm_packument(registry: str, name: str) -> dict[str, Any]:
         return dict(json.loads(get(f"{registry}/{quoted.replace('/', '%2f')}", timeout=REGISTRY_TIMEOUT_S)))
     except SourceUnavailable as exc:
         if "HTTP 404" in str(exc):
-            raise SourceUnavailable(f"npm registry has no package {name}") from exc
+            raise SourceUnavailable(f"npm registry has no package {name}", "capsule") from exc
         raise
 
 
@@ -173,7 +173,7 @@ def npm_tarball(settings: Settings, name: str, version: str) -> Path:
     """Download <name>@<version> from the npm registry, checked against its integrity."""
     meta = npm_version_doc(settings.npm_registry, name, version)
     if not meta:
-        raise SourceUnavailable(f"npm registry has no {name}@{version}")
+        raise SourceUnavailable(f"npm registry has no {name}@{version}", "capsule")
     dist = meta.get("dist", {})
     integrity = dist.get("integrity") or ""
     url = _via_registry(settings, str(dist.get("tarball", "")))
@@ -208,7 +208,7 @@ def cached_download(settings: Settings, url: str, integrity: str, filename: str)
         return dest
     data = get(url, timeout=300, name=filename)
     if not check_integrity(data, integrity):
-        raise SourceUnavailable(f"{url}: integrity check failed (expected {integrity[:40]}…)")
+        raise SourceUnavailable(f"{url}: integrity check failed (expected {integrity[:40]}…)", "capsule")
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_suffix(".part")
     tmp.write_bytes(data)

@@ -47,7 +47,7 @@ def project(index: str, name: str) -> Project:
         doc = json.loads(fetch.get(url, timeout=60, accept=_ACCEPT))
     except SourceUnavailable as exc:
         if "HTTP 404" in str(exc):
-            raise SourceUnavailable(f"the Python package index has no project {name}") from exc
+            raise SourceUnavailable(f"the Python package index has no project {name}", "capsule") from exc
         raise
     except ValueError as exc:  # an index that ignores the Accept header answers HTML
         raise SourceUnavailable(f"{url}: not a PEP 691 JSON answer") from exc
@@ -83,4 +83,4 @@ def wheel(settings: Settings, name: str, version: str, platform_tag: str) -> Pat
     for f in project(settings.pypi_index, name).files:
         if f.filename.startswith(prefix) and f.filename.endswith(".whl") and platform_tag in f.filename:
             return fetch.cached_download(settings, f.url, f"sha256:{f.sha256}", f.filename)
-    raise SourceUnavailable(f"the Python package index has no {platform_tag} wheel of {name} {version}")
+    raise SourceUnavailable(f"the Python package index has no {platform_tag} wheel of {name} {version}", "capsule")

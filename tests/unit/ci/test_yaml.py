@@ -100,4 +100,4 @@ def test_the_gitlab_replay_job_runs_on_failure_with_the_test_jobs_capsule() -> N
 
 def test_the_replay_job_writes_the_step_summary() -> None:
     script = (CI / "replay-job.sh").read_text()
-    assert "runner.ci.summary" in script and "GITHUB_STEP_SUMMARY" in script
+    assert "replay ci summary" in script and "GITHUB_STEP_SUMMARY" in script

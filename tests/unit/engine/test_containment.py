@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from runner.engine import Containment
-from runner.engine.docker import _limit_flags, _limits
+from runner.engine.specs import limit_flags as _limit_flags, limits as _limits
 
 
 def test_the_sdk_and_the_cli_get_the_same_limits() -> None:

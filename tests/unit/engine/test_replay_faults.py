@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from runner.engine import BuildEvent
-from runner.engine.builders import build_failure
+from runner.engine.buildlog import build_failure
 from runner.errors import BuildFailed, Exit
 from runner.build.planner import PlanOptions
 from runner.replay import Progress, ReplayOptions, replay_capsule

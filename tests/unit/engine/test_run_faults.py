@@ -103,3 +103,30 @@ def test_a_connection_that_does_not_come_back_is_one_line_exit_3() -> None:
     assert info.value.line().startswith("the engine connection dropped during an attempt and did not come back")
     assert "\n" not in info.value.line()
     assert ctr.removed == 1  # no leftover container
+
+
+class RefusingImages:
+    """An engine that answers every image call with an error no retry covers."""
+
+    def __init__(self, exc: Exception) -> None:
+        self.exc = exc
+        self.images = self
+
+    def get(self, ref: str) -> Any:
+        raise self.exc
+
+
+@pytest.mark.parametrize("exc", [
+    __import__("docker").errors.APIError("409 Client Error: Conflict (the image is in use)"),
+    requests.exceptions.ConnectionError("('Connection aborted.', RemoteDisconnected())"),
+    requests.exceptions.ReadTimeout("read timed out"),
+])
+def test_no_sdk_error_leaves_an_engine_method_untyped(exc: Exception, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every public method of the engine raises replay's errors only: the CLI's edge never sees the SDK's."""
+    monkeypatch.setattr(docker_engine, "retrying", lambda fn: fn)  # one try: the retry's own tests are above
+    engine = DockerEngine.__new__(DockerEngine)
+    engine.client = RefusingImages(exc)
+    with pytest.raises(EngineUnavailable) as info:
+        engine.tag("replay/img:a", "replay/img:b")
+    assert info.value.exit_code == Exit.ENVIRONMENT and "\n" not in info.value.line()
+    assert "replay doctor" in info.value.line()

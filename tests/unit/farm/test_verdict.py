@@ -6,6 +6,9 @@ import pytest
 
 from runner.errors import (BuildFailed, CapsuleError, CapsuleRefused, EngineUnavailable, NeedsInput,
                            SourceUnavailable)
+from runner.build.source import RemoteFailed
+from runner.engine.buildlog import build_failure
+from runner.errors import Exit
 from runner.farm.verdict import decide, more_attempts, ref_done, ref_judgement, unjudged, wilson
 from runner.replay import Expected
 
@@ -93,15 +96,17 @@ def test_ref_attempts_stop_at_the_first_that_does_not_pass() -> None:
     (CapsuleError("c.json", "not JSON"), "broken"),
     (NeedsInput("c.json: the capsule records no source (no git commit); pass --source DIR"), "broken"),
     (CapsuleRefused("c.json: does not verify"), "broken"),
-    (SourceUnavailable("commit abc1234 is not in https://example.com/r.git (pass --repo with a clone that has it)"),
-     "broken"),
-    (SourceUnavailable("npm registry has no left-pad@9.9.9"), "broken"),
+    (RemoteFailed("https://example.com/r.git", "answers, but commit abc1234 is not in it", Exit.BAD_INPUT), "broken"),
+    (SourceUnavailable("npm registry has no left-pad@9.9.9", "capsule"), "broken"),
+    # the words alone decide nothing: whoever raised it said whose fault it is
+    (SourceUnavailable("npm registry has no left-pad@9.9.9 (a registry that forgot it)"), "infra-error"),
+    (RemoteFailed("https://example.com/r.git", "cannot be cloned: no answer in 120 s"), "infra-error"),
     (SourceUnavailable("git clone: fatal: unable to access 'https://example.com/r.git/': Could not resolve host"),
      "infra-error"),
     (SourceUnavailable("https://registry.npmjs.org/x: HTTP 503"), "infra-error"),
-    (BuildFailed("image build failed (lockfile sha256 mismatch)", "expected 12ab, found 34cd"), "broken"),
-    (BuildFailed("image build failed (apt-get)", "E: Failed to fetch ... Temporary failure resolving 'deb.debian.org'"),
-     "infra-error"),
+    (build_failure("lockfile sha256 mismatch", ["expected 12ab, found 34cd"]), "broken"),
+    (build_failure("apt-get", ["E: Failed to fetch ... Temporary failure resolving 'deb.debian.org'"]), "infra-error"),
+    (BuildFailed("image build failed: the engine went away during the build"), "infra-error"),
     (EngineUnavailable("no Docker engine answers"), "infra-error"),
     (RuntimeError("bug"), "infra-error"),
 ])

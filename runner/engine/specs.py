@@ -1,0 +1,62 @@
+"""A container's spec as the SDK and the CLI take it: containment limits, mounts, files."""
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import ReplayError
+from .protocol import Containment, ContainerFile, Mount
+
+def limits(c: Containment) -> dict[str, Any]:
+    """The containment policy as the SDK's create() arguments."""
+    out: dict[str, Any] = {
+        "mem_limit": c.memory, "pids_limit": c.pids_limit,
+        "security_opt": ["no-new-privileges"] if c.no_new_privileges else None,
+        "cap_drop": list(c.cap_drop) or None, "cap_add": list(c.cap_add) or None,
+        "log_config": {"type": "json-file", "config": {"max-size": c.log_max, "max-file": "1"}},
+    }
+    if c.cpus:
+        out["nano_cpus"] = int(c.cpus * 1e9)
+    return out
+
+
+def limit_flags(c: Containment) -> list[str]:
+    """The same policy as `docker run` flags (replay shell hands the terminal to the CLI)."""
+    flags = []
+    if c.memory:
+        flags += ["--memory", c.memory]
+    if c.pids_limit:
+        flags += ["--pids-limit", str(c.pids_limit)]
+    if c.cpus:
+        flags += ["--cpus", str(c.cpus)]
+    if c.no_new_privileges:
+        flags += ["--security-opt", "no-new-privileges"]
+    flags += [f"--cap-drop={cap}" for cap in c.cap_drop] + [f"--cap-add={cap}" for cap in c.cap_add]
+    return flags
+
+
+def archive(files: Sequence[ContainerFile]) -> bytes:
+    """A tar to unpack at "/": absolute paths made relative, root-owned, each with its mode.
+    The engine makes missing parent directories itself (root, 0755)."""
+    import io
+    import tarfile
+
+    buf = io.BytesIO()
+    now = time.time()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for f in files:
+            if not f.path.startswith("/") or ".." in f.path.split("/"):
+                raise ReplayError(f"engine: container file path {f.path!r} must be absolute, without '..'")
+            info = tarfile.TarInfo(f.path.lstrip("/"))
+            info.size, info.mode, info.mtime, info.uid, info.gid = len(f.data), f.mode, now, 0, 0
+            tar.addfile(info, io.BytesIO(f.data))
+    return buf.getvalue()
+
+
+def docker_mount(m: Mount, labels: Sequence[tuple[str, str]] = ()) -> Any:
+    from docker.types import Mount as DMount
+
+    if m.volume:  # the engine makes it with the container's labels, so cleanup finds it
+        return DMount(target=m.target, source=m.source, type="volume", read_only=m.read_only, labels=dict(labels))
+    return DMount(target=m.target, source=m.source, type="bind", read_only=m.read_only)
