@@ -177,7 +177,8 @@ def timed_child(cmd: list[str], env: dict[str, str]) -> tuple[float, int, subpro
 
 def scale(tmp: Path, env: dict[str, str], row: Row, capsules: int = 10_000, nights: int = 30) -> None:
     _setup_path()
-    from runner.farm.night import FarmOptions, run_night
+    from runner.farm.night import run_night
+    from runner.farm.options import FarmOptions
     from runner.farm.progress import FarmProgress
     from runner.farm.store import SqlStore
 
@@ -199,7 +200,7 @@ def scale(tmp: Path, env: dict[str, str], row: Row, capsules: int = 10_000, nigh
 
     progress = Timing(None)
     t0 = time.monotonic()
-    run_night(store, [folder], FarmOptions(jobs=2), progress, executor=InstantExecutor())
+    run_night(store, [folder], FarmOptions(jobs=2), progress, make_executor=lambda *_: InstantExecutor())
     total = time.monotonic() - t0
     per = (progress.t_planned - t0) / capsules * 1000
     row("farm scale: collect+verify+plan per capsule",

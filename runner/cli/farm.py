@@ -34,6 +34,25 @@ def _store(db: str | None, create: bool) -> Any:
     return SqlStore(db if is_server_url(db) else Path(db).expanduser(), create=create)
 
 
+def _executor_maker(broker: str | None) -> Any:
+    """Where a night's attempts run, as its options say (a resumed night's are the stored ones):
+    here, or on `replay worker` processes through the broker. Made here, handed to the farm."""
+    from ..farm.night import local_executor
+
+    def make(options: Any, replayer: Any, progress: Any) -> Any:
+        if options.executor != "celery":
+            return local_executor(options, replayer, progress)
+        from ..extras import require
+
+        require("workers", "farm run --executor celery")
+        from ..workers.dispatch import CeleryExecutor
+
+        if not broker:
+            raise UsageError("farm run --executor celery: give --broker redis://HOST:PORT/DB (or REPLAY_BROKER)")
+        return CeleryExecutor(broker, progress.say)
+    return make
+
+
 def _enveloped(command: str, as_json: bool, body: Callable[[], tuple[int, Any]],
                show: Callable[[Any], None]) -> None:
     """Run the command; with --json its outcome as one object on stdout (an error reaches the one
@@ -78,7 +97,8 @@ def run_cmd(
     """Replay every capsule: exit 0 each got a verdict or is broken, 1 none got a verdict (all broken),
     3 any could not be judged (infrastructure), 2 bad usage or no capsule found."""
     def body() -> tuple[int, Any]:
-        from ..farm.night import FarmOptions, run_night
+        from ..farm.night import run_night
+        from ..farm.options import FarmOptions
         from ..farm.progress import FarmProgress
 
         _check_run_args(sources or [], resume, ref, repo, memory)
@@ -90,7 +110,7 @@ def run_cmd(
         store = _store(db, create=True)
         # a resumed night runs where it began (its stored executor); only the broker and --env are given again
         outcome, used = run_night(store, sources or [], options, FarmProgress(None if quiet or as_json else err),
-                                  resume=resume, broker=broker, env=supplied)
+                                  resume=resume, env=supplied, make_executor=_executor_maker(broker))
         night = store.night(outcome.night_id)
         if gc_after:  # its lines go to stderr; a removal that fails is said there, the night's exit stands
             from .gc import after_night

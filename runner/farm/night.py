@@ -8,72 +8,27 @@ finished attempts count once.
 """
 from __future__ import annotations
 
-import os
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from datetime import datetime, UTC
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
-from ..capsules.trust import Trust
 from ..errors import UsageError
 from ..replay import Progress, Replayer, ReplayOptions
-from ..replay.options import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
 from .collect import collect
 from .executor import Executor, LocalExecutor
+from .options import FarmOptions
 from .images import ImageBank, image_key
 from .model import Night
 from .prepare import Prepared, now, prepare, unjudged_result
 from .progress import FarmProgress
 from .sides import CapsuleRunner, Stopped
 from .store import HistoryStore, NightEntry, StoreError
-
-
-@dataclass(frozen=True)
-class FarmOptions:
-    attempts: int = DEFAULT_ATTEMPTS
-    max_attempts: int = 10
-    jobs: int = 0  # 0: the number of cores
-    timeout: float = DEFAULT_TIMEOUT_S
-    memory: str = DEFAULT_MEMORY
-    ref: str | None = None
-    repo: str | None = None
-    executor: str = "local"  # local | celery (the broker's URL is never stored: it may hold a password)
-    supplied: tuple[str, ...] = ()  # the names of the --env values; the values are never stored
-    trust_keys: tuple[str, ...] = ()  # --trust-key PEM files, as replay takes them
-    require_valid: bool = False  # --require-valid: a capsule without a valid signature from one is broken
-
-    def __post_init__(self) -> None:
-        _ = self.trust  # the key files and --require-valid checked once, as replay checks them
-        if self.attempts < 1 or self.max_attempts < self.attempts:
-            raise UsageError(f"--attempts {self.attempts} / --max-attempts {self.max_attempts}: "
-                             "need 1 <= attempts <= max-attempts")
-        if self.executor not in ("local", "celery"):
-            raise UsageError(f"--executor {self.executor!r}: one of local, celery")
-        if self.supplied and self.executor != "local":
-            raise UsageError("--env does not go with --executor celery: a supplied value never leaves this machine")
-
-    @property
-    def trust(self) -> Trust:
-        return Trust(tuple(Path(k) for k in self.trust_keys), self.require_valid)
-
-    @property
-    def workers(self) -> int:
-        return self.jobs or os.cpu_count() or 1
-
-    def stored(self) -> dict[str, Any]:
-        return {**asdict(self), "replay_version": __version__}
-
-    @classmethod
-    def from_stored(cls, data: dict[str, Any]) -> FarmOptions:
-        known = {f.name: data[f.name] for f in fields(cls) if f.name in data}
-        return cls(**{**known, "supplied": tuple(known.get("supplied", ())),
-                      "trust_keys": tuple(known.get("trust_keys", ()))})
 
 
 @dataclass(frozen=True)
@@ -88,13 +43,23 @@ def new_night_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6]
 
 
+MakeExecutor = Callable[[FarmOptions, Replayer, FarmProgress], Executor]
+
+
+def local_executor(options: FarmOptions, replayer: Replayer, progress: FarmProgress) -> Executor:
+    """The attempts run here, on this machine's engine (the CLI hands in another maker for workers)."""
+    if options.executor != "local":
+        raise UsageError(f"farm run: this caller runs attempts here only, not with --executor {options.executor}")
+    _ = replayer.engine  # no engine: one line, exit 3, and no night recorded
+    return LocalExecutor(replayer, ImageBank(replayer.image, progress.build))
+
+
 def run_night(store: HistoryStore, sources: Sequence[Path], options: FarmOptions, progress: FarmProgress,
-              resume: bool = False, broker: str | None = None,
-              env: tuple[tuple[str, str], ...] = (),
-              executor: Executor | None = None) -> tuple[NightOutcome, FarmOptions]:
+              resume: bool = False, env: tuple[tuple[str, str], ...] = (),
+              make_executor: MakeExecutor = local_executor) -> tuple[NightOutcome, FarmOptions]:
     """``env``: the --env values, applied at run time to every capsule; only their names are stored
-    (a resumed night asks for the same names again). ``executor``: where the attempts run, when
-    the caller made it (otherwise the one `options.executor` names)."""
+    (a resumed night asks for the same names again). ``make_executor``: where the attempts run,
+    for the options of the night (a resumed one's are the stored ones); the caller makes it."""
     if resume:
         opened = store.open_night()
         if opened is None:
@@ -111,9 +76,9 @@ def run_night(store: HistoryStore, sources: Sequence[Path], options: FarmOptions
         night = Night(id=new_night_id(), started_at=now(), ref=options.ref, sources=tuple(map(str, sources)))
     replayer = Replayer(ReplayOptions(attempts=1, timeout=options.timeout, memory=options.memory,
                                       label=f"farm-{night.id}", secret_env=env), Progress(quiet=True))
+    executor: Executor | None = None
     try:
-        if executor is None:
-            executor = _executor(options, replayer, progress, broker)  # nothing to run on: exit 3, no night
+        executor = make_executor(options, replayer, progress)  # nothing to run on: exit 3, no night
         if resume:
             executor.clear_leftovers()  # what a killed run left behind
         else:
@@ -132,20 +97,6 @@ def _same_names(stored: tuple[str, ...], env: tuple[tuple[str, str], ...]) -> No
     if sorted(set(given)) != sorted(set(stored)):
         want = " ".join(f"--env {n}=..." for n in stored) or "no --env"
         raise UsageError(f"farm run --resume: this night began with {want} (values are never stored): give the same again")
-
-
-def _executor(options: FarmOptions, replayer: Replayer, progress: FarmProgress, broker: str | None) -> Executor:
-    if options.executor == "celery":
-        from ..extras import require
-
-        require("workers", "farm run --executor celery")
-        from ..workers.dispatch import CeleryExecutor
-
-        if not broker:
-            raise UsageError("farm run --executor celery: give --broker redis://HOST:PORT/DB (or REPLAY_BROKER)")
-        return CeleryExecutor(broker, progress.say)
-    _ = replayer.engine  # no engine: one line, exit 3, and no night recorded
-    return LocalExecutor(replayer, ImageBank(replayer.image, progress.build))
 
 
 class _Night:

@@ -13,13 +13,13 @@ from ..replay import Attempt
 from ..verdicts import REPRODUCES, FarmVerdict, Verdict
 from .executor import Done, Executor, ImageFailed, RemoteFailure, Work, attempt_ids, new_task_id, task_of
 from .model import AttemptRecord, CapsuleResult, Night, Rate, Side
+from .options import FarmOptions
 from .prepare import Prepared, now, unjudged_result
 from .store import HistoryStore
 from .verdict import decide, more_attempts, ref_attempts_wanted, ref_done, ref_judgement, unjudged
 
 if TYPE_CHECKING:
     from ..build.plan import Plan
-    from .night import FarmOptions
 
 
 class Stopped(Exception):

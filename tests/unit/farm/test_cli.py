@@ -174,7 +174,7 @@ def test_without_an_engine_run_is_one_line_exit_3_and_records_no_night(
 
 def test_a_night_keeps_the_names_of_env_values_never_the_values_and_resume_asks_for_them_again(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from runner.farm.night import FarmOptions
+    from runner.farm.options import FarmOptions
 
     options = FarmOptions(supplied=("API_TOKEN",))
     assert options.stored()["supplied"] == ("API_TOKEN",)

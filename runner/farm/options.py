@@ -1,0 +1,55 @@
+"""What a farm night is asked to do: the options `farm run` takes, stored with the night (a
+`--resume` runs with the stored ones), and checked once when they are made."""
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..capsules.trust import Trust
+from ..errors import UsageError
+from ..replay.options import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
+
+
+@dataclass(frozen=True)
+class FarmOptions:
+    attempts: int = DEFAULT_ATTEMPTS
+    max_attempts: int = 10
+    jobs: int = 0  # 0: the number of cores
+    timeout: float = DEFAULT_TIMEOUT_S
+    memory: str = DEFAULT_MEMORY
+    ref: str | None = None
+    repo: str | None = None
+    executor: str = "local"  # local | celery (the broker's URL is never stored: it may hold a password)
+    supplied: tuple[str, ...] = ()  # the names of the --env values; the values are never stored
+    trust_keys: tuple[str, ...] = ()  # --trust-key PEM files, as replay takes them
+    require_valid: bool = False  # --require-valid: a capsule without a valid signature from one is broken
+
+    def __post_init__(self) -> None:
+        _ = self.trust  # the key files and --require-valid checked once, as replay checks them
+        if self.attempts < 1 or self.max_attempts < self.attempts:
+            raise UsageError(f"--attempts {self.attempts} / --max-attempts {self.max_attempts}: "
+                             "need 1 <= attempts <= max-attempts")
+        if self.executor not in ("local", "celery"):
+            raise UsageError(f"--executor {self.executor!r}: one of local, celery")
+        if self.supplied and self.executor != "local":
+            raise UsageError("--env does not go with --executor celery: a supplied value never leaves this machine")
+
+    @property
+    def trust(self) -> Trust:
+        return Trust(tuple(Path(k) for k in self.trust_keys), self.require_valid)
+
+    @property
+    def workers(self) -> int:
+        return self.jobs or os.cpu_count() or 1
+
+    def stored(self) -> dict[str, Any]:
+        return {**asdict(self), "replay_version": __version__}
+
+    @classmethod
+    def from_stored(cls, data: dict[str, Any]) -> FarmOptions:
+        known = {f.name: data[f.name] for f in fields(cls) if f.name in data}
+        return cls(**{**known, "supplied": tuple(known.get("supplied", ())),
+                      "trust_keys": tuple(known.get("trust_keys", ()))})
