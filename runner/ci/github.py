@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CapsuleError, ReplayError, UsageError
-from .comment import read_marker
+from ..report.comment import read_marker
 
 MAX_ATTACHMENT = 32 * 1024 * 1024  # a capsule is small; refuse to fill a runner's disk
 _KEYWORDS = r"(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)"

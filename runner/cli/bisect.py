@@ -253,7 +253,7 @@ def register(app: typer.Typer) -> None:
         wall_s = time.monotonic() - start
         _report(bad, good, result, as_json, wall_s)
         if junit is not None:
-            from ..farm.junit import bisect_junit
+            from ..report.junit import bisect_junit
 
             write_text(junit, bisect_junit({"bad": str(bad), "good": str(good), **_data(result, wall_s)}, str(bad)))
         raise typer.Exit(int(Exit.OK if result.found else Exit.NEGATIVE))

@@ -119,12 +119,12 @@ def run_cmd(
         return night_exit(night), night
 
     def show(night: Any) -> None:
-        from ..farm.views import show_run
+        from ..report.farm import show_run
 
         show_run(night, out)
 
     if as_json:
-        from ..farm.views import run_json
+        from ..report.farm import run_json
 
         _enveloped("farm run", True, lambda: _mapped(body, run_json), show)
     else:
@@ -177,23 +177,23 @@ def report_cmd(
 
         view = attention(_store(db, create=False), since, window)
         if html is not None:
-            from ..farm.html import write_site
+            from ..report.html import write_site
 
             write_site(html, view)
         if junit is not None:
             if view.last is None:
                 raise UsageError("farm report --junit: no night recorded yet")
-            from ..farm.junit import farm_junit
+            from ..report.junit import farm_junit
 
             write_text(junit, farm_junit(view.last))
         return 0, view
 
     def show(view: Any) -> None:
-        from ..farm.views import show_report
+        from ..report.farm import show_report
 
         show_report(view, out, show_all=show_all)
 
-    from ..farm.views import report_json
+    from ..report.farm import report_json
 
     _enveloped("farm report", as_json,
                (lambda: _mapped(body, report_json)) if as_json else body, show)
@@ -214,7 +214,7 @@ def history_cmd(
         return (0 if found[1] else int(Exit.NEGATIVE)), found
 
     def show(found: Any) -> None:
-        from ..farm.views import show_history
+        from ..report.farm import show_history
 
         matched, results = found
         out.print(matched, markup=False)
@@ -223,7 +223,7 @@ def history_cmd(
         else:
             out.print(f"no nights recorded for {capsule}", markup=False)
 
-    from ..farm.views import history_json
+    from ..report.farm import history_json
 
     _enveloped("farm history", as_json,
                (lambda: _mapped(body, history_json)) if as_json else body, show)

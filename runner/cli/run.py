@@ -18,7 +18,7 @@ from ..capsules.trust import Trust
 
 
 def write_comment(path: Path, report: ReplayReport, ref: str | None) -> None:
-    from ..ci.comment import render_comment
+    from ..report.comment import render_comment
 
     try:
         path.write_text(render_comment(report, ref), encoding="utf-8")
@@ -66,7 +66,7 @@ def register(app: typer.Typer) -> None:
         if comment is not None:
             write_comment(comment, report, ref)
         if junit is not None:
-            from ..farm.junit import replay_junit
+            from ..report.junit import replay_junit
 
             o.write_text(junit, replay_junit(report))
         if as_json:

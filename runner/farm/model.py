@@ -2,7 +2,7 @@
 
 One Night per `farm run`; one CapsuleResult per capsule per night; one AttemptRecord
 per attempt. These are the contract between the store (runner/farm/store.py, which
-fills them) and the reports (runner/farm/html.py, junit.py, which only read them).
+fills them) and the reports (runner/report/html.py, junit.py, which only read them).
 Frozen: a verdict or a finished attempt is never changed once recorded.
 """
 from __future__ import annotations

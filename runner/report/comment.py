@@ -17,7 +17,7 @@ import jinja2
 
 from ..outcome import Verdict
 from ..verdicts import FACTS
-from ..report import ReplayReport
+from .model import ReplayReport
 from ..resources import templates_dir
 
 MARKER = "replay-ci"

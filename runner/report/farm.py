@@ -8,9 +8,9 @@ from typing import Any
 
 from ..capsules.model import to_data
 from ..verdicts import facts_of
-from .attention import GROUP_LABELS, GROUPS, Attention, Row
-from .attention import counts as counts_by_group
-from .model import CapsuleResult, Night
+from ..farm.attention import GROUP_LABELS, GROUPS, Attention, Row
+from ..farm.attention import counts as counts_by_group
+from ..farm.model import CapsuleResult, Night
 
 VERDICT_ORDER = ("reproduced", "flaky", "different-failure", "not-reproduced", "inconclusive", "broken",
                  "infra-error")

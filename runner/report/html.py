@@ -26,8 +26,8 @@ from markupsafe import Markup, escape
 from ..errors import UsageError
 from ..resources import templates_dir
 from ..verdicts import FACTS, STEADY_COLOUR, facts_of
-from .attention import GROUP_LABELS, GROUPS, Attention, Row
-from .attention import counts as group_counts
+from ..farm.attention import GROUP_LABELS, GROUPS, Attention, Row
+from ..farm.attention import counts as group_counts
 
 PER_PAGE = 1000  # capsules a page, in attention order (the steady ones are the last, so the ones paged)
 CAPSULE_PAGES = 2000  # capsule pages at most: the first rows in attention order that are news, or all when few

@@ -23,10 +23,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..verdicts import FACTS, JunitOutcome
-from .model import CapsuleResult, Night
+from ..farm.model import CapsuleResult, Night
 
 if TYPE_CHECKING:  # the report pulls in the whole replay core; the farm's JUnit needs none of it
-    from ..report import ReplayReport
+    from .model import ReplayReport
 
 Outcome = JunitOutcome
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from runner.ci.comment import read_marker
+from runner.report.comment import read_marker
 from runner.engine import DockerEngine, Mount
 
 from tests.integration.helpers import git, git_repo, repo_fact, twin_capsule, write_json

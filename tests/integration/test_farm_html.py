@@ -16,10 +16,10 @@ import pytest
 from lxml import html as lxml_html
 
 from runner.farm.attention import Attention
-from runner.farm.html import write_site
+from runner.report.html import write_site
 from runner.verdicts import FACTS, STEADY_COLOUR
-from tests.unit.farm.test_html import sample_history, view_of
-from tests.unit.farm.test_junit import HOSTILE
+from tests.unit.report.test_html import sample_history, view_of
+from tests.unit.report.test_junit import HOSTILE
 
 pytestmark = pytest.mark.integration
 

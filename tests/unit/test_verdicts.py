@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import get_args
 
 from runner import outcome, verdicts
-from runner.farm import junit, model
+from runner.farm import model
+from runner.report import junit
 
 ROOT = Path(__file__).resolve().parents[2]
 

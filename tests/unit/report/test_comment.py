@@ -5,7 +5,7 @@ import dataclasses
 
 import pytest
 
-from runner.ci.comment import comment_state, read_marker, render_comment
+from runner.report.comment import comment_state, read_marker, render_comment
 from runner.outcome import Attempt, Expected, Verdict
 from runner.report import Baseline, CapsuleRef, ImageInfo, ReplayReport, Verification
 

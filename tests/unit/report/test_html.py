@@ -14,14 +14,14 @@ import pytest
 from lxml import html as lxml_html
 
 from runner.errors import UsageError
-from runner.farm import html as farm_html
+from runner.report import html as farm_html
 from runner.farm.attention import Attention, build, mark_of, replay_command
-from runner.farm.html import page_name, render_site, write_site
+from runner.report.html import page_name, render_site, write_site
 from runner.farm.model import History, Night, Rate
 from runner.replay.options import DEFAULT_TIMEOUT_S
 from runner.verdicts import FACTS
 
-from tests.unit.farm.test_junit import HOSTILE, SIG, result
+from tests.unit.report.test_junit import HOSTILE, SIG, result
 
 NIGHTS = ("night-0001", "night-0002", "night-0003")
 STARTS = ("2026-11-29T03:00:00Z", "2026-11-30T03:00:00Z", "2026-12-01T03:00:00Z")

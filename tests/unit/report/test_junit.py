@@ -12,7 +12,7 @@ from typing import Any, get_type_hints
 import pytest
 from lxml import etree
 
-from runner.farm.junit import OUTCOME, bisect_junit, farm_junit, replay_junit
+from runner.report.junit import OUTCOME, bisect_junit, farm_junit, replay_junit
 from runner.farm.model import AttemptRecord, CapsuleResult, FarmVerdict, Night, Rate
 from runner.replay import Attempt, Expected
 from runner.report import ReplayReport
