@@ -1,5 +1,5 @@
 """The engine seam: a protocol, its docker implementation, and a lazy holder."""
-from .builders import BuildEvent
+from .steps import BuildEvent
 from .docker import DockerEngine
 from .holder import EngineHolder
 from .protocol import LABEL, OWNER_LABEL, Containment, ContainerFile, Engine, Mount, RunResult, RunSpec

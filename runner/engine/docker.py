@@ -23,7 +23,8 @@ import requests
 
 from .. import resources
 from ..errors import EngineUnavailable, ReplayError
-from .builders import BuildEvent, build_with_cli, build_with_sdk, find_buildkit_cli
+from .builders import build_with_cli, build_with_sdk, find_buildkit_cli
+from .steps import BuildEvent
 from .protocol import LABEL, OWNER_LABEL, RunResult, RunSpec
 from .sdk import ENGINE_RETURN_S, TransientEngineError, retrying, sdk_call, typed_errors
 from .specs import archive, docker_mount, limit_flags, limits

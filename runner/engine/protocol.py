@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from .builders import BuildEvent
+from .steps import BuildEvent
 
 LABEL = "replay"  # every image, container and network replay makes carries it
 # ...and every container and network also `replay.owner=<host>:<pid>` of the process that made it,

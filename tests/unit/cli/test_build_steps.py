@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from runner.engine.builders import StepNamer, build_with_sdk, step_name
+from runner.engine.builders import build_with_sdk
+from runner.engine.steps import StepNamer, step_name
 
 BUILDKIT_LOG = """\
 #1 [internal] load build definition from Dockerfile
@@ -101,7 +102,7 @@ def test_the_installer_node_stage_has_a_name_of_its_own() -> None:
 
 
 def test_named_steps_reach_the_progress_unless_verbose(tmp_path: Any) -> None:
-    from runner.engine.builders import BuildEvent
+    from runner.engine.steps import BuildEvent
     from runner.replay import image
 
     class Engine:

@@ -1,7 +1,8 @@
 """Build log reading: the telling error line, and which steps really ran."""
 from __future__ import annotations
 
-from runner.engine.builders import _BK_STEP, _last_error
+from runner.engine.builders import _last_error
+from runner.engine.steps import BK_STEP as _BK_STEP
 
 
 def test_the_specific_error_beats_our_success_lines_and_npm_noise() -> None:
