@@ -255,5 +255,5 @@ def register(app: typer.Typer) -> None:
         if junit is not None:
             from ..report.junit import bisect_junit
 
-            write_text(junit, bisect_junit({"bad": str(bad), "good": str(good), **_data(result, wall_s)}, str(bad)))
+            write_text(junit, bisect_junit(result, str(bad)))
         raise typer.Exit(int(Exit.OK if result.found else Exit.NEGATIVE))

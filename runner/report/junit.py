@@ -20,13 +20,16 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..verdicts import FACTS, JunitOutcome
 from ..farm.model import CapsuleResult, Night
 
-if TYPE_CHECKING:  # the report pulls in the whole replay core; the farm's JUnit needs none of it
+if TYPE_CHECKING:  # the report and bisect pull in the whole replay core; the farm's JUnit needs none of it
+    from ..bisect import BisectResult, CommitsResult, SweepResult
     from .model import ReplayReport
+
+    BisectOutcome = BisectResult | CommitsResult | SweepResult
 
 Outcome = JunitOutcome
 
@@ -194,24 +197,22 @@ def _replay_notes(report: ReplayReport, k: int, n: int) -> str:
 
 # --- one bisect ---------------------------------------------------------------------------
 
-def bisect_junit(result_data: Mapping[str, Any], bad_path: str) -> str:
-    """`replay bisect --junit FILE`: one testcase for BAD, the answer in its message.
+def bisect_junit(result: BisectOutcome, bad_path: str) -> str:
+    """`replay bisect --junit FILE`: one testcase for BAD, the answer in its message, from
+    the typed result of any mode (facts, --commits, --sweep)."""
+    from ..bisect import BisectResult, CommitsResult  # the bisect stage pulls in the replay core
 
-    result_data is what `replay bisect --json` prints (runner.bisect.result_data, or the
-    --commits / --sweep shapes, told apart by "mode")."""
-    mode = str(result_data.get("mode", "facts"))
-    walk = result_data.get("walk") or {}
-    status = str(result_data.get("status") or walk.get("status") or "unknown")
-    runs = result_data.get("trials") or walk.get("trials") or []
-    time = sum(float(t.get("build_s", 0)) + float(t.get("run_s", 0)) for t in runs)
-    notes = "\n".join([f"bisect by {mode}: {status}, {len(runs)} trials",
-                       *(f"note: {x}" for x in (*result_data.get("notes", ()), *walk.get("notes", ())))])
+    mode = "facts" if isinstance(result, BisectResult) else "commits" if isinstance(result, CommitsResult) else "sweep"
+    ran = result if isinstance(result, BisectResult) else result.walk  # status, trials, notes
+    status, runs = ran.status, ran.trials
+    time = sum(t.build_s + t.run_s for t in runs)
+    notes = "\n".join([f"bisect by {mode}: {status}, {len(runs)} trials", *(f"note: {x}" for x in ran.notes)])
     base = Case(bad_path, f"replay bisect {mode}", time, "pass", status, out=notes)
     if status == "found":
-        message, text = _bisect_answer(mode, result_data)
+        message, text = _bisect_answer(result)
         return _suite("replay bisect", [replace(base, outcome="failure", message=message, text=text)])
-    if status == "no culprit":
-        not_varied = [f"not varied: {x.get('key')}: {x.get('reason')}" for x in result_data.get("not_varied", ())]
+    if status == "no culprit" and isinstance(result, BisectResult):
+        not_varied = [f"not varied: {x.key}: {x.reason}" for x in result.not_varied]
         return _suite("replay bisect", [replace(
             base, outcome="failure", message="no culprit: no set of the varied facts fails the recorded way",
             text=_lines(not_varied))])
@@ -220,17 +221,19 @@ def bisect_junit(result_data: Mapping[str, Any], bad_path: str) -> str:
     return _suite("replay bisect", [replace(base, outcome="error", message=f"{status}: cannot bisect")])
 
 
-def _bisect_answer(mode: str, data: Mapping[str, Any]) -> tuple[str, str]:
-    if mode == "commits":
-        first = data.get("first_failing") or {}
-        return (f"first failing commit: {str(first.get('sha', ''))[:12]} {first.get('subject', '')}",
-                _lines([f"{first.get('sha', '')} {first.get('subject', '')}"]))
-    if mode == "sweep":
-        return str(data.get("summary", "found")), ""
-    minimal = [str(k) for k in data.get("minimal", ())]
-    cands = {c.get("key"): c for c in data.get("candidates", ())}
-    text = [f"{k}: {cands.get(k, {}).get('good')} -> {cands.get(k, {}).get('bad')}" for k in minimal]
-    return f"minimal set: {', '.join(minimal)}", _lines(text)
+def _bisect_answer(result: BisectOutcome) -> tuple[str, str]:
+    from ..bisect import BisectResult, CommitsResult, summary
+
+    if isinstance(result, CommitsResult):
+        first = result.first_failing
+        sha, subject = (first.sha, first.subject) if first else ("", "")
+        return f"first failing commit: {sha[:12]} {subject}", _lines([f"{sha} {subject}"])
+    if not isinstance(result, BisectResult):
+        return summary(result), ""
+    cands = {c.key: c for c in result.candidates}
+    text = [f"{k}: {cands[k].good if k in cands else None} -> {cands[k].bad if k in cands else None}"
+            for k in result.minimal]
+    return f"minimal set: {', '.join(result.minimal)}", _lines(text)
 
 
 # --- shared -------------------------------------------------------------------------------

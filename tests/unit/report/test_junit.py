@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any, get_type_hints
@@ -12,6 +13,10 @@ from typing import Any, get_type_hints
 import pytest
 from lxml import etree
 
+from runner.bisect import BisectResult, Candidate, CommitsResult, NotVaried, SweepResult, Trial, Walk
+from runner.bisect.commits import Commit
+from runner.bisect.search import Status
+from runner.outcome import Verdict
 from runner.report.junit import OUTCOME, bisect_junit, farm_junit, replay_junit
 from runner.farm.model import AttemptRecord, CapsuleResult, FarmVerdict, Night, Rate
 from runner.replay import Attempt, Expected
@@ -258,19 +263,20 @@ def test_replay_junit_flaky_not_reproduced_and_recorded_pass() -> None:
 
 # --- one bisect -------------------------------------------------------------------------------
 
-def bisect_data(status: str, minimal: Sequence[str] = ()) -> dict[str, Any]:
-    """What `replay bisect --json` prints in facts mode (runner.bisect.result_data's shape)."""
-    cands = [{"key": "env:TZ", "stage": "run", "cost": 1, "good": "UTC", "bad": "America/New_York"},
-             {"key": "pin:node:lodash", "stage": "build", "cost": 20, "good": "4.17.20", "bad": "4.17.21"}]
-    trials = [{"number": i, "keys": [], "image_keys": [], "role": "search", "verdict": "pass", "signature": None,
-               "built": False, "build_s": 1.25, "run_s": 2.0, "attempts": []} for i in range(1, 5)]
-    return {"mode": "facts", "status": status, "candidates": cands, "minimal": list(minimal), "trials": trials,
-            "not_varied": [{"key": "argv", "good": "a", "bad": "b", "reason": "the command itself"}],
-            "also_failing": [], "notes": [], "variant_builds": 0}
+def trial(number: int, verdict: Verdict = "not-reproduced", **kw: Any) -> Trial:
+    return Trial(number, "search", verdict, None, False, 1.25, 2.0, **kw)
+
+
+def facts_result(status: Status, minimal: Sequence[str] = ()) -> BisectResult:
+    """A facts-mode result, as runner.bisect.search returns it."""
+    cands = (Candidate("env:TZ", "run", 1, "UTC", "America/New_York"),
+             Candidate("pin:node:lodash", "build", 20, "4.17.20", "4.17.21"))
+    return BisectResult(status, cands, tuple(minimal), tuple(trial(i) for i in range(1, 5)),
+                        not_varied=(NotVaried("argv", "a", "b", "the command itself"),))
 
 
 def test_bisect_found_names_the_minimal_set() -> None:
-    suite = valid(bisect_junit(bisect_data("found", ["env:TZ"]), "bad.json"))
+    suite = valid(bisect_junit(facts_result("found", ["env:TZ"]), "bad.json"))
     (case,) = suite.iter("testcase")
     assert case.get("name") == "bad.json" and case.get("time") == "13.000"
     failure = case.find("failure")
@@ -280,28 +286,25 @@ def test_bisect_found_names_the_minimal_set() -> None:
 
 @pytest.mark.parametrize("status, tag", [("no culprit", "failure"), ("baseline fails", "error"),
                                          ("not-reproduced", None)])
-def test_bisect_other_answers(status: str, tag: str | None) -> None:
-    case = valid(bisect_junit(bisect_data(status), "bad.json")).find("testcase")
+def test_bisect_other_answers(status: Status, tag: str | None) -> None:
+    case = valid(bisect_junit(facts_result(status), "bad.json")).find("testcase")
     assert case is not None
     assert [c.tag for c in case] == ([tag] if tag else []) + ["system-out"]
     assert status in (case.findtext("system-out") or "")
+    if status == "no culprit":
+        assert case.findtext("failure") == "not varied: argv: the command itself"
 
 
 def test_bisect_commits_and_sweep_modes() -> None:
-    walk = {"status": "found", "good": "g", "line": ["b"], "first_failing": "b" * 40, "last_passing": "g",
-            "trials": [{"build_s": 0.5, "run_s": 1.5}], "notes": ["monotonic"]}
-    commits = {"mode": "commits", "walk": walk, "commits": [], "first_failing": {"sha": "b" * 40, "subject": "Use TZ"}}
-    failure = valid(bisect_junit(commits, "bad.json")).find("testcase/failure")
+    walk = Walk("found", "g", ("b" * 40,), "b" * 40, "g", (Trial(1, "search", "reproduced", SIG, True, 0.5, 1.5),),
+                ("monotonic",))
+    commits = CommitsResult(walk, (Commit("b" * 40, "Use TZ"),))
+    case = valid(bisect_junit(commits, "bad.json")).find("testcase")
+    assert case is not None and case.get("classname") == "replay bisect commits" and case.get("time") == "2.000"
+    failure = case.find("failure")
     assert failure is not None and failure.get("message") == f"first failing commit: {'b' * 12} Use TZ"
-    sweep = {"mode": "sweep", "walk": walk, "summary": "fails from six 1.16.0"}
+    assert "note: monotonic" in (case.findtext("system-out") or "")
+    sweep = SweepResult("pin:python:six", "six", "pypi", True, replace(walk, line=("1.16.0",), first_failing="1.16.0",
+                                                                          last_passing="1.15.0"))
     failure = valid(bisect_junit(sweep, "bad.json")).find("testcase/failure")
-    assert failure is not None and failure.get("message") == "fails from six 1.16.0"
-
-
-def test_bisect_data_shape_matches_the_real_result_data() -> None:
-    from runner.bisect import BisectResult, Candidate, Trial, result_data
-
-    res = BisectResult("found", (Candidate("env:TZ", "run", 1, "UTC", "America/New_York"),), ("env:TZ",),
-                       (Trial(1, "search", "reproduced", SIG, False, 0.0, 3.0, keys=("env:TZ",)),))
-    failure = valid(bisect_junit({"mode": "facts", **result_data(res)}, "bad.json")).find("testcase/failure")
-    assert failure is not None and failure.text == "env:TZ: UTC -> America/New_York"
+    assert failure is not None and failure.get("message") == "fails from six 1.16.0 (last passing: 1.15.0)"
