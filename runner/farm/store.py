@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -24,7 +24,8 @@ from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError
 from ..errors import Exit, ReplayError
 from . import schema as s
 from .history import transitions
-from .model import AttemptRecord, CapsuleResult, History, Mark, Night, Rate
+from .rows import attempt_of, attempt_row, night_of, result_of, result_row
+from .model import AttemptRecord, CapsuleResult, History, Mark, Night
 
 
 class StoreError(ReplayError):
@@ -178,7 +179,7 @@ class SqlStore:
                 return None
             entries = conn.execute(select(s.night_capsules).where(s.night_capsules.c.night_id == row["id"])
                                    .order_by(s.night_capsules.c.position)).mappings().all()
-        return OpenNight(_night(row), json.loads(row["options"]), tuple(
+        return OpenNight(night_of(row), json.loads(row["options"]), tuple(
             NightEntry(e["capsule_id"], e["path"], e["format"], tuple(json.loads(e["also_at"]))) for e in entries))
 
     def finish_night(self, night_id: str, finished_at: str, images: int, builds: int) -> None:
@@ -199,19 +200,19 @@ class SqlStore:
     def add_result(self, result: CapsuleResult) -> None:
         """Once per capsule per night: a second verdict is refused, never merged."""
         try:
-            self._tx(lambda conn: conn.execute(insert(s.results).values(**_result_row(result))))
+            self._tx(lambda conn: conn.execute(insert(s.results).values(**result_row(result))))
         except IntegrityError:
             raise StoreError(self.path, f"capsule {result.capsule_id} already has a verdict for night "
                                         f"{result.night_id}; verdicts are never changed") from None
 
     def start_attempt(self, record: AttemptRecord) -> None:
         try:
-            self._tx(lambda conn: conn.execute(insert(s.attempts).values(**_attempt_row(record), state="started")))
+            self._tx(lambda conn: conn.execute(insert(s.attempts).values(**attempt_row(record), state="started")))
         except IntegrityError:
             raise StoreError(self.path, f"attempt {record.id} (#{record.index}) is already recorded") from None
 
     def finish_attempt(self, record: AttemptRecord) -> None:
-        row = {k: v for k, v in _attempt_row(record).items()
+        row = {k: v for k, v in attempt_row(record).items()
                if k not in ("id", "night_id", "capsule_id", "side", "idx", "started_at")}
 
         def do(conn: Any) -> None:
@@ -228,15 +229,15 @@ class SqlStore:
             rows = conn.execute(select(s.attempts).where(
                 s.attempts.c.night_id == night_id, s.attempts.c.capsule_id == capsule_id, s.attempts.c.side == side)
                 .order_by(s.attempts.c.idx)).mappings().all()
-        return [_attempt(r) for r in rows]
+        return [attempt_of(r) for r in rows]
 
     def add_results(self, results: Sequence[CapsuleResult]) -> None:
         """Many verdicts with their finished attempts in one transaction (an import of nights
         judged elsewhere, the bench's history); the same rules as add_result."""
         def do(conn: Any) -> None:
             if results:
-                conn.execute(insert(s.results), [_result_row(r) for r in results])
-            rows = [{**_attempt_row(a), "state": a.state} for r in results for a in r.attempts]
+                conn.execute(insert(s.results), [result_row(r) for r in results])
+            rows = [{**attempt_row(a), "state": a.state} for r in results for a in r.attempts]
             if rows:
                 conn.execute(insert(s.attempts), rows)
 
@@ -252,7 +253,7 @@ class SqlStore:
         with self.engine.connect() as conn:
             q = select(s.nights).order_by(s.nights.c.started_at.desc(), s.nights.c.id.desc())
             rows = conn.execute(q.limit(last) if last else q).mappings().all()
-        return [_night(r) for r in reversed(rows)]
+        return [night_of(r) for r in reversed(rows)]
 
     def night(self, night_id: str) -> Night:
         """One night with its results and their finished attempts (two queries)."""
@@ -311,19 +312,19 @@ class SqlStore:
         by_capsule: dict[str, list[AttemptRecord]] = {}
         q = select(s.attempts).where(a.night_id == row["id"], a.state == "finished")
         for att in conn.execute(q).mappings():
-            by_capsule.setdefault(att["capsule_id"], []).append(_attempt(att))
+            by_capsule.setdefault(att["capsule_id"], []).append(attempt_of(att))
         for atts in by_capsule.values():
             atts.sort(key=lambda x: (x.side, x.index))
         results = conn.execute(select(s.results).where(s.results.c.night_id == row["id"])).mappings().all()
-        return _night(row, tuple(sorted((_result(r, by_capsule.get(r["capsule_id"], ())) for r in results),
+        return night_of(row, tuple(sorted((result_of(r, by_capsule.get(r["capsule_id"], ())) for r in results),
                                         key=lambda x: x.path)))
 
     def _result(self, conn: Any, row: RowMapping) -> CapsuleResult:
         q = select(s.attempts).where(s.attempts.c.night_id == row["night_id"],
                                      s.attempts.c.capsule_id == row["capsule_id"],
                                      s.attempts.c.state == "finished").order_by(s.attempts.c.side, s.attempts.c.idx)
-        atts = tuple(_attempt(a) for a in conn.execute(q).mappings().all())
-        return _result(row, atts)
+        atts = tuple(attempt_of(a) for a in conn.execute(q).mappings().all())
+        return result_of(row, atts)
 
     def query_plans(self) -> dict[str, str]:
         """SQLite's plan of each read the store makes (scripts/bench checks each uses an index)."""
@@ -361,58 +362,6 @@ def _why(exc: BaseException) -> str:
 def _after_prefix(prefix: str) -> str:
     """The least string above every string starting with `prefix` (the end of an index range)."""
     return prefix[:-1] + chr(ord(prefix[-1]) + 1) if prefix else "\uffff"
-
-
-def _night(row: RowMapping, results: tuple[CapsuleResult, ...] = ()) -> Night:
-    try:
-        options = json.loads(row["options"] or "{}")
-    except ValueError:
-        options = {}
-    return Night(id=row["id"], started_at=row["started_at"], finished_at=row["finished_at"], ref=row["ref"],
-                 sources=tuple(json.loads(row["sources"])), results=results, images=row["images"] or 0,
-                 builds=row["builds"] or 0, options=options if isinstance(options, dict) else {})
-
-
-def _result_row(r: CapsuleResult) -> dict[str, Any]:
-    rate = r.rate
-    return {
-        "night_id": r.night_id, "capsule_id": r.capsule_id, "path": r.path, "format": r.format, "repo": r.repo,
-        "commit_id": r.commit, "verdict": r.verdict, "signature": r.signature,
-        "recorded_signature": r.recorded_signature, "exit_code": r.exit_code, "key_lines": json.dumps(list(r.key_lines)),
-        "reason": r.reason, "rate_k": rate.k if rate else None, "rate_n": rate.n if rate else None,
-        "rate_low": rate.low if rate else None, "rate_high": rate.high if rate else None, "ref": r.ref,
-        "ref_verdict": r.ref_verdict, "image_digest": r.image_digest, "duration_s": r.duration_s,
-        "replay_version": r.replay_version, "finished_at": r.finished_at, "also_at": json.dumps(list(r.also_at)),
-    }
-
-
-def _result(row: RowMapping, atts: Iterable[AttemptRecord]) -> CapsuleResult:
-    rate = None if row["rate_n"] is None else Rate(row["rate_k"], row["rate_n"], row["rate_low"], row["rate_high"])
-    return CapsuleResult(
-        night_id=row["night_id"], capsule_id=row["capsule_id"], path=row["path"], format=row["format"],
-        repo=row["repo"], commit=row["commit_id"], verdict=row["verdict"], signature=row["signature"],
-        recorded_signature=row["recorded_signature"], exit_code=row["exit_code"],
-        key_lines=tuple(json.loads(row["key_lines"])), reason=row["reason"], rate=rate, ref=row["ref"],
-        ref_verdict=row["ref_verdict"], image_digest=row["image_digest"], duration_s=row["duration_s"],
-        replay_version=row["replay_version"], finished_at=row["finished_at"], attempts=tuple(atts),
-        also_at=tuple(json.loads(row["also_at"])),
-    )
-
-
-def _attempt_row(a: AttemptRecord) -> dict[str, Any]:
-    return {"id": a.id, "night_id": a.night_id, "capsule_id": a.capsule_id, "side": a.side, "idx": a.index,
-            "started_at": a.started_at, "finished_at": a.finished_at, "exit_code": a.exit_code, "signal": a.signal,
-            "signature": a.signature, "classification": a.classification, "duration_s": a.duration_s,
-            "timed_out": int(a.timed_out), "key_lines": json.dumps(list(a.key_lines))}
-
-
-def _attempt(row: RowMapping) -> AttemptRecord:
-    return AttemptRecord(
-        id=row["id"], night_id=row["night_id"], capsule_id=row["capsule_id"], side=row["side"], index=row["idx"],
-        state=row["state"], started_at=row["started_at"], finished_at=row["finished_at"],
-        exit_code=row["exit_code"], signal=row["signal"], signature=row["signature"],
-        classification=row["classification"], duration_s=row["duration_s"], timed_out=bool(row["timed_out"]),
-        key_lines=tuple(json.loads(row["key_lines"] or "[]")))
 
 
 def default_db_path() -> Path:
