@@ -145,7 +145,7 @@ def test_two_farm_nights_recorded_in_postgres_read_back_by_report_and_history(
         assert [rc for rc, _ in runs] == [0, 0]
         rc, report = farm_json("report", "--db", db)
         assert rc == 0 and len(report["nights"]) == 2 and all(n["finished_at"] for n in report["nights"])
-        got = {Path(c["path"]).name: c["verdicts"] for c in report["capsules"]}
+        got = {Path(r["path"]).name: r["strip"] for r in report["rows"]}  # each row's verdict night by night
         assert got == {"hello.json": ["reproduced", "reproduced"], "wrong.json": ["not-reproduced", "not-reproduced"]}
         rc, history = farm_json("history", hello, "--db", db)
         assert rc == 0 and len(history["nights"]) == 2
