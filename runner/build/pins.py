@@ -5,7 +5,10 @@ Every entry of a capsule's installed-versions list (twin `resolved.node` and
 fidelity row, or a row saying why it is not applied. A node package recorded at
 several versions stays a set: the build pins the one the lockfile places at no nested
 path at the top level (what the command's own `require` gets) and keeps the nested
-copies where the lockfile puts them (templates/scripts/npm-deps.js).
+copies where the lockfile puts them (templates/scripts/npm-deps.js). What the build then
+finds it cannot pin (a package the lockfile does not install; for Python one it installs from a
+VCS checkout or a directory, templates/scripts/py-deps.py) replaces the plan's row with a
+`not applied` one naming what the build found (unpinned_rows, with_build_rows).
 """
 from __future__ import annotations
 
@@ -110,17 +113,34 @@ def python_pins(c: Capsule, runtimes: tuple[Runtime, ...], lock: Lock | None, pi
     return FrozenMap(out)
 
 
+ECOSYSTEMS = ("node", "python")  # whose helpers write `unpinned` entries (npm-deps.js's carry none: node)
+
+
 def unpinned_rows(entries: Any) -> tuple[Fidelity, ...]:
-    """The recorded node packages the build could not pin (npm-deps.js's `unpinned`), as rows."""
+    """The recorded packages the build could not pin (the `unpinned` entries of npm-deps.js and
+    py-deps.py, each in its `ecosystem`), as rows; the version the build found, when it found one."""
     out = []
     for e in entries or ():
-        if isinstance(e, dict) and all(isinstance(e.get(k), str) for k in ("name", "recorded", "why")):
-            out.append(Fidelity(f"package node {e['name']}", e["recorded"], "the lockfile's", "not applied",
-                                f"found in the build: {e['why']}"))
+        if not (isinstance(e, dict) and all(isinstance(e.get(k), str) for k in ("name", "recorded", "why"))):
+            continue
+        ecosystem = e.get("ecosystem", "node")
+        if ecosystem not in ECOSYSTEMS:
+            continue
+        found = e["installed"] if isinstance(e.get("installed"), str) else "the lockfile's"
+        out.append(Fidelity(f"package {ecosystem} {e['name']}", e["recorded"], found, "not applied",
+                            f"found in the build: {e['why']}"))
     return tuple(out)
 
 
 def with_build_rows(rows: tuple[Fidelity, ...], found: tuple[Fidelity, ...]) -> tuple[Fidelity, ...]:
-    """The plan's rows, each package the build could not pin replaced by the build's row for it."""
+    """The plan's rows, each package the build could not pin replaced by the build's row for it (the
+    first row of that fact: a second spelling's "recorded twice" row stays)."""
     by_fact = {f.fact: f for f in found}
-    return tuple(by_fact.get(r.fact, r) for r in rows) + tuple(f for f in found if f.fact not in {r.fact for r in rows})
+    out, replaced = [], set()
+    for r in rows:
+        if r.fact in by_fact and r.fact not in replaced:
+            replaced.add(r.fact)
+            out.append(by_fact[r.fact])
+        else:
+            out.append(r)
+    return tuple(out) + tuple(f for f in found if f.fact not in replaced)

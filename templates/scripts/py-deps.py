@@ -3,8 +3,11 @@
   pin PINS DRIFT MODE LOCKED   compare the venv's installed versions with the recorded ones
                                (PINS: name==version lines), add the differences to the drift
                                report; MODE=pin installs the recorded version of every drifted
-                               package over the locked environment. LOCKED=no (no lockfile was
-                               installed): the recorded versions are all there is, whatever MODE.
+                               package over the locked environment. A recorded package the
+                               lockfile does not install, or one it installs from elsewhere than
+                               an index, is listed as unpinned with the reason (the report's
+                               fidelity rows). LOCKED=no (no lockfile was installed): the
+                               recorded versions are all there is, whatever MODE.
   pip ARGS...                   pip install ARGS (a requirements file), each download kept for later builds
   uv-sync DRIFT                install the uv project itself now that its source is here, leaving
                                the pinned (drifted) packages as they are: a plain `uv sync` would
@@ -29,6 +32,50 @@ def installed_versions():
     return {normal(d.metadata["Name"]): d.version for d in metadata.distributions() if d.metadata["Name"]}
 
 
+def direct_sources():
+    """Where the lockfile installed each distribution from when it was not an index, by name."""
+    out = {}
+    for d in metadata.distributions():
+        text = d.read_text("direct_url.json") if d.metadata["Name"] else None
+        try:
+            kind = source_kind(json.loads(text)) if text else None
+        except ValueError:
+            kind = None
+        if kind:
+            out[normal(d.metadata["Name"])] = kind
+    return out
+
+
+VCS = ("git", "hg", "bzr", "svn")
+
+
+def source_kind(info):
+    """What PEP 610's direct_url.json says a distribution was installed from (None: an index, as
+    pip, uv and poetry install registry packages without one). Only the kind: a URL may hold a token."""
+    if not isinstance(info, dict):
+        return None
+    vcs = info.get("vcs_info")
+    if isinstance(vcs, dict):
+        return f"a {vcs.get('vcs')} checkout" if vcs.get("vcs") in VCS else "a VCS checkout"
+    if isinstance(info.get("dir_info"), dict):
+        return "a local directory (editable)" if info["dir_info"].get("editable") is True else "a local directory"
+    return "an archive URL" if isinstance(info.get("archive_info"), dict) else None
+
+
+def decide(recorded, installed, source):
+    """One recorded package against the locked venv: {"ok"}, {"pin"} (the drift pip moves back to
+    the recorded version), or {"why"} it is not applied. `installed`: the venv's version (None: not
+    installed); `source`: where it came from when not an index (direct_sources)."""
+    if installed is None:
+        return {"why": "the lockfile does not install it"}
+    if installed == recorded:
+        return {"ok": True}
+    if source:
+        return {"why": f"the lockfile installs {installed} from {source}, not from an index: "
+                       f"pip would replace it with the index's {recorded}"}
+    return {"pin": True}
+
+
 def read_pins(path):
     pins = {}
     with open(path, encoding="utf-8") as f:
@@ -39,13 +86,14 @@ def read_pins(path):
     return pins
 
 
-def write_drift(path, mode, drift):
+def write_drift(path, mode, drift, unpinned):
     """Merge into the report the node helper may have written first (one file for the image)."""
-    report = {"mode": mode, "drift": []}
+    report = {"mode": mode, "drift": [], "unpinned": []}
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
             report = json.load(f)
     report["drift"] = [d for d in report.get("drift", []) if d.get("ecosystem") != "python"] + drift
+    report["unpinned"] = [u for u in report.get("unpinned", []) if u.get("ecosystem") != "python"] + unpinned
     report["python_mode"] = mode
     tmp = path + ".part"
     with open(tmp, "w", encoding="utf-8") as f:
@@ -79,18 +127,30 @@ def pip_install(specs):
 def pin(pins_path, drift_path, mode, locked):
     pins = read_pins(pins_path)
     if locked != "yes":
-        write_drift(drift_path, mode, [])
+        write_drift(drift_path, mode, [], [])
         pip_install([f"{n}=={v}" for n, v in sorted(pins.items())])
         return
-    have = installed_versions()
-    # A recorded package the lockfile does not install (the project itself, say) is left alone, as npm's helper does.
-    drift = [{"name": n, "recorded": v, "installed": have[n], "ecosystem": "python"}
-             for n, v in sorted(pins.items()) if n in have and have[n] != v]
-    write_drift(drift_path, mode, drift)
-    if mode == "pin" and drift:
-        pip_install([f"{d['name']}=={d['recorded']}" for d in drift])
+    have, sources = installed_versions(), direct_sources()
+    drift, unpinned, to_pin = [], [], []
+    for n, v in sorted(pins.items()):
+        installed = have.get(n)
+        if installed is not None and installed != v:  # listed, whether it can be pinned or not
+            drift.append({"name": n, "recorded": v, "installed": installed, "ecosystem": "python"})
+        got = decide(v, installed, sources.get(n))
+        if "why" in got:
+            # Left alone (a package the lockfile does not install: the project itself, say), as npm's
+            # helper does; the report names it, with the reason.
+            unpinned.append({"name": n, "recorded": v, "why": got["why"], "ecosystem": "python",
+                             **({"installed": installed} if installed is not None else {})})
+        elif "pin" in got:
+            to_pin.append((n, v))
+    write_drift(drift_path, mode, drift, unpinned)
+    for u in unpinned:
+        print(f"replay: not pinned: {u['name']} {u['recorded']}: {u['why']}", flush=True)
+    if mode == "pin" and to_pin:
+        pip_install([f"{n}=={v}" for n, v in to_pin])
         have = installed_versions()
-        left = [d["name"] for d in drift if have.get(d["name"]) != d["recorded"]]
+        left = [n for n, v in to_pin if have.get(n) != v]
         if left:
             fail(f"pinning left {', '.join(left)} at another version than the capsule's")
     print(f"replay: {len(drift)} Python package(s) drifted from the capsule's resolved versions", flush=True)
@@ -101,8 +161,10 @@ def uv_sync(drift_path):
     if os.path.exists(drift_path):
         with open(drift_path, encoding="utf-8") as f:
             report = json.load(f)
-        if report.get("python_mode") == "pin":
-            keep = [d["name"] for d in report.get("drift", []) if d.get("ecosystem") == "python"]
+        if report.get("python_mode") == "pin":  # the pinned ones: those left unpinned are the lockfile's
+            left = {u.get("name") for u in report.get("unpinned", []) if u.get("ecosystem") == "python"}
+            keep = [d["name"] for d in report.get("drift", []) if d.get("ecosystem") == "python"
+                    and d["name"] not in left]
     cmd = ["uv", "sync", "--frozen", "--inexact"]
     for name in keep:
         cmd += ["--no-install-package", name]

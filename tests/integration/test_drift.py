@@ -3,7 +3,8 @@ win over uv.lock's, are listed as drift, are undone by --no-pin, and bisect name
 
 The project's uv.lock holds six 1.16.0; check.py fails from six 1.16 on. The passing
 capsule recorded six 1.15.0 installed over the lock (upgraded, here downgraded, in the
-venv after `uv sync`), the failing one the lock's own 1.16.0.
+venv after `uv sync`), the failing one the lock's own 1.16.0. Both recorded the project itself
+(demo 0.1.0, a virtual project uv never installs): the build names it as not applied (issue 21).
 """
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def wide(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def uv_capsule(repo: Path, commit: str, six: str, exit_code: int, env: dict[str, Any]) -> dict[str, Any]:
     data = twin_capsule(["python3", "check.py"], "", exit_code, python="3.11.2", env=env,
-                        resolved_python={"six": six}, repo=repo_fact(str(repo), commit))
+                        resolved_python={"six": six, "demo": "0.1.0"}, repo=repo_fact(str(repo), commit))
     data["command"]["failure"] = None  # filled by record_failure for the failing one
     data["tools"] = {"uv": "0.9.9"}
     lock_sha = hashlib.sha256((UV_SIX / "uv.lock").read_bytes()).hexdigest()
@@ -67,6 +68,13 @@ def test_the_passing_uv_capsule_gets_its_drifted_version_and_lists_it(
     rc, report = replay(capsys, good, "-n", "1")
     assert (rc, report["verdict"]) == (0, "reproduced"), report["attempts"]
     assert report["drift"] == DRIFT
+    rows = {f["fact"]: (f["recorded"], f["replayed"], f["status"], f["why"]) for f in report["fidelity"]
+            if f["fact"].startswith("package python ")}
+    assert rows == {
+        "package python six": ("1.15.0", "1.15.0", "exact",
+                               "kept when the uv lockfile installs it, else pinned with pip over it (checked in the build)"),
+        "package python demo": ("0.1.0", "the lockfile's", "not applied",
+                                "found in the build: the lockfile does not install it")}
 
 
 def test_downloads_land_in_the_machine_cache_and_never_in_a_layer(
@@ -112,6 +120,8 @@ def test_no_pin_keeps_the_lockfile_version_and_still_lists_the_drift(
     assert (rc, report["verdict"]) == (1, "not-reproduced"), report["attempts"]
     assert "needs six < 1.16" in report["attempts"][0]["output_tail"]
     assert report["drift"] == DRIFT
+    row = next(f for f in report["fidelity"] if f["fact"] == "package python demo")
+    assert (row["status"], row["why"]) == ("not applied", "found in the build: the lockfile does not install it")
 
 
 def test_the_failing_uv_capsule_fails_as_recorded(

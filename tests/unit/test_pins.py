@@ -134,3 +134,47 @@ def test_what_the_build_could_not_pin_replaces_the_plans_row() -> None:
     assert with_build_rows(planned, found) == (
         Fidelity("package node ms", "2.1.2", "the lockfile's", "not applied",
                  "found in the build: the lockfile does not install it"), planned[1])
+
+
+def test_the_builds_unpinned_entries_are_rows_of_their_ecosystem() -> None:
+    from runner.build.pins import unpinned_rows
+    from runner.build.plan import Fidelity
+
+    found = unpinned_rows([  # as py-deps.py writes them (an ecosystem each) beside npm-deps.js's (none: node)
+        {"name": "demo", "recorded": "0.1.0", "why": "the lockfile does not install it", "ecosystem": "python"},
+        {"name": "six", "recorded": "1.16.0", "installed": "1.15.0", "ecosystem": "python",
+         "why": "the lockfile installs 1.15.0 from a git checkout, not from an index: pip would replace it"},
+        {"name": "left-pad", "recorded": "1.3.0", "why": "the lockfile does not install it"},
+        {"name": "x", "recorded": "1", "why": "w", "ecosystem": "cobol"}])  # no such helper: left out
+    assert found == (
+        Fidelity("package python demo", "0.1.0", "the lockfile's", "not applied",
+                 "found in the build: the lockfile does not install it"),
+        Fidelity("package python six", "1.16.0", "1.15.0", "not applied",
+                 "found in the build: the lockfile installs 1.15.0 from a git checkout, not from an index: "
+                 "pip would replace it"),
+        Fidelity("package node left-pad", "1.3.0", "the lockfile's", "not applied",
+                 "found in the build: the lockfile does not install it"))
+
+
+def test_every_recorded_python_package_is_applied_or_named_once_the_build_has_spoken(tmp_path: Path) -> None:
+    """A uv project's recorded packages: the plan pins them all; the build's unpinned entries replace
+    the rows of those it could not pin, and only those (the second spelling's row stays)."""
+    from runner.build.pins import unpinned_rows, with_build_rows
+
+    plan = twin(tmp_path, ["python3", "x.py"], runtimes={"python": "3.11.2"}, tools={"uv": "0.9.9"},
+                packageManagers=[pm("uv", "python", "0.9.9", "uv.lock")],
+                resolved={"python": {"six": "1.15.0", "demo": "0.1.0", "PyYAML": "6.0.2", "pyyaml": "6.0.1"}})
+    assert dict(plan.python_pins.items()) == {"demo": "0.1.0", "pyyaml": "6.0.2", "six": "1.15.0"}
+    found = unpinned_rows([{"name": "demo", "recorded": "0.1.0", "why": "the lockfile does not install it",
+                            "ecosystem": "python"},
+                           {"name": "pyyaml", "recorded": "6.0.2", "why": "the lockfile does not install it",
+                            "ecosystem": "python"}])
+    rows = [(f.fact, f.replayed, f.status, f.why) for f in with_build_rows(plan.fidelity, found)
+            if f.fact.startswith("package python ")]
+    assert rows == [  # in the capsule's order of names
+        ("package python pyyaml", "the lockfile's", "not applied", "found in the build: the lockfile does not install it"),
+        ("package python demo", "the lockfile's", "not applied", "found in the build: the lockfile does not install it"),
+        ("package python pyyaml", "-", "not applied",
+         "the same distribution as PyYAML 6.0.2, recorded twice: that entry is used"),
+        ("package python six", "1.15.0", "exact",
+         "kept when the uv lockfile installs it, else pinned with pip over it (checked in the build)")]
