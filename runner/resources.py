@@ -2,7 +2,12 @@
 (runner/templates, runner/images, force-included) or at the repository's top level."""
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import jinja2
 
 _PKG = Path(__file__).resolve().parent
 
@@ -16,6 +21,15 @@ def _find(name: str) -> Path:
 
 def templates_dir() -> Path:
     return _find("templates")
+
+
+@cache
+def template_loader() -> jinja2.FileSystemLoader:
+    """The one loader of templates/: the reports' environment (runner.report.templates) and
+    the Dockerfile renderer's read the same files."""
+    import jinja2
+
+    return jinja2.FileSystemLoader(str(templates_dir()))
 
 
 def images_dir() -> Path:

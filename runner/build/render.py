@@ -33,7 +33,7 @@ from .providers import node as node_provider
 from .providers import npmbin
 from .providers.fetch import npm_tarball
 from .providers.pytools import PYTHON_TOOLS
-from ..resources import templates_dir
+from ..resources import template_loader, templates_dir
 from .source import Restored, restore
 
 Builder = Literal["buildkit", "classic"]
@@ -63,8 +63,11 @@ def cache_mounts(builder: Builder) -> dict[str, dict[str, str]]:
 
 
 def _environment() -> jinja2.Environment:
+    # Its own environment on the one loader (runner.report.templates has the other): a
+    # Dockerfile is written without trim_blocks/lstrip_blocks, so its whitespace is what the
+    # template says (golden files pin it), and its filters quote for a shell, not for markup.
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        loader=template_loader(),
         undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False,
     )
     env.filters["sh"] = lambda v: shlex.quote(str(v))

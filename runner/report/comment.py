@@ -13,12 +13,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import jinja2
-
 from ..outcome import Verdict
 from ..verdicts import FACTS
 from .model import ReplayReport
-from ..resources import templates_dir
+from .templates import add_filters, render
 
 MARKER = "replay-ci"
 _MARKER_RE = re.compile(r"<!-- replay-ci capsule=([0-9A-Za-z._-]+) state=([a-z-]+) -->")
@@ -46,10 +44,9 @@ def read_marker(text: str) -> tuple[str, str] | None:
 
 def render_comment(report: ReplayReport, ref: str | None) -> str:
     state = comment_state(report, ref)
-    return _template().render(
-        marker=marker(report.capsule.id, state), state=state, word=FACTS[state].phrase, icon=FACTS[state].icon,
-        report=report, ref=ref, attempts=report.attempts, expected=report.expected,
-    )
+    return render("ci/comment.md.j2", marker=marker(report.capsule.id, state), state=state,
+                  word=FACTS[state].phrase, icon=FACTS[state].icon, report=report, ref=ref,
+                  attempts=report.attempts, expected=report.expected)
 
 
 def code(text: Any) -> str:
@@ -66,10 +63,4 @@ def block(lines: Any) -> str:
     return f"{fence}text\n{text}\n{fence}"
 
 
-def _template() -> jinja2.Template:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())), autoescape=False,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                             keep_trailing_newline=True)
-    env.filters["code"] = code
-    env.filters["block"] = block
-    return env.get_template("ci/comment.md.j2")
+add_filters(code=code, block=block)

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-import jinja2
 from markupsafe import Markup, escape
 
 from ..errors import UsageError
@@ -28,6 +27,7 @@ from ..resources import templates_dir
 from ..verdicts import FACTS, STEADY_COLOUR, facts_of
 from ..farm.attention import GROUP_LABELS, GROUPS, Attention, Row
 from ..farm.attention import counts as group_counts
+from .templates import add_filters, environment
 
 PER_PAGE = 1000  # capsules a page, in attention order (the steady ones are the last, so the ones paged)
 CAPSULE_PAGES = 2000  # capsule pages at most: the first rows in attention order that are news, or all when few
@@ -56,7 +56,7 @@ def render_site(view: Attention, summary: str = "farm.html") -> Site:
     linked = [r for r in rows if r.news or len(rows) <= ALL_PAGES_UPTO][:CAPSULE_PAGES]
     pages = {r.capsule_id: f"{folder}/{page_name(r.capsule_id)}" for r in linked}
     page_links = [summary, *(f"{folder}/page-{n}.html" for n in range(2, len(chunks) + 1))]
-    env = _env()
+    env = environment()
     out: Site = {}
     shared = _shared(view)
     for n, chunk in enumerate(chunks, 1):
@@ -121,16 +121,6 @@ def _grouped(rows: Sequence[Row]) -> list[tuple[str, list[Row]]]:
     for r in rows:
         by.setdefault(r.group, []).append(r)
     return [(g, by[g]) for g in GROUPS if g in by]
-
-
-@lru_cache(maxsize=1)
-def _env() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())), autoescape=True,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(strip=strip_html, when=_when, day=_day, secs=_secs, label=label, meaning=lambda v: facts_of(v).meaning,
-                       vclass=vclass, rowclass=rowclass, ref=short_ref, kind=lambda k: k.replace("-", " "),
-                       pct=lambda x: f"{x:.0%}", outcome=lambda c: OUTCOMES.get(c, c or "—"))
-    return env
 
 
 @lru_cache(maxsize=1)
@@ -205,3 +195,7 @@ def _secs(seconds: float | None) -> str:
     minutes, rest = divmod(round(seconds), 60)
     return f"{minutes} min {rest:02d} s"
 
+
+add_filters(strip=strip_html, when=_when, day=_day, secs=_secs, label=label, meaning=lambda v: facts_of(v).meaning,
+            vclass=vclass, rowclass=rowclass, ref=short_ref, kind=lambda k: k.replace("-", " "),
+            pct=lambda x: f"{x:.0%}", outcome=lambda c: OUTCOMES.get(c, c or "—"))
