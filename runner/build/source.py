@@ -23,6 +23,7 @@ from .content import ContentStore
 from ..errors import Exit, NeedsInput, SourceUnavailable, UsageError
 from .plan import Source
 from ..textsafe import quoted, shown
+from .validate import is_valid
 
 _SAFE_ENV = {
     "GIT_ALLOW_PROTOCOL": "file:git:http:https:ssh",
@@ -84,7 +85,6 @@ class Restored:
     notes: tuple[str, ...] = ()
 
 
-_COMMIT = re.compile(r"^[0-9a-fA-F]{7,64}$")
 _NETWORK_URL = re.compile(r"^(https?|git|ssh)://|^[\w.-]+@[\w.-]+:")  # scp-like user@host:path too
 GIT_TIMEOUT_S = 900
 
@@ -111,7 +111,7 @@ def _no_credentials(text: str) -> str:
 
 
 def check_commit(commit: str) -> str:
-    if not _COMMIT.match(commit):
+    if not is_valid("commit", commit):
         raise SourceUnavailable(f"{quoted(commit)} is not a commit id (7-64 hex digits)", "capsule")
     return commit
 

@@ -43,6 +43,11 @@ _RULES: dict[str, re.Pattern[str]] = {
 _SHOWN = 60  # a refusal quotes at most this much of the value
 
 
+def pattern(kind: Kind) -> str:
+    """The rule as a regular expression (anchored), for what checks the same value elsewhere (a JSON Schema)."""
+    return f"^{_RULES[kind].pattern}$"
+
+
 def is_valid(kind: Kind, value: str) -> bool:
     if not isinstance(value, str) or not _RULES[kind].fullmatch(value):
         return False

@@ -83,8 +83,8 @@ def _no_such_help(word: str) -> str:
     return f"no such command or topic {word!r}{hint}"
 
 
-_COMMANDS = {"capture", "ci", "run", "inspect", "diff", "verify", "signature", "render", "shell", "bisect", "doctor", "farm", "gc", "help",
-             "worker", "mcp", "version"}
+# The command names, as registered above: the one list (`replay CAPSULE` is `replay run` unless the word is one).
+_COMMANDS = frozenset({str(c.name) for c in app.registered_commands} | {str(g.name) for g in app.registered_groups})
 _VERSION = ("--version", "-V")
 
 

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from ..build import mirrors
+from ..build.validate import is_valid
 from ..capsules import read_capsule
 from ..durations import HELP as DURATION_HELP
 from ..durations import bare_number_note, format_duration, parse_duration
@@ -106,7 +107,7 @@ def plan_options(*, env: list[str] = [], salt: str | None = None, all_runtimes: 
         raise UsageError(f"--source {source}: not a directory")
     if source is not None and (repo or ref or patch):
         raise UsageError("--source replaces the recorded commit: it does not go with --repo, --ref or --patch")
-    if ref is not None and not re.fullmatch(r"[0-9a-fA-F]{7,64}", ref):
+    if ref is not None and not is_valid("commit", ref):
         raise UsageError(f"--ref {ref!r}: not a commit id (7-64 hex digits)")
     if repo is not None and not re.match(r"^(https?|git|ssh|file)://|^[\w.-]+@[\w.-]+:", repo) \
             and not Path(repo).expanduser().exists():

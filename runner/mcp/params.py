@@ -16,11 +16,11 @@ from typing import Any, Literal
 
 from ..durations import HELP as DURATION_HELP
 from ..durations import parse_duration
+from ..build.validate import is_valid, pattern
 
 Kind = Literal["path", "paths", "env", "count", "duration", "flag", "commit", "text", "choice"]
 
 _ENV_ITEM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
-_COMMIT = re.compile(r"[0-9a-fA-F]{7,64}")
 MAX_ITEMS = 100  # a list argument (env, trust keys): more than any real call, bounded
 MAX_TEXT = 4096  # PATH_MAX: no word an agent passes is longer
 
@@ -52,7 +52,7 @@ class Param:
             "count": {"type": "integer", "minimum": self.low, "maximum": self.high},
             "duration": {"anyOf": [{"type": "number", "minimum": 1}, {"type": "string", "minLength": 1}]},
             "flag": {"type": "boolean"},
-            "commit": {"type": "string", "pattern": "^[0-9a-fA-F]{7,64}$"},
+            "commit": {"type": "string", "pattern": pattern("commit")},
             "choice": {"enum": list(self.choices)},
         }
         return {**by_kind[self.kind], "description": self.help}
@@ -136,7 +136,7 @@ def _flag(p: Param, value: Any) -> bool:
 
 
 def _commit(p: Param, value: Any) -> str:
-    if not isinstance(value, str) or not _COMMIT.fullmatch(value):
+    if not isinstance(value, str) or not is_valid("commit", value):
         raise ArgumentError(f"{p.name}: expected a commit id (7-64 hex digits), got {_shown(value)}")
     return value
 
