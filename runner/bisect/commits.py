@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..capsules.model import to_data
+from ..codec import encode
 from ..errors import UsageError
 from ..build.plan import Plan, Source
 from .trial import (BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, end_of, line_estimate,
@@ -47,8 +47,8 @@ class CommitsResult:
 
 
 def commits_data(result: CommitsResult) -> dict[str, Any]:
-    data: dict[str, Any] = to_data(result)
-    data["first_failing"] = to_data(result.first_failing)
+    data: dict[str, Any] = encode(result)
+    data["first_failing"] = encode(result.first_failing)
     return data
 
 

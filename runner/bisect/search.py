@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from ..capsules.model import to_data
+from ..codec import encode
 from .facts import Stage
 from .trial import Observation, Role, Trial, said, trial
 
@@ -79,7 +79,7 @@ class BisectResult:
 
 
 def result_data(result: BisectResult) -> dict[str, Any]:
-    data: dict[str, Any] = to_data(result)
+    data: dict[str, Any] = encode(result)
     data["also_failing"] = [t.number for t in result.also_failing]  # the trials are listed once
     data["variant_builds"] = result.variant_builds
     return data

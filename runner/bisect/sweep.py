@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..capsules.model import to_data
+from ..codec import encode
 from ..errors import UsageError
 from ..build.plan import Plan, Runtime, Tool
 from ..build.providers import go, node, npmbin
@@ -71,7 +71,7 @@ def summary(r: SweepResult) -> str:
 
 
 def sweep_data(r: SweepResult) -> dict[str, Any]:
-    data: dict[str, Any] = to_data(r)
+    data: dict[str, Any] = encode(r)
     data["summary"] = summary(r)
     return data
 

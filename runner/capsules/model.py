@@ -7,7 +7,6 @@ not record is ``None`` (or an empty tuple / FrozenMap), never invented.
 from __future__ import annotations
 
 import base64
-import dataclasses
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -303,16 +302,3 @@ class Capsule:
         if self.command.exit_code is not None:
             return self.command.exit_code != 0
         return self.command.status not in (None, "success")
-
-
-def to_data(obj: Any) -> Any:
-    """The model as plain JSON-ready data (for --json and golden tests)."""
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_data(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-    if isinstance(obj, Enum):
-        return obj.value
-    if isinstance(obj, Mapping):
-        return {str(k): to_data(v) for k, v in obj.items()}
-    if isinstance(obj, (tuple, list)):
-        return [to_data(v) for v in obj]
-    return obj

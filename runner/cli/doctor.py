@@ -9,7 +9,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from ..capsules.model import to_data
+from ..codec import encode
 from ..doctor import Diagnosis, diagnose
 from ..envelope import envelope
 from ..errors import Exit
@@ -54,8 +54,8 @@ def _show(d: Diagnosis) -> None:
 
 
 def _data(d: Diagnosis) -> dict[str, Any]:
-    return {"ready": d.ready, "versions": d.versions, "checks": [to_data(c) for c in d.checks],
-            "settings": [to_data(o) for o in d.settings]}
+    return {"ready": d.ready, "versions": d.versions, "checks": [encode(c) for c in d.checks],
+            "settings": [encode(o) for o in d.settings]}
 
 
 def register(app: typer.Typer) -> None:

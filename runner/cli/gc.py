@@ -2,12 +2,12 @@
 and with --images / --cache the disk replay's images and caches take."""
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Annotated, Any
 
 import typer
 
 from .. import gc, gcdisk
+from ..codec import encode
 from ..config import settings as load_settings
 from ..durations import HELP as DURATION_HELP
 from ..durations import parse_duration
@@ -114,8 +114,8 @@ def register(app: typer.Typer) -> None:
         code = int(Exit.ENVIRONMENT if problems else Exit.OK)
         if as_json:
             console.print_result("gc", code, {
-                "dry_run": dry_run, "leftovers": [asdict(f) for f in found], "problems": problems,
-                "images": asdict(disk[0]) if disk[0] else None, "cache": asdict(disk[1]) if disk[1] else None,
+                "dry_run": dry_run, "leftovers": [encode(f) for f in found], "problems": problems,
+                "images": encode(disk[0]), "cache": encode(disk[1]),
                 "freed": sum(s.freed for s in disk if s is not None)})
         else:
             verb = "would remove" if dry_run else "removed"

@@ -10,7 +10,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..capsules import read_capsule
-from ..capsules.model import Capsule, Command, to_data
+from ..capsules.model import Capsule, Command
+from ..codec import encode
 from ..capsules.fetch import origin
 from ..facts.inspect import Section, printable, sections
 from ..textsafe import cut
@@ -93,7 +94,7 @@ def register(app: typer.Typer) -> None:
         shown_as = given(capsule, origin(capsule))  # a downloaded capsule is shown by its URL, stdin as <stdin>
         model = dataclasses.replace(model, provenance=dataclasses.replace(model.provenance, path=shown_as))
         if as_json:
-            console.print_result("inspect", 0, to_data(model))
+            console.print_result("inspect", 0, encode(model))
             return
         console.out.print(headline(model))
         for section in sections(model, full=full):

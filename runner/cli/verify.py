@@ -13,7 +13,7 @@ from rich.text import Text
 
 from ..build.precheck import verify_content
 from ..capsules.trust import check_trust_key
-from ..capsules.model import to_data
+from ..codec import encode
 from ..capsules.verification import Signer, VerifyResult
 from ..errors import Exit, UsageError
 from ..facts.inspect import printable
@@ -72,7 +72,7 @@ def _twin_fix_hint(capsule: Path, patch: Path | None, ref: str | None) -> str:
 
 
 def _data(result: VerifyResult, ok: bool) -> dict[str, Any]:
-    return {"valid": ok, "trusted": result.trusted, **to_data(result)}
+    return {"valid": ok, "trusted": result.trusted, **encode(result)}
 
 
 def register(app: typer.Typer) -> None:

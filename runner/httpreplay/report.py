@@ -4,8 +4,8 @@ Built from the server's JSON-lines event log (one attempt: the events after the
 last `attempt` marker) and the recorded calls. The resolver's `dns` events say
 which names the program looked up: a recorded host whose calls all failed with
 `dns` is served NXDOMAIN once per lookup, and a name the recording lacks is listed
-as "contacted, not in the recording" with the nearest recorded host by name. Frozen dataclasses; `to_data()` of
-runner.capsules.model turns an HttpReport into --json output.
+as "contacted, not in the recording" with the nearest recorded host by name. Frozen dataclasses; runner.codec's
+`encode` turns an HttpReport into --json output.
 """
 from __future__ import annotations
 

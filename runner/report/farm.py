@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from ..capsules.model import to_data
+from ..codec import encode
 from ..verdicts import facts_of
 from ..farm.attention import GROUP_LABELS, GROUPS, Attention, Row
 from ..farm.attention import counts as counts_by_group
@@ -31,7 +31,7 @@ def night_summary(night: Night) -> dict[str, Any]:
 
 
 def result_json(r: CapsuleResult) -> dict[str, Any]:
-    return to_data(r)  # type: ignore[no-any-return]
+    return encode(r)  # type: ignore[no-any-return]
 
 
 def run_json(night: Night) -> dict[str, Any]:
@@ -43,7 +43,7 @@ def row_json(row: Row) -> dict[str, Any]:
     return {
         "capsule_id": row.capsule_id, "path": row.path, "group": row.group, "verdict": row.verdict,
         "signature": row.signature, "ref_verdict": row.ref_verdict, "in_last_night": row.in_last,
-        "first_seen": to_data(row.first_seen),
+        "first_seen": encode(row.first_seen),
         "last_change": {"night_id": row.last_change.night_id, "started_at": row.last_change.started_at,
                         "from": row.last_change.before, "to": row.last_change.after},
         "rate": None if rate is None else {"k": rate.rate.k, "n": rate.rate.n, "low": rate.rate.low,
@@ -59,7 +59,7 @@ def report_json(view: Attention) -> dict[str, Any]:
         "window": view.window,
         "groups": counts_by_group(view.rows),
         "rows": [row_json(r) for r in view.rows],
-        "since_last_night": [to_data(t) for t in view.transitions],
+        "since_last_night": [encode(t) for t in view.transitions],
         "last_night": run_json(last) if last else None,
     }
 

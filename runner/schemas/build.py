@@ -39,7 +39,7 @@ def array(items: dict[str, Any]) -> dict[str, Any]:
 
 
 class Derive:
-    """Schemas of dataclasses as runner/codec.py and capsules.model.to_data encode them."""
+    """Schemas of dataclasses as runner/codec.py's encode writes them."""
 
     def __init__(self) -> None:
         self.defs: dict[str, Any] = {}

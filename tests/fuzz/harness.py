@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from runner.capsules import read_capsule, verify_capsule
-from runner.capsules.model import Capsule, to_data
+from runner.capsules.model import Capsule
+from runner.codec import encode
 from runner.config import Settings
 from runner.facts.diff import diff_capsules, diff_to_data
 from runner.errors import Exit, ReplayError
@@ -107,12 +108,12 @@ def exercise(path: Path, original: Capsule) -> Outcome:
     outcome = Outcome()
     result = _step(outcome, "verify", path, lambda: verify_capsule(path))
     if result is not None:
-        _step(outcome, "verify --json", path, lambda: _json(to_data(result)))
+        _step(outcome, "verify --json", path, lambda: _json(encode(result)))
     capsule = _step(outcome, "read", path, lambda: read_capsule(path))
     if capsule is None:
         return outcome
     _step(outcome, "inspect", path, lambda: _inspect(capsule))
-    _step(outcome, "inspect --json", path, lambda: _json(to_data(capsule)))
+    _step(outcome, "inspect --json", path, lambda: _json(encode(capsule)))
     _step(outcome, "diff", path, lambda: _json(diff_to_data(diff_capsules(original, capsule), original, capsule)))
     # Encoded as it is printed or written: a lone surrogate reaching the Dockerfile would raise here.
     _step(outcome, "render", path, lambda: render(make_plan(capsule, SETTINGS), SETTINGS).encode("utf-8"))

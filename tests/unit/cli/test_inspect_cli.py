@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from runner.capsules import read_capsule
-from runner.capsules.model import to_data
+from runner.codec import encode
 from runner.cli.main import main
 from tests.examples import CI, MINIMAL, NOVA, TWIN
 from tests.envelope import result_of
@@ -48,7 +48,7 @@ def test_inspect_all_lists_every_package(capsys: pytest.CaptureFixture[str]) -> 
 def test_inspect_json_is_the_whole_model(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["inspect", str(path), "--json"]) == 0
     data = result_of(capsys.readouterr().out)
-    assert data == json.loads(json.dumps(to_data(read_capsule(path))))
+    assert data == json.loads(json.dumps(encode(read_capsule(path))))
     assert data["provenance"]["path"] == str(path)
 
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import json
 
-from runner.capsules.model import FrozenMap, HttpCall, HttpError, HttpRequest, HttpResponse, to_data
+from runner.capsules.model import FrozenMap, HttpCall, HttpError, HttpRequest, HttpResponse
+from runner.codec import encode
 from runner.httpreplay.hostplan import HostPlan, plan_hosts
 from runner.httpreplay.report import build_report
 
@@ -39,7 +40,7 @@ def test_last_attempt_served_unmatched_unused() -> None:
     text = "\n".join(report.lines())
     assert text.startswith("HTTP: 1 served, 1 unmatched, 2 unused, 0 unrecorded host(s)")
     assert "UNMATCHED GET https://h.example/9 (nearest #1 GET https://h.example/1)" in text
-    assert to_data(report)["unmatched"][0]["differences"] == [{"part": "path", "why": "'/9' != recorded '/1'"}]
+    assert encode(report)["unmatched"][0]["differences"] == [{"part": "path", "why": "'/9' != recorded '/1'"}]
 
 
 def test_nearest_that_is_not_a_recorded_seq_is_dropped() -> None:
@@ -65,7 +66,7 @@ def test_hosts_outside_the_recording_are_named_with_the_nearest_recorded_one() -
     assert not report.clean
     assert "  contacted, not in the recording: apl.example.com (nearest recorded host: api.example.com)" in \
         report.lines()
-    assert to_data(report)["unrecorded_hosts"][1] == {"host": "cdn.example.org", "nearest": "cdn.example.net"}
+    assert encode(report)["unrecorded_hosts"][1] == {"host": "cdn.example.org", "nearest": "cdn.example.net"}
     assert build_report(recorded, lines[:2], plan_hosts(recorded)).unrecorded_hosts == ()
 
 
