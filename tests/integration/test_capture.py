@@ -27,7 +27,7 @@ from tests.integration.helpers import ROOT, clone_tz_clock, git, git_repo, repla
 from tests.integration.test_bisect import bisect
 from tests.integration.test_bisect_more import SIX_PY
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]  # minutes: `pytest -m "not slow"` for a quick run
 
 UV_SIX = ROOT / "tests" / "cases" / "toolchains" / "uv-six"
 NODE_TEST = ["node", "--test", "--test-reporter=spec", "test/dates.test.js"]

@@ -17,7 +17,7 @@ from runner.engine import DockerEngine, Mount
 from tests.integration.helpers import git, git_repo, repo_fact, twin_capsule, write_json
 from tests.integration.runner_image import run_in_image
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]  # minutes: `pytest -m "not slow"` for a quick run
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures/examples/codeinstances"
 CHECK = ("import sys\nvalue = open('value.txt').read().strip()\nif value != '42':\n"
          "    print(f'FAIL: value is {value}, expected 42')\n    sys.exit(1)\nprint('ok')\n")

@@ -18,7 +18,7 @@ from tests.integration.test_workers import redis_url  # noqa: F401 - fixture: a 
 from tests.services import wait_until
 from tests.unit.farm.builders import write_instance
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]  # minutes: `pytest -m "not slow"` for a quick run
 BUNDLE = ROOT / "examples" / "tz-clock"
 
 

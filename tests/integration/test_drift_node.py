@@ -19,7 +19,7 @@ from tests.integration.helpers import ROOT, env_facts, git_repo, replay, repo_fa
 from tests.integration.test_bisect import passed, record_failure
 from tests.integration.test_bisect_more import bisect
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]  # minutes: `pytest -m "not slow"` for a quick run
 
 CASES = ROOT / "tests" / "cases" / "drift"
 LOCKS = {"npm": ("package-lock.json", "10.9.9"), "pnpm": ("pnpm-lock.yaml", "9.15.9"), "yarn": ("yarn.lock", "1.22.22")}

@@ -20,7 +20,7 @@ from tests.integration.helpers import ROOT, TZ_CLOCK, twin_capsule, write_json
 from tests.services import wait_until
 from tests.unit.mcp.session import envelope_of, server_session
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]  # minutes: `pytest -m "not slow"` for a quick run
 GREETING = ROOT / "tests" / "fixtures" / "examples" / "codeinstances" / "fetch-greeting.json"
 CALL_LIMIT_S = 900  # a cold build of the example on a loaded 2-core machine
 

@@ -16,7 +16,7 @@ from runner.engine import DockerEngine, Mount
 
 from tests.integration.runner_image import run_in_image
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]  # minutes: `pytest -m "not slow"` for a quick run
 ROOT = Path(__file__).resolve().parents[2]
 
 
