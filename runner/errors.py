@@ -12,8 +12,8 @@ from typing import Literal
 from .textsafe import shown
 
 # An error line names the file and the problem: a capsule's values are cut (with an
-# ellipsis) and escaped, never echoed whole. The path is the user's (or a cached copy's,
-# which the CLI replaces by its URL), so it is only escaped, never cut short of PATH_MAX.
+# ellipsis) and escaped, never echoed whole. The path is the user's (a URL or `<stdin>` as
+# given: capsules/opening.py names it), so it is only escaped, never cut short of PATH_MAX.
 PATH_LIMIT = 4096
 PROBLEM_LIMIT = 200
 
@@ -59,6 +59,17 @@ class CapsuleError(ReplayError):
         super().__init__(f"{shown(str(path), PATH_LIMIT)}: {problem}")
         self.path = str(path)
         self.problem = problem
+
+    def named(self, path: str) -> CapsuleError:
+        """The same error about the same file, named as the user gave it (a URL, `<stdin>`)."""
+        other = type(self).__new__(type(self))  # the same class (UnsupportedVersion stays one), fields kept
+        other.__dict__.update(self.__dict__)
+        CapsuleError.__init__(other, path, self.problem)
+        return other
+
+
+class NotACapsule(CapsuleError):
+    """A file or directory no reader claims (exit 2): a farm passes over it in a folder."""
 
 
 class UnsupportedVersion(CapsuleError):

@@ -8,31 +8,18 @@ are the planner's checks of the capsule alone — what depends on options or the
 """
 from __future__ import annotations
 
-import dataclasses
 import posixpath
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from functools import partial
-from pathlib import Path
 
-from ..capsules import check_capsule, verify_capsule
 from ..capsules.model import Capsule, Format
-from ..capsules.verification import Problem, VerifyResult
+from ..capsules.opening import ContentChecks
+from ..capsules.verification import Problem
 from ..errors import CapsuleError
 from ..facts.keys import normal_name
 from .validate import Kind, check, relative_path, run_path
 
 Checked = Callable[[], object]
-
-
-def verify_content(path: Path, trust_keys: Sequence[Path] = ()) -> VerifyResult:
-    """`replay verify`'s answer: integrity, seal and evidence, then the values replay builds with
-    (one parse of the capsule; when it cannot be read, its verification already says why)."""
-    try:
-        capsule, result = check_capsule(path, trust_keys)
-    except CapsuleError:
-        return verify_capsule(path, trust_keys)
-    return dataclasses.replace(result, problems=result.problems + content_problems(capsule),
-                               checks=(*result.checks, "values replay builds with (validate.py's allow-lists)"))
 
 
 def content_problems(c: Capsule) -> tuple[Problem, ...]:
@@ -42,8 +29,12 @@ def content_problems(c: Capsule) -> tuple[Problem, ...]:
         try:
             run()
         except CapsuleError as e:
-            problems.append(Problem("error", f"{e.message} (replay refuses it before building)"))
+            problems.append(Problem("error", f"{e.problem} (replay refuses it before building)"))  # the answer names the capsule
     return tuple(problems)
+
+
+# `replay verify` opens a capsule with these (capsules/opening.py): a value replay refuses is a problem there.
+CONTENT_CHECKS = ContentChecks("values replay builds with (validate.py's allow-lists)", content_problems)
 
 
 def _checks(c: Capsule) -> Iterator[Checked]:

@@ -1,10 +1,13 @@
-"""Capsule readers, tried in order; the first whose detect() matches reads the file.
+"""Capsule readers; `detect()` finds the one whose format a file or directory is.
 
 Each format module offers:
   FORMAT: Format
   detect(path: Path) -> object | None   parsed document when the content is this format
   read(path: Path, parsed: object) -> Capsule
   verify(path: Path, trust_keys: Sequence[Path], parsed: object | None) -> VerifyResult
+and the JSON formats (twin, CodeInstances) `claims(doc) -> bool`, so a JSON file is parsed
+once whichever of them it is. Commands open a capsule through `opening.open_capsule`
+(a path, a URL or stdin; the trust policy; the name to show); these are its parts.
 """
 from __future__ import annotations
 
@@ -12,7 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
-from ..errors import CapsuleError
+from ..errors import CapsuleError, NotACapsule
+from .jsonload import sniff
 from .model import Capsule
 from .verification import VerifyResult
 
@@ -23,36 +27,41 @@ def _readers() -> tuple[ModuleType, ...]:
     return (twin, codeinstances, novafabric)
 
 
-def _detect(path: Path) -> tuple[ModuleType, object]:
+def detect(path: Path) -> tuple[ModuleType, object]:
+    """The reader of this capsule and its parsed document: the one parse every use shares."""
     if not path.exists():
         raise CapsuleError(path, "no such file or directory")
-    tried = []
-    for reader in _readers():
-        parsed = reader.detect(path)
-        if parsed is not None:
-            return reader, parsed
-        tried.append(reader.FORMAT.value)
-    raise CapsuleError(path, f"not a capsule of any known format (tried {', '.join(tried)})")
+    from . import codeinstances, novafabric, twin
+
+    doc = sniff(path)  # None: no JSON file (a directory, a YAML manifest, another file)
+    for json_reader in (twin, codeinstances):
+        if doc is not None and json_reader.claims(doc):
+            return json_reader, doc
+    parsed = novafabric.detect(path)  # a distributed run's capsule.json is JSON and NovaFabric's
+    if parsed is not None:
+        return novafabric, parsed
+    tried = ", ".join(reader.FORMAT.value for reader in _readers())
+    raise NotACapsule(path, f"not a capsule of any known format (tried {tried})")
 
 
 def read_capsule(path: Path | str) -> Capsule:
     """Read any capsule into the model; CapsuleError (exit 2) on bad input."""
     p = Path(path)
-    reader, parsed = _detect(p)
+    reader, parsed = detect(p)
     capsule: Capsule = reader.read(p, parsed)
     return capsule
 
 
 def verify_capsule(path: Path | str, trust_keys: Sequence[Path] = ()) -> VerifyResult:
     p = Path(path)
-    reader, parsed = _detect(p)
+    reader, parsed = detect(p)
     result: VerifyResult = reader.verify(p, trust_keys, parsed)  # parsed once: detect() read the whole file
     return result
 
 
 def check_capsule(path: Path | str, trust_keys: Sequence[Path] = ()) -> tuple[Capsule, VerifyResult]:
-    """Verify, then read, from one parse of the file: what `replay CAPSULE` needs."""
+    """Verify, then read, from one parse of the file."""
     p = Path(path)
-    reader, parsed = _detect(p)
+    reader, parsed = detect(p)
     verified = reader.verify(p, trust_keys, parsed)
     return reader.read(p, parsed), verified

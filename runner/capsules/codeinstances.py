@@ -52,7 +52,12 @@ _ID = re.compile(r"sha256:[0-9a-f]{64}")
 
 def detect(path: Path) -> Any | None:
     doc = sniff(path)
-    return doc if _claims_format(doc) else None
+    return doc if claims(doc) else None
+
+
+def claims(doc: Any) -> bool:
+    """A parsed JSON document that says it is a CodeInstances file."""
+    return _claims_format(doc)
 
 
 def read(path: Path, parsed: Any = None) -> Capsule:

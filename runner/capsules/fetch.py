@@ -8,8 +8,8 @@ race and a changed capsule never hides behind a stale copy. A tar archive (a Nov
 capsule directory, packed) is unpacked with tarfile's "data" filter: no absolute
 paths, no links out, no devices.
 
-Errors name the URL, not the cached copy: `shown()` turns a cached path back into
-the URL it came from, for the one line the CLI prints.
+Errors raised here name the URL; opening.py names the capsule by its URL in every error
+about the cached copy (no state is kept about which copy came from where).
 """
 from __future__ import annotations
 
@@ -29,33 +29,15 @@ from ..errors import CapsuleError, SourceUnavailable
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 TIMEOUT_S = 60.0
 _URL = re.compile(r"^https?://", re.IGNORECASE)
-_ORIGINS: dict[str, str] = {}  # cached copy -> the URL it came from
 
 
 def is_url(text: str) -> bool:
     return bool(_URL.match(text))
 
 
-def capsule_path(text: str | Path) -> Path:
-    """The local path of a capsule argument: itself, or a URL's downloaded copy."""
-    if isinstance(text, Path) or not is_url(text):
-        return Path(text)
-    data = download(text, max_bytes())
-    local = _store(text, data)
-    _ORIGINS[str(local)] = text
-    return local
-
-
-def origin(path: Path | str) -> str:
-    """What the user gave for this capsule: the URL of a downloaded one, else the path."""
-    return _ORIGINS.get(str(path), str(path))
-
-
-def shown(message: str) -> str:
-    """A message with every cached copy's path replaced by its URL."""
-    for local, url in sorted(_ORIGINS.items(), key=lambda kv: -len(kv[0])):
-        message = message.replace(local, url)
-    return message
+def downloaded(url: str) -> Path:
+    """The local copy of a URL's capsule (a file, or an archive's capsule directory), in the cache."""
+    return _store(url, download(url, max_bytes()))
 
 
 def max_bytes() -> int:

@@ -1,9 +1,10 @@
 """What a capsule must show before replay believes it: the trusted keys and the policy.
 
 One value, checked once when it is made (a key path that is no key, `--require-valid`
-with nothing to require), and one rule for every command that replays: a capsule that
-does not verify is refused unless `allow_unverified`; `require_valid` also wants a valid
-signature from one of `keys`.
+with nothing to require), and one rule for every command that replays or builds (replay,
+farm, bisect, render, shell; applied by capsules/opening.py): a capsule that does not
+verify is refused unless `allow_unverified`; `require_valid` also wants a valid signature
+from one of `keys`. The commands that show (inspect, diff, verify) refuse nothing.
 """
 from __future__ import annotations
 
@@ -31,6 +32,11 @@ class Trust:
         if self.require_valid and not self.keys:
             raise UsageError("--require-valid needs at least one --trust-key: without a key, any signer "
                              "(or none) would pass")
+
+    def showing(self) -> Trust:
+        """The same keys, refusing nothing: for the commands that show what they find (inspect,
+        diff, verify), and for a farm that opens every capsule before it judges any."""
+        return Trust(self.keys, allow_unverified=True)
 
     def admit(self, name: str, verified: VerifyResult) -> None:
         """CapsuleRefused (exit 1, problems listed) unless this policy lets the capsule be replayed."""

@@ -34,9 +34,12 @@ _STRING_LISTS = Kind("an object of string lists", STRINGS.test)
 
 def detect(path: Path) -> Any | None:
     doc = sniff(path)
-    if isinstance(doc, dict) and is_integer(doc.get("twin")):
-        return doc
-    return None
+    return doc if claims(doc) else None
+
+
+def claims(doc: Any) -> bool:
+    """A parsed JSON document that says it is a twin capsule."""
+    return isinstance(doc, dict) and is_integer(doc.get("twin"))
 
 
 def read(path: Path, parsed: Any = None) -> Capsule:

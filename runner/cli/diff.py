@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import shlex
 from collections import Counter
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ..capsules import read_capsule
+from ..capsules.opening import open_capsule
+from ..capsules.trust import Trust
 from ..capsules.model import Capsule
 from ..facts.diff import CapsuleDiff, FactDiff, diff_capsules, diff_to_data, next_step, outcome_of
 from ..errors import Exit
@@ -98,13 +98,13 @@ def _show(a: Capsule, b: Capsule, d: CapsuleDiff, show_all: bool) -> None:
 def register(app: typer.Typer) -> None:
     @app.command("diff")
     def diff_command(
-        a: Annotated[Path, typer.Argument(help="First capsule (A).")],
-        b: Annotated[Path, typer.Argument(help="Second capsule (B).")],
+        a: Annotated[str, typer.Argument(help="First capsule (A): a path, a URL or `-`.")],
+        b: Annotated[str, typer.Argument(help="Second capsule (B).")],
         show_all: Annotated[bool, typer.Option("--all", help="List every differing fact, not only counts.")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print the differences as JSON.")] = False,
     ) -> None:
         """Compare the recorded environments of two capsules; exit 1 when they differ."""
-        ca, cb = read_capsule(a), read_capsule(b)
+        ca, cb = (open_capsule(c, Trust().showing()).shown for c in (a, b))  # named as given; nothing refused
         d = diff_capsules(ca, cb)
         if as_json:
             console.print_result("diff", int(Exit.NEGATIVE if d.differ else Exit.OK), diff_to_data(d, ca, cb))

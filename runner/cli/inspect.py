@@ -1,7 +1,6 @@
 """`replay inspect CAPSULE`: what a capsule records, group by group."""
 from __future__ import annotations
 
-import dataclasses
 import shlex
 from typing import Annotated
 
@@ -9,14 +8,13 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from ..capsules import read_capsule
 from ..capsules.model import Capsule, Command
 from ..codec import encode
-from ..capsules.fetch import origin
+from ..capsules.opening import open_capsule
+from ..capsules.trust import Trust
 from ..facts.inspect import Section, printable, sections
 from ..textsafe import cut
 from . import console
-from .stdin import capsule_file, given
 from .options import CapsuleArg
 
 
@@ -89,10 +87,7 @@ def register(app: typer.Typer) -> None:
         full: Annotated[bool, typer.Option("--all", help="List every resolved package.")] = False,
     ) -> None:
         """Show what a capsule records: format, id, command and outcome first, then every fact. `-`: a JSON capsule on stdin."""
-        with capsule_file(capsule) as path:
-            model = read_capsule(path)
-        shown_as = given(capsule, origin(capsule))  # a downloaded capsule is shown by its URL, stdin as <stdin>
-        model = dataclasses.replace(model, provenance=dataclasses.replace(model.provenance, path=shown_as))
+        model = open_capsule(capsule, Trust().showing()).shown  # named as given: the URL, <stdin>, the path
         if as_json:
             console.print_result("inspect", 0, encode(model))
             return

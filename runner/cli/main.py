@@ -18,7 +18,7 @@ from ..build import mirrors
 from ..errors import Exit, ReplayError, UsageError
 from . import bisect, capture, ci, diff, doctor, farm, gc, inspect, mcp, render, run, shell, signature, verify, worker
 from ..envelope import envelope, error_of
-from ..capsules.fetch import is_url, shown
+from ..capsules.fetch import is_url
 from .console import error_line, install_meter, print_json, refresh
 from .helptext import tidy
 from . import topics
@@ -223,8 +223,7 @@ class _Failure:
             self.command = f"farm {words[1]}"
 
     def say(self, exc: BaseException, message: str, code: int, kind: str | None = None) -> int:
-        message = shown(message)  # a downloaded capsule is named by its URL
-        error_line(message)
+        error_line(message)  # the error's own line: it names a capsule as given (capsules/opening.py)
         if self.json:
             print_json(envelope(self.command, code, None, error_of(exc, kind, message)))
         return code

@@ -1,7 +1,6 @@
 """Options shared by the commands that replay (run, render, shell, bisect)."""
 from __future__ import annotations
 
-import dataclasses
 import re
 import sys
 from pathlib import Path
@@ -11,13 +10,12 @@ import typer
 
 from ..build import mirrors
 from ..build.validate import is_valid
-from ..capsules import read_capsule
+from ..capsules.opening import open_capsule
+from ..capsules.trust import Trust
 from ..durations import HELP as DURATION_HELP
 from ..durations import bare_number_note, format_duration, parse_duration
 from ..errors import UsageError
-from ..capsules.fetch import capsule_path, origin
 from ..build.planner import PlanOptions
-from ..report import ReplayReport
 
 EnvOpt = Annotated[list[str], typer.Option("--env", "-e", help="NAME=VALUE: supply or override a variable (NAME= sets it empty).")]
 SaltOpt = Annotated[str | None, typer.Option("--salt", envvar="REPLAY_SALT", help="The salt twin hashed values with, to check --env values.")]
@@ -44,10 +42,22 @@ HttpOpt = Annotated[Path | None, typer.Option("--http", help="Serve this CodeIns
 AllRuntimesOpt = Annotated[bool, typer.Option("--all-runtimes", help="Install every recorded runtime a source offers.")]
 NoPinOpt = Annotated[bool, typer.Option("--no-pin", help="Keep the lockfile's versions instead of the recorded installed ones.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr (errors still go there).")]
-CapsuleArg = Annotated[Path, typer.Argument(
-    metavar="CAPSULE", parser=capsule_path, show_default=False,
+CapsuleArg = Annotated[str, typer.Argument(  # opened by the command (capsules/opening.py), never here
+    metavar="CAPSULE", show_default=False,
     help="A twin capsule, a NovaFabric capsule directory, or a CodeInstances file; "
          "or an https:// or http:// URL of a capsule file (downloaded to the cache, then read like a file).")]
+
+# The trust policy of every command that replays or builds (run, bisect, render, shell; farm run has its own).
+TrustKeyOpt = Annotated[list[Path], typer.Option("--trust-key", help="PEM public key of a trusted signer.")]
+RequireValidOpt = Annotated[bool, typer.Option(
+    "--require-valid", help="Also refuse (exit 1) a capsule whose signer is not one of the --trust-keys.")]
+AllowUnverifiedOpt = Annotated[bool, typer.Option(
+    "--allow-unverified", help="Replay a capsule that does not verify (refused, exit 1, by default).")]
+
+
+def trust(keys: list[Path], require_valid: bool, allow_unverified: bool) -> Trust:
+    """--trust-key, --require-valid, --allow-unverified: checked before any capsule is read."""
+    return Trust(tuple(keys), require_valid, allow_unverified)
 
 
 def duration(text: str | float) -> float:
@@ -114,16 +124,9 @@ def plan_options(*, env: list[str] = [], salt: str | None = None, all_runtimes: 
         raise UsageError(f"--repo {repo}: no such clone, bundle or URL")
     instance = None
     if http is not None:
-        instance = read_capsule(http)
+        instance = open_capsule(http, Trust().showing()).capsule
         if instance.provenance.format.value != "codeinstances":
             raise UsageError(f"--http {http}: not a CodeInstances instance ({instance.provenance.format.value})")
     return PlanOptions(env_overrides=parse_env(env), salt=salt, all_runtimes=all_runtimes, pin=not no_pin,
                        repo=repo, ref=ref, patch=patch_text, source_dir=str(source) if source else None, http=instance)
 
-
-def as_given(report: ReplayReport) -> ReplayReport:
-    """The report names a downloaded capsule by its URL, not by its cached copy."""
-    given = origin(report.capsule.path)
-    if given == report.capsule.path:
-        return report
-    return dataclasses.replace(report, capsule=dataclasses.replace(report.capsule, path=given))

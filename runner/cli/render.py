@@ -12,7 +12,7 @@ from typing import Annotated, cast
 import typer
 
 from ..build.baseimage import base_ref
-from ..capsules import read_capsule
+from ..capsules.opening import open_capsule
 from ..config import Settings, registry_secrets, settings
 from ..resources import source_checkout
 from ..errors import ReplayError, SourceUnavailable, UsageError
@@ -52,15 +52,22 @@ def register(app: typer.Typer) -> None:
         patch: o.PatchOpt = None,
         source: o.SourceOpt = None,
         builder: BuilderOpt = "classic",
+        trust_key: o.TrustKeyOpt = [],
+        require_valid: o.RequireValidOpt = False,
+        allow_unverified: o.AllowUnverifiedOpt = False,
     ) -> None:
         """Print the Dockerfile (dry run), or write the build context with -o DIR and the
         `docker build` / `docker run` lines that replay it by hand."""
         if builder not in BUILDERS:
             raise UsageError(f"--builder {builder!r}: one of {', '.join(BUILDERS)}")
+        trust = o.trust(trust_key, require_valid, allow_unverified)
         s = settings()
         options = o.plan_options(env=env, all_runtimes=all_runtimes, no_pin=no_pin, repo=repo, ref=ref, patch=patch,
                                  source=source)
-        plan = make_plan(read_capsule(capsule), s, options)
+        opened = open_capsule(capsule, trust)  # refused (exit 1) when it does not verify, unless --allow-unverified
+        with opened.naming():
+            plan = make_plan(opened.capsule, s, options)
+        capsule = opened.name  # how the lines below name it
         kind = cast(Builder, builder)
         if output is None and kind == "classic":
             out.print(render(plan, s), markup=False, highlight=False)

@@ -14,7 +14,6 @@ from ..report import ReplayReport, show, to_json
 from ..replay.options import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
 from . import options as o
 from .console import err, out, print_result
-from ..capsules.trust import Trust
 
 
 def write_comment(path: Path, report: ReplayReport, ref: str | None) -> None:
@@ -43,9 +42,9 @@ def register(app: typer.Typer) -> None:
         patch: o.PatchOpt = None,
         source: o.SourceOpt = None,
         http: o.HttpOpt = None,
-        trust_key: Annotated[list[Path], typer.Option("--trust-key", help="PEM public key of a trusted signer.")] = [],
-        require_valid: Annotated[bool, typer.Option("--require-valid", help="Also refuse (exit 1) a capsule whose signer is not one of the --trust-keys.")] = False,
-        allow_unverified: Annotated[bool, typer.Option("--allow-unverified", help="Replay a capsule that does not verify (refused, exit 1, by default).")] = False,
+        trust_key: o.TrustKeyOpt = [],
+        require_valid: o.RequireValidOpt = False,
+        allow_unverified: o.AllowUnverifiedOpt = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
         show_all: Annotated[bool, typer.Option("--all", help="List every fidelity row and step, the exact ones too.")] = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Stream the build and the command's output.")] = False,
@@ -56,13 +55,13 @@ def register(app: typer.Typer) -> None:
         """Replay CAPSULE: exit 0 reproduced (or fixed), 1 another verdict, 2 bad input, 3 environment failure."""
         if not re.fullmatch(r"[1-9][0-9]*[bkmg]?", memory.strip().lower()):
             raise UsageError(f"--memory {memory!r}: a size like 512m or 4g")
-        Trust(tuple(trust_key), require_valid, allow_unverified)  # checked before anything is read
+        trust = o.trust(trust_key, require_valid, allow_unverified)  # checked before anything is read
         plan_opts = o.plan_options(env=env, salt=salt, all_runtimes=all_runtimes, no_pin=no_pin, repo=repo, ref=ref,
                                    patch=patch, source=source, http=http)
         opts = ReplayOptions(attempts=attempts, timeout=timeout, memory=memory, verbose=verbose, plan=plan_opts,
                              secret_env=plan_opts.env_overrides,
-                             require_valid=require_valid, allow_unverified=allow_unverified)
-        report = o.as_given(replay_capsule(capsule, opts, Progress(err, quiet=quiet or as_json), trust_keys=trust_key))
+                             trust=trust)
+        report = replay_capsule(capsule, opts, Progress(err, quiet=quiet or as_json))  # names the capsule as given
         if comment is not None:
             write_comment(comment, report, ref)
         if junit is not None:

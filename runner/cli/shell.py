@@ -18,13 +18,17 @@ def register(app: typer.Typer) -> None:
         ref: o.RefOpt = None,
         source: o.SourceOpt = None,
         quiet: o.QuietOpt = False,
+        trust_key: o.TrustKeyOpt = [],
+        require_valid: o.RequireValidOpt = False,
+        allow_unverified: o.AllowUnverifiedOpt = False,
     ) -> None:
         """Build the replay image and open bash in it, with the recorded environment set (no network)."""
+        trust = o.trust(trust_key, require_valid, allow_unverified)
         plan_opts = o.plan_options(env=env, repo=repo, ref=ref, source=source)
-        replayer = Replayer(ReplayOptions(plan=plan_opts, secret_env=plan_opts.env_overrides),
+        replayer = Replayer(ReplayOptions(plan=plan_opts, secret_env=plan_opts.env_overrides, trust=trust),
                             Progress(err, quiet=quiet))
         try:
-            _, plan = replayer.load(capsule)
+            _, plan = replayer.load(capsule)  # refused (exit 1) when it does not verify, unless --allow-unverified
             image = replayer.image(plan)
             spec = replayer.run_spec(plan, image)
             spec = dataclasses.replace(spec, argv=("bash",), tty=True, stdin_open=True)

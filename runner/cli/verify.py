@@ -1,7 +1,6 @@
 """`replay verify CAPSULE`: integrity and seal of a capsule; the answer first, then every problem."""
 from __future__ import annotations
 
-import dataclasses
 import shlex
 from pathlib import Path
 from typing import Annotated, Any
@@ -11,7 +10,8 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from ..build.precheck import verify_content
+from ..build.precheck import CONTENT_CHECKS
+from ..capsules.opening import verification
 from ..capsules.trust import check_trust_key
 from ..codec import encode
 from ..capsules.verification import Signer, VerifyResult
@@ -19,7 +19,6 @@ from ..errors import Exit, UsageError
 from ..facts.inspect import printable
 from . import console
 from .options import CapsuleArg
-from .stdin import capsule_file, given
 
 def _trusted(s: Signer) -> str:
     return "not checked" if s.trusted is None else ("yes" if s.trusted else "no")
@@ -64,7 +63,7 @@ def _show(result: VerifyResult, ok: bool) -> None:
         console.out.print(_signers_table(result))
 
 
-def _twin_fix_hint(capsule: Path, patch: Path | None, ref: str | None) -> str:
+def _twin_fix_hint(capsule: str, patch: Path | None, ref: str | None) -> str:
     """twin's `verify --patch F` checks a fix; here that is `replay CAPSULE --patch F`."""
     option = f"--patch {patch}" if patch is not None else f"--ref {ref}"
     return (f"verify {option}: replay verify checks a capsule's integrity; to check a fix (twin's verify), "
@@ -90,9 +89,7 @@ def register(app: typer.Typer) -> None:
         if patch is not None or ref is not None:
             raise UsageError(_twin_fix_hint(capsule, patch, ref))
         keys = tuple(check_trust_key(k) for k in trust_key or ())
-        with capsule_file(capsule) as path:
-            result = verify_content(path, keys)
-        result = dataclasses.replace(result, path=given(capsule, result.path))
+        result = verification(capsule, keys, content_checks=CONTENT_CHECKS)  # named as given; refuses nothing
         # Asking to trust keys and getting no trusted signature is a negative answer too.
         ok = result.valid and (not keys or result.trusted is True)
         if as_json:

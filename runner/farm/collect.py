@@ -6,17 +6,23 @@ a capsule, other files are not capsules and are passed over. A SOURCE file that 
 not JSON (by name or content) is a list file: one capsule or folder per line,
 relative to the list, `#` comments. Each capsule is known by the hash of its content,
 so the same capsule collected twice (two paths, a renamed copy) is replayed once.
+
+Each capsule is opened here, once (capsules/opening.py: detection, verification and the
+model from one parse); the night plans from that read, and judges the trust policy then.
 """
 from __future__ import annotations
 
 import hashlib
 import os
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..capsules.files import read_capped
-from ..errors import CapsuleError, UsageError
+from ..capsules.opening import Opened, claimed_format, open_capsule
+from ..capsules.trust import Trust
+from ..errors import CapsuleError, NotACapsule, UsageError
 from .store import NightEntry
 
 MANIFEST = "capsule.yaml"
@@ -65,40 +71,28 @@ def _head(path: Path, size: int = 4096) -> bytes | None:
         return None
 
 
-def format_of(path: Path) -> str:
-    """The capsule's format by its shape alone (reading it comes later, per capsule)."""
-    if path.is_dir() or path.name == MANIFEST:
-        return "novafabric"
-    head = _head(path)
-    if head is None:
-        return "unknown"
-    if b"codeinstances/" in head:
-        return "codeinstances"
-    return "twin" if b'"twin"' in head else "unknown"
+Opening = Opened | Exception  # the one read of a capsule, or why it could not be read (judged broken)
 
 
-def _is_json_capsule(path: Path) -> bool:
-    """twin or CodeInstances by content; a malformed file that names either format counts
-    too (it is listed, as broken, rather than silently passed over)."""
-    from ..capsules import codeinstances, twin
-
-    try:
-        return twin.detect(path) is not None or codeinstances.detect(path) is not None
-    except CapsuleError:
-        return format_of(path) != "unknown"
+@dataclass(frozen=True)
+class Collected:
+    entries: tuple[NightEntry, ...]
+    opened: Mapping[str, Opening]  # by capsule id
 
 
-def _search(folder: Path) -> Iterator[Path]:
+def _search(folder: Path) -> Iterator[tuple[Path, bool]]:
+    """(path, found by the search): a JSON file found is a capsule only when it opens as one
+    or names a format (a malformed one is listed, as broken, rather than passed over)."""
     for root, dirs, files in os.walk(folder):
         here = Path(root)
         if MANIFEST in files:
             dirs[:] = []
-            yield here
+            yield here, True
             continue
         dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
         for name in sorted(files):
-            if name.lower().endswith(".json") and _is_json_capsule(here / name):
-                yield here / name
+            if name.lower().endswith(".json"):
+                yield here / name, True
 
 
 def _is_list_file(path: Path) -> bool:
@@ -125,17 +119,17 @@ def _list_entries(path: Path) -> list[Path]:
     return out
 
 
-def _expand(source: Path, depth: int, from_list: bool) -> Iterator[Path]:
+def _expand(source: Path, depth: int, from_list: bool) -> Iterator[tuple[Path, bool]]:
     if source.is_dir():
         if (source / MANIFEST).exists():
-            yield source
+            yield source, False
         else:
             yield from _search(source)
         return
     if not source.exists():
         if not from_list:
             raise UsageError(f"{source}: no such file or directory")
-        yield source  # named by a list: reported as broken, the others go on
+        yield source, False  # named by a list: reported as broken, the others go on
         return
     if _is_list_file(source):
         if depth >= _MAX_LIST_DEPTH:
@@ -143,21 +137,43 @@ def _expand(source: Path, depth: int, from_list: bool) -> Iterator[Path]:
         for entry in _list_entries(source):
             yield from _expand(entry, depth + 1, True)
         return
-    yield source
+    yield source, False
 
 
-def collect(sources: Sequence[Path]) -> list[NightEntry]:
-    """Every capsule the sources name, once each, in the order found."""
+def _open(path: Path, trust: Trust) -> Opening:
+    try:
+        return open_capsule(path, trust.showing())  # the policy is the night's to apply, per capsule
+    except Exception as exc:  # judged broken (or infra-error) when the night prepares it
+        return exc
+
+
+def _format(path: Path, opening: Opening) -> str:
+    return opening.capsule.provenance.format.value if isinstance(opening, Opened) else claimed_format(path)
+
+
+def collect(sources: Sequence[Path], trust: Trust = Trust()) -> Collected:
+    """Every capsule the sources name, once each, in the order found, each opened once."""
     if not sources:
         raise UsageError("farm run: name at least one SOURCE (a folder, a list file or a capsule)")
     by_id: dict[str, NightEntry] = {}
+    opened: dict[str, Opening] = {}
     for source in sources:
-        for path in _expand(source, 0, False):
+        for path, searched in _expand(source, 0, False):
             shown = str(path)
             cid = content_id(path)
             seen = by_id.get(cid)
             if seen is None:
-                by_id[cid] = NightEntry(cid, shown, format_of(path))
+                opening = _open(path, trust)
+                if searched and _passed_over(path, opening):
+                    continue
+                by_id[cid], opened[cid] = NightEntry(cid, shown, _format(path, opening)), opening
             elif shown != seen.path and shown not in seen.also_at:
                 by_id[cid] = NightEntry(cid, seen.path, seen.format, (*seen.also_at, shown))
-    return list(by_id.values())
+    return Collected(tuple(by_id.values()), opened)
+
+
+def _passed_over(path: Path, opening: Opening) -> bool:
+    """A file a folder search found that is no capsule (a package.json): not listed at all."""
+    if isinstance(opening, NotACapsule):
+        return True
+    return isinstance(opening, CapsuleError) and claimed_format(path) == "unknown"

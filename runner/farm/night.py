@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime, UTC
@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..replay import Progress, Replayer, ReplayOptions
-from .collect import collect
+from .collect import Opening, collect
 from .executor import Executor, LocalExecutor
 from .options import FarmOptions
 from .images import ImageBank, image_key
@@ -65,11 +65,13 @@ def run_night(store: HistoryStore, sources: Sequence[Path], options: FarmOptions
         if opened is None:
             raise UsageError("farm run --resume: no unfinished night to resume in this history")
         night, entries = opened.night, list(opened.entries)
+        read: Mapping[str, Opening] = {}  # each capsule is opened again when it is prepared
         options = FarmOptions.from_stored(dict(opened.options))
         _same_names(options.supplied, env)
         progress.say(f"resuming night {night.id} (started {night.started_at})")
     else:
-        entries = collect(sources)
+        collected = collect(sources, options.trust)
+        entries, read = list(collected.entries), collected.opened
         if not entries:  # a mistyped path must not make a green night
             raise UsageError("farm run: no capsule found in " + ", ".join(map(str, sources)) +
                              "; no night recorded")
@@ -84,7 +86,7 @@ def run_night(store: HistoryStore, sources: Sequence[Path], options: FarmOptions
         else:
             store.create_night(night, options.stored(), entries)
             progress.say(f"night {night.id}: {len(entries)} capsule(s)")
-        outcome = _Night(store, replayer, executor, night, options, progress).run(entries)
+        outcome = _Night(store, replayer, executor, night, options, progress).run(entries, read)
     finally:
         if executor is not None:
             executor.close()
@@ -107,13 +109,13 @@ class _Night:
         self.stop = threading.Event()
         self._running: list[Future[None]] = []
 
-    def run(self, entries: list[NightEntry]) -> NightOutcome:
+    def run(self, entries: list[NightEntry], read: Mapping[str, Opening]) -> NightOutcome:
         judged = self.store.judged(self.night.id)
         todo = [e for e in entries if e.capsule_id not in judged]
         pool = ThreadPoolExecutor(self.options.workers, thread_name_prefix="farm")
         try:
             self.progress.start(len(entries), len(judged))
-            prepared = self._prepare(pool, todo)
+            prepared = self._prepare(pool, todo, read)
             self.progress.planned_images(len({image_key(p.plan) for p in prepared}))
             self._wait([self._submit(pool, self._build, p) for p in _first_of_each(prepared)])
             order = _grouped if self.executor.together else _interleaved
@@ -150,12 +152,12 @@ class _Night:
         for fut in futures:
             fut.result()  # a store failure stops the night (it could not be recorded anyway)
 
-    def _prepare(self, pool: ThreadPoolExecutor, todo: list[NightEntry]) -> list[Prepared]:
-        """Verify and plan every capsule first; the ones that cannot be planned are judged now."""
+    def _prepare(self, pool: ThreadPoolExecutor, todo: list[NightEntry], read: Mapping[str, Opening]) -> list[Prepared]:
+        """Plan every capsule first, from its one read; the ones that cannot be planned are judged now."""
         out: list[Prepared] = []
         trust = self.options.trust
-        for entry, fut in [(e, pool.submit(prepare, e, self.replayer, self.options.ref, self.options.repo, trust))
-                           for e in todo]:
+        for entry, fut in [(e, pool.submit(prepare, e, self.replayer, self.options.ref, self.options.repo, trust,
+                                           read.get(e.capsule_id))) for e in todo]:
             ready = fut.result()
             if isinstance(ready, Prepared):
                 out.append(ready)

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 from .. import __version__, secretrules
 from ..build.planner import PlanOptions, make_plan
-from ..capsules import check_capsule
 from ..capsules.model import Capsule
+from ..capsules.opening import Opened, open_capsule
 from ..capsules.trust import Trust
 from ..replay import Expected, Replayer, expected_of
 from ..verdicts import FarmVerdict
@@ -38,18 +38,22 @@ Unprepared = tuple[FarmVerdict, str, "Capsule | None"]
 
 
 def prepare(entry: NightEntry, replayer: Replayer, ref: str | None, repo: str | None,
-            trust: Trust = Trust()) -> Prepared | Unprepared:
-    """One parse of the capsule for its verification and its plan; a capsule the trust policy
-    refuses (it does not verify; with --require-valid, no valid signature from a --trust-key)
-    is `broken`, as replay refuses it."""
+            trust: Trust = Trust(), opened: Opened | Exception | None = None) -> Prepared | Unprepared:
+    """The plan from the one read of the capsule: `opened` when the night's collection opened it
+    (or why it could not), else (a resumed night) opened now. A capsule the trust policy refuses
+    (it does not verify; with --require-valid, no valid signature from a --trust-key) is
+    `broken`, as replay refuses it."""
     path = Path(entry.path)
     capsule: Capsule | None = None
     try:
-        if content_id(path) != entry.capsule_id:
-            return "broken", "the capsule changed since this night began (resume replays what was collected)", None
-        read, verified = check_capsule(path, trust.keys)
-        trust.admit(entry.path, verified)
-        capsule = read
+        if opened is None:
+            if content_id(path) != entry.capsule_id:
+                return "broken", "the capsule changed since this night began (resume replays what was collected)", None
+            opened = open_capsule(path, trust.showing())
+        if isinstance(opened, Exception):
+            raise opened
+        trust.admit(opened.name, opened.verified)
+        capsule = opened.capsule
         has_commit = capsule.repo is not None and capsule.repo.commit is not None
         # --repo serves the capsules that record a commit; the others record no source to fetch
         env = replayer.options.secret_env  # the plan names them as supplied; their values reach the run only

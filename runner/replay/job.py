@@ -1,16 +1,13 @@
 """`replay CAPSULE`, the use case: verify, plan, build, run the attempts, judge.
 
-The capsule is read once: verification and planning share one parse.
+The capsule is read once (capsules/opening.py): verification and planning share one parse,
+and the report and every error name it as given (a URL, `<stdin>`, the path).
 """
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from pathlib import Path
 
-from ..capsules import check_capsule
-from ..capsules.fetch import origin
-from ..capsules.trust import Trust
 from ..engine import Engine
 from ..build.source import RemoteFailed
 from ..outcome import Expected, judge, judge_fix
@@ -26,15 +23,18 @@ from .replayer import Replayer
 from .world import clock_rows
 
 
-def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
-                   trust_keys: Sequence[Path] = (), engine: Engine | None = None) -> ReplayReport:
+def replay_capsule(given: Path | str, options: ReplayOptions, progress: Progress,
+                   engine: Engine | None = None) -> ReplayReport:
+    """`given`: a path, a URL or `-`; opened under `options.trust` (refused, exit 1, when it does
+    not verify unless the policy allows it)."""
     replayer = Replayer(options, progress, engine=engine)
+    name = str(given)
     try:
         with progress.step("verify capsule"):
-            capsule, verified = check_capsule(path, trust_keys)
-        Trust(tuple(trust_keys), options.require_valid, options.allow_unverified).admit(origin(path), verified)
-        with progress.step("plan"):
-            capsule, plan = replayer.plan(capsule)
+            opened = replayer.open(given)
+        name, verified = opened.name, opened.verified
+        with progress.step("plan"), opened.naming():
+            capsule, plan = replayer.plan(opened.capsule)
         expected = replayer.expected(capsule)
         baseline = _baseline(replayer, capsule, plan, expected)
         image = replayer.image(plan)
@@ -59,7 +59,7 @@ def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
             notes.append("the capsule does not verify and was replayed anyway (--allow-unverified): "
                          "see the verification problems at the top")
         return ReplayReport(
-            verdict=verdict, capsule=CapsuleRef(str(path), capsule.provenance.format.value, plan.capsule_id),
+            verdict=verdict, capsule=CapsuleRef(name, capsule.provenance.format.value, plan.capsule_id),
             expected=expected, attempts=tuple(attempts),
             fidelity=with_build_rows(plan.fidelity, image.unpinned) + _libc_rows(capsule.platform.libc_version, image)
             + clock_rows(plan),
@@ -69,7 +69,7 @@ def replay_capsule(path: Path, options: ReplayOptions, progress: Progress,
             http=http, notes=tuple(notes), baseline=baseline,
         )
     except RemoteFailed as exc:  # the line names the capsule whose remote it is
-        raise exc.naming(path) from exc
+        raise exc.naming(name) from exc
     finally:
         replayer.close()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..build.planner import PlanOptions
+from ..capsules.trust import Trust
 
 DEFAULT_ATTEMPTS = 3
 DEFAULT_TIMEOUT_S = 600.0
@@ -22,7 +23,6 @@ class ReplayOptions:
     plan: PlanOptions = field(default_factory=PlanOptions)
     builder: str | None = None  # auto | buildkit | classic; None: the setting (REPLAY_BUILDER, default auto)
     label: str = ""  # replay=<label> on everything made; a fresh one per process by default
-    require_valid: bool = False  # refuse (exit 1) a capsule that does not verify, or an untrusted signer
-    allow_unverified: bool = False  # replay a capsule that does not verify (the report says so at the top)
+    trust: Trust = Trust()  # the keys and the policy a capsule is opened with (capsules/opening.py)
     # Supplied --env values: applied at run time only, never part of the plan or its digest.
     secret_env: tuple[tuple[str, str], ...] = ()

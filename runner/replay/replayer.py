@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .. import secretrules
 from ..build.baseimage import ensure_base
-from ..capsules import read_capsule
+from ..capsules.opening import Opened, open_capsule
 from ..capsules.model import Capsule
 from ..config import Settings, settings as load_settings
 from ..engine import LABEL, Containment, Engine, EngineHolder, Mount, RunSpec
@@ -60,8 +60,15 @@ class Replayer:
     def engine(self) -> Engine:
         return self._engine.get()
 
-    def load(self, path: Path | str) -> tuple[Capsule, Plan]:
-        return self.plan(read_capsule(path))
+    def open(self, given: Path | str) -> Opened:
+        """The capsule, opened under this replay's trust policy (refused when it does not verify)."""
+        return open_capsule(given, self.options.trust)
+
+    def load(self, given: Path | str) -> tuple[Capsule, Plan]:
+        """Opened and planned; errors about its files name the capsule as given."""
+        opened = self.open(given)
+        with opened.naming():
+            return self.plan(opened.capsule)
 
     def plan(self, capsule: Capsule) -> tuple[Capsule, Plan]:
         return capsule, make_plan(capsule, self.settings, self.options.plan)

@@ -29,7 +29,7 @@ def folder(tmp_path: Path) -> Path:
 
 
 def test_a_folder_is_searched_recursively_for_all_three_formats(folder: Path) -> None:
-    entries = collect([folder])
+    entries = collect([folder]).entries
     got = sorted((Path(e.path).relative_to(folder).as_posix(), e.format) for e in entries)
     assert got == [("ci/broken.json", "twin"), ("ci/hello.json", "codeinstances"), ("nova/run-1", "novafabric"),
                    ("team/twin/ny.json", "twin")]
@@ -37,7 +37,7 @@ def test_a_folder_is_searched_recursively_for_all_three_formats(folder: Path) ->
 
 def test_the_same_capsule_twice_is_collected_once_under_its_content_hash(tmp_path: Path, folder: Path) -> None:
     shutil.copytree(folder / "nova" / "run-1", tmp_path / "renamed-copy")
-    entries = collect([folder / "nova" / "run-1", tmp_path / "renamed-copy", folder / "nova" / "run-1"])
+    entries = collect([folder / "nova" / "run-1", tmp_path / "renamed-copy", folder / "nova" / "run-1"]).entries
     assert len(entries) == 1
     assert entries[0].also_at == (str(tmp_path / "renamed-copy"),)
     assert entries[0].capsule_id == content_id(tmp_path / "renamed-copy")
@@ -53,7 +53,7 @@ def test_a_changed_capsule_has_another_id(tmp_path: Path) -> None:
 def test_a_list_file_names_capsules_and_folders_relative_to_itself(tmp_path: Path, folder: Path) -> None:
     listing = tmp_path / "nightly.txt"
     listing.write_text(f"# the nightly set\n{folder.name}/ci/hello.json\n\n{folder / 'nova'}\nmissing.json\n")
-    got = [Path(e.path).name for e in collect([listing])]
+    got = [Path(e.path).name for e in collect([listing]).entries]
     assert got == ["hello.json", "run-1", "missing.json"]  # a missing entry is listed (judged broken), not fatal
 
 
@@ -79,7 +79,7 @@ def test_a_list_naming_a_fifo_or_a_device_neither_blocks_nor_reads_forever(tmp_p
     # its own process, with memory capped and a timeout: a regression must fail, not hang or eat the machine
     code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30));"
             "from pathlib import Path; from runner.farm.collect import collect;"
-            "print([(Path(e.path).name, e.format) for e in collect([Path(sys.argv[1])])])")
+            "print([(Path(e.path).name, e.format) for e in collect([Path(sys.argv[1])]).entries])")
     proc = subprocess.run([sys.executable, "-c", code, str(listing)], capture_output=True, text=True, timeout=60,
                           env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])})
     assert proc.returncode == 0, proc.stderr[-2000:]
