@@ -25,7 +25,9 @@ from ..replay import Progress, Replayer, ReplayOptions
 from ..replay.options import DEFAULT_TIMEOUT_S
 from ..verdicts import FACTS
 from . import console
-from .options import EnvOpt, JunitOpt, MirrorOpt, QuietOpt, RepoOpt, SaltOpt, parse_env, timeout_opt, write_text
+from .options import (AllowUnverifiedOpt, EnvOpt, JunitOpt, MirrorOpt, QuietOpt, RepoOpt, RequireValidOpt, SaltOpt,
+                      TrustKeyOpt, parse_env, timeout_opt, write_text)
+from .options import trust as make_trust
 
 _STATUS_LINE = {
     "found": "minimal set found",
@@ -232,6 +234,9 @@ def register(app: typer.Typer) -> None:
         junit: JunitOpt = None,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show build logs and output.")] = False,
         quiet: QuietOpt = False,
+        trust_key: TrustKeyOpt = [],
+        require_valid: RequireValidOpt = False,
+        allow_unverified: AllowUnverifiedOpt = False,
     ) -> None:
         """Find a minimal set of environment facts that turns GOOD into BAD's recorded failure
         (or, with --commits, the first failing commit; with --sweep FACT, the first failing version).
@@ -240,10 +245,11 @@ def register(app: typer.Typer) -> None:
         """
         if commits and sweep is not None:
             raise UsageError("--commits and --sweep bisect different things: give one of them")
+        trust = make_trust(trust_key, require_valid, allow_unverified)  # both ends: refused unless they verify
         progress = Progress(console.err, quiet=quiet or as_json)
         plan_opts = PlanOptions(repo=repo, env_overrides=parse_env(env), salt=salt)
         replayer = Replayer(ReplayOptions(timeout=timeout, verbose=verbose, plan=plan_opts,
-                                          secret_env=plan_opts.env_overrides), progress)
+                                          secret_env=plan_opts.env_overrides, trust=trust), progress)
         start = time.monotonic()
         try:
             settings = BisectSettings(attempts, jobs or _cores(), not no_cache_reuse)
