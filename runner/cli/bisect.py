@@ -229,7 +229,8 @@ def register(app: typer.Typer) -> None:
                                                   help="Find the first failing version of one differing fact "
                                                        "(runtime:node, tool:npm, pin:python:six...) instead.")] = None,
         no_cache_reuse: Annotated[bool, typer.Option("--no-cache-reuse", help="Run every trial with a cold "
-                                                     "test-tool cache (jest's): no cache shared between trials.")] = False,
+                                                     "test-tool cache: jest's, Go's build cache or Python's bytecode, "
+                                                     "none shared between trials.")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
         junit: JunitOpt = None,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show build logs and output.")] = False,
