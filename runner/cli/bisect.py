@@ -8,8 +8,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich import box
-from rich.table import Table
 from rich.text import Text
 
 from ..build import source as git_source
@@ -20,6 +18,7 @@ from ..errors import Exit, UsageError
 from ..build.plan import Source
 from ..build.providers import fetch, pypi
 from ..facts.inspect import printable
+from ..report.layout import Cell, Styled, View
 from ..build.planner import PlanOptions
 from ..replay import Progress, Replayer, ReplayOptions
 from ..replay.options import DEFAULT_TIMEOUT_S
@@ -44,15 +43,8 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def _cell(value: str | None) -> Text:
-    return Text("(absent)", "dim") if value is None else Text(printable(value))
-
-
-def _table(title: str, *columns: str) -> Table:
-    table = Table(title=title, title_justify="left", title_style="bold", box=box.SIMPLE)
-    for name in columns:
-        table.add_column(name, overflow="fold")
-    return table
+def _cell(value: str | None) -> Cell:
+    return Styled("(absent)", "dim") if value is None else printable(value)
 
 
 def _applied(t: Trial, everything: int) -> str:
@@ -63,27 +55,28 @@ def _applied(t: Trial, everything: int) -> str:
     return ", ".join(t.keys)
 
 
-def _build_cell(t: Trial) -> Text:
+def _build_cell(t: Trial) -> Cell:
     if t.built:
-        return Text(f"{t.build_s:.1f}s")
-    return Text("cached" if t.build_s == 0 else f"cached, {t.build_s:.1f}s", "dim")
+        return f"{t.build_s:.1f}s"
+    return Styled("cached" if t.build_s == 0 else f"cached, {t.build_s:.1f}s", "dim")
 
 
-def _trials_table(r: BisectResult) -> Table:
-    table = _table("trials", "#", "facts applied", "verdict", "signature", "build", "run")
-    for t in r.trials:
-        table.add_row(str(t.number), printable(_applied(t, len(r.candidates))), _verdict_cell(t),
-                      _cell(t.signature or ""), _build_cell(t), f"{t.run_s:.1f}s")
-    return table
+TRIALS = ("#", "facts applied", "verdict", "signature", "build", "run")
 
 
-def _verdict_cell(t: Trial) -> Text:
-    verdict = Text(t.verdict, FACTS[t.verdict].style)
+def _trials_table(view: View, r: BisectResult) -> None:
+    view.table("trials", TRIALS, [(str(t.number), printable(_applied(t, len(r.candidates))), _verdict_cell(t),
+                                   _cell(t.signature or ""), _build_cell(t), f"{t.run_s:.1f}s") for t in r.trials],
+               free=1)
+
+
+def _verdict_cell(t: Trial) -> Cell:
+    said: str = t.verdict
     if len(set(t.attempts)) > 1:  # mixed attempts say how flaky the trial was
-        verdict.append(f" ({', '.join(t.attempts)})", "dim")
+        said += f" ({', '.join(t.attempts)})"
     elif len(t.attempts) > 1:
-        verdict.append(f" ×{len(t.attempts)}", "dim")
-    return verdict
+        said += f" ×{len(t.attempts)}"
+    return Styled(said, FACTS[t.verdict].style)
 
 
 def _spent(trials: tuple[Trial, ...], wall_s: float) -> Text:
@@ -95,21 +88,21 @@ def _spent(trials: tuple[Trial, ...], wall_s: float) -> Text:
 def _show(bad: Path, good: Path, r: BisectResult, wall_s: float) -> None:
     out = console.out
     out.print(Text(f"bad:  {printable(str(bad))}\ngood: {printable(str(good))}"))
-    candidates = _table("candidates", "fact", "stage", "good", "bad")
-    for c in r.candidates:
-        candidates.add_row(printable(c.key), c.stage, _cell(c.good), _cell(c.bad))
-    out.print(candidates if r.candidates else Text("no candidate: no fact that can be varied differs", "dim"))
-    out.print(_trials_table(r))
+    view = View(out)
+    if r.candidates:
+        view.table("candidates", ("fact", "stage", "good", "bad"),
+                   [(printable(c.key), c.stage, _cell(c.good), _cell(c.bad)) for c in r.candidates])
+    else:
+        view.line("no candidate: no fact that can be varied differs", "dim")
+    _trials_table(view, r)
     if r.also_failing:
-        also = _table("also failing, but not the recorded way", "#", "facts applied", "signature")
-        for t in r.also_failing:
-            also.add_row(str(t.number), printable(_applied(t, len(r.candidates))), _cell(t.signature or ""))
-        out.print(also)
+        view.table("also failing, but not the recorded way", ("#", "facts applied", "signature"),
+                   [(str(t.number), printable(_applied(t, len(r.candidates))), _cell(t.signature or ""))
+                    for t in r.also_failing], free=1)
     if r.not_varied:
-        nv = _table("not varied", "fact", "good", "bad", "why")
-        for n in r.not_varied:
-            nv.add_row(printable(n.key), _cell(n.good), _cell(n.bad), printable(n.reason))
-        out.print(nv)
+        view.table("not varied", ("fact", "good", "bad", "why"),
+                   [(printable(n.key), _cell(n.good), _cell(n.bad), printable(n.reason)) for n in r.not_varied],
+                   free=3)
     _notes(r.notes)
     out.print(_spent(r.trials, wall_s))
     if r.found:
@@ -123,13 +116,13 @@ def _notes(notes: tuple[str, ...]) -> None:
         console.out.print(Text(f"note: {printable(note)}", "dim"))
 
 
-def _probes_table(w: Walk, item: str, shown: Callable[[Trial], str]) -> Table:
-    table = _table("trials", "#", item, "verdict", "signature", "build", "run")
-    for t in w.trials:
-        role = "" if t.role == "search" else f" ({t.role})"
-        table.add_row(str(t.number), printable(shown(t) + role), _verdict_cell(t), _cell(t.signature or ""),
-                      _build_cell(t), f"{t.run_s:.1f}s")
-    return table
+def _probes_table(w: Walk, item: str, shown: Callable[[Trial], str]) -> None:
+    def role(t: Trial) -> str:
+        return "" if t.role == "search" else f" ({t.role})"
+
+    View(console.out).table("trials", ("#", item, "verdict", "signature", "build", "run"),
+                            [(str(t.number), printable(shown(t) + role(t)), _verdict_cell(t), _cell(t.signature or ""),
+                              _build_cell(t), f"{t.run_s:.1f}s") for t in w.trials], free=1)
 
 
 _COMMITS_STATUS = {
@@ -144,7 +137,7 @@ def _show_commits(bad: Path, good: Path, r: CommitsResult, wall_s: float) -> Non
     out.print(Text(f"{len(r.commits)} commit(s) after {r.walk.good[:12]} up to {r.commits[-1].sha[:12]} "
                    "(first parents)", "dim"))
     subjects = {c.sha: c.subject for c in r.commits}
-    out.print(_probes_table(r.walk, "commit", lambda t: f"{(t.item or '')[:12]} {subjects.get(t.item or '', '')}".rstrip()))
+    _probes_table(r.walk, "commit", lambda t: f"{(t.item or '')[:12]} {subjects.get(t.item or '', '')}".rstrip())
     _notes(r.walk.notes)
     out.print(_spent(r.walk.trials, wall_s))
     first = r.first_failing
@@ -159,7 +152,7 @@ def _show_sweep(bad: Path, good: Path, r: SweepResult, wall_s: float) -> None:
     out.print(Text(f"bad:  {printable(str(bad))}\ngood: {printable(str(good))}"))
     out.print(Text(printable(f"{r.fact}: {r.walk.good} (good) to {r.walk.line[-1]} (bad), "
                              f"the versions between from {r.source}"), "dim"))
-    out.print(_probes_table(r.walk, r.name, lambda t: t.item or ""))
+    _probes_table(r.walk, r.name, lambda t: t.item or "")
     _notes(r.walk.notes)
     out.print(_spent(r.walk.trials, wall_s))
     out.print(Text(printable(summary(r)), "bold red" if r.found else "bold"))

@@ -5,46 +5,39 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from rich import box
-from rich.table import Table
 from rich.text import Text
 
 from ..codec import encode
 from ..doctor import Diagnosis, diagnose
 from ..envelope import envelope
 from ..errors import Exit
+from ..report.layout import Cell, Styled, View
 from . import console
 
 _STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red"}
 
 
-def _checks(d: Diagnosis) -> Table:
-    table = Table(title="checks", title_justify="left", title_style="bold", box=box.SIMPLE, show_header=False)
-    table.add_column(no_wrap=True)
-    table.add_column(no_wrap=True)
-    table.add_column(overflow="fold")
+def _checks(view: View, d: Diagnosis) -> None:
+    rows: list[tuple[Cell, ...]] = []
     for c in d.checks:
-        detail = Text(c.detail)
-        if c.fix:
-            detail.append(f"\nfix: {c.fix}", "bold" if c.status == "fail" else "dim")
-        table.add_row(Text(c.status, _STYLE[c.status]), c.name, detail)
-    return table
+        rows.append((Styled(c.status, _STYLE[c.status]), c.name, c.detail))
+        if c.fix:  # the fix on a row of its own, under the detail
+            rows.append(("", "", Styled(f"fix: {c.fix}", "bold" if c.status == "fail" else "dim")))
+    view.table("checks", ("status", "check", "detail"), rows, free=2, header=False, shorten=False)
 
 
-def _settings(d: Diagnosis) -> Table:
-    table = Table(title="settings", title_justify="left", title_style="bold", box=box.SIMPLE)
-    for name in ("variable", "value", "from"):
-        table.add_column(name, overflow="fold")
-    for o in d.settings:
-        table.add_row(o.variable, Text(o.value), Text(o.source, "dim" if o.source == "default" else ""))
-    return table
+def _settings(view: View, d: Diagnosis) -> None:
+    view.table("settings", ("variable", "value", "from"),
+               [(o.variable, o.value, Styled(o.source, "dim" if o.source == "default" else "")) for o in d.settings],
+               free=1, shorten=False)
 
 
 def _show(d: Diagnosis) -> None:
     out = console.out
     out.print(Text(", ".join(f"{k} {v}" for k, v in d.versions.items() if v)))
-    out.print(_checks(d))
-    out.print(_settings(d))
+    view = View(out)
+    _checks(view, d)
+    _settings(view, d)
     failed = [c for c in d.checks if c.status == "fail"]
     if failed:
         out.print(Text(f"not ready: {', '.join(c.name for c in failed)} (see fix above)", "bold red"))

@@ -5,7 +5,6 @@ import shlex
 from typing import Annotated
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from ..capsules.model import Capsule, Command
@@ -13,43 +12,21 @@ from ..codec import encode
 from ..capsules.opening import open_capsule
 from ..capsules.trust import Trust
 from ..facts.inspect import Section, printable, sections
+from ..report.layout import Styled, View
 from ..textsafe import cut
 from . import console
 from .options import CapsuleArg
 
 
-# rich lays a table out in time that grows faster than its rows (50,000 resolved packages:
-# 20 s); a long section is printed as aligned lines instead, in a fraction of a second.
-TABLE_ROWS = 500
-
-
-def section_view(section: Section) -> Table | Text:
-    """A section as a two-column table, or one dim line saying why it is empty."""
+def section_view(view: View, section: Section) -> None:
+    """A section as a label/value/flag table, or one line saying why it is empty."""
     if not section.rows:
-        return Text.assemble((section.title, "bold"), (f": {section.empty}", "dim"))
-    if len(section.rows) > TABLE_ROWS:
-        return _lines_view(section)
-    table = Table(
-        title=section.title, title_justify="left", title_style="bold", show_header=False, box=None,
-        padding=(0, 2, 0, 2),
-    )
-    table.add_column(style="cyan", overflow="fold")
-    table.add_column(overflow="fold")
-    table.add_column(style="yellow")
-    for row in section.rows:
-        # Text(), not a markup string: capsule values are untrusted and may hold "[...]".
-        table.add_row(Text(printable(row.label)), Text(printable(row.value)), Text(row.flag or ""))
-    return table
-
-
-def _lines_view(section: Section) -> Text:
-    width = min(max(len(row.label) for row in section.rows), 60)
-    text = Text(section.title + "\n", "bold", no_wrap=True, overflow="ignore")
-    for row in section.rows:
-        flag = f"  {row.flag}" if row.flag else ""
-        text.append(f"  {printable(row.label):<{width}}  ", "cyan")
-        text.append(f"{printable(row.value)}{flag}\n")
-    return text
+        view.line(f"{section.title}: {section.empty}", "dim")
+        return
+    # values are shown whole (digests too): inspect is where a capsule's facts are read
+    view.table(section.title, ("fact", "value", "flag"),
+               [(Styled(printable(r.label), "cyan"), printable(r.value), Styled(r.flag or "", "yellow"))
+                for r in section.rows], free=1, header=False, shorten=False, indent=2)
 
 
 _FORMATS = {"twin": "twin capsule v{}", "novafabric": "NovaFabric Run Capsule {}", "codeinstances": "CodeInstances codeinstances/{}"}
@@ -92,5 +69,6 @@ def register(app: typer.Typer) -> None:
             console.print_result("inspect", 0, encode(model))
             return
         console.out.print(headline(model))
+        view = View(console.out)
         for section in sections(model, full=full):
-            console.out.print(section_view(section))
+            section_view(view, section)

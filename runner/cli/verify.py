@@ -6,8 +6,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich import box
-from rich.table import Table
 from rich.text import Text
 
 from ..build.precheck import CONTENT_CHECKS
@@ -17,6 +15,7 @@ from ..codec import encode
 from ..capsules.verification import Signer, VerifyResult
 from ..errors import Exit, UsageError
 from ..facts.inspect import printable
+from ..report.layout import Styled, View
 from . import console
 from .options import CapsuleArg
 
@@ -24,15 +23,11 @@ def _trusted(s: Signer) -> str:
     return "not checked" if s.trusted is None else ("yes" if s.trusted else "no")
 
 
-def _signers_table(result: VerifyResult) -> Table:
-    table = Table(title="signers", title_justify="left", title_style="bold", box=box.SIMPLE)
-    for name in ("keyid", "algorithm", "subject", "signature valid", "trusted"):
-        table.add_column(name, overflow="fold")
-    for s in result.signers:
-        valid = Text("yes", "green") if s.signature_valid else Text("no", "red")
-        keyid, subject = Text(printable(s.keyid or "-")), Text(printable(s.subject or "-"))
-        table.add_row(keyid, s.algorithm, subject, valid, _trusted(s))
-    return table
+def _signers_table(view: View, result: VerifyResult) -> None:
+    view.table("signers", ("keyid", "algorithm", "subject", "signature valid", "trusted"),
+               [(printable(s.keyid or "-"), s.algorithm, printable(s.subject or "-"),
+                 Styled("yes", "green") if s.signature_valid else Styled("no", "red"), _trusted(s))
+                for s in result.signers], free=2, shorten=False)
 
 
 def answer(result: VerifyResult, ok: bool) -> str:
@@ -60,7 +55,7 @@ def _show(result: VerifyResult, ok: bool) -> None:
     for check in result.checks:
         console.out.print(Text(f"  checked: {printable(check)}"))
     if result.signers:
-        console.out.print(_signers_table(result))
+        _signers_table(View(console.out), result)
 
 
 def _twin_fix_hint(capsule: str, patch: Path | None, ref: str | None) -> str:

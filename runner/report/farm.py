@@ -11,6 +11,7 @@ from ..verdicts import facts_of
 from ..farm.attention import GROUP_LABELS, GROUPS, Attention, Row
 from ..farm.attention import counts as counts_by_group
 from ..farm.model import CapsuleResult, Night
+from .layout import Styled, View
 
 VERDICT_ORDER = ("reproduced", "flaky", "different-failure", "not-reproduced", "inconclusive", "broken",
                  "infra-error")
@@ -72,15 +73,9 @@ def history_json(found: tuple[str, list[CapsuleResult]]) -> dict[str, Any]:
 
 
 def show_run(night: Night, console: Any) -> None:
-    from rich.table import Table
-
-    table = Table(title=f"night {night.id}", header_style="bold")
-    for col in ("capsule", "format", "verdict", "rate", "at ref", "signature", "why"):
-        table.add_column(col, overflow="fold")
-    for r in night.results:
-        table.add_row(*_plain(r.path, r.format, r.verdict, _rate(r), r.ref_verdict or "", r.signature or "",
-                              r.reason))
-    console.print(table)
+    View(console).table(f"night {night.id}", ("capsule", "format", "verdict", "rate", "at ref", "signature", "why"),
+                        [(r.path, r.format, r.verdict, _rate(r), r.ref_verdict or "", r.signature or "", r.reason)
+                         for r in night.results], free=6)
     console.print(_counts_line(night), markup=False)
     broken = [r.path for r in night.results if r.verdict == "broken"]
     if broken:
@@ -126,18 +121,13 @@ def show_report(view: Attention, console: Any, show_all: bool = False) -> None:
 
 
 def _rows_table(rows: Sequence[Row], console: Any) -> None:
-    from rich.table import Table
+    def verdict(r: Row) -> Styled:
+        said = r.verdict + (f", at ref {r.ref_verdict}" if r.ref_verdict else "")
+        return Styled(said, facts_of(r.verdict).style if r.news else "")
 
-    table = Table(header_style="bold", box=None, padding=(0, 1), show_edge=False)
-    for col in ("capsule", "verdict", "first seen", "last change", "rate (window)", "reproduce here"):
-        table.add_column(col, overflow="fold")
-    for r in rows:
-        verdict = r.verdict + (f", at ref {r.ref_verdict}" if r.ref_verdict else "")
-        cells = _plain(r.path, verdict, _day(r.first_seen.started_at), _change(r), _window_rate(r), r.command)
-        if r.news:
-            cells[1].stylize(facts_of(r.verdict).style)
-        table.add_row(*cells)
-    console.print(table)
+    View(console).table("", ("capsule", "verdict", "first seen", "last change", "rate (window)", "reproduce here"),
+                        [(r.path, verdict(r), _day(r.first_seen.started_at), _change(r), _window_rate(r), r.command)
+                         for r in rows], free=5)
 
 
 def _day(stamp: str) -> str:
@@ -157,16 +147,11 @@ def _window_rate(r: Row) -> str:
 
 
 def show_history(results: list[CapsuleResult], console: Any) -> None:
-    from rich.table import Table
-
-    table = Table(title=f"capsule {results[-1].capsule_id} ({results[-1].path})", header_style="bold")
-    for col in ("night", "verdict", "rate", "at ref", "signature", "exit", "image", "why"):
-        table.add_column(col, overflow="fold")
-    for r in results:
-        table.add_row(*_plain(r.night_id, r.verdict, _rate(r), f"{r.ref}: {r.ref_verdict}" if r.ref_verdict else "",
-                              r.signature or "", "" if r.exit_code is None else str(r.exit_code),
-                              (r.image_digest or "")[:19], r.reason))
-    console.print(table)
+    View(console).table(f"capsule {results[-1].capsule_id} ({results[-1].path})",
+                        ("night", "verdict", "rate", "at ref", "signature", "exit", "image", "why"),
+                        [(r.night_id, r.verdict, _rate(r), f"{r.ref}: {r.ref_verdict}" if r.ref_verdict else "",
+                          r.signature or "", "" if r.exit_code is None else str(r.exit_code),
+                          (r.image_digest or "")[:19], r.reason) for r in results], free=7)
 
 
 def _counts_line(night: Night) -> str:
@@ -178,12 +163,3 @@ def _rate(r: CapsuleResult) -> str:
     if r.rate is None:
         return ""
     return f"{r.rate.k}/{r.rate.n} ({r.rate.low:.0%}-{r.rate.high:.0%})"
-
-
-def _plain(*values: str) -> list[Any]:
-    """Table cells as plain text: capsule strings are never read as rich markup."""
-    from rich.text import Text
-
-    from ..textsafe import cell
-
-    return [Text(cell(str(v))) for v in values]

@@ -90,10 +90,11 @@ def _inspect(capsule: Capsule) -> None:
     from rich.console import Console
 
     from runner.cli.inspect import section_view
+    from runner.report.layout import View
 
-    console = Console(file=strict_stream(), width=140, highlight=False, soft_wrap=True, emoji=False)
+    view = View(Console(file=strict_stream(), width=140, highlight=False, soft_wrap=True, emoji=False))
     for section in sections(capsule, full=True):
-        console.print(section_view(section))
+        section_view(view, section)
 
 
 def _json(data: Any) -> None:
