@@ -58,10 +58,3 @@ def verify_capsule(path: Path | str, trust_keys: Sequence[Path] = ()) -> VerifyR
     result: VerifyResult = reader.verify(p, trust_keys, parsed)  # parsed once: detect() read the whole file
     return result
 
-
-def check_capsule(path: Path | str, trust_keys: Sequence[Path] = ()) -> tuple[Capsule, VerifyResult]:
-    """Verify, then read, from one parse of the file."""
-    p = Path(path)
-    reader, parsed = detect(p)
-    verified = reader.verify(p, trust_keys, parsed)
-    return reader.read(p, parsed), verified
