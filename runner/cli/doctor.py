@@ -23,13 +23,13 @@ def _checks(view: View, d: Diagnosis) -> None:
         rows.append((Styled(c.status, _STYLE[c.status]), c.name, c.detail))
         if c.fix:  # the fix on a row of its own, under the detail
             rows.append(("", "", Styled(f"fix: {c.fix}", "bold" if c.status == "fail" else "dim")))
-    view.table("checks", ("status", "check", "detail"), rows, free=2, header=False, shorten=False)
+    view.table("checks", ("status", "check", "detail"), rows, free=2, header=False, shorten=False, indent=2)
 
 
 def _settings(view: View, d: Diagnosis) -> None:
     view.table("settings", ("variable", "value", "from"),
                [(o.variable, o.value, Styled(o.source, "dim" if o.source == "default" else "")) for o in d.settings],
-               free=1, shorten=False)
+               free=1, shorten=False, indent=2)
 
 
 def _show(d: Diagnosis) -> None:

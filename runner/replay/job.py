@@ -15,7 +15,7 @@ from ..build.plan import Fidelity, Plan
 from ..build.pins import with_build_rows
 from ..build.planner import make_plan
 from ..capsules.model import Capsule
-from ..report import Baseline, CapsuleRef, ImageInfo, ReplayReport, Step, verification_of
+from .report import Baseline, CapsuleRef, ImageInfo, ReplayReport, Step, verification_of
 from .image import BuiltImage
 from .options import ReplayOptions
 from .progress import Progress

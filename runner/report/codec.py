@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..codec import DecodeError, decode, encode
-from .model import ReplayReport
+from ..replay.report import ReplayReport
 
 SCHEMA = "replay.report/1"
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..outcome import Verdict
 from ..verdicts import FACTS
-from .model import ReplayReport
+from ..replay.report import ReplayReport
 from .templates import add_filters, render
 
 MARKER = "replay-ci"

@@ -12,7 +12,7 @@ from typing import Any
 from ..outcome import Attempt
 from ..build.plan import Fidelity
 from .layout import View
-from .model import ReplayReport
+from ..replay.report import ReplayReport
 
 NAME_ONLY = "set (value not recorded)"  # the planner's "recorded" for a variable recorded by name only
 SHOWN_NAMES = 8  # of those, named in the note (--all lists every one)

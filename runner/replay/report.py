@@ -1,4 +1,5 @@
-"""The replay report as one frozen value: text.py shows it, codec.py writes and reads it."""
+"""The replay report as one frozen value: the replay stage builds it; runner.report writes it
+(text, JSON, JUnit, the PR comment) and reads its JSON back."""
 from __future__ import annotations
 
 from dataclasses import dataclass
