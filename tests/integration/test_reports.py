@@ -78,7 +78,7 @@ def test_a_placebo_patch_where_the_failure_reproduces_is_not_fixed(
         engine: object, capsys: pytest.CaptureFixture[str], placebo: Path) -> None:
     rc, report = replay(capsys, TZ_CAPSULE, "--repo", BUNDLE, "-n", "1", "--patch", placebo)
     assert (rc, report["verdict"], report["baseline"]["verdict"]) == (1, "not-fixed", "reproduced")
-    assert report["summary"] == "NOT-FIXED: 1/1 patched attempts still failed as recorded."
+    assert report["summary"] == "NOT-FIXED: 1/1 attempts with the patch still failed as recorded."
 
 
 def test_the_patched_image_rebuilds_only_the_source(engine: object, capsys: pytest.CaptureFixture[str],
@@ -93,4 +93,4 @@ def test_the_patched_image_rebuilds_only_the_source(engine: object, capsys: pyte
     rc, report = replay(capsys, TZ_CAPSULE, "--repo", BUNDLE, "-n", "1", "--patch", fresh)
     assert (rc, report["verdict"]) == (1, "not-fixed")
     assert report["image"]["built"] is True and 0 < report["image"]["steps_run"] <= 4, report["image"]
-    assert any(s["name"] == "unpatched source: 1 attempt(s)" for s in report["steps"])
+    assert any(s["name"] == "the unpatched source: 1 attempt(s)" for s in report["steps"])

@@ -9,6 +9,7 @@ import pytest
 from runner.capsules import read_capsule
 from runner.capsules.model import Body
 from runner.engine import BuildEvent, Containment, Engine
+from runner.engine.buildlog import build_failure
 from runner.errors import BuildFailed
 from runner.replay import (Attempt, BuiltImage, Expected, Progress, Replayer, ReplayOptions, classify, expected_of,
                            judge)
@@ -94,7 +95,7 @@ class FlakyMirrorEngine(FakeEngine):
         if self.calls == 1:
             tail = "E: Failed to fetch http://deb.debian.org/x  Temporary failure resolving 'deb.debian.org'" \
                 if self.transient else "npm ERR! 404 Not Found"
-            raise BuildFailed("image build failed", tail)
+            raise build_failure("apt-get", [tail])  # as the engine makes it: the log decides whether it is a hiccup
         yield BuildEvent("done", image_id="sha256:1", steps_run=3)
 
 
