@@ -47,6 +47,10 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     capsule = twin_capsule(["python3", "check.py"], "FAIL: value is 41, expected 42\n", 1, python="3.11.2",
                            repo=repo_fact("https://git.example.com/acme/app.git", failing))
     write_json(root / "capsule.json", capsule)
+    # the same run, recorded with a failure that never happens here (another exit code): no baseline
+    elsewhere = twin_capsule(["python3", "check.py"], "FAIL: value is 41, expected 42\n", 7, python="3.11.2",
+                             repo=repo_fact("https://git.example.com/acme/app.git", failing))
+    write_json(root / "elsewhere.json", elsewhere)
     return {"root": str(root), "fixed": fixed, "unfixed": unfixed}
 
 
@@ -78,6 +82,23 @@ def test_the_pr_job_comments_fixed_or_still_failing(engine: DockerEngine, label:
     assert read_marker(comment) is not None and read_marker(comment)[1] == state  # type: ignore[index]
     assert comment.splitlines()[1].startswith("### ") and f" {words} at `{project[commit][:12]}`" in comment
     assert f"capsule.json: {state}" in res.output.decode()
+
+
+def test_the_pr_job_never_calls_fixed_a_failure_that_does_not_come_back_at_its_commit(
+        engine: DockerEngine, label: str, tmp_path: Path, project: dict[str, str]) -> None:
+    """The fixing commit passes, but the recorded failure (exit 7) never happens at its own commit
+    here: nothing was shown fixed, so the comment says inconclusive and the job fails, as replay does."""
+    mounts = [Mount(project["root"], "/w", True), Mount(str(tmp_path), "/out", False)]
+    env = [("REPLAY_REF", project["fixed"]), ("REPLAY_REPO", "/w/repo"), ("REPLAY_OUT", "/out"),
+           ("REPLAY_ATTEMPTS", "1")]
+    res = run_in_image(engine, label, ["pr-job.sh", "elsewhere.json"], mounts, env=env)
+    assert res.exit_code == 1, res.output[-3000:]
+    comment = (tmp_path / "comment-1.md").read_text()
+    assert read_marker(comment)[1] == "inconclusive"  # type: ignore[index]
+    assert "fixed" not in comment.splitlines()[1] and "did not reproduce the failure here" in comment
+    run = json.loads((tmp_path / "run-1.json").read_text())
+    assert run["exit_code"] == 1 and run["result"]["verdict"] == "inconclusive"
+    assert run["result"]["baseline"]["verdict"] == "different-failure"
 
 
 # -- the failing-test loop, run as the CI files say (issue 20) -------------------------------
