@@ -82,7 +82,7 @@ SETTINGS: tuple[SettingRef, ...] = (
                "runner/cli/worker.py", scope="worker"),
     SettingRef("REPLAY_RANDOM_VALUES", "/replay/random-values.json",
                "set inside the replayed container (not read by replay): the file of recorded random values, for "
-               "hook libraries", "runner/clock.py", scope="container"),
+               "hook libraries", "runner/build/clock.py", scope="container"),
     SettingRef("DOCKER_HOST", "the local socket", "the engine to use", "the docker SDK"),
 )
 

@@ -99,7 +99,7 @@ class InstantExecutor:
 
     def run(self, work: Any, resumed: bool = False) -> Any:
         from runner.farm.executor import Done
-        from runner.outcome import Attempt
+        from runner.verdict.judge import Attempt
 
         att = Attempt(1, None, work.expected.signature or "", work.expected.key_lines, 0.01,
                       classification="recorded")
@@ -130,7 +130,7 @@ def fill_history(store: Any, paths: list[Path], nights: int, seed: int = 22) -> 
     from runner.farm.verdict import wilson
 
     from runner.capsules import read_capsule
-    from runner.outcome import expected_of
+    from runner.verdict.judge import expected_of
 
     rnd = random.Random(seed)
     ids = [content_id(p) for p in paths]

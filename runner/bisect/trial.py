@@ -21,7 +21,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from ..capsules.model import Capsule
 from ..errors import BuildFailed, BuildTimedOut, SourceUnavailable, UsageError
-from ..outcome import Attempt, Classification, Expected, Verdict, trial_verdict
+from ..verdict.judge import Attempt, Classification, Expected, Verdict, trial_verdict
 from ..engine import Mount
 from ..build.plan import Plan
 from ..replay import BuiltImage

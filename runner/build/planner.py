@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from .baseimage import choose_base
 from ..capsules.model import HOST_SPECIFIC_ENV, Capsule, FrozenMap
-from ..clock import clock_start, parse_rfc3339
+from .clock import clock_start, parse_rfc3339
 from ..config import Settings
 from ..errors import CapsuleError, NeedsInput, UsageError
 from .content import ContentStore, content_store

@@ -2,7 +2,7 @@
 
 The capsule holds the seed's fields as ../shared/formats/README.md pins them: the command
 and how it ended (exit code or signal, duration, the scrubbed output tail and the failure
-signature by runner/signature.py's rule), the OS, runtimes and tools, package managers and
+signature by runner/verdict/signature.py's rule), the OS, runtimes and tools, package managers and
 lockfiles, what is installed, the git state, and the environment filtered and redacted by
 twin's secret rules. A fact this host cannot give is written as the format says for "not
 recorded" (null, absent, or left out), never guessed.
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import secretrules
-from .. import signature as sig
+from ..verdict import signature as sig
 from ..errors import UsageError
 from . import envfacts, gitstate, packages, probes, writer
 from .run import RunResult, run

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from .. import signature as sig
+from ..verdict import signature as sig
 
 # The tail twin keeps is the last 200 lines, at most 64,000 characters; a UTF-8 character is
 # at most 4 bytes, so these many bytes always hold it.

@@ -22,7 +22,7 @@ from ..report.layout import Cell, Styled, View
 from ..build.planner import PlanOptions
 from ..replay import Progress, Replayer, ReplayOptions
 from ..replay.options import DEFAULT_TIMEOUT_S
-from ..verdicts import FACTS
+from ..verdict.facts import FACTS
 from . import console
 from .options import (AllowUnverifiedOpt, EnvOpt, JunitOpt, MirrorOpt, QuietOpt, RepoOpt, RequireValidOpt, SaltOpt,
                       TrustKeyOpt, parse_env, timeout_opt, write_text)

@@ -8,7 +8,7 @@ import typer
 from rich.text import Text
 
 from ..codec import encode
-from ..doctor import Diagnosis, diagnose
+from ..machine.doctor import Diagnosis, diagnose
 from ..envelope import envelope
 from ..errors import Exit
 from ..report.layout import Cell, Styled, View

@@ -6,7 +6,8 @@ from typing import Annotated, Any
 
 import typer
 
-from .. import gc, gcdisk
+from ..machine import gc
+from ..machine import disk as gcdisk
 from ..codec import encode
 from ..config import settings as load_settings
 from ..durations import HELP as DURATION_HELP

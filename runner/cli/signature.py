@@ -10,7 +10,7 @@ from typing import Annotated, BinaryIO
 
 import typer
 
-from .. import signature as sig
+from ..verdict import signature as sig
 from ..errors import CapsuleError, UsageError
 from .console import err, out, print_result
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..durations import HELP as DURATION_FORMS
-from ..outcome import VERDICTS
+from ..verdict.judge import VERDICTS
 from ..settingsref import SETTINGS
 
 

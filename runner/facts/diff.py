@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..capsules.model import Capsule, PackageManager, Platform
-from ..outcome import Expected, expected_of
+from ..verdict.judge import Expected, expected_of
 from .inspect import env_shown, http_line, records
 
 from .keys import GROUPS, group_of, lock, pin, tool

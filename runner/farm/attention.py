@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..verdicts import is_trouble
+from ..verdict.facts import is_trouble
 from .history import ref_side, recorded_side
 from .model import CapsuleResult, Mark, Night, Rate, Transition
 from .store import HistoryStore

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from ..errors import ReplayError
-from ..outcome import Attempt, Expected
+from ..verdict.judge import Attempt, Expected
 from .images import ImageBank
 from .model import FarmVerdict, Side
 

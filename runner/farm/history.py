@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ..verdicts import REPRODUCES, FarmVerdict, TransitionKind, Verdict
+from ..verdict.facts import REPRODUCES, FarmVerdict, TransitionKind, Verdict
 from .model import CapsuleResult, Night, Transition
 
 

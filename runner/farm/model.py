@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
-from ..verdicts import FarmVerdict, TransitionKind, Verdict
+from ..verdict.facts import FarmVerdict, TransitionKind, Verdict
 
 __all__ = ["AttemptRecord", "CapsuleResult", "FarmVerdict", "History", "Mark", "Night", "Rate", "Transition"]
 # which run an attempt belongs to: at the recorded commit, or at --ref
@@ -64,7 +64,7 @@ class CapsuleResult:
     reason: str = ""  # one sentence: why this verdict (always set for broken / infra-error)
     rate: Rate | None = None  # for flaky (and any verdict decided from attempts)
     ref: str | None = None  # --ref REF
-    ref_verdict: Verdict | None = None  # at REF, as runner.outcome.judge_fix judges a fix
+    ref_verdict: Verdict | None = None  # at REF, as runner.verdict.judge.judge_fix judges a fix
     image_digest: str | None = None
     duration_s: float = 0.0
     replay_version: str = ""

@@ -14,7 +14,7 @@ from ..capsules.model import Capsule
 from ..capsules.opening import Opened, open_capsule
 from ..capsules.trust import Trust
 from ..replay import Expected, Replayer, expected_of
-from ..verdicts import FarmVerdict
+from ..verdict.facts import FarmVerdict
 from .collect import content_id
 from .model import CapsuleResult
 from .store import NightEntry

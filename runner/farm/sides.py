@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ..replay import Attempt
-from ..verdicts import REPRODUCES, FarmVerdict, Verdict
+from ..verdict.facts import REPRODUCES, FarmVerdict, Verdict
 from .executor import Done, Executor, ImageFailed, RemoteFailure, Work, attempt_ids, new_task_id, task_of
 from .model import AttemptRecord, CapsuleResult, Night, Rate, Side
 from .options import FarmOptions

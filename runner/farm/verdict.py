@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import (ReplayError)
-from ..outcome import FixJudgement, judge_fix
-from ..outcome import Attempt, Expected, judge
-from ..verdicts import FarmVerdict, Unjudged, Verdict
+from ..verdict.judge import FixJudgement, judge_fix
+from ..verdict.judge import Attempt, Expected, judge
+from ..verdict.facts import FarmVerdict, Unjudged, Verdict
 from .model import AttemptRecord, Rate
 
 Z95 = 1.959963984540054  # the normal quantile of a two-sided 95 % interval
@@ -72,7 +72,7 @@ def ref_attempts_wanted(recorded: FarmVerdict, first: int, maximum: int) -> int:
 
 
 def ref_judgement(expected: Expected, baseline: Verdict, records: Sequence[AttemptRecord]) -> FixJudgement:
-    """REF judged as `--patch` judges a patch (runner.outcome.judge_fix, the one fix table), the
+    """REF judged as `--patch` judges a patch (runner.verdict.judge.judge_fix, the one fix table), the
     capsule's own-commit verdict of the same night as the baseline."""
     return judge_fix(expected, baseline, [as_attempt(r) for r in records])
 

@@ -1,5 +1,5 @@
 """The run side: the replayer, the world an attempt runs in, and `replay CAPSULE` itself."""
-from ..outcome import Attempt, Classification, Expected, Verdict, classify, expected_of, judge
+from ..verdict.judge import Attempt, Classification, Expected, Verdict, classify, expected_of, judge
 from ..build.plan import Drift
 from .image import BuiltImage, drift_of
 from .job import replay_capsule

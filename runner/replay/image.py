@@ -113,7 +113,7 @@ def _record_use(settings: Settings, tag: str, image_id: str) -> None:
     """The usage ledger (`replay gc --images`): every replay, bisect, night and worker passes here."""
     import sqlite3
 
-    from .. import ledger
+    from ..machine import ledger
 
     try:
         ledger.record(settings.cache_dir, tag, image_id)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..engine import Engine
 from ..build.source import RemoteFailed
-from ..outcome import Expected, judge, judge_fix
+from ..verdict.judge import Expected, judge, judge_fix
 from ..build.plan import Fidelity, Plan
 from ..build.pins import with_build_rows
 from ..build.planner import make_plan

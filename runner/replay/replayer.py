@@ -20,7 +20,7 @@ from ..capsules.model import Capsule
 from ..config import Settings, settings as load_settings
 from ..engine import LABEL, Containment, Engine, EngineHolder, Mount, RunSpec
 from ..httpreplay.report import HttpReport
-from ..outcome import Attempt, Expected, classify, expected_of
+from ..verdict.judge import Attempt, Expected, classify, expected_of
 from ..build.plan import Plan
 from ..build.plancodec import plan_digest
 from ..build.planner import make_plan
@@ -232,7 +232,7 @@ def scrub(text: str, secrets: Sequence[str]) -> str:
 
 def attempt_of(output: bytes, stdout: bytes, exit_code: int | None, signal: str | None, duration_s: float,
                timed_out: bool, expected: Expected | None) -> Attempt:
-    from .. import signature as sig
+    from ..verdict import signature as sig
 
     text = output.decode("utf-8", "replace")
     # Docker reports a signal as 128+n; that is the recorded way only when a signal was recorded.

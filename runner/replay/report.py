@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ..capsules.verification import VerifyResult
 from ..httpreplay.report import HttpReport
-from ..outcome import Attempt, Expected, Verdict, exit_code_of, explain, judge_fix
+from ..verdict.judge import Attempt, Expected, Verdict, exit_code_of, explain, judge_fix
 from ..build.plan import Drift, Fidelity
 
 

@@ -16,7 +16,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 from collections.abc import Callable
 
-from ..clock import (RANDOM_VALUES_PATH, clock_limits_note, faketime_env, random_values_env,
+from ..build.clock import (RANDOM_VALUES_PATH, clock_limits_note, faketime_env, random_values_env,
                      random_values_file)
 from ..config import Settings
 from .deferred import signals_deferred

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..outcome import Verdict
-from ..verdicts import FACTS
+from ..verdict.judge import Verdict
+from ..verdict.facts import FACTS
 from ..replay.report import ReplayReport
 from .templates import add_filters, render
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..codec import encode
-from ..verdicts import facts_of
+from ..verdict.facts import facts_of
 from ..farm.attention import GROUP_LABELS, GROUPS, Attention, Row
 from ..farm.attention import counts as counts_by_group
 from ..farm.model import CapsuleResult, Night

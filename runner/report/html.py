@@ -24,7 +24,7 @@ from markupsafe import Markup, escape
 
 from ..errors import UsageError
 from ..resources import templates_dir
-from ..verdicts import FACTS, STEADY_COLOUR, facts_of
+from ..verdict.facts import FACTS, STEADY_COLOUR, facts_of
 from ..farm.attention import GROUP_LABELS, GROUPS, Attention, Row
 from ..farm.attention import counts as group_counts
 from .templates import add_filters, environment

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..outcome import Attempt
+from ..verdict.judge import Attempt
 from ..build.plan import Fidelity
 from .layout import View
 from ..replay.report import ReplayReport

@@ -223,7 +223,7 @@ def farm_history() -> dict[str, Any]:
 
 def doctor() -> dict[str, Any]:
     from ..config import Origin
-    from ..doctor import Check
+    from ..machine.doctor import Check
 
     d = Derive()
     body = obj({"ready": BOOL, "versions": {"type": "object", "additionalProperties": nullable(STR)},
@@ -232,8 +232,8 @@ def doctor() -> dict[str, Any]:
 
 
 def gc() -> dict[str, Any]:
-    from ..gc import Leftover
-    from ..gcdisk import Sweep
+    from ..machine.gc import Leftover
+    from ..machine.disk import Sweep
 
     d = Derive()
     body = obj({"dry_run": BOOL, "leftovers": array(d.of(Leftover)), "problems": array(STR),

@@ -18,7 +18,7 @@ from ..build.source import ship_tree
 from ..errors import CapsuleError
 from ..farm.executor import Done, Work
 from ..farm.model import FarmVerdict
-from ..outcome import Attempt, Expected
+from ..verdict.judge import Attempt, Expected
 from ..build.plan import Plan, content_refs
 from ..build.plancodec import plan_from_json, plan_to_json
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from runner import signature as sig
+from runner.verdict import signature as sig
 from runner.cli.main import main
 from runner.report import from_json, to_json
 from tests.envelope import envelope_of, result_of

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from runner import signature as sig
+from runner.verdict import signature as sig
 from runner.cli.main import main
 
 from tests.integration.helpers import (ROOT, TZ_CLOCK, clone_tz_clock, env_facts, git, git_repo, repo_fact, twin_capsule,

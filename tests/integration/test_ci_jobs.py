@@ -117,7 +117,7 @@ from typing import Any  # noqa: E402
 
 import yaml  # noqa: E402
 
-from .helpers import clone_tz_clock  # noqa: E402
+from tests.integration.helpers import clone_tz_clock  # noqa: E402
 
 CI = Path(__file__).resolve().parents[2] / "ci"
 IN_IMAGE = "/github/workspace"

@@ -17,7 +17,7 @@ from lxml import html as lxml_html
 
 from runner.farm.attention import Attention
 from runner.report.html import write_site
-from runner.verdicts import FACTS, STEADY_COLOUR
+from runner.verdict.facts import FACTS, STEADY_COLOUR
 from tests.unit.report.test_html import sample_history, view_of
 from tests.unit.report.test_junit import HOSTILE
 

@@ -91,7 +91,7 @@ DAY = 86400.0
 
 def _record_as_gone_process(cache: Any, tag: str, image_id: str, when: float) -> None:
     """A use recorded by a replay that has ended (its lease then holds nothing)."""
-    code = ("import sys; from pathlib import Path; from runner import ledger; "
+    code = ("import sys; from pathlib import Path; from runner.machine import ledger; "
             "ledger.record(Path(sys.argv[1]), sys.argv[2], sys.argv[3], float(sys.argv[4]))")
     subprocess.run([sys.executable, "-c", code, str(cache), tag, image_id, str(when)], check=True,
                    env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
@@ -103,7 +103,7 @@ def images(engine: DockerEngine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     used by a running container; and one in the same repository that replay did not make."""
     import time
 
-    from runner import ledger
+    from runner.machine import ledger
 
     c = engine.client
     tag = uuid.uuid4().hex[:10]
@@ -225,7 +225,7 @@ def test_farm_run_gc_removes_old_images_after_the_night_and_keeps_the_nights(
         assert rc == 0 and [r["verdict"] for r in result["results"]] == ["reproduced"]
         left = [img for img in engine.client.images.list(name=repo)]
         assert [t for img in left for t in img.tags if t == f"{repo}:old"] == [] and len(left) == 1
-        from runner import ledger
+        from runner.machine import ledger
 
         assert left[0].id in ledger.usage(tmp_path / "cache").last_used  # the night recorded the image it used
     finally:

@@ -19,7 +19,7 @@ import pytest
 from runner.build.baseimage import DEFAULT, ensure_base
 from runner.capsules import read_capsule
 from runner.capsules.model import Capsule, HttpCall, HttpError, HttpRequest, HttpResponse, Body
-from runner.clock import clock_start, faketime_env
+from runner.build.clock import clock_start, faketime_env
 from runner.config import Settings
 from runner.engine import DockerEngine, RunResult, RunSpec
 from runner.httpreplay import HttpReplaySession

@@ -10,7 +10,7 @@ import pytest
 
 from runner.capsules import read_capsule
 from runner.capsules.model import RecordedValue
-from runner.clock import (RANDOM_VALUES_ENV, RANDOM_VALUES_PATH, clock_limits_note, clock_start, faketime_env,
+from runner.build.clock import (RANDOM_VALUES_ENV, RANDOM_VALUES_PATH, clock_limits_note, clock_start, faketime_env,
                           parse_rfc3339, random_values_env, random_values_file)
 
 UTC = dt.UTC

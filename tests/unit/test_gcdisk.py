@@ -1,11 +1,11 @@
-"""gc's disk sweep (runner/gcdisk.py) against an engine stand-in: BuildKit cache mounts replay can
+"""gc's disk sweep (runner/machine/disk.py) against an engine stand-in: BuildKit cache mounts replay can
 name as its own go by least recent use; ones it cannot name are left, with the engine's command."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from runner import gcdisk
+from runner.machine import disk as gcdisk
 from runner.config import Settings
 
 NOW = 1_800_000_000.0

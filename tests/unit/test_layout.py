@@ -1,49 +1,66 @@
-"""The package has no import cycle at module level (lazy imports inside functions aside)."""
+"""The package's shape, checked on every import there is — module level, inside functions
+and under TYPE_CHECKING: no cycle between modules or between packages, no module over 400
+lines, no public name nothing uses, and at runner/ top level only what every stage uses."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
-RUNNER = Path(__file__).resolve().parents[2] / "runner"
+ROOT = Path(__file__).resolve().parents[2]
+RUNNER = ROOT / "runner"
+MAX_LINES = 400
+# What every stage uses (errors, settings, the codec, text safety, resources, the JSON
+# envelope, parsing durations and sizes, the optional extras, twin's secret rules); the
+# rest of runner/ is stage packages.
+TOP_LEVEL = {"__init__", "__main__", "errors", "config", "settingsref", "codec", "envelope", "textsafe",
+             "secretrules", "resources", "durations", "sizes", "extras"}
 
 
 def _modules() -> dict[str, Path]:
     out = {}
     for p in RUNNER.rglob("*.py"):
-        name = ".".join(p.relative_to(RUNNER.parent).with_suffix("").parts)
+        name = ".".join(p.relative_to(ROOT).with_suffix("").parts)
         out[name.removesuffix(".__init__")] = p
     return out
 
 
-def _graph(mods: dict[str, Path]) -> dict[str, set[str]]:
-    graph: dict[str, set[str]] = {m: set() for m in mods}
-    for m, p in mods.items():
-        pkg = m if p.name == "__init__.py" else m.rsplit(".", 1)[0]
-        for node in ast.parse(p.read_text()).body:  # TYPE_CHECKING blocks are `if`s: not imports at run time
-            if not isinstance(node, ast.ImportFrom):
-                continue
-            if node.level:
-                base = pkg.split(".")[: len(pkg.split(".")) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-            elif node.module and node.module.startswith("runner"):
-                target = node.module
-            else:
-                continue
-            subs = {f"{target}.{a.name}" for a in node.names} & mods.keys()
-            if len(subs) < len(node.names) and target in mods:
-                subs.add(target)
-            graph[m] |= subs - {m}
-    return graph
+def _imports(module: str, path: Path, mods: dict[str, Path]) -> set[str]:
+    """Every runner module `module` imports, wherever the import statement stands."""
+    pkg = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name in mods}
+            continue
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level:
+            base = pkg.split(".")[: len(pkg.split(".")) - node.level + 1]
+            target = ".".join(base + ([node.module] if node.module else []))
+        elif node.module and node.module.startswith("runner"):
+            target = node.module
+        else:
+            continue
+        subs = {f"{target}.{a.name}" for a in node.names} & mods.keys()
+        if len(subs) < len(node.names) and target in mods:
+            subs.add(target)
+        found |= subs
+    return found - {module}
 
 
-def test_no_import_cycle() -> None:
-    graph = _graph(_modules())
+def _graph() -> dict[str, set[str]]:
+    mods = _modules()
+    return {m: _imports(m, p, mods) for m, p in mods.items()}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     state: dict[str, int] = {}
     cycles: list[list[str]] = []
 
     def visit(n: str, path: list[str]) -> None:
         state[n] = 1
-        for d in sorted(graph[n]):
+        for d in sorted(graph.get(n, ())):
             if state.get(d) == 1:
                 cycles.append(path[path.index(d):] + [d])
             elif d not in state:
@@ -53,4 +70,66 @@ def test_no_import_cycle() -> None:
     for n in sorted(graph):
         if n not in state:
             visit(n, [n])
-    assert len(graph) > 100 and cycles == []
+    return cycles
+
+
+def _package(module: str) -> str:
+    """runner.X for anything inside the stage package X; a top-level module is its own."""
+    return ".".join(module.split(".")[:2])
+
+
+def test_no_module_import_cycle() -> None:
+    graph = _graph()
+    assert len(graph) > 100 and _cycles(graph) == []
+
+
+def test_no_package_import_cycle() -> None:
+    graph: dict[str, set[str]] = {}
+    for m, deps in _graph().items():
+        graph.setdefault(_package(m), set()).update(_package(d) for d in deps if _package(d) != _package(m))
+    assert _cycles(graph) == []
+
+
+def test_the_layout_test_sees_imports_inside_functions_and_type_checking(tmp_path: Path) -> None:
+    mods = {"runner.a": tmp_path / "a.py", "runner.b": tmp_path / "b.py", "runner.c": tmp_path / "c.py"}
+    mods["runner.a"].write_text("def f():\n    from . import b\n")
+    mods["runner.b"].write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .c import X\n")
+    mods["runner.c"].write_text("import runner.a\n")
+    graph = {m: _imports(m, p, mods) for m, p in mods.items()}
+    assert _cycles(graph) == [["runner.a", "runner.b", "runner.c", "runner.a"]]
+
+
+def test_no_module_over_400_lines() -> None:
+    long = {str(p.relative_to(ROOT)): n for p in RUNNER.rglob("*.py") if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert long == {}
+
+
+def test_the_top_level_holds_only_what_every_stage_uses() -> None:
+    assert {p.stem for p in RUNNER.glob("*.py")} - TOP_LEVEL == set()
+
+
+def _public_names(tree: ast.Module) -> list[str]:
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not node.decorator_list:
+            names.append(node.name)  # a decorated function is used by its decorator (a command, a task)
+        elif isinstance(node, ast.Assign):
+            names += [t.id for t in node.targets if isinstance(t, ast.Name)]
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.append(node.target.id)
+    return [n for n in names if not n.startswith("_") and n not in ("register", "main", "entry", "app")]
+
+
+def test_no_dead_public_name() -> None:
+    """A public name defined in runner/ that nothing else in runner/, tests/ or scripts/ names."""
+    texts = {p: p.read_text() for p in RUNNER.rglob("*.py")}
+    elsewhere = "\n".join(p.read_text() for d in ("tests", "scripts") for p in (ROOT / d).rglob("*")
+                          if p.is_file() and p.suffix in ("", ".py"))
+    dead = []
+    for path, text in texts.items():
+        for name in _public_names(ast.parse(text)):
+            word = re.compile(rf"\b{re.escape(name)}\b")
+            if len(word.findall(text)) <= 1 and not word.search(elsewhere) and \
+                    not any(word.search(t) for q, t in texts.items() if q != path):
+                dead.append(f"{path.relative_to(ROOT)}: {name}")
+    assert dead == []

@@ -1,4 +1,4 @@
-"""The image usage ledger (runner/ledger.py): last uses and leases, whole under concurrent writers."""
+"""The image usage ledger (runner/machine/ledger.py): last uses and leases, whole under concurrent writers."""
 from __future__ import annotations
 
 import os
@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from runner import ledger
+from runner.machine import ledger
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,7 +23,7 @@ def test_the_last_use_only_moves_forward_and_a_live_process_holds_its_images(tmp
 
 
 def test_a_gone_processs_lease_holds_nothing_and_is_dropped(tmp_path: Path) -> None:
-    code = "import sys; from pathlib import Path; from runner import ledger; ledger.record(Path(sys.argv[1]), 't', 'sha256:b')"
+    code = "import sys; from pathlib import Path; from runner.machine import ledger; ledger.record(Path(sys.argv[1]), 't', 'sha256:b')"
     subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     got = ledger.usage(tmp_path)
     assert "sha256:b" in got.last_used and got.held == {}
@@ -31,7 +31,7 @@ def test_a_gone_processs_lease_holds_nothing_and_is_dropped(tmp_path: Path) -> N
 
 
 def test_concurrent_replays_each_record_every_use(tmp_path: Path) -> None:
-    code = ("import sys; from pathlib import Path; from runner import ledger\n"
+    code = ("import sys; from pathlib import Path; from runner.machine import ledger\n"
             "for i in range(40): ledger.record(Path(sys.argv[1]), 't', f'sha256:{sys.argv[2]}-{i}')")
     procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path), str(n)],
                               env={**os.environ, "PYTHONPATH": str(ROOT)}) for n in range(4)]

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from runner.outcome import Attempt, Expected
+from runner.verdict.judge import Attempt, Expected
 from runner.replay.replayer import SUPPLIED, attempt_of, redacted
 from runner.secretrules import looks_random, scrub, scrub_bytes
 

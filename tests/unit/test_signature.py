@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.signature import (
+from runner.verdict.signature import (
     FailureSignature,
     compute,
     is_key_line,

@@ -1,11 +1,12 @@
-"""runner/verdicts.py: one vocabulary (owned by runner.outcome), one table of per-verdict facts."""
+"""runner/verdict/facts.py: one vocabulary (owned by runner.verdict.judge), one table of per-verdict facts."""
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 from typing import get_args
 
-from runner import outcome, verdicts
+from runner.verdict import judge as outcome
+from runner.verdict import facts as verdicts
 from runner.farm import model
 from runner.report import junit
 

@@ -14,7 +14,7 @@ from runner.capsules.model import Capsule, Command, Failure, Format, FrozenMap, 
 from runner.engine import Mount
 from runner.errors import BuildFailed, CapsuleError
 from runner.build.plan import BaseImage, Plan, Runtime, Source, Tool
-from runner.outcome import classify
+from runner.verdict.judge import classify
 from runner.replay import Attempt, BuiltImage, Expected, expected_of
 
 RECORDED = "exit1:0aee0834ac9c4d2d"

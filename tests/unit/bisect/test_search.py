@@ -12,7 +12,7 @@ import pytest
 from runner.bisect.search import SINGLETONS_UP_TO, Candidate, result_data, search
 from runner.bisect.trial import Observation
 from runner.bisect.trial import Once, Run, repeat
-from runner.outcome import Classification, trial_verdict
+from runner.verdict.judge import Classification, trial_verdict
 
 
 def candidates(run: int = 0, build: int = 0) -> list[Candidate]:

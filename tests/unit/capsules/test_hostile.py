@@ -12,7 +12,7 @@ import pytest
 
 from runner.build.baseimage import _vkey
 from runner.capsules import read_capsule
-from runner.clock import parse_rfc3339
+from runner.build.clock import parse_rfc3339
 from runner.errors import CapsuleError
 from runner.build.providers.versions import is_release, vkey
 from tests.examples import CI, MINIMAL, NOVA, TWIN, json_variant

@@ -249,7 +249,7 @@ class _Executor:
 
     def run(self, work: Any, resumed: bool = False) -> Any:
         from runner.farm.executor import Done
-        from runner.outcome import Attempt
+        from runner.verdict.judge import Attempt
 
         self.ran.append(work.capsule_id)
         attempt = Attempt(0, None, "exit0:aaaa", ("1",), 0.1, stdout=b"1\n", classification="recorded")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import io
 import sys
 
-from runner import signature as sig
+from runner.verdict import signature as sig
 from runner.capture.run import KEEP_BYTES, run
 
 

@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from runner.config import Settings
-from runner.doctor import _registry
+from runner.machine.doctor import _registry
 
 
 def _cert(subject: str, issuer_key: ec.EllipticCurvePrivateKey | None, issuer: str | None,

@@ -145,7 +145,7 @@ def test_help_lists_the_topics_and_shows_each(capsys: pytest.CaptureFixture[str]
 
 def test_help_topics_say_what_they_promise(capsys: pytest.CaptureFixture[str]) -> None:
     from runner import settingsref
-    from runner.outcome import VERDICTS
+    from runner.verdict.judge import VERDICTS
 
     assert main(["help", "settings"]) == 0
     out = capsys.readouterr().out

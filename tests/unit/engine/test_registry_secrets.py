@@ -106,7 +106,7 @@ def test_a_build_that_needs_no_registry_is_not_refused(monkeypatch: pytest.Monke
 def test_doctor_probes_and_shows_the_registry_without_its_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     import socket
 
-    from runner.doctor import _registry
+    from runner.machine.doctor import _registry
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

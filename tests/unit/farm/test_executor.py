@@ -23,7 +23,7 @@ from runner.farm.options import FarmOptions
 from runner.farm.prepare import Prepared
 from runner.farm.sides import CapsuleRunner
 from runner.farm.store import NightEntry, SqlStore
-from runner.outcome import Attempt, expected_of
+from runner.verdict.judge import Attempt, expected_of
 from runner.build.plan import Plan
 from runner.build.planner import make_plan
 from runner.workers.message import done_from_json, done_to_json, image_plan_of, work_from_json, work_to_json

@@ -79,7 +79,7 @@ def test_ref_follows_the_one_fix_table_with_the_same_nights_own_commit_verdict_a
     assert fix("different-failure", "pass", "pass", "pass") == "inconclusive"
     assert ref_judgement(PASSES, "reproduced", _records("pass")).verdict == "inconclusive"
     # the same function --patch uses, not a copy of it
-    from runner.outcome import judge_fix
+    from runner.verdict.judge import judge_fix
     from runner.farm.verdict import as_attempt
     for kinds in (("pass",), ("pass", "recorded"), ("recorded",), ("other",)):
         recs = _records(*kinds)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from runner import signature as sig
+from runner.verdict import signature as sig
 from runner.engine import RunResult, RunSpec
 from runner.build.planner import PlanOptions
 from runner.replay import Progress, ReplayOptions, replay_capsule

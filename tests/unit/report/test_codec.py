@@ -7,7 +7,7 @@ import pytest
 
 from runner.codec import DecodeError
 from runner.httpreplay.report import Difference, HttpReport, ServedCall, UnmatchedRequest, UnusedCall
-from runner.outcome import Attempt, Expected
+from runner.verdict.judge import Attempt, Expected
 from runner.build.plan import Drift, Fidelity
 from runner.report import CapsuleRef, ImageInfo, ReplayReport, Step, Verification, from_json, to_json
 

@@ -6,7 +6,7 @@ import dataclasses
 import pytest
 
 from runner.report.comment import comment_state, read_marker, render_comment
-from runner.outcome import Attempt, Expected, Verdict
+from runner.verdict.judge import Attempt, Expected, Verdict
 from runner.report import Baseline, CapsuleRef, ImageInfo, ReplayReport, Verification
 
 REF = "3f2c9e1aa0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5"

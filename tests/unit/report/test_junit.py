@@ -16,7 +16,7 @@ from lxml import etree
 from runner.bisect import BisectResult, Candidate, CommitsResult, NotVaried, SweepResult, Trial, Walk
 from runner.bisect.commits import Commit
 from runner.bisect.search import Status
-from runner.outcome import Verdict
+from runner.verdict.judge import Verdict
 from runner.report.junit import OUTCOME, bisect_junit, farm_junit, replay_junit
 from runner.farm.model import AttemptRecord, CapsuleResult, FarmVerdict, Night, Rate
 from runner.replay import Attempt, Expected

@@ -11,7 +11,7 @@ from rich.console import Console
 
 import runner.cli.doctor as doctor_cli
 from runner.cli.main import main
-from runner.doctor import Check, Diagnosis
+from runner.machine.doctor import Check, Diagnosis
 from runner.report.farm import show_history, show_report, show_run
 from runner.report.layout import View
 from runner.settingsref import Origin

@@ -8,7 +8,7 @@ import re
 
 from rich.console import Console
 
-from runner.outcome import Attempt, Expected
+from runner.verdict.judge import Attempt, Expected
 from runner.build.plan import Fidelity
 from runner.report import Baseline, CapsuleRef, ImageInfo, ReplayReport, Step, Verification, show, to_json
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from runner.outcome import Attempt, Classification, Expected, Verdict, explain, judge, judge_fix
+from runner.verdict.judge import Attempt, Classification, Expected, Verdict, explain, judge, judge_fix
 
 FAILED = Expected(True, 1, None, "exit1:0aee0834ac9c4d2d", ("FAIL x",))
 PASSED = Expected(False, 0, None, None)

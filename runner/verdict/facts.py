@@ -1,9 +1,9 @@
 """The one verdict module: the words every report uses, and one table of what each means.
 
-The vocabulary itself is owned by runner.outcome (which judges: `judge`, `judge_fix`,
-`explain`) and re-exported here; the farm's two extra states, the kinds of change between
-two nights and the per-verdict facts (label, meaning, icon, JUnit outcome, colour) are
-defined here once. Every writer reads them from here: `FACTS[verdict].icon`.
+How an attempt is classified, the verdicts, which of them succeed and which "reproduce",
+the farm's two extra states, the kinds of change between two nights and the per-verdict
+facts (label, meaning, icon, JUnit outcome, colour) are defined here once; judge.py judges
+in these words, and every writer reads them from here: `FACTS[verdict].icon`.
 """
 from __future__ import annotations
 
@@ -12,11 +12,24 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal, get_args
 
-from .outcome import REPRODUCES, SUCCESS, VERDICTS, Classification, Verdict
+# How one attempt ended, against the recorded outcome.
+Classification = Literal["recorded", "pass", "other", "inconclusive"]
+# What a set of attempts says; `fixed` / `not-fixed` only when a fix is checked.
+Verdict = Literal["reproduced", "different-failure", "not-reproduced", "flaky", "inconclusive", "fixed", "not-fixed"]
+VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
+SUCCESS: frozenset[Verdict] = frozenset({"reproduced", "fixed"})  # exit 0; every other verdict exits 1
+# A run "reproduces" (a fix's baseline, a farm's newly reproducing) when the recorded failure
+# comes back at least sometimes.
+REPRODUCES: frozenset[Verdict] = frozenset({"reproduced", "flaky"})
+
+
+def exit_code_of(verdict: Verdict) -> int:
+    return 0 if verdict in SUCCESS else 1
+
 
 __all__ = ["CLASSIFICATIONS", "Classification", "FACTS", "FARM_VERDICTS", "FarmVerdict", "JunitOutcome",
            "REPRODUCES", "SUCCESS", "TRANSITION_KINDS", "TransitionKind", "Unjudged", "VERDICTS", "Verdict",
-           "VerdictFacts", "facts_of", "is_trouble"]
+           "VerdictFacts", "exit_code_of", "facts_of", "is_trouble"]
 
 CLASSIFICATIONS: tuple[Classification, ...] = get_args(Classification)
 

@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from . import ledger
-from .config import Settings
-from .durations import format_duration
-from .engine import LABEL
-from .engine.sdk import typed
-from .sizes import format_size
+from ..config import Settings
+from ..durations import format_duration
+from ..engine import LABEL
+from ..engine.sdk import typed
+from ..sizes import format_size
 
 IMAGE_LABEL = f"{LABEL}=image"  # what replay's image builds carry (replay/replayer.py)
 GRACE_S = 3600.0  # a cache entry used this recently may be read by a build running now

@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from . import __version__
-from .config import Origin, Settings, origins, settings as load_settings, without_credentials
-from . import settingsref
-from .engine.builders import describe_builder
-from .resources import engine_fix
+from .. import __version__
+from ..config import Origin, Settings, origins, settings as load_settings, without_credentials
+from .. import settingsref
+from ..engine.builders import describe_builder
+from ..resources import engine_fix
 
 Status = Literal["ok", "warn", "fail"]
 PROBE_TIMEOUT_S = 6.0
@@ -142,8 +142,8 @@ def _ca(s: Settings) -> Check:
 
 def _mirrors() -> Check:
     """The mirror rules in force (REPLAY_MIRRORS's file; --mirror adds to them per command)."""
-    from .build import mirrors
-    from .errors import UsageError
+    from ..build import mirrors
+    from ..errors import UsageError
 
     try:
         rules = mirrors.from_env().rules

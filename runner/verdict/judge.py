@@ -1,28 +1,20 @@
-"""Outcomes: what a capsule recorded, what an attempt did, and the one verdict vocabulary.
+"""Judging: what a capsule recorded, what an attempt did, and what a set of attempts says.
 
-Every command that judges a run — `replay`, bisect trials, the farm, the CI jobs —
-says it with these words, so a verdict means the same thing wherever it is read.
+Every command that judges a run — `replay`, bisect trials, the farm, the CI jobs — judges it
+here, in the words of the one verdict vocabulary (facts.py), so a verdict means the same
+thing wherever it is read.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, get_args
 
 from . import signature as sig
-from .capsules.model import Capsule
+from ..capsules.model import Capsule
+from .facts import REPRODUCES, VERDICTS, Classification, Verdict, exit_code_of
 
-# How one attempt ended, against the recorded outcome.
-Classification = Literal["recorded", "pass", "other", "inconclusive"]
-# What a set of attempts says; `fixed` / `not-fixed` only when a fix is checked.
-Verdict = Literal["reproduced", "different-failure", "not-reproduced", "flaky", "inconclusive", "fixed", "not-fixed"]
-VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
-SUCCESS: frozenset[Verdict] = frozenset({"reproduced", "fixed"})  # exit 0; every other verdict exits 1
-
-
-def exit_code_of(verdict: Verdict) -> int:
-    return 0 if verdict in SUCCESS else 1
-
+__all__ = ["REPRODUCES", "VERDICTS", "Attempt", "Classification", "Expected", "FixJudgement", "Verdict", "classify",
+           "exit_code_of", "expected_of", "explain", "judge", "judge_fix", "trial_verdict"]
 
 @dataclass(frozen=True)
 class Expected:
@@ -104,8 +96,6 @@ def judge(expected: Expected, attempts: Sequence[Attempt], patched: bool = False
     return "not-reproduced" if only == "pass" else "different-failure"
 
 
-# The unpatched run "reproduces" when the recorded failure comes back at least sometimes.
-REPRODUCES: frozenset[Verdict] = frozenset({"reproduced", "flaky"})
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ import subprocess
 from dataclasses import dataclass
 from typing import Any
 
-from .engine import LABEL, OWNER_LABEL
-from .engine.sdk import typed
+from ..engine import LABEL, OWNER_LABEL
+from ..engine.sdk import typed
 
 _CHAINS = ("INPUT", "DOCKER-USER")
 _BRIDGE = re.compile(r"-i (rpl[0-9a-f]{1,12})\b")

@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from .capsules.model import RecordedValue
+from ..capsules.model import RecordedValue
 
 FAKETIME_LIBS = {
     "x86_64": "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
