@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import cache
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,3 +46,19 @@ def engine_fix() -> str:
     """How to get a Docker engine: scripts/setup only where there is one (a clone), not in a pip install."""
     where = "; scripts/setup installs and starts one" if source_checkout() else ""
     return f"start a Docker engine (`dockerd &` as root, or `systemctl start docker`), or point DOCKER_HOST at a running one{where}"
+
+
+def exports(package: str, where: dict[str, str]) -> Callable[[str], object]:
+    """A package's `__getattr__` (PEP 562) that loads each exported name from its module when first
+    used, so importing one light module of a package does not load all of its heavy ones."""
+    import importlib
+    import sys
+
+    def load(name: str) -> object:
+        module = where.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module, package), name)
+        setattr(sys.modules[package], name, value)
+        return value
+    return load

@@ -70,7 +70,8 @@ def prune() -> None:
 def floor_context(tmp: Path) -> Path:
     from runner.capsules import read_capsule
     from runner.config import settings
-    from runner.build.planner import PlanOptions, make_plan
+    from runner.build.plan import PlanOptions
+    from runner.build.planner import make_plan
     from runner.build.render import write_context
 
     s = settings()

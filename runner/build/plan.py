@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..capsules.model import FrozenMap, HttpCall, RecordedValue
+from ..capsules.model import Capsule, FrozenMap, HttpCall, RecordedValue
 
 FidelityStatus = Literal["exact", "approximated", "not applied", "recorded, not installed"]
 # A recorded node package's version, or its versions when it was installed at several (the top-level
@@ -159,3 +159,18 @@ def content_refs(plan: Plan) -> set[str]:
     if plan.source is not None and plan.source.local_tree:
         refs.add(plan.source.local_tree)
     return refs
+
+
+# What a replay asks of planning beside the capsule (the CLI's options); a value supplied with
+# --env is kept here, never in the plan.
+@dataclass(frozen=True)
+class PlanOptions:
+    env_overrides: tuple[tuple[str, str], ...] = ()
+    salt: str | None = None
+    all_runtimes: bool = False
+    pin: bool = True
+    repo: str | None = None  # --repo PATH_OR_URL
+    ref: str | None = None  # --ref SHA: another commit, without the diff
+    patch: str = ""  # --patch FILE's content
+    source_dir: str | None = None  # --source DIR
+    http: Capsule | None = None  # --http INSTANCE

@@ -10,7 +10,6 @@ import functools
 import hashlib
 import hmac
 import posixpath
-from dataclasses import dataclass
 from typing import Literal
 from pathlib import Path, PurePosixPath
 
@@ -20,7 +19,7 @@ from .clock import clock_start, parse_rfc3339
 from ..config import Settings
 from ..errors import CapsuleError, NeedsInput, UsageError
 from .content import ContentStore, content_store
-from .plan import BaseImage, EnvSetting, Fidelity, InputFile, Lock, Plan, Runtime, Source
+from .plan import BaseImage, EnvSetting, Fidelity, InputFile, Lock, Plan, PlanOptions, Runtime, Source
 from .providers import BUNDLED_TOOLS, COMMAND_RUNTIME, ECOSYSTEM_RUNTIME, resolve_runtime
 from .providers import node as node_provider
 from . import pins
@@ -32,19 +31,6 @@ DEFAULT_NODE = "22"  # major used when a command needs node and the capsule reco
 # What a runtime the command needs but the capsule does not record defaults to (nearest release).
 DEFAULT_VERSIONS = {"node": DEFAULT_NODE, "go": "1.24", "bun": "1", "deno": "2", "java": "17", "ruby": "3",
                     "rustc": "1"}
-
-
-@dataclass(frozen=True)
-class PlanOptions:
-    env_overrides: tuple[tuple[str, str], ...] = ()
-    salt: str | None = None
-    all_runtimes: bool = False
-    pin: bool = True
-    repo: str | None = None  # --repo PATH_OR_URL
-    ref: str | None = None  # --ref SHA: another commit, without the diff
-    patch: str = ""  # --patch FILE's content
-    source_dir: str | None = None  # --source DIR
-    http: Capsule | None = None  # --http INSTANCE
 
 
 def make_plan(capsule: Capsule, settings: Settings, opts: PlanOptions = PlanOptions()) -> Plan:

@@ -11,9 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography import x509
-from cryptography.hazmat.primitives.serialization import load_pem_public_key
-
 from ..errors import CapsuleRefused, UsageError
 from .verification import VerifyResult
 
@@ -69,6 +66,9 @@ def check_trust_key(path: Path) -> Path:
 
 
 def _is_pem_key(data: bytes) -> bool:
+    from cryptography import x509  # here: most commands never check a key
+    from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
     for load in (load_pem_public_key, x509.load_pem_x509_certificate):
         try:
             load(data)

@@ -18,7 +18,8 @@ from ..errors import CapsuleError
 
 def fidelity(capsule: Path, repo: str | None) -> tuple[Fidelity, ...]:
     """What the planner says about the capsule with the same --repo: what the replay built."""
-    from ..build.planner import PlanOptions, make_plan
+    from ..build.plan import PlanOptions
+    from ..build.planner import make_plan
     from ..capsules import read_capsule
     from ..config import Settings
 

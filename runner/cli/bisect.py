@@ -19,7 +19,7 @@ from ..build.plan import Source
 from ..build.providers import fetch, pypi
 from ..facts.inspect import printable
 from ..report.layout import Cell, Styled, View
-from ..build.planner import PlanOptions
+from ..build.plan import PlanOptions
 from ..replay import Progress, Replayer, ReplayOptions
 from ..replay.options import DEFAULT_TIMEOUT_S
 from ..verdict.facts import FACTS

@@ -13,7 +13,6 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
 from ..envelope import envelope
-from ..build.providers import fetch
 from ..textsafe import shown
 
 ERROR_LIMIT = 1000  # a backstop: an error is one line; CapsuleError cuts a capsule's values itself
@@ -70,4 +69,9 @@ def _download_bar(name: str, total: int | None) -> Iterator[Callable[[int], None
 def install_meter(enabled: bool) -> None:
     """Download progress for people on a terminal: none with --quiet or --json, none when
     stderr is not a terminal (CI logs would fill with redraws)."""
-    fetch.set_meter(_download_bar if enabled and err.is_terminal else None)
+    meter = _download_bar if enabled and err.is_terminal else None
+    if meter is None and "runner.build.providers.fetch" not in sys.modules:
+        return  # nothing that downloads is loaded, so none holds a meter (and this command need not load it)
+    from ..build.providers import fetch
+
+    fetch.set_meter(meter)

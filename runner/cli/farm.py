@@ -8,7 +8,6 @@ from typing import Annotated, Any
 
 import typer
 
-from ..build.validate import is_valid
 from ..errors import Exit, UsageError
 from ..replay.options import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
 from .console import err, out, print_json
@@ -153,6 +152,8 @@ def _check_run_args(sources: list[Path], resume: bool, ref: str | None, repo: st
         raise UsageError("farm run --resume continues the last night with its own capsules: give no SOURCE")
     if not resume and not sources:
         raise UsageError("farm run: name at least one SOURCE (a folder, a list file or a capsule)")
+    from ..build.validate import is_valid
+
     if ref is not None and not is_valid("commit", ref):
         raise UsageError(f"--ref {ref!r}: not a commit id (7-64 hex digits)")
     if repo is not None and not re.match(r"^(https?|git|ssh|file)://|^[\w.-]+@[\w.-]+:", repo) \

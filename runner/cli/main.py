@@ -14,9 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..build import mirrors
 from ..errors import Exit, ReplayError, UsageError
-from . import bisect, capture, ci, diff, doctor, farm, gc, inspect, mcp, render, run, shell, signature, verify, worker
 from ..envelope import envelope, error_of
 from ..capsules.fetch import is_url
 from .console import error_line, install_meter, print_json, refresh
@@ -46,8 +44,27 @@ def _root(
     """Exit codes: 0 success, 1 negative answer, 2 bad input or usage, 3 environment failure."""
 
 
-for module in (run, inspect, diff, verify, signature, render, shell, bisect, doctor, farm, gc, worker, mcp, capture, ci):
-    module.register(app)
+# Each command and the module of runner/cli that registers it (help and version are here): the one
+# list of command names. A call loads the module of its own command only, so `replay farm
+# history` does not pay for loading the builder; help, completion and an unknown word load all.
+COMMANDS: dict[str, str | None] = {
+    "run": "run", "inspect": "inspect", "diff": "diff", "verify": "verify", "signature": "signature",
+    "render": "render", "shell": "shell", "bisect": "bisect", "doctor": "doctor", "farm": "farm", "gc": "gc",
+    "worker": "worker", "mcp": "mcp", "capture": "capture", "ci": "ci", "help": None, "version": None,
+}
+_loaded: set[str] = set()
+
+
+def load(command: str | None = None) -> typer.Typer:
+    """The app with `command`'s module registered (every command's when None); each module once."""
+    import importlib
+
+    wanted = [COMMANDS[command]] if command in COMMANDS else list(COMMANDS.values())
+    for name in wanted:
+        if name is not None and name not in _loaded:
+            importlib.import_module(f".{name}", __package__).register(app)
+            _loaded.add(name)
+    return app
 
 
 @app.command("help")
@@ -83,8 +100,7 @@ def _no_such_help(word: str) -> str:
     return f"no such command or topic {word!r}{hint}"
 
 
-# The command names, as registered above: the one list (`replay CAPSULE` is `replay run` unless the word is one).
-_COMMANDS = frozenset({str(c.name) for c in app.registered_commands} | {str(g.name) for g in app.registered_groups})
+_COMMANDS = frozenset(COMMANDS)  # `replay CAPSULE` is `replay run` unless the word is one of these
 _VERSION = ("--version", "-V")
 
 
@@ -131,9 +147,10 @@ def _no_such(word: str) -> str:
     return f"no such command {word!r}{hint}"
 
 
-def _command_tree() -> Any:
-    """The click command, with plain metavars and examples in its help."""
-    return tidy(typer.main.get_command(app))
+def _command_tree(args: list[str]) -> Any:
+    """The click command of this call (its command's module loaded), plain metavars and examples in its help."""
+    word = next((a for a in args if not a.startswith("-")), None)
+    return tidy(typer.main.get_command(load(None if word == "help" else word)))
 
 
 def _is_usage_error(exc: BaseException) -> bool:
@@ -181,13 +198,17 @@ def main(argv: list[str] | None = None) -> int:
     if threading_main():
         signal.signal(signal.SIGTERM, _terminate)
     refresh()
-    mirrors.use(mirrors.Mirrors())  # --mirror rules hold for one command: a command without the option has none
+    if "runner.build.mirrors" in sys.modules:  # --mirror rules hold for one command: one without the option has none
+        from ..build import mirrors
+
+        mirrors.use(mirrors.Mirrors())
     # Progress bars (downloads) only for people: not with --quiet, not with --json.
     install_meter(enabled=not any(a in ("--quiet", "-q", "--json") for a in ours))
     failure = _Failure(ours)
     try:
         # Not standalone: usage errors come here as exceptions and become one line.
-        result = _command_tree().main(args=_argv(args), prog_name="replay", standalone_mode=False)
+        argv = _argv(args)
+        result = _command_tree(argv).main(args=argv, prog_name="replay", standalone_mode=False)
         return result if isinstance(result, int) else 0
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)

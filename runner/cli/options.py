@@ -4,18 +4,20 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..build import mirrors
-from ..build.validate import is_valid
-from ..capsules.opening import open_capsule
-from ..capsules.trust import Trust
 from ..durations import HELP as DURATION_HELP
 from ..durations import bare_number_note, format_duration, parse_duration
 from ..errors import UsageError
-from ..build.planner import PlanOptions
+
+# The stages (planning, opening a capsule, the mirror rules) are imported where an option is
+# used, not here: every command imports this module, and `replay farm history` should not
+# pay for loading the builder.
+if TYPE_CHECKING:
+    from ..build.plan import PlanOptions
+    from ..capsules.trust import Trust
 
 EnvOpt = Annotated[list[str], typer.Option("--env", "-e", help="NAME=VALUE: supply or override a variable (NAME= sets it empty).")]
 SaltOpt = Annotated[str | None, typer.Option("--salt", envvar="REPLAY_SALT", help="The salt twin hashed values with, to check --env values.")]
@@ -25,6 +27,8 @@ RepoOpt = Annotated[str | None, typer.Option("--repo", help="Fetch the commit fr
 def _mirror_rules(items: list[str] | None) -> list[str]:
     """--mirror PREFIX=PATH_OR_URL, checked (exit 2, one line), then in force with REPLAY_MIRRORS's
     for this command (mirrors.py): the fetch of every capsule's source asks the rules."""
+    from ..build import mirrors
+
     mirrors.use(mirrors.parse_rules(items or ()))  # UsageError: the CLI's edge makes it one line, exit 2
     mirrors.from_env()  # a bad REPLAY_MIRRORS file is a usage error before any work too
     return items or []
@@ -57,6 +61,8 @@ AllowUnverifiedOpt = Annotated[bool, typer.Option(
 
 def trust(keys: list[Path], require_valid: bool, allow_unverified: bool) -> Trust:
     """--trust-key, --require-valid, --allow-unverified: checked before any capsule is read."""
+    from ..capsules.trust import Trust
+
     return Trust(tuple(keys), require_valid, allow_unverified)
 
 
@@ -107,6 +113,11 @@ def parse_env(items: list[str]) -> tuple[tuple[str, str], ...]:
 def plan_options(*, env: list[str] = [], salt: str | None = None, all_runtimes: bool = False,  # noqa: B006
                  no_pin: bool = False, repo: str | None = None, ref: str | None = None, patch: Path | None = None,
                  source: Path | None = None, http: Path | None = None) -> PlanOptions:
+    from ..build.plan import PlanOptions
+    from ..build.validate import is_valid
+    from ..capsules.opening import open_capsule
+    from ..capsules.trust import Trust
+
     patch_text = ""
     if patch is not None:
         try:

@@ -11,7 +11,6 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..textsafe import shown as one_line
-from .collect import content_id
 from .model import CapsuleResult
 from .store import SqlStore
 
@@ -30,6 +29,8 @@ def find_capsule(store: SqlStore, given: str) -> tuple[str, list[CapsuleResult]]
         return f"matched the path {shown} as the history records it{contents}", at_path
     path = Path(given).expanduser()
     if path.exists():
+        from .collect import content_id  # here: a recorded path (the usual answer) needs no capsule reader
+
         cid = content_id(path)
         by_content = store.capsule_results(cid)
         if by_content:

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import __version__, secretrules
-from ..build.planner import PlanOptions, make_plan
+from ..build.plan import PlanOptions
+from ..build.planner import make_plan
 from ..capsules.model import Capsule
 from ..capsules.opening import Opened, open_capsule
 from ..capsules.trust import Trust

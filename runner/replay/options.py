@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..build.planner import PlanOptions
+from ..build.plan import PlanOptions
 from ..capsules.trust import Trust
 
 DEFAULT_ATTEMPTS = 3

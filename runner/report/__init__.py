@@ -2,10 +2,23 @@
 (text.py) and JSON (codec.py), every table (layout.View), JUnit (junit.py), the farm's HTML
 (html.py) and text and JSON views (farm.py), the PR comment (comment.py), the CI job's
 Markdown summary (summary.py), and the one template environment (templates.py). The report
-model is the replay stage's (runner.replay.report), re-exported here."""
-from .codec import SCHEMA, from_json, to_json
-from ..replay.report import Baseline, CapsuleRef, ImageInfo, ReplayReport, Step, Verification, verification_of
-from .text import show
+model is the replay stage's (runner.replay.report), re-exported here. Names load when first
+used: the farm's report needs neither the run report's text nor its JSON."""
+from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from ..resources import exports
+
+_WHERE = {**{n: ".codec" for n in ("SCHEMA", "from_json", "to_json")}, "show": ".text",
+          **{n: "..replay.report" for n in ("Baseline", "CapsuleRef", "ImageInfo", "ReplayReport", "Step",
+                                            "Verification", "verification_of")}}
 __all__ = ["SCHEMA", "Baseline", "CapsuleRef", "ImageInfo", "ReplayReport", "Step", "Verification", "from_json", "show",
            "to_json", "verification_of"]
+
+if TYPE_CHECKING:
+    from ..replay.report import Baseline, CapsuleRef, ImageInfo, ReplayReport, Step, Verification, verification_of
+    from .codec import SCHEMA, from_json, to_json
+    from .text import show
+
+__getattr__ = exports(__name__, _WHERE)

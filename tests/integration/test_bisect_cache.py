@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from runner.build.planner import PlanOptions
+from runner.build.plan import PlanOptions
 from runner.bisect.trial import Trials
 from runner.replay import Progress, Replayer, ReplayOptions
 from tests.integration.helpers import ROOT, env_facts, git_repo, repo_fact, twin_capsule, write_json

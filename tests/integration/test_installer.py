@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from runner.engine import LABEL, RunSpec
-from runner.build.planner import PlanOptions
+from runner.build.plan import PlanOptions
 from runner.replay import Progress, ReplayOptions, replay_capsule
 
 from tests.integration.helpers import ROOT, git_repo, repo_fact, twin_capsule, write_json

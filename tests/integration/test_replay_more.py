@@ -25,7 +25,7 @@ import pytest
 from runner.capsules import read_capsule
 from runner.errors import BuildFailed
 
-from runner.build.planner import PlanOptions
+from runner.build.plan import PlanOptions
 from runner.replay import Progress, ReplayOptions, replay_capsule
 
 from tests.integration.helpers import (ROOT, TZ_CLOCK, clone_tz_clock, git, git_repo, replay, replay_error, repo_fact, twin_capsule,

@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from runner.build.plan import Plan
-from runner.build.planner import PlanOptions, make_plan
+from runner.build.plan import PlanOptions
+from runner.build.planner import make_plan
 from runner.capsules import read_capsule
 
 from tests.unit.test_planner import SETTINGS, pm, registries, row, twin  # noqa: F401 (the registries fixture)

@@ -13,7 +13,8 @@ from runner.build.content import ContentStore
 from runner.errors import CapsuleError, ReplayError
 from runner.build.plan import content_refs
 from runner.build.plancodec import plan_from_json, plan_to_json
-from runner.build.planner import PlanOptions, make_plan
+from runner.build.plan import PlanOptions
+from runner.build.planner import make_plan
 from runner.build.render import write_context
 
 from tests.examples import EXAMPLES, NOVA, ROOT

@@ -12,7 +12,8 @@ import pytest
 from runner.capsules import read_capsule
 from runner.config import Settings
 from runner.build.plan import Plan, Tool
-from runner.build.planner import PlanOptions, make_plan
+from runner.build.plan import PlanOptions
+from runner.build.planner import make_plan
 from runner.build.render import render
 
 SETTINGS = Settings(pypi_index="https://index.example/simple", npm_registry="https://npm.example")
@@ -152,7 +153,8 @@ def test_a_value_supplied_with_env_never_reaches_the_plan() -> None:
     from runner.capsules import read_capsule
     from runner.config import Settings
     from runner.build.plancodec import plan_to_json
-    from runner.build.planner import PlanOptions, make_plan
+    from runner.build.plan import PlanOptions
+    from runner.build.planner import make_plan
     from runner.replay import Replayer, ReplayOptions
     from runner.replay.image import BuiltImage
 

@@ -130,3 +130,24 @@ def test_columns_set_before_a_command_takes_effect(monkeypatch: pytest.MonkeyPat
     main(["inspect", str(TZ_CAPSULE)])
     capsys.readouterr()
     assert console.out.width == 61
+
+
+def test_a_command_loads_its_own_module_only() -> None:
+    """`replay farm history` does not pay for the builder: a fresh interpreter running a farm
+    command has imported no planner, engine or bisect module."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from runner.cli.main import main; main(['farm', 'report', '--db', sys.argv[1]]); "
+            "print(sorted(m for m in sys.modules if m.startswith(('runner.build.planner', 'runner.engine', "
+            "'runner.bisect', 'runner.cli.bisect', 'runner.cli.run'))))")
+    done = subprocess.run([sys.executable, "-c", code, "/nonexistent/farm.sqlite"], capture_output=True, text=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr
+
+
+def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    from runner.cli.main import COMMANDS
+
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in COMMANDS)

@@ -12,7 +12,7 @@ import pytest
 import typer
 
 from runner import settingsref
-from runner.cli.main import app
+from runner.cli.main import load
 from runner.cli.topics import TOPICS
 from tests.examples import ROOT
 
@@ -73,7 +73,7 @@ def _commands(command: Any, path: str = "") -> list[tuple[str, Any]]:
     return found
 
 
-COMMANDS = _commands(typer.main.get_command(app))
+COMMANDS = _commands(typer.main.get_command(load()))  # every command module registered
 
 
 @pytest.mark.parametrize(("path", "command"), COMMANDS, ids=[p for p, _ in COMMANDS])

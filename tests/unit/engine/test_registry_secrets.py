@@ -13,7 +13,8 @@ from runner.capsules import read_capsule
 from runner.config import NPM_SECRET, PYPI_SECRET, origins, registry_secrets, settings, without_credentials
 from runner.engine import builders
 from runner.errors import BuildFailed, Exit
-from runner.build.planner import PlanOptions, make_plan
+from runner.build.plan import PlanOptions
+from runner.build.planner import make_plan
 from runner.build.render import render
 
 from tests.examples import TZ_CAPSULE

@@ -12,7 +12,7 @@ import pytest
 from runner.engine import BuildEvent
 from runner.engine.buildlog import build_failure
 from runner.errors import BuildFailed, Exit
-from runner.build.planner import PlanOptions
+from runner.build.plan import PlanOptions
 from runner.replay import Progress, ReplayOptions, replay_capsule
 from runner.build.source import RemoteFailed
 

@@ -9,7 +9,7 @@ import pytest
 
 from runner.verdict import signature as sig
 from runner.engine import RunResult, RunSpec
-from runner.build.planner import PlanOptions
+from runner.build.plan import PlanOptions
 from runner.replay import Progress, ReplayOptions, replay_capsule
 from runner.report import from_json, to_json
 
