@@ -17,8 +17,15 @@ from types import ModuleType
 
 from ..errors import CapsuleError, NotACapsule
 from .jsonload import sniff
-from .model import Capsule
+from .model import Capsule, Format
+from .scope import Scope
 from .verification import VerifyResult
+
+
+def scope_of(fmt: Format) -> Scope:
+    """What a format records at all, as its reader says (its SCOPE)."""
+    scope: Scope = next(r for r in _readers() if r.FORMAT is fmt).SCOPE
+    return scope
 
 
 def _readers() -> tuple[ModuleType, ...]:

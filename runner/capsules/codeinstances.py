@@ -24,9 +24,11 @@ from .model import (
     Body, Capsule, Command, Format, HttpCall, HttpError, HttpRequest, HttpResponse, Provenance, RecordedValue,
 )
 from . import limits
+from .scope import Scope
 from .verification import VerifyResult
 
 FORMAT = Format.CODEINSTANCES
+SCOPE = Scope(frozenset({"http", "values"}), ("command:argv", "command:host_cwd", "http:*"))
 PREFIX = "codeinstances/"
 VERSION = "codeinstances/0"
 ERROR_KINDS = ("dns", "connect-refused", "connect-timeout", "reset", "tls", "timeout")

@@ -18,10 +18,18 @@ from . import novafabric_model as build
 from . import novafabric_seal as seal
 from . import novafabric_verify as checks_of
 from .model import Capsule, Format
+from .scope import Scope, pm_keys
 from .verification import Problem, Signer, VerifyResult
 from .yamlload import PathEscape, inside, load_yaml_mapping
 
 FORMAT = Format.NOVAFABRIC
+SCOPE = Scope(
+    frozenset({"platform", "runtimes", "package managers", "resolved packages", "repo", "env", "locale",
+               "redaction", "inputs", "policy"}),
+    ("command:argv", "command:host_cwd", "platform:os", "platform:arch", "platform:cpu_count",
+     "platform:memory_bytes", "runtime:python", "python:interpreter", "locale:timeZone", "locale:lang",
+     "locale:lc_all", "input:*", *pm_keys("uv", "poetry", "pdm", "pip")),
+)  # fmt: skip
 MANIFEST = "capsule.yaml"
 DISTRIBUTED = "capsule.json"
 UNDERSTOOD = "0.x and 1.x"

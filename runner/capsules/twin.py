@@ -23,9 +23,21 @@ from .model import (
     Repo, Resolved,
 )
 from . import limits
+from .scope import Scope, pm_keys
 from .verification import VerifyResult
 
 FORMAT = Format.TWIN
+SCOPE = Scope(
+    frozenset({"platform", "runtimes", "tools", "package managers", "resolved packages", "repo", "env",
+               "locale", "redaction"}),
+    ("command:argv", "command:cwd", "platform:os", "platform:arch", "platform:release", "platform:distro*",
+     "platform:libc*", "runtime:*", "tool:*", "source:*", "env:*", "locale:timeZone", "locale:locale",
+     *pm_keys("npm", "pnpm", "yarn", "bun", "uv", "poetry", "pipenv", "cargo", "go")),
+    # twin leaves session noise out of env, so its absence there says nothing.
+    ("env:HOME", "env:USER", "env:USERNAME", "env:LOGNAME", "env:SHELL", "env:PWD", "env:OLDPWD",
+     "env:SHLVL", "env:TERM*", "env:COLORTERM", "env:DISPLAY", "env:WAYLAND_*", "env:DBUS_*",
+     "env:SSH_*", "env:XDG_*", "env:npm_*", "env:_"),
+)  # fmt: skip
 UNDERSTOOD = 1
 # Values that describe the recording host, not the project: a replay maps them to
 # the container's own instead of copying them.

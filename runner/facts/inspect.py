@@ -1,8 +1,8 @@
 """What a capsule records, as grouped sections for display (pure functions).
 
-It also holds what each format records at all, so that a group a format never
-records reads "not recorded by this format" instead of looking empty, and so
-that `diff` can tell "not recorded" from "recorded as not there".
+What each format records at all is its reader's to say (`SCOPE`, capsules/scope.py): a
+group a format never records reads "not recorded by this format" instead of looking empty,
+and `diff` can tell "not recorded" from "recorded as not there".
 """
 from __future__ import annotations
 
@@ -12,58 +12,17 @@ from dataclasses import dataclass, fields
 from fnmatch import fnmatchcase
 
 from ..textsafe import cell
-from ..capsules.model import Artifact, Body, Capsule, EnvFact, Format, HttpCall, Platform
+from ..capsules import scope_of
+from ..capsules.model import Artifact, Body, Capsule, EnvFact, HttpCall, Platform
 
 NOT_RECORDED = "not recorded by this format"
 NONE_RECORDED = "none recorded"
 DEFAULT_LIMIT = 20
 
 
-@dataclass(frozen=True)
-class Scope:
-    """What one format records.
-
-    `groups`: the kinds of facts it records at all. A fact key matching `absence` is
-    recorded even when missing (twin lists every runtime it found, so a missing one
-    was not found); `unless`: keys the recorder leaves out on purpose. Any other key
-    is recorded only where present.
-    """
-
-    groups: frozenset[str]
-    absence: tuple[str, ...]
-    unless: tuple[str, ...] = ()
-
-
-def _pm_keys(*names: str) -> tuple[str, ...]:
-    return tuple(k for n in names for k in (f"tool:{n}", f"tool:{n}:*", f"lock:{n}"))
-
-
-SCOPES = {
-    Format.TWIN: Scope(
-        frozenset({"platform", "runtimes", "tools", "package managers", "resolved packages", "repo", "env",
-                   "locale", "redaction"}),
-        ("command:argv", "command:cwd", "platform:os", "platform:arch", "platform:release", "platform:distro*",
-         "platform:libc*", "runtime:*", "tool:*", "source:*", "env:*", "locale:timeZone", "locale:locale",
-         *_pm_keys("npm", "pnpm", "yarn", "bun", "uv", "poetry", "pipenv", "cargo", "go")),
-        # twin leaves session noise out of env, so its absence there says nothing.
-        ("env:HOME", "env:USER", "env:USERNAME", "env:LOGNAME", "env:SHELL", "env:PWD", "env:OLDPWD",
-         "env:SHLVL", "env:TERM*", "env:COLORTERM", "env:DISPLAY", "env:WAYLAND_*", "env:DBUS_*",
-         "env:SSH_*", "env:XDG_*", "env:npm_*", "env:_"),
-    ),
-    Format.NOVAFABRIC: Scope(
-        frozenset({"platform", "runtimes", "package managers", "resolved packages", "repo", "env", "locale",
-                   "redaction", "inputs", "policy"}),
-        ("command:argv", "command:host_cwd", "platform:os", "platform:arch", "platform:cpu_count",
-         "platform:memory_bytes", "runtime:python", "python:interpreter", "locale:timeZone", "locale:lang",
-         "locale:lc_all", "input:*", *_pm_keys("uv", "poetry", "pdm", "pip")),
-    ),
-    Format.CODEINSTANCES: Scope(frozenset({"http", "values"}), ("command:argv", "command:host_cwd", "http:*")),
-}  # fmt: skip
-
-
 def records(c: Capsule, key: str) -> bool:
     """Does this capsule's format record the fact key even when it is missing?"""
-    scope = SCOPES[c.provenance.format]
+    scope = scope_of(c.provenance.format)
     if any(fnmatchcase(key, p) for p in scope.unless):
         return False
     return any(fnmatchcase(key, p) for p in scope.absence)
@@ -71,7 +30,7 @@ def records(c: Capsule, key: str) -> bool:
 
 def records_group(c: Capsule, group: str) -> bool:
     """Does this capsule's format record this kind of fact at all?"""
-    return group in SCOPES[c.provenance.format].groups
+    return group in scope_of(c.provenance.format).groups
 
 
 def printable(text: str) -> str:

@@ -153,3 +153,15 @@ def test_real_novafabric_fixtures() -> None:
     minimal = by_title(read_capsule(EXAMPLES / "novafabric" / "minimal-run"))
     assert values(minimal["Resolved packages"])["python packages"] == "46"
     assert next(r for r in minimal["Environment"].rows if r.label == "HOME").flag == "host-specific"
+
+
+def test_each_format_says_what_it_records_in_its_own_reader() -> None:
+    """The per-format scopes come from the readers: one per format, none kept elsewhere."""
+    from runner.capsules import _readers, scope_of
+    from runner.capsules.model import Format
+    from runner.capsules.scope import Scope
+
+    readers = {r.FORMAT: r for r in _readers()}
+    assert set(readers) == set(Format)
+    for fmt, reader in readers.items():
+        assert isinstance(reader.SCOPE, Scope) and scope_of(fmt) is reader.SCOPE
