@@ -177,7 +177,9 @@ def report_cmd(
     def body() -> tuple[int, Any]:
         from ..farm.attention import attention
 
-        view = attention(_store(db, create=False), since, window)
+        # the last night's attempts: on the capsule pages, in the JUnit and the JSON, not in the text
+        view = attention(_store(db, create=False), since, window,
+                         attempts=html is not None or junit is not None or as_json)
         if html is not None:
             from ..report.html import write_site
 

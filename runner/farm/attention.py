@@ -10,15 +10,15 @@ the text report, `--json` and the HTML all read the same rows.
 """
 from __future__ import annotations
 
+import functools
 import shlex
-import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..verdict.facts import is_trouble
 from .history import ref_side, recorded_side
-from .model import CapsuleResult, Mark, Night, Rate, Transition
+from .model import CapsuleResult, Mark, MarkRow, Night, Rate, Transition
 from .store import HistoryStore
 from .verdict import wilson
 
@@ -69,14 +69,20 @@ class Row:
     last_change: Change
     rate: WindowRate | None
     strip: tuple[str | None, ...]  # its verdict on each night of the window, oldest first (None: absent)
-    marks: tuple[tuple[int, Mark], ...]  # (night index, mark), oldest first
+    seen: tuple[tuple[int, MarkRow], ...]  # (night index, mark), oldest first
+    has_commit: bool  # its latest capsule records a commit (the command passes --repo)
     result: CapsuleResult | None  # the full result of the last night, when it was in it
     options: Mapping[str, Any]  # the last night's, for the command
 
     @property
+    def marks(self) -> tuple[tuple[int, Mark], ...]:
+        """(night index, mark) for each night it was judged, oldest first, with named fields."""
+        return tuple((i, Mark._make(m)) for i, m in self.seen)
+
+    @property
     def command(self) -> str:
         """`replay ...`, shell-quoted, that reproduces it on this machine (made when shown)."""
-        return replay_command(self.path, self.marks[-1][1].has_commit, self.options)
+        return replay_command(self.path, self.has_commit, self.options)
 
     @property
     def news(self) -> bool:
@@ -103,59 +109,79 @@ class Attention:
         return tuple(r for r in self.rows if r.group == name)
 
 
-def attention(store: HistoryStore, since: int | None = None, window: int = DEFAULT_WINDOW) -> Attention:
-    """Read the history (the last `since` nights, all by default) into attention order."""
+Paths = Callable[[int], Mapping[str, tuple[str, bool]]]  # night index -> capsule id -> (path, has a commit)
+
+
+def attention(store: HistoryStore, since: int | None = None, window: int = DEFAULT_WINDOW,
+              attempts: bool = True) -> Attention:
+    """Read the history (the last `since` nights, all by default) into attention order; the
+    last night's attempts too unless `attempts` is false (the text report shows none)."""
     nights = store.nights(since)
     if not nights:
         return Attention((), window, (), ())
-    last = store.night(nights[-1].id)
+    last = store.night(nights[-1].id, attempts=attempts)
     marks = [store.marks(n.id) for n in nights[:-1]]
-    return build((*nights[:-1], last), marks, window)
+    return build((*nights[:-1], last), marks, lambda i: store.paths(nights[i].id), window)
 
 
-def build(nights: Sequence[Night], earlier: Sequence[Sequence[Mark]], window: int = DEFAULT_WINDOW) -> Attention:
-    """`nights` oldest first, the last one with its full results; `earlier[i]` the marks of nights[i]."""
+def build(nights: Sequence[Night], earlier: Sequence[Sequence[MarkRow]], paths: Paths,
+          window: int = DEFAULT_WINDOW) -> Attention:
+    """`nights` oldest first, the last one with its full results; `earlier[i]` the marks of
+    nights[i]; `paths` where a capsule absent from the last night was collected (read only
+    for the nights that were such a capsule's last)."""
     last = nights[-1]
-    per_night = [*earlier, [mark_of(r) for r in last.results]]
-    seen: dict[str, list[tuple[int, Mark]]] = {}
-    for i, marks in enumerate(per_night):
-        for m in marks:
-            seen.setdefault(sys.intern(m.capsule_id), []).append((i, m))
     full = {r.capsule_id: r for r in last.results}
+    by_night: list[dict[str, MarkRow]] = [{m[0]: m for m in marks} for marks in earlier]
+    by_night.append({cid: mark_of(r) for cid, r in full.items()})
+    ids: dict[str, None] = {}
+    for marks_of in by_night:
+        ids.update(dict.fromkeys(marks_of))
     start = max(0, len(nights) - window)
-    rows = [_row(nights, start, history, full.get(cid), last.options) for cid, history in seen.items()]
+    read_paths = functools.cache(paths)
+    rows = []
+    for cid in ids:
+        seen = tuple((i, m) for i, marks_of in enumerate(by_night) if (m := marks_of.get(cid)) is not None)
+        result = full.get(cid)
+        if result is not None:
+            where = (result.path, result.commit is not None)
+        else:
+            where = read_paths(seen[-1][0])[cid]
+        rows.append(_row(nights, start, seen, where, result, last.options))
     rows.sort(key=_sort_key)
-    return Attention(tuple(nights), window, tuple(rows), _transitions(seen, full, len(nights) - 1))
+    return Attention(tuple(nights), window, tuple(rows), _transitions(rows, len(nights) - 1))
 
 
-def mark_of(r: CapsuleResult) -> Mark:
+def mark_of(r: CapsuleResult) -> MarkRow:
     rate = r.rate
-    return Mark(r.capsule_id, r.path, r.verdict, r.signature, r.ref, r.ref_verdict, rate.k if rate else None,
-                rate.n if rate else None, r.commit is not None)
+    return (r.capsule_id, r.verdict, r.signature, r.ref, r.ref_verdict, rate.k if rate else None,
+            rate.n if rate else None)
 
 
-def _row(nights: Sequence[Night], start: int, history: list[tuple[int, Mark]], result: CapsuleResult | None,
-         options: Mapping[str, Any]) -> Row:
-    i_last, latest = history[-1]
-    first = nights[history[0][0]]
-    change = Change(first.id, first.started_at, "new", history[0][1].verdict)
-    for (_, before), (i, m) in zip(history, history[1:]):
-        if m.verdict != before.verdict:
-            change = Change(nights[i].id, nights[i].started_at, before.verdict, m.verdict)
-    in_last = i_last == len(nights) - 1
-    prev = history[-2][1] if len(history) > 1 else None
-    k = n = judged = 0
+def _row(nights: Sequence[Night], start: int, seen: tuple[tuple[int, MarkRow], ...], where: tuple[str, bool],
+         result: CapsuleResult | None, options: Mapping[str, Any]) -> Row:
+    i_first, first = seen[0]
+    change_at, before, after = i_first, "new", first[1]
+    prev_verdict = first[1]
     strip: list[str | None] = [None] * (len(nights) - start)
-    for i, m in history:
+    k = n = judged = 0
+    for i, (_, verdict, _, _, _, rate_k, rate_n) in seen:
+        if verdict != prev_verdict:
+            change_at, before, after = i, prev_verdict, verdict
+        prev_verdict = verdict
         if i >= start:
-            strip[i - start] = m.verdict
-            if m.rate_n:  # a night whose attempts decided something (broken and timed-out ones did not)
+            strip[i - start] = verdict
+            if rate_n:  # a night whose attempts decided something (broken and timed-out ones did not)
                 judged += 1
-                k += m.rate_k or 0
-                n += m.rate_n
-    return Row(latest.capsule_id, latest.path, _group(prev, latest, in_last), latest.verdict, latest.signature,
-               latest.ref_verdict, in_last, Seen(first.id, first.started_at), change,
-               WindowRate(wilson(k, n), judged) if n else None, tuple(strip), tuple(history), result, options)
+                k += rate_k or 0
+                n += rate_n
+    i_latest, latest = seen[-1][0], Mark._make(seen[-1][1])
+    in_last = i_latest == len(nights) - 1
+    prev = Mark._make(seen[-2][1]) if len(seen) > 1 else None
+    at, changed = nights[i_first], nights[change_at]
+    return Row(latest.capsule_id, where[0], _group(prev, latest, in_last), latest.verdict, latest.signature,
+               latest.ref_verdict, in_last, Seen(at.id, at.started_at),
+               Change(changed.id, changed.started_at, before, after),
+               WindowRate(wilson(k, n), judged) if n else None, tuple(strip), seen, where[1], result, options)
 
 
 def _group(prev: Mark | None, m: Mark, in_last: bool) -> Group:
@@ -174,13 +200,12 @@ def _sort_key(r: Row) -> tuple[int, int, int, str, str]:
     return (GROUPS.index(r.group), 0 if r.in_last else 1, _ORDER.get(r.verdict, len(_ORDER)), r.path, r.capsule_id)
 
 
-def _transitions(seen: Mapping[str, list[tuple[int, Mark]]], full: Mapping[str, CapsuleResult],
-                 i_last: int) -> tuple[Transition, ...]:
+def _transitions(rows: Sequence[Row], i_last: int) -> tuple[Transition, ...]:
     out: list[Transition] = []
-    for cid, result in sorted(full.items(), key=lambda kv: (kv[1].path, kv[0])):
-        history = seen[cid]
-        prev = history[-2][1] if len(history) > 1 and history[-1][0] == i_last else None
-        for t in (recorded_side(prev, result), ref_side(prev, result)):
+    for row in sorted((r for r in rows if r.result is not None), key=lambda r: (r.path, r.capsule_id)):
+        assert row.result is not None
+        prev = Mark._make(row.seen[-2][1]) if len(row.seen) > 1 and row.seen[-1][0] == i_last else None
+        for t in (recorded_side(prev, row.result), ref_side(prev, row.result)):
             if t is not None:
                 out.append(t)
     return tuple(out)

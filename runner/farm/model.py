@@ -78,14 +78,17 @@ class Mark(NamedTuple):
     a history of 10,000 capsules x 30 nights is read as these, never as full results)."""
 
     capsule_id: str
-    path: str
     verdict: FarmVerdict
     signature: str | None
     ref: str | None
     ref_verdict: Verdict | None
     rate_k: int | None
     rate_n: int | None
-    has_commit: bool
+
+
+# A mark as the store reads it: a plain row in Mark's field order (Mark._make names one when
+# needed; 300,000 of them are read for a report, too many to name each).
+MarkRow = tuple[str, FarmVerdict, str | None, str | None, Verdict | None, int | None, int | None]
 
 
 @dataclass(frozen=True)

@@ -3,15 +3,13 @@ capsule's result and an attempt, and what it reads back."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
-
-from sqlalchemy import RowMapping
 
 from .model import AttemptRecord, CapsuleResult, Night, Rate
 
 
-def night_of(row: RowMapping, results: tuple[CapsuleResult, ...] = ()) -> Night:
+def night_of(row: Mapping[str, Any], results: tuple[CapsuleResult, ...] = ()) -> Night:
     try:
         options = json.loads(row["options"] or "{}")
     except ValueError:
@@ -34,7 +32,7 @@ def result_row(r: CapsuleResult) -> dict[str, Any]:
     }
 
 
-def result_of(row: RowMapping, atts: Iterable[AttemptRecord]) -> CapsuleResult:
+def result_of(row: Mapping[str, Any], atts: Iterable[AttemptRecord]) -> CapsuleResult:
     rate = None if row["rate_n"] is None else Rate(row["rate_k"], row["rate_n"], row["rate_low"], row["rate_high"])
     return CapsuleResult(
         night_id=row["night_id"], capsule_id=row["capsule_id"], path=row["path"], format=row["format"],
@@ -54,7 +52,7 @@ def attempt_row(a: AttemptRecord) -> dict[str, Any]:
             "timed_out": int(a.timed_out), "key_lines": json.dumps(list(a.key_lines))}
 
 
-def attempt_of(row: RowMapping) -> AttemptRecord:
+def attempt_of(row: Mapping[str, Any]) -> AttemptRecord:
     return AttemptRecord(
         id=row["id"], night_id=row["night_id"], capsule_id=row["capsule_id"], side=row["side"], index=row["idx"],
         state=row["state"], started_at=row["started_at"], finished_at=row["finished_at"],

@@ -1,6 +1,7 @@
-"""The farm's history behind a small store interface: SQLAlchemy Core over SQLite (the
-default, one file) or PostgreSQL (`--db postgresql://...`: a history shared by machines
-and CI runners that come and go). One schema and one migration path for both.
+"""The farm's history behind a small store interface: SQLite (the default, one file) or
+PostgreSQL (`--db postgresql://...`: a history shared by machines and CI runners that come
+and go), through their drivers (db.py). One schema, one migration path and one set of
+statements for both.
 
 One row per night, per collected capsule, per capsule result, per attempt. A verdict
 is written once and never changed or deleted; an attempt row is written (started)
@@ -18,14 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from sqlalchemy import Engine, RowMapping, and_, create_engine, event, insert, select, update
-from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError
-
 from ..errors import Exit, ReplayError
 from . import schema as s
+from .db import Conn, Database, DbError, IntegrityFailed, Unavailable, insert_sql
+from .db import postgresql as _postgresql
+from .db import sqlite as _sqlite
 from .history import transitions
 from .rows import attempt_of, attempt_row, night_of, result_of, result_row
-from .model import AttemptRecord, CapsuleResult, History, Mark, Night
+from .model import AttemptRecord, CapsuleResult, History, MarkRow, Night
 
 
 class StoreError(ReplayError):
@@ -77,8 +78,9 @@ class HistoryStore(Protocol):
     def history(self, last: int | None = None) -> History: ...
     def capsule_results(self, capsule_id: str) -> list[CapsuleResult]: ...
     def nights(self, last: int | None = None) -> list[Night]: ...
-    def night(self, night_id: str) -> Night: ...
-    def marks(self, night_id: str) -> list[Mark]: ...
+    def night(self, night_id: str, attempts: bool = True) -> Night: ...
+    def marks(self, night_id: str) -> list[MarkRow]: ...
+    def paths(self, night_id: str) -> dict[str, tuple[str, bool]]: ...
 
 
 _SERVER_URL = re.compile(r"^postgres(?:ql)?(?:\+psycopg)?://", re.IGNORECASE)
@@ -93,28 +95,45 @@ def shown(url: str) -> str:
     return re.sub(r"(://[^/:@\s]*):[^/@\s]*@", r"\1:***@", url)
 
 
-def connect_server(url: str) -> Engine:
+def connect_server(url: str) -> Database:
     """PostgreSQL through psycopg 3; a connection the server dropped is replaced, not reported."""
     from ..extras import require
 
     require("postgres", "a postgresql:// history")
-    return create_engine(_SERVER_URL.sub("postgresql+psycopg://", url), pool_pre_ping=True,
-                         connect_args={"connect_timeout": 15})
+    return _postgresql(_SERVER_URL.sub("postgresql://", url))
 
 
-def connect(path: Path) -> Engine:
-    """An engine on the SQLite file: WAL (readers never block the writer), a generous busy wait."""
-    engine = create_engine(f"sqlite:///{path}", connect_args={"check_same_thread": False, "timeout": 60})
+def connect(path: Path) -> Database:
+    """The SQLite file (WAL: readers never block the writer; a generous busy wait)."""
+    return _sqlite(path)
 
-    @event.listens_for(engine, "connect")
-    def _pragmas(dbapi_conn: Any, _record: Any) -> None:
-        cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a killed process loses nothing committed
-        cur.execute("PRAGMA foreign_keys=ON")
-        cur.close()
 
-    return engine
+# Every read the store makes, by name: the methods run these, and `query_plans` shows SQLite's
+# plan of each (scripts/bench checks that each uses an index).
+_NIGHTS = "SELECT * FROM nights ORDER BY started_at DESC, id DESC"
+READS: Mapping[str, str] = {
+    "nights": _NIGHTS + " LIMIT :last",
+    "night": "SELECT * FROM nights WHERE id = :night",
+    "night results": "SELECT * FROM results WHERE night_id = :night",
+    "night attempts": "SELECT * FROM attempts WHERE night_id = :night AND state = 'finished'",
+    "marks": ("SELECT capsule_id, verdict, signature, ref, ref_verdict, rate_k, rate_n FROM results "
+              "WHERE night_id = :night"),
+    "paths": "SELECT capsule_id, path, commit_id IS NOT NULL FROM results WHERE night_id = :night",
+    "judged": "SELECT capsule_id FROM results WHERE night_id = :night",
+    "capsule attempts": ("SELECT * FROM attempts WHERE night_id = :night AND capsule_id = :capsule AND side = :side "
+                         "ORDER BY idx"),
+    "result attempts": ("SELECT * FROM attempts WHERE night_id = :night AND capsule_id = :capsule "
+                        "AND state = 'finished' ORDER BY side, idx"),
+    "capsule by id prefix": ("SELECT results.*, nights.started_at FROM results JOIN nights ON nights.id = results.night_id "
+                             "WHERE results.capsule_id >= :low AND results.capsule_id < :high"),
+    "capsule by path": ("SELECT results.*, nights.started_at FROM results JOIN nights ON nights.id = results.night_id "
+                        "WHERE results.path = :path"),
+    "capsule ids": ("SELECT DISTINCT capsule_id FROM results WHERE capsule_id >= :low AND capsule_id < :high "
+                    "ORDER BY capsule_id LIMIT :limit"),
+    "night capsules": "SELECT * FROM night_capsules WHERE night_id = :night ORDER BY position",
+}
+_EXAMPLE = {"last": 30, "night": "x", "capsule": "y", "side": "recorded", "low": "ab", "high": "ac",
+            "path": "caps/x.json", "limit": 20}
 
 
 class SqlStore:
@@ -124,14 +143,14 @@ class SqlStore:
         self.path: Path | str = shown(str(target)) if server else Path(target)
         try:
             if server:
-                self.engine = connect_server(str(target))
+                self.db = connect_server(str(target))
             else:
                 assert isinstance(self.path, Path)
                 if not self.path.exists() and not create:
                     raise StoreError(self.path, "no farm history here (run `replay farm run` first, or pass --db)")
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                self.engine = connect(self.path)
-            with self.engine.begin() as conn:
+                self.db = connect(self.path)
+            with self.db.begin() as conn:
                 s.lock_for_migration(conn)  # two coordinators starting at once migrate one after the other
                 found = s.current_version(conn)
                 if found > s.LATEST:
@@ -140,52 +159,56 @@ class SqlStore:
                 if found == 0 and not create:
                     raise StoreError(self.path, "no farm history here (run `replay farm run` first, or pass --db)")
                 s.migrate(conn)
-        except OperationalError as exc:
+        except Unavailable as exc:
             if server:
                 raise StoreUnavailable(self.path, f"the history's server does not answer ({_why(exc)})") from None
             raise StoreError(self.path, f"not a usable farm history ({_why(exc)})") from None
-        except (DatabaseError, OSError) as exc:
+        except (DbError, OSError) as exc:
             raise StoreError(self.path, f"not a usable farm history ({_why(exc)})") from None
         self._write = threading.Lock()  # one writer at a time inside this process; busy_timeout across
 
     def _tx(self, fn: Any, *args: Any) -> Any:
         with self._write:
             try:
-                with self.engine.begin() as conn:
+                with self.db.begin() as conn:
                     return fn(conn, *args)
-            except OperationalError as exc:
+            except Unavailable as exc:
                 raise StoreError(self.path, f"cannot write the history ({_why(exc)})") from None
+
+    def _read(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        with self.db.connect() as conn:
+            return conn.rows(READS[name], params)
 
     # -- nights -----------------------------------------------------------------
     def create_night(self, night: Night, options: Mapping[str, Any], entries: Sequence[NightEntry]) -> None:
-        def do(conn: Any) -> None:
-            conn.execute(insert(s.nights).values(
-                id=night.id, started_at=night.started_at, ref=night.ref, sources=json.dumps(list(night.sources)),
-                options=json.dumps(dict(options)), replay_version=options.get("replay_version", ""),
-                images=0, builds=0))
-            if entries:
-                conn.execute(insert(s.night_capsules), [
-                    {"night_id": night.id, "capsule_id": e.capsule_id, "position": i, "path": e.path,
-                     "format": e.format, "also_at": json.dumps(list(e.also_at))} for i, e in enumerate(entries)])
+        row = {"id": night.id, "started_at": night.started_at, "ref": night.ref,
+               "sources": json.dumps(list(night.sources)), "options": json.dumps(dict(options)),
+               "replay_version": options.get("replay_version", ""), "images": 0, "builds": 0}
+        capsules = [{"night_id": night.id, "capsule_id": e.capsule_id, "position": i, "path": e.path,
+                     "format": e.format, "also_at": json.dumps(list(e.also_at))} for i, e in enumerate(entries)]
+
+        def do(conn: Conn) -> None:
+            conn.execute(insert_sql("nights", list(row)), row)
+            if capsules:
+                conn.executemany(insert_sql("night_capsules", list(capsules[0])), capsules)
 
         self._tx(do)
 
     def open_night(self) -> OpenNight | None:
         """The latest night that never finished (the one `--resume` continues)."""
-        with self.engine.connect() as conn:
-            row = conn.execute(select(s.nights).order_by(s.nights.c.started_at.desc(), s.nights.c.id.desc())
-                               .limit(1)).mappings().first()
+        with self.db.connect() as conn:
+            row = conn.first(READS["nights"], {"last": 1})
             if row is None or row["finished_at"] is not None:
                 return None
-            entries = conn.execute(select(s.night_capsules).where(s.night_capsules.c.night_id == row["id"])
-                                   .order_by(s.night_capsules.c.position)).mappings().all()
+            entries = conn.rows(READS["night capsules"], {"night": row["id"]})
         return OpenNight(night_of(row), json.loads(row["options"]), tuple(
             NightEntry(e["capsule_id"], e["path"], e["format"], tuple(json.loads(e["also_at"]))) for e in entries))
 
     def finish_night(self, night_id: str, finished_at: str, images: int, builds: int) -> None:
-        def do(conn: Any) -> None:
-            res = conn.execute(update(s.nights).where(s.nights.c.id == night_id, s.nights.c.finished_at.is_(None))
-                               .values(finished_at=finished_at, images=images, builds=s.nights.c.builds + builds))
+        def do(conn: Conn) -> None:
+            res = conn.execute("UPDATE nights SET finished_at = :finished, images = :images, builds = builds + :builds "
+                               "WHERE id = :id AND finished_at IS NULL",
+                               {"finished": finished_at, "images": images, "builds": builds, "id": night_id})
             if res.rowcount != 1:
                 raise StoreError(self.path, f"night {night_id} is unknown or already finished")
 
@@ -193,31 +216,33 @@ class SqlStore:
 
     # -- results and attempts -----------------------------------------------------
     def judged(self, night_id: str) -> set[str]:
-        with self.engine.connect() as conn:
-            rows = conn.execute(select(s.results.c.capsule_id).where(s.results.c.night_id == night_id))
-            return {str(r[0]) for r in rows}
+        with self.db.connect() as conn:
+            return {str(r[0]) for r in conn.tuples(READS["judged"], {"night": night_id})}
 
     def add_result(self, result: CapsuleResult) -> None:
         """Once per capsule per night: a second verdict is refused, never merged."""
+        row = result_row(result)
         try:
-            self._tx(lambda conn: conn.execute(insert(s.results).values(**result_row(result))))
-        except IntegrityError:
+            self._tx(lambda conn: conn.execute(insert_sql("results", list(row)), row))
+        except IntegrityFailed:
             raise StoreError(self.path, f"capsule {result.capsule_id} already has a verdict for night "
                                         f"{result.night_id}; verdicts are never changed") from None
 
     def start_attempt(self, record: AttemptRecord) -> None:
+        row = {**attempt_row(record), "state": "started"}
         try:
-            self._tx(lambda conn: conn.execute(insert(s.attempts).values(**attempt_row(record), state="started")))
-        except IntegrityError:
+            self._tx(lambda conn: conn.execute(insert_sql("attempts", list(row)), row))
+        except IntegrityFailed:
             raise StoreError(self.path, f"attempt {record.id} (#{record.index}) is already recorded") from None
 
     def finish_attempt(self, record: AttemptRecord) -> None:
         row = {k: v for k, v in attempt_row(record).items()
                if k not in ("id", "night_id", "capsule_id", "side", "idx", "started_at")}
+        sets = ", ".join(f"{k} = :{k}" for k in row)
 
-        def do(conn: Any) -> None:
-            res = conn.execute(update(s.attempts).where(s.attempts.c.id == record.id, s.attempts.c.state == "started")
-                               .values(**row, state="finished"))
+        def do(conn: Conn) -> None:
+            res = conn.execute(f"UPDATE attempts SET {sets}, state = 'finished' WHERE id = :id AND state = 'started'",
+                               {**row, "id": record.id})
             if res.rowcount != 1:
                 raise StoreError(self.path, f"attempt {record.id} was not started or is already finished")
 
@@ -225,52 +250,58 @@ class SqlStore:
 
     def attempts(self, night_id: str, capsule_id: str, side: str) -> list[AttemptRecord]:
         """Every attempt of one side of one capsule in a night, started ones included, by index."""
-        with self.engine.connect() as conn:
-            rows = conn.execute(select(s.attempts).where(
-                s.attempts.c.night_id == night_id, s.attempts.c.capsule_id == capsule_id, s.attempts.c.side == side)
-                .order_by(s.attempts.c.idx)).mappings().all()
-        return [attempt_of(r) for r in rows]
+        return [attempt_of(r) for r in self._read("capsule attempts", night=night_id, capsule=capsule_id, side=side)]
 
     def add_results(self, results: Sequence[CapsuleResult]) -> None:
         """Many verdicts with their finished attempts in one transaction (an import of nights
         judged elsewhere, the bench's history); the same rules as add_result."""
-        def do(conn: Any) -> None:
-            if results:
-                conn.execute(insert(s.results), [result_row(r) for r in results])
-            rows = [{**attempt_row(a), "state": a.state} for r in results for a in r.attempts]
+        rows = [result_row(r) for r in results]
+        atts = [{**attempt_row(a), "state": a.state} for r in results for a in r.attempts]
+
+        def do(conn: Conn) -> None:
             if rows:
-                conn.execute(insert(s.attempts), rows)
+                conn.executemany(insert_sql("results", list(rows[0])), rows)
+            if atts:
+                conn.executemany(insert_sql("attempts", list(atts[0])), atts)
 
         try:
             self._tx(do)
-        except IntegrityError:
+        except IntegrityFailed:
             raise StoreError(self.path, "a verdict or an attempt of these is already recorded; "
                                         "verdicts are never changed") from None
 
     # -- reading the history --------------------------------------------------------
     def nights(self, last: int | None = None) -> list[Night]:
         """The last `last` nights (all by default), oldest first, without their results."""
-        with self.engine.connect() as conn:
-            q = select(s.nights).order_by(s.nights.c.started_at.desc(), s.nights.c.id.desc())
-            rows = conn.execute(q.limit(last) if last else q).mappings().all()
+        with self.db.connect() as conn:
+            rows = conn.rows(READS["nights"], {"last": last}) if last else conn.rows(_NIGHTS)
         return [night_of(r) for r in reversed(rows)]
 
-    def night(self, night_id: str) -> Night:
-        """One night with its results and their finished attempts (two queries)."""
-        with self.engine.connect() as conn:
-            row = conn.execute(select(s.nights).where(s.nights.c.id == night_id)).mappings().first()
+    def night(self, night_id: str, attempts: bool = True) -> Night:
+        """One night with its results and (unless `attempts` is false) their finished attempts."""
+        with self.db.connect() as conn:
+            row = conn.first(READS["night"], {"night": night_id})
             if row is None:
                 raise StoreError(self.path, f"no night {night_id} in this history")
-            return self._night_with_results(conn, row)
+            by_capsule: dict[str, list[AttemptRecord]] = {}
+            for att in conn.rows(READS["night attempts"], {"night": night_id}) if attempts else ():
+                by_capsule.setdefault(att["capsule_id"], []).append(attempt_of(att))
+            results = conn.rows(READS["night results"], {"night": night_id})
+        for atts in by_capsule.values():
+            atts.sort(key=lambda x: (x.side, x.index))
+        return night_of(row, tuple(sorted((result_of(r, by_capsule.get(r["capsule_id"], ())) for r in results),
+                                        key=lambda x: x.path)))
 
-    def marks(self, night_id: str) -> list[Mark]:
-        """A night's results, light (what the attention view reads for every night)."""
-        r = s.results.c
-        q = select(r.capsule_id, r.path, r.verdict, r.signature, r.ref, r.ref_verdict, r.rate_k, r.rate_n,
-                   r.commit_id.is_not(None)).where(r.night_id == night_id)
-        with self.engine.connect() as conn:
-            rows = conn.execute(q).cursor.fetchall()  # the driver's rows at once: 300,000 of them in a report
-        return [Mark(*row) for row in rows]
+    def marks(self, night_id: str) -> list[MarkRow]:
+        """A night's results, light: what the attention view reads for every night (a covering
+        index answers it without reading the results' rows)."""
+        with self.db.connect() as conn:
+            return conn.tuples(READS["marks"], {"night": night_id})  # type: ignore[return-value]
+
+    def paths(self, night_id: str) -> dict[str, tuple[str, bool]]:
+        """Each capsule of a night: the path it was collected at, and whether it records a commit."""
+        with self.db.connect() as conn:
+            return {r[0]: (r[1], bool(r[2])) for r in conn.tuples(READS["paths"], {"night": night_id})}
 
     def history(self, last: int | None = None) -> History:
         """The last `last` nights (all by default), oldest first, with the transitions between
@@ -284,74 +315,38 @@ class SqlStore:
     def capsule_results(self, capsule_id: str) -> list[CapsuleResult]:
         """One capsule's verdicts across nights, oldest first; `capsule_id` may be a prefix
         (read as a range of the index, never a scan)."""
-        c = s.results.c.capsule_id
-        cond = and_(c >= capsule_id, c < _after_prefix(capsule_id)) if capsule_id else c == capsule_id
-        return self._results_where(cond)
+        if not capsule_id:
+            return []
+        return self._results("capsule by id prefix", low=capsule_id, high=_after_prefix(capsule_id))
 
     def results_at_path(self, path: str) -> list[CapsuleResult]:
         """Every verdict recorded for a capsule collected at `path` (as the history spells it),
         whatever its content was then, oldest first."""
-        return self._results_where(s.results.c.path == path)
+        return self._results("capsule by path", path=path)
 
     def capsule_ids(self, prefix: str, limit: int = 20) -> list[str]:
         """The distinct capsule ids starting with `prefix`, at most `limit`."""
-        c = s.results.c.capsule_id
-        q = select(c).where(c >= prefix, c < _after_prefix(prefix)).distinct().order_by(c).limit(limit)
-        with self.engine.connect() as conn:
-            return [str(r[0]) for r in conn.execute(q)]
+        with self.db.connect() as conn:
+            found = conn.tuples(READS["capsule ids"], {"low": prefix, "high": _after_prefix(prefix), "limit": limit})
+        return [str(r[0]) for r in found]
 
-    def _results_where(self, cond: Any) -> list[CapsuleResult]:
-        with self.engine.connect() as conn:
-            q = (select(s.results, s.nights.c.started_at).join(s.nights, s.nights.c.id == s.results.c.night_id)
-                 .where(cond))
-            rows = sorted(conn.execute(q).mappings().all(), key=lambda r: (r["started_at"], r["night_id"]))
-            return [self._result(conn, r) for r in rows]
-
-    def _night_with_results(self, conn: Any, row: RowMapping) -> Night:
-        a = s.attempts.c
-        by_capsule: dict[str, list[AttemptRecord]] = {}
-        q = select(s.attempts).where(a.night_id == row["id"], a.state == "finished")
-        for att in conn.execute(q).mappings():
-            by_capsule.setdefault(att["capsule_id"], []).append(attempt_of(att))
-        for atts in by_capsule.values():
-            atts.sort(key=lambda x: (x.side, x.index))
-        results = conn.execute(select(s.results).where(s.results.c.night_id == row["id"])).mappings().all()
-        return night_of(row, tuple(sorted((result_of(r, by_capsule.get(r["capsule_id"], ())) for r in results),
-                                        key=lambda x: x.path)))
-
-    def _result(self, conn: Any, row: RowMapping) -> CapsuleResult:
-        q = select(s.attempts).where(s.attempts.c.night_id == row["night_id"],
-                                     s.attempts.c.capsule_id == row["capsule_id"],
-                                     s.attempts.c.state == "finished").order_by(s.attempts.c.side, s.attempts.c.idx)
-        atts = tuple(attempt_of(a) for a in conn.execute(q).mappings().all())
-        return result_of(row, atts)
+    def _results(self, name: str, **params: Any) -> list[CapsuleResult]:
+        with self.db.connect() as conn:
+            rows = sorted(conn.rows(READS[name], params), key=lambda r: (r["started_at"], r["night_id"]))
+            return [result_of(r, [attempt_of(a) for a in conn.rows(
+                READS["result attempts"], {"night": r["night_id"], "capsule": r["capsule_id"]})]) for r in rows]
 
     def query_plans(self) -> dict[str, str]:
         """SQLite's plan of each read the store makes (scripts/bench checks each uses an index)."""
-        if self.engine.dialect.name != "sqlite":
+        if self.db.dialect != "sqlite":
             return {}
-        r, a, n = s.results.c, s.attempts.c, s.nights.c
-        reads = {
-            "nights": select(s.nights).order_by(n.started_at.desc(), n.id.desc()).limit(30),
-            "night": select(s.nights).where(n.id == "x"),
-            "night results": select(s.results).where(r.night_id == "x"),
-            "night attempts": select(s.attempts).where(a.night_id == "x", a.state == "finished"),
-            "marks": select(r.capsule_id, r.verdict).where(r.night_id == "x"),
-            "judged": select(r.capsule_id).where(r.night_id == "x"),
-            "capsule attempts": select(s.attempts).where(a.night_id == "x", a.capsule_id == "y", a.side == "recorded"),
-            "capsule by id prefix": select(s.results).where(r.capsule_id >= "ab", r.capsule_id < "ac"),
-            "capsule by path": select(s.results).where(r.path == "caps/x.json"),
-            "night capsules": select(s.night_capsules).where(s.night_capsules.c.night_id == "x"),
-        }
-        out = {}
-        with self.engine.connect() as conn:
-            for name, q in reads.items():
-                sql = str(q.compile(self.engine, compile_kwargs={"literal_binds": True}))
-                out[name] = " | ".join(str(row[-1]) for row in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + sql))
-        return out
+        with self.db.connect() as conn:
+            return {name: " | ".join(str(row[-1]) for row in conn.tuples("EXPLAIN QUERY PLAN " + sql, {
+                        k: v for k, v in _EXAMPLE.items() if f":{k}" in sql}))
+                    for name, sql in READS.items()}
 
     def close(self) -> None:
-        self.engine.dispose()
+        self.db.dispose()
 
 
 def _why(exc: BaseException) -> str:

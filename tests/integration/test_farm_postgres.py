@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
-from sqlalchemy import text
 
 from runner.cli.main import main
 from runner.farm import schema
@@ -62,23 +62,21 @@ def server() -> Iterator[str]:
 def db(server: str) -> Iterator[str]:
     """A fresh database on the server for one test."""
     name = f"farm_{uuid.uuid4().hex[:10]}"
-    admin = connect_server(server).execution_options(isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    with psycopg.connect(server, autocommit=True) as admin:  # CREATE DATABASE runs outside a transaction
+        admin.execute(f'CREATE DATABASE "{name}"')
     yield server.rsplit("/", 1)[0] + f"/{name}"
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
-    admin.dispose()
+    with psycopg.connect(server, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
 
 
 def _sql(url: str, statement: str) -> list[tuple[Any, ...]]:
-    engine = connect_server(url)
+    db = connect_server(url)
     try:
-        with engine.begin() as conn:
-            res = conn.execute(text(statement))
-            return [tuple(r) for r in res.fetchall()] if res.returns_rows else []
+        with db.begin() as conn:
+            res = conn.execute(statement)
+            return [tuple(r) for r in res.fetchall()] if res.description else []
     finally:
-        engine.dispose()
+        db.dispose()
 
 
 def test_a_new_server_history_is_at_the_latest_schema_and_opening_again_migrates_nothing(db: str) -> None:
@@ -90,12 +88,12 @@ def test_a_new_server_history_is_at_the_latest_schema_and_opening_again_migrates
 
 
 def test_an_older_server_history_is_migrated_keeping_its_rows(db: str) -> None:
-    engine = connect_server(db)
-    with engine.begin() as conn:
+    server_db = connect_server(db)
+    with server_db.begin() as conn:
         assert schema.migrate(conn, upto=1) == [1]
-        conn.execute(text("INSERT INTO nights (id, started_at, sources, options, replay_version) "
-                          "VALUES ('n1', '2026-11-30T00:00:00Z', '[]', '{}', '0.0.9')"))
-    engine.dispose()
+        conn.execute("INSERT INTO nights (id, started_at, sources, options, replay_version) "
+                     "VALUES ('n1', '2026-11-30T00:00:00Z', '[]', '{}', '0.0.9')")
+    server_db.dispose()
     store = SqlStore(db)
     assert [n.id for n in store.history().nights] == ["n1"]
     assert _sql(db, "SELECT max(version) FROM schema_version") == [(schema.LATEST,)]
@@ -117,6 +115,16 @@ def test_verdicts_and_finished_attempts_are_immutable_in_the_server_too(db: str)
         with pytest.raises(Exception, match="never"):
             _sql(db, statement)
     assert _sql(db, "SELECT verdict FROM results") == [("reproduced",)]
+
+
+def test_a_connection_the_server_dropped_is_replaced_not_reported(db: str) -> None:
+    store = SqlStore(db)
+    store.create_night(night("n1", "2026-12-01T00:00:00Z", None), {}, [])
+    _sql(db, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+             "WHERE datname = current_database() AND pid <> pg_backend_pid()")  # the store's connection
+    store.add_result(result("n1", "c1", "reproduced"))  # through a new connection
+    assert [r.verdict for r in store.capsule_results("c1")] == ["reproduced"]
+    store.close()
 
 
 def test_a_server_history_from_a_newer_replay_is_refused_in_one_line(db: str) -> None:

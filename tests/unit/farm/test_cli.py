@@ -187,3 +187,20 @@ def test_a_night_keeps_the_names_of_env_values_never_the_values_and_resume_asks_
         assert main(["farm", "run", "--resume", "--db", str(db), *given]) == 2
         err = capsys.readouterr().err
         assert "began with --env API_TOKEN=..." in err and "values are never stored" in err, err
+
+
+def test_a_capsule_not_in_the_last_night_keeps_its_path_and_command(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "farm.sqlite"
+    store = SqlStore(path)
+    for day, nid in enumerate(("n1", "n2", "n3"), 1):
+        store.create_night(night(nid, f"2026-12-0{day}T02:00:00Z", None), {"repo": "/srv/app.git"}, [])
+        store.add_result(result(nid, "aaaa1111", "reproduced", path="caps/a.json"))
+        if nid == "n1":  # collected on the first night only, from a capsule that records its commit
+            store.add_result(result(nid, "cccc3333", "reproduced", path="old/gone.json", commit="c" * 40))
+        store.finish_night(nid, f"2026-12-0{day}T03:00:00Z", 1, 0)
+    store.close()
+    rc, doc = _json(capsys, "farm", "report", "--db", str(path))
+    gone = doc["result"]["rows"][-1]
+    assert rc == 0 and (gone["path"], gone["in_last_night"], gone["group"]) == ("old/gone.json", False, "steady")
+    assert gone["strip"] == ["reproduced", None, None] and gone["command"] == "replay old/gone.json --repo /srv/app.git"

@@ -8,7 +8,6 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
 
 from runner.farm import schema
 from runner.farm.model import Rate
@@ -30,7 +29,7 @@ def _sql(path: Path, statement: str) -> list[tuple[object, ...]]:
 
 
 def test_a_new_history_is_at_the_latest_schema_in_wal_mode(store: SqlStore) -> None:
-    assert _sql(store.path, "SELECT version FROM schema_version ORDER BY version") == [(1,), (2,), (3,)]
+    assert _sql(store.path, "SELECT version FROM schema_version ORDER BY version") == [(v.version,) for v in schema.MIGRATIONS] == [(1,), (2,), (3,), (4,)]
     assert _sql(store.path, "PRAGMA journal_mode") == [("wal",)]
 
 
@@ -38,8 +37,8 @@ def test_an_older_history_is_migrated_keeping_its_rows(tmp_path: Path) -> None:
     path = tmp_path / "old.sqlite"
     with connect(path).begin() as conn:
         assert schema.migrate(conn, upto=1) == [1]
-        conn.execute(text("INSERT INTO nights (id, started_at, sources, options, replay_version) "
-                          "VALUES ('n1', '2026-11-30T00:00:00Z', '[]', '{}', '0.0.9')"))
+        conn.execute("INSERT INTO nights (id, started_at, sources, options, replay_version) "
+                     "VALUES ('n1', '2026-11-30T00:00:00Z', '[]', '{}', '0.0.9')")
     store = SqlStore(path)
     assert _sql(path, "SELECT max(version) FROM schema_version") == [(schema.LATEST,)]
     assert [n.id for n in store.history().nights] == ["n1"]
@@ -162,8 +161,8 @@ def test_many_results_in_one_write_and_the_light_reads(tmp_path: Path) -> None:
     store.add_results([result("n1", "aa11", "flaky", path="a.json", commit="c" * 40, rate=Rate(1, 2, 0.1, 0.9),
                               attempts=(att,)), result("n1", "ab22", "broken", path="b.json")])
     store.finish_night("n1", "2026-12-01T03:00:00Z", 0, 0)
-    assert [m[:3] for m in sorted(store.marks("n1"))] == [("aa11", "a.json", "flaky"), ("ab22", "b.json", "broken")]
-    assert sorted(store.marks("n1"))[0].has_commit and not sorted(store.marks("n1"))[1].has_commit
+    assert [m[:3] for m in sorted(store.marks("n1"))] == [("aa11", "flaky", None), ("ab22", "broken", None)]
+    assert store.paths("n1") == {"aa11": ("a.json", True), "ab22": ("b.json", False)}
     one = store.night("n1")
     assert one.options == {"repo": "/r"} and [len(r.attempts) for r in one.results] == [1, 0]
     assert store.capsule_ids("a") == ["aa11", "ab22"] and store.capsule_ids("aa") == ["aa11"]

@@ -56,7 +56,8 @@ def sample_history() -> History:
 
 def view_of(history: History, window: int = 14) -> Attention:
     marks = [[mark_of(r) for r in n.results] for n in history.nights[:-1]]
-    return build(history.nights, marks, window)
+    return build(history.nights, marks, lambda i: {r.capsule_id: (r.path, r.commit is not None)
+                                                   for r in history.nights[i].results}, window)
 
 
 def page(view: Attention | None = None, name: str = "farm.html") -> lxml_html.HtmlElement:
