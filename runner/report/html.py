@@ -25,7 +25,8 @@ from markupsafe import Markup, escape
 from ..errors import UsageError
 from ..resources import templates_dir
 from ..verdict.facts import FACTS, STEADY_COLOUR, facts_of
-from ..farm.attention import GROUP_LABELS, GROUPS, Attention, Row
+from ..farm.attention import GROUP_LABELS, GROUPS, Attention, Change, Row, WindowRate
+from ..farm.model import Night
 from ..farm.attention import counts as group_counts
 from .templates import add_filters, environment
 
@@ -161,6 +162,50 @@ def vclass(verdict: str | None) -> str:
     return f"v-{verdict}" if verdict in FACTS or verdict in ("new", "not-judged") else "v-unknown"
 
 
+@lru_cache(maxsize=1)
+def _cells() -> Any:
+    """The shared cells' macros (templates/farm/cells.html.j2)."""
+    return environment().get_template("farm/cells.html.j2").module
+
+
+# Each cell below is rendered by its macro once per distinct value (a page of 10,000 rows
+# shares a few verdicts, night stamps and rates), then kept.
+@lru_cache(maxsize=4096)
+def _verdict_cell(verdict: str, news: bool, ref_verdict: str | None, ref: str | None) -> Markup:
+    return Markup(_cells().verdict(verdict, news, ref_verdict, ref))
+
+
+@lru_cache(maxsize=4096)
+def _day_cell(stamp: str) -> Markup:
+    return Markup(_cells().day(stamp))
+
+
+@lru_cache(maxsize=4096)
+def _change_cell(change: Change) -> Markup:
+    return Markup(_cells().change(change.started_at, change.before, change.after))
+
+
+@lru_cache(maxsize=8192)
+def _rate_cell(rate: WindowRate | None) -> Markup:
+    if rate is None:
+        return Markup(_cells().rate(0, 0, 0.0, 0.0, 0))
+    return Markup(_cells().rate(rate.rate.k, rate.rate.n, rate.rate.low, rate.rate.high, rate.nights))
+
+
+@lru_cache(maxsize=16384)
+def _night_cell(night_id: str, started_at: str, mark: tuple[Any, ...]) -> Markup:
+    _, verdict, signature, _, ref_verdict, rate_k, rate_n = mark
+    return Markup(_cells().night(night_id, started_at, verdict, signature, rate_k, rate_n, ref_verdict))
+
+
+def verdict_cell(row: Row, ref: str | None) -> Markup:
+    return _verdict_cell(row.verdict, row.news, row.ref_verdict, ref)
+
+
+def night_cell(mark: tuple[Any, ...], night: Night) -> Markup:
+    return _night_cell(night.id, night.started_at, (None, *mark[1:]))
+
+
 def rowclass(row: Row) -> str:
     """Colour means change or trouble: a steady state that needs no one is grey."""
     return vclass(row.verdict) if row.news else "v-steady"
@@ -196,6 +241,7 @@ def _secs(seconds: float | None) -> str:
     return f"{minutes} min {rest:02d} s"
 
 
-add_filters(strip=strip_html, when=_when, day=_day, secs=_secs, label=label, meaning=lambda v: facts_of(v).meaning,
+add_filters(verdict_cell=verdict_cell, seen_cell=lambda seen: _day_cell(seen.started_at), change_cell=_change_cell,
+            rate_cell=_rate_cell, night_cell=night_cell, strip=strip_html, when=_when, day=_day, secs=_secs, label=label, meaning=lambda v: facts_of(v).meaning,
             vclass=vclass, rowclass=rowclass, ref=short_ref, kind=lambda k: k.replace("-", " "),
             pct=lambda x: f"{x:.0%}", outcome=lambda c: OUTCOMES.get(c, c or "—"))
