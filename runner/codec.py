@@ -32,11 +32,17 @@ class DecodeError(ValueError):
         super().__init__(f"{where or '$'}: {problem}")
 
 
+_PLAIN = (str, int, float, bool, type(None))
+
+
 def encode(obj: Any) -> Any:
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: encode(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, enum.Enum):
         return obj.value
+    if isinstance(obj, _PLAIN):  # the most of any value: returned as it is
+        return obj
+    names = _field_names(type(obj))
+    if names is not None:
+        return {name: encode(getattr(obj, name)) for name in names}
     if isinstance(obj, bytes):
         try:
             return obj.decode("utf-8")
@@ -47,6 +53,12 @@ def encode(obj: Any) -> Any:
     if isinstance(obj, (tuple, list)):
         return [encode(v) for v in obj]
     return obj
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...] | None:
+    """A dataclass's field names in order (None for any other type), read once per class."""
+    return tuple(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else None
 
 
 def decode(tp: type[T], data: Any, where: str = "") -> T:

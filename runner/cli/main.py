@@ -16,7 +16,6 @@ import typer
 
 from ..errors import Exit, ReplayError, UsageError
 from ..envelope import envelope, error_of
-from ..capsules.fetch import is_url
 from .console import error_line, install_meter, print_json, refresh
 from .helptext import tidy
 from . import topics
@@ -136,6 +135,8 @@ def _safe_argv(args: list[str]) -> list[str]:
 
 def _looks_mistyped(word: str) -> bool:
     """A word close to a command that is no capsule (no such file, no URL): a typo, not a capsule."""
+    from ..capsules.fetch import is_url  # the capsules package, only for a word that is no command
+
     if is_url(word) or Path(word).exists() or "/" in word or "." in word:
         return False
     return bool(difflib.get_close_matches(word, sorted(_COMMANDS), n=1, cutoff=0.6))

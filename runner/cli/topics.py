@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..durations import HELP as DURATION_FORMS
-from ..verdict.judge import VERDICTS
+from ..verdict.facts import VERDICTS
 from ..settingsref import SETTINGS
 
 

@@ -53,3 +53,30 @@ def test_a_farm_usage_error_names_the_sub_command(capsys: pytest.CaptureFixture[
     rc = main(["farm", "report", "--json", "--no-such-option"])
     data = envelope_of(capsys.readouterr().out)
     assert rc == 2 and data["command"] == "farm report" and data["schema"] == "replay.farm-report/1"
+
+
+def test_json_is_indented_on_a_terminal_and_one_line_into_a_pipe() -> None:
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    argv = [sys.executable, "-m", "runner", "verify", str(TZ_CAPSULE), "--json"]
+    piped = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert piped.returncode == 0 and piped.stdout.count("\n") == 1 and envelope_of(piped.stdout)["exit_code"] == 0
+    main_fd, child_fd = pty.openpty()  # a terminal of its own for the child's stdout
+    proc = subprocess.Popen(argv, stdout=child_fd, stderr=subprocess.DEVNULL)
+    os.close(child_fd)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(main_fd, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    assert proc.wait(timeout=120) == 0
+    os.close(main_fd)
+    shown = b"".join(chunks).decode().replace("\r\n", "\n")
+    assert shown.startswith("{\n  \"schema\": \"replay.verify/1\"") and envelope_of(shown)["exit_code"] == 0
