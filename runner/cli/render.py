@@ -6,8 +6,9 @@ import re
 import shlex
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, cast
+from typing import Annotated, Any, cast
 
 import typer
 
@@ -22,7 +23,7 @@ from ..build.planner import make_plan
 from ..build.render import Builder, Context, render, workdir, write_context
 from ..replay.runenv import command_env
 from . import options as o
-from .console import err, out
+from .console import err, out, print_result
 
 _TAG = "replay-by-hand"
 BUILDERS = ("classic", "buildkit")
@@ -55,6 +56,8 @@ def register(app: typer.Typer) -> None:
         trust_key: o.TrustKeyOpt = [],
         require_valid: o.RequireValidOpt = False,
         allow_unverified: o.AllowUnverifiedOpt = False,
+        as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON (the Dockerfile, the "
+                                                             "notes and, with -o, the two lines).")] = False,
     ) -> None:
         """Print the Dockerfile (dry run), or write the build context with -o DIR and the
         `docker build` / `docker run` lines that replay it by hand."""
@@ -70,18 +73,51 @@ def register(app: typer.Typer) -> None:
         capsule = opened.name  # how the lines below name it
         kind = cast(Builder, builder)
         if output is None and kind == "classic":
-            out.print(render(plan, s), markup=False, highlight=False)
-            return
-        if output is None:  # the BuildKit Dockerfile depends on the lockfile: a context of its own, then gone
+            rendered = Rendered(render(plan, s), kind)
+        elif output is None:  # the BuildKit Dockerfile depends on the lockfile: a context of its own, then gone
             with tempfile.TemporaryDirectory(prefix="replay-render-") as tmp:
                 ctx = _write(plan, s, Path(tmp) / "ctx", repo_given=repo is not None, capsule=capsule, builder=kind)
-                out.print(ctx.dockerfile, markup=False, highlight=False)
-            _deps_node_line(ctx)
+            rendered = Rendered(ctx.dockerfile, kind, _deps_node_notes(ctx))
+        else:
+            _check_output(output)
+            ctx = _write(plan, s, output, repo_given=repo is not None, capsule=capsule, builder=kind)
+            rendered = _by_hand(plan, s, ctx, output, [name for name, _ in options.env_overrides], kind)
+        if as_json:
+            print_result("render", 0, rendered.json())
+        else:
+            rendered.show()
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """What render answers: the Dockerfile, what replay says about it and, with -o DIR, where
+    the context is and the two lines that replay it by hand (and what those lines leave out)."""
+
+    dockerfile: str
+    builder: Builder
+    notes: tuple[str, ...] = ()
+    context: Path | None = None
+    build_line: str | None = None
+    run_line: str | None = None
+    caveat: str | None = None
+
+    def json(self) -> dict[str, Any]:
+        return {"dockerfile": self.dockerfile, "builder": self.builder,
+                "notes": [*self.notes, *([self.caveat] if self.caveat else [])],
+                "context": None if self.context is None else str(self.context), "build_line": self.build_line,
+                "run_line": self.run_line}
+
+    def show(self) -> None:
+        """The text form: the Dockerfile, or with -o the two lines, on stdout; notes on stderr."""
+        for note in self.notes:
+            err.print(f"replay: {note}", markup=False)
+        if self.build_line is None or self.run_line is None:
+            out.print(self.dockerfile, markup=False, highlight=False)
             return
-        _check_output(output)
-        ctx = _write(plan, s, output, repo_given=repo is not None, capsule=capsule, builder=kind)
-        _deps_node_line(ctx)
-        _by_hand(plan, s, output, supplied=[name for name, _ in options.env_overrides], builder=kind)
+        out.print(self.build_line, markup=False, highlight=False)
+        out.print(self.run_line, markup=False, highlight=False, soft_wrap=True)
+        if self.caveat:
+            err.print(f"replay: {self.caveat}", markup=False)
 
 
 # Left in every context `render -o` writes: the one proof that replacing DIR loses nothing of the user's.
@@ -127,30 +163,31 @@ def _with_repo_hint(exc: SourceUnavailable) -> SourceUnavailable:
                              "pass --repo PATH_OR_URL (a clone, fork, mirror or bundle that has the commit)")
 
 
-def _deps_node_line(ctx: Context) -> None:
+def _deps_node_notes(ctx: Context) -> tuple[str, ...]:
     """Which node installs the npm dependencies (BuildKit), as the report says it."""
     if ctx.deps_node is not None:
-        err.print(f"replay: {ctx.deps_node.note()}", markup=False)
-    elif ctx.deps_node_why_not:
-        err.print(f"replay: dependencies installed on the plan's node: {ctx.deps_node_why_not}", markup=False)
+        return (ctx.deps_node.note(),)
+    if ctx.deps_node_why_not:
+        return (f"dependencies installed on the plan's node: {ctx.deps_node_why_not}",)
+    return ()
 
 
-def _by_hand(plan: Plan, s: Settings, ctx: Path, supplied: list[str], builder: Builder = "classic") -> None:
+def _by_hand(plan: Plan, s: Settings, ctx: Context, output: Path, supplied: list[str],
+             builder: Builder = "classic") -> Rendered:
     """What `replay` would run, as two shell lines (every capsule value shlex-quoted)."""
     base = base_ref(s, plan.base)
     setup = "scripts/setup makes it" if source_checkout() else "`replay doctor` says how to get it"
-    err.print(f"replay: build context written to {ctx}; the base image {base} must exist ({setup})", markup=False)
+    notes = [*_deps_node_notes(ctx), f"build context written to {output}; the base image {base} must exist ({setup})"]
     secrets = sorted(registry_secrets(s)) if builder == "buildkit" else []
     if secrets:  # never their content: the user has the credentials already
-        err.print(f"replay: the build mounts registry credentials as BuildKit secrets ({', '.join(secrets)}): "
-                  "add --secret id=ID,src=FILE for each", markup=False)
-    err.print("replay: to replay by hand:", markup=False)
+        notes.append(f"the build mounts registry credentials as BuildKit secrets ({', '.join(secrets)}): "
+                     "add --secret id=ID,src=FILE for each")
+    notes.append("to replay by hand:")
     build = "DOCKER_BUILDKIT=1 docker build" if builder == "buildkit" else "docker build"
-    out.print(f"{build} -t {by_hand_tag(plan)} {shlex.quote(str(ctx))}", markup=False, highlight=False)
-    out.print(run_line(plan, supplied), markup=False, highlight=False, soft_wrap=True)
-    if plan.http_calls or plan.clock_start or plan.values:
-        err.print("replay: (by hand, the recorded HTTP calls, clock and random values are not served: "
-                  "`replay CAPSULE` does that)", markup=False)
+    caveat = ("(by hand, the recorded HTTP calls, clock and random values are not served: `replay CAPSULE` does that)"
+              if plan.http_calls or plan.clock_start or plan.values else None)
+    return Rendered(ctx.dockerfile, builder, tuple(notes), output,
+                    f"{build} -t {by_hand_tag(plan)} {shlex.quote(str(output))}", run_line(plan, supplied), caveat)
 
 
 def run_line(plan: Plan, supplied: list[str]) -> str:

@@ -133,19 +133,3 @@ def enveloped(command: str, done: Finished) -> dict[str, Any]:
     tail = said or (done.lines[-1] if done.lines else "no output")
     message = f"replay {command} ended with exit code {done.code} without a JSON answer: {tail}"
     return envelope(command, int(Exit.ENVIRONMENT), None, {"kind": "internal", "message": message, "file": None})
-
-
-def rendered(capsule: str, done: Finished) -> dict[str, Any]:
-    """render's answer as an envelope: the Dockerfile, or its one error line.
-
-    render prints no JSON: its error kind comes from its exit code (2 bad input: the
-    capsule's when the line names it, else usage; 3 the environment)."""
-    if done.code == 0:
-        notes = [line for line in done.lines if not line.startswith("error: ")]
-        return envelope("render", 0, {"dockerfile": done.stdout, "notes": notes})
-    said = next((line.removeprefix("error: ") for line in reversed(done.lines) if line.startswith("error: ")),
-                f"replay render ended with exit code {done.code}")
-    code = done.code if done.code in (2, 3, 130) else int(Exit.ENVIRONMENT)
-    names_capsule = said.startswith(f"{capsule}:")
-    kind = {2: "capsule" if names_capsule else "usage", 130: "interrupted"}.get(code, "environment")
-    return envelope("render", code, None, {"kind": kind, "message": said, "file": capsule if names_capsule else None})

@@ -14,23 +14,8 @@ from typing import Any
 from ..envelope import schema_of
 from ..schemas import schema
 
-# render has no --json of its own: the MCP tool's result is the Dockerfile it prints and
-# the notes it says on stderr.
-RENDER_RESULT: dict[str, Any] = {
-    "title": "replay render (MCP) result: the Dockerfile of a dry run",
-    "type": "object",
-    "properties": {
-        "dockerfile": {"type": "string"},
-        "notes": {"type": "array", "items": {"type": "string"}},
-    },
-    "required": ["dockerfile", "notes"],
-}
-
-
 def result_schema(schema_name: str) -> dict[str, Any]:
-    """A command's result schema: the shipped one, or render's (above)."""
-    if schema_name == "render":
-        return copy.deepcopy(RENDER_RESULT)
+    """A command's shipped result schema (a copy: the tool's output schema reshapes it)."""
     return copy.deepcopy(schema(schema_name))
 
 

@@ -19,7 +19,7 @@ from mcp.shared.exceptions import MCPError
 from .. import __version__
 from ..envelope import envelope
 from ..errors import Exit
-from .child import enveloped, rendered, run_child
+from .child import enveloped, run_child
 from .params import ArgumentError
 from .schemas import output_schema
 from .tools import BY_NAME, TOOLS, ToolSpec
@@ -61,9 +61,7 @@ async def call(tool: ToolSpec, arguments: dict[str, Any] | None, ctx: ServerRequ
         await ctx.session.report_progress(count, None, line)
 
     done = await run_child(words, progress if tool.long else None)
-    if tool.json:
-        return enveloped(tool.command, done)
-    return rendered(str((arguments or {}).get("capsule", "")), done)
+    return enveloped(tool.command, done)
 
 
 async def _list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None

@@ -1,6 +1,6 @@
 """The tools `replay mcp` offers: each one CLI command, its arguments, its output schema.
 
-A tool runs `python -m runner WORDS... --json` (render: the Dockerfile on stdout) and
+A tool runs `python -m runner WORDS... --json` and
 answers with that command's envelope; see runner/mcp/child.py.
 """
 from __future__ import annotations
@@ -20,7 +20,6 @@ class ToolSpec:
     words: tuple[str, ...]  # the CLI command: ("farm", "report")
     description: str
     params: tuple[Param, ...]
-    json: bool = True  # the command prints its envelope with --json (render prints a Dockerfile)
     long: bool = False  # builds images and runs containers: progress notifications, cancellable
 
     @property
@@ -39,7 +38,7 @@ class ToolSpec:
     def argv(self, arguments: Mapping[str, Any] | None) -> list[str]:
         """The CLI words after `python -m runner`; ArgumentError for a bad argument."""
         words = argv(self.words, self.params, arguments)
-        return _with_json(words) if self.json else words
+        return _with_json(words)
 
 
 def _with_json(words: list[str]) -> list[str]:
@@ -122,7 +121,7 @@ TOOLS: tuple[ToolSpec, ...] = (
               Param("no_pin", "flag", "Keep the lockfile's versions instead of the recorded installed ones.",
                     "--no-pin"),
               Param("all_runtimes", "flag", "Install every recorded runtime a source offers.", "--all-runtimes")),
-             json=False, long=True),
+             long=True),
 )
 
 BY_NAME = {tool.name: tool for tool in TOOLS}

@@ -151,6 +151,12 @@ def signature() -> dict[str, Any]:
     return document("signature", "replay signature --json result", body)
 
 
+def render() -> dict[str, Any]:
+    body = obj({"dockerfile": STR, "builder": {"enum": ["classic", "buildkit"]}, "notes": array(STR),
+                "context": nullable(STR), "build_line": nullable(STR), "run_line": nullable(STR)})
+    return document("render", "replay render --json result", body)
+
+
 def diff() -> dict[str, Any]:
     outcome = obj({"failed": BOOL, "exit_code": nullable(INT), "signal": nullable(STR), "signature": nullable(STR)})
     side = obj({"path": STR, "format": STR, "outcome": outcome})
@@ -244,7 +250,7 @@ def gc() -> dict[str, Any]:
 def all_documents() -> dict[str, dict[str, Any]]:
     """File name -> schema, for every command's --json and the envelope."""
     docs = {"envelope": envelope(), "run": run(), "inspect": inspect(), "diff": diff(), "verify": verify(),
-            "signature": signature(), "bisect": bisect(), "farm-run": farm_run()[0], "farm-report": farm_report(),
+            "signature": signature(), "render": render(), "bisect": bisect(), "farm-run": farm_run()[0], "farm-report": farm_report(),
             "farm-history": farm_history(), "doctor": doctor(), "gc": gc()}
     return {f"{name}.schema.json": doc for name, doc in docs.items()}
 

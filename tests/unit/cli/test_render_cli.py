@@ -51,6 +51,29 @@ def test_the_by_hand_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert "API_TOKEN" in words and "hunter2" not in captured.out + captured.err  # by name: never printed
 
 
+def test_render_json_is_the_envelope_with_the_dockerfile_and_with_o_the_lines(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.envelope import envelope_of
+    from runner.schemas import schema
+    import jsonschema
+
+    assert main(["render", str(TZ_CAPSULE), "--json"]) == 0
+    dry = envelope_of(capsys.readouterr().out)
+    assert (dry["schema"], dry["exit_code"], dry["error"]) == ("replay.render/1", 0, None)
+    assert dry["result"]["dockerfile"].startswith("# syntax") or "FROM " in dry["result"]["dockerfile"]
+    assert (dry["result"]["context"], dry["result"]["build_line"], dry["result"]["builder"]) == (None, None, "classic")
+    out = tmp_path / "ctx"
+    assert main(["render", str(TZ_CAPSULE), "-o", str(out), "--repo", str(BUNDLE), "--json"]) == 0
+    captured = capsys.readouterr()
+    wrote = envelope_of(captured.out)["result"]
+    assert wrote["context"] == str(out) and (out / "Dockerfile").read_text() == wrote["dockerfile"]
+    assert shlex.split(wrote["build_line"])[-1] == str(out) and shlex.split(wrote["run_line"])[:2] == ["docker", "run"]
+    assert "to replay by hand:" in wrote["notes"] and captured.err == ""  # the notes are in the JSON, not on stderr
+    jsonschema.validate(wrote, schema("render"))
+    assert main(["render", str(tmp_path / "nope.json"), "--json"]) == 2
+    assert envelope_of(capsys.readouterr().out)["error"]["kind"] == "capsule"
+
+
 def test_capsule_values_are_quoted_in_the_run_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     def change(data: dict) -> None:  # type: ignore[type-arg]
         data["command"]["argv"] = ["node", "-e", "console.log('$(rm -rf /)'); process.exit(1)"]

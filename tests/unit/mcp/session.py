@@ -43,6 +43,5 @@ def envelope_of(result: types.CallToolResult) -> dict[str, Any]:
     assert result.content and isinstance(result.content[0], types.TextContent)
     assert json.loads(result.content[0].text) == data
     assert result.is_error == (data["error"] is not None), data
-    if data["command"] != "render":  # render has no --json schema of its own in runner/schemas
-        check(data)
+    check(data)
     return data

@@ -1,5 +1,5 @@
 """A child's answer as an envelope: the CLI's own, or one that says why there was none;
-render's Dockerfile and its error line; an error line is never a progress step."""
+an error line is never a progress step."""
 from __future__ import annotations
 
 import json
@@ -7,7 +7,7 @@ import json
 import anyio
 
 from runner.envelope import envelope
-from runner.mcp.child import Finished, enveloped, rendered, run_child
+from runner.mcp.child import Finished, enveloped, run_child
 
 from tests.unit.mcp.session import TZ_CLOCK
 
@@ -28,20 +28,6 @@ def test_no_json_is_an_internal_error_naming_the_last_error_line() -> None:
 def test_another_commands_envelope_is_not_taken() -> None:
     other = json.dumps(envelope("diff", 0, {}))
     assert enveloped("inspect", Finished(0, other, ()))["error"]["kind"] == "internal"
-
-
-def test_render_answers_the_dockerfile_and_its_notes() -> None:
-    data = rendered("c.json", Finished(0, "FROM x\n", ("dependencies installed on the plan's node: none",)))
-    assert data["result"] == {"dockerfile": "FROM x\n", "notes": ["dependencies installed on the plan's node: none"]}
-
-
-def test_render_errors_by_exit_code() -> None:
-    capsule = rendered("c.json", Finished(2, "", ("error: c.json: not JSON",)))
-    assert capsule["error"] == {"kind": "capsule", "message": "c.json: not JSON", "file": "c.json"}
-    usage = rendered("c.json", Finished(2, "", ("error: --ref 'x': not a commit id",)))
-    assert (usage["exit_code"], usage["error"]["kind"], usage["error"]["file"]) == (2, "usage", None)
-    env = rendered("c.json", Finished(3, "", ("error: no such mirror",)))
-    assert (env["exit_code"], env["error"]["kind"]) == (3, "environment")
 
 
 def test_an_error_line_is_no_progress_step() -> None:

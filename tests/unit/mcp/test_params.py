@@ -43,7 +43,7 @@ def test_a_bare_number_is_seconds_and_said_with_its_unit() -> None:
 
 def test_flags_and_choices() -> None:
     assert argv("render", capsule="c", builder="buildkit", no_pin=True, all_runtimes=False) == [
-        "render", "--builder=buildkit", "--no-pin", "--", "c"]
+        "render", "--builder=buildkit", "--no-pin", "--json", "--", "c"]
     assert argv("bisect", bad="b", good="g", commits=True)[:3] == ["bisect", "--good=g", "--commits"]
 
 

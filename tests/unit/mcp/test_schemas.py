@@ -63,9 +63,10 @@ def test_a_real_error_envelope_fits(capsys: pytest.CaptureFixture[str], tmp_path
     validator("inspect", "inspect").validate(data)
 
 
-def test_render_has_a_result_schema_of_its_own() -> None:
+def test_render_has_the_shipped_result_schema() -> None:
     check = validator("render", "render")
     check.validate({"schema": "replay.render/1", "command": "render", "exit_code": 0,
-                    "result": {"dockerfile": "FROM x\n", "notes": []}, "error": None})
+                    "result": {"dockerfile": "FROM x\n", "builder": "classic", "notes": [], "context": None,
+                               "build_line": None, "run_line": None}, "error": None})
     assert not check.is_valid({"schema": "replay.render/1", "command": "render", "exit_code": 0,
                                "result": {"notes": []}, "error": None})
