@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -138,7 +139,7 @@ _EXAMPLE = {"last": 30, "night": "x", "capsule": "y", "side": "recorded", "low":
 
 class SqlStore:
     def __init__(self, target: Path | str, create: bool = True) -> None:
-        server = is_server_url(target)
+        server = self._server = is_server_url(target)
         # what errors name: the file, or the server's URL without its password
         self.path: Path | str = shown(str(target)) if server else Path(target)
         try:
@@ -175,8 +176,21 @@ class SqlStore:
             except Unavailable as exc:
                 raise StoreError(self.path, f"cannot write the history ({_why(exc)})") from None
 
+    @contextmanager
+    def _reading(self) -> Iterator[Conn]:
+        """A read, its database errors as one line naming the history (a lost server: exit 3)."""
+        try:
+            with self.db.connect() as conn:
+                yield conn
+        except Unavailable as exc:
+            if self._server:
+                raise StoreUnavailable(self.path, f"the history's server does not answer ({_why(exc)})") from None
+            raise StoreError(self.path, f"cannot read the history ({_why(exc)})") from None
+        except DbError as exc:
+            raise StoreError(self.path, f"cannot read the history ({_why(exc)})") from None
+
     def _read(self, name: str, **params: Any) -> list[dict[str, Any]]:
-        with self.db.connect() as conn:
+        with self._reading() as conn:
             return conn.rows(READS[name], params)
 
     # -- nights -----------------------------------------------------------------
@@ -196,7 +210,7 @@ class SqlStore:
 
     def open_night(self) -> OpenNight | None:
         """The latest night that never finished (the one `--resume` continues)."""
-        with self.db.connect() as conn:
+        with self._reading() as conn:
             row = conn.first(READS["nights"], {"last": 1})
             if row is None or row["finished_at"] is not None:
                 return None
@@ -216,7 +230,7 @@ class SqlStore:
 
     # -- results and attempts -----------------------------------------------------
     def judged(self, night_id: str) -> set[str]:
-        with self.db.connect() as conn:
+        with self._reading() as conn:
             return {str(r[0]) for r in conn.tuples(READS["judged"], {"night": night_id})}
 
     def add_result(self, result: CapsuleResult) -> None:
@@ -273,13 +287,13 @@ class SqlStore:
     # -- reading the history --------------------------------------------------------
     def nights(self, last: int | None = None) -> list[Night]:
         """The last `last` nights (all by default), oldest first, without their results."""
-        with self.db.connect() as conn:
+        with self._reading() as conn:
             rows = conn.rows(READS["nights"], {"last": last}) if last else conn.rows(_NIGHTS)
         return [night_of(r) for r in reversed(rows)]
 
     def night(self, night_id: str, attempts: bool = True) -> Night:
         """One night with its results and (unless `attempts` is false) their finished attempts."""
-        with self.db.connect() as conn:
+        with self._reading() as conn:
             row = conn.first(READS["night"], {"night": night_id})
             if row is None:
                 raise StoreError(self.path, f"no night {night_id} in this history")
@@ -295,12 +309,12 @@ class SqlStore:
     def marks(self, night_id: str) -> list[MarkRow]:
         """A night's results, light: what the attention view reads for every night (a covering
         index answers it without reading the results' rows)."""
-        with self.db.connect() as conn:
+        with self._reading() as conn:
             return conn.tuples(READS["marks"], {"night": night_id})  # type: ignore[return-value]
 
     def paths(self, night_id: str) -> dict[str, tuple[str, bool]]:
         """Each capsule of a night: the path it was collected at, and whether it records a commit."""
-        with self.db.connect() as conn:
+        with self._reading() as conn:
             return {r[0]: (r[1], bool(r[2])) for r in conn.tuples(READS["paths"], {"night": night_id})}
 
     def history(self, last: int | None = None) -> History:
@@ -326,12 +340,12 @@ class SqlStore:
 
     def capsule_ids(self, prefix: str, limit: int = 20) -> list[str]:
         """The distinct capsule ids starting with `prefix`, at most `limit`."""
-        with self.db.connect() as conn:
+        with self._reading() as conn:
             found = conn.tuples(READS["capsule ids"], {"low": prefix, "high": _after_prefix(prefix), "limit": limit})
         return [str(r[0]) for r in found]
 
     def _results(self, name: str, **params: Any) -> list[CapsuleResult]:
-        with self.db.connect() as conn:
+        with self._reading() as conn:
             rows = sorted(conn.rows(READS[name], params), key=lambda r: (r["started_at"], r["night_id"]))
             return [result_of(r, [attempt_of(a) for a in conn.rows(
                 READS["result attempts"], {"night": r["night_id"], "capsule": r["capsule_id"]})]) for r in rows]
@@ -340,7 +354,7 @@ class SqlStore:
         """SQLite's plan of each read the store makes (scripts/bench checks each uses an index)."""
         if self.db.dialect != "sqlite":
             return {}
-        with self.db.connect() as conn:
+        with self._reading() as conn:
             return {name: " | ".join(str(row[-1]) for row in conn.tuples("EXPLAIN QUERY PLAN " + sql, {
                         k: v for k, v in _EXAMPLE.items() if f":{k}" in sql}))
                     for name, sql in READS.items()}

@@ -170,3 +170,20 @@ def test_many_results_in_one_write_and_the_light_reads(tmp_path: Path) -> None:
     assert [r.capsule_id for r in store.capsule_results("ab")] == ["ab22"]
     with pytest.raises(StoreError, match="never changed"):
         store.add_results([result("n1", "aa11", "reproduced", path="a.json")])
+
+
+def test_a_read_the_database_refuses_is_one_error_naming_the_history(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from runner.farm import db
+
+    store = SqlStore(tmp_path / "farm.sqlite")
+    store.create_night(night("n1", "2026-12-01T02:00:00Z", None), {}, [])
+
+    def refused(self: db.Conn, sql: str, params: object = None) -> None:
+        raise sqlite3.OperationalError("database is locked")  # fault injection: another process holds it
+
+    monkeypatch.setattr(db.Conn, "tuples", refused)
+    with pytest.raises(StoreError) as info:
+        store.marks("n1")
+    assert info.value.line() == f"{store.path}: cannot read the history (database is locked)"
+    assert info.value.exit_code == 2
