@@ -40,7 +40,8 @@ def encode(obj: Any) -> Any:
         return obj.value
     if isinstance(obj, _PLAIN):  # the most of any value: returned as it is
         return obj
-    names = _field_names(type(obj))
+    cls: type = type(obj)
+    names = _field_names(cls)
     if names is not None:
         return {name: encode(getattr(obj, name)) for name in names}
     if isinstance(obj, bytes):
@@ -56,7 +57,7 @@ def encode(obj: Any) -> Any:
 
 
 @functools.cache
-def _field_names(cls: type) -> tuple[str, ...] | None:
+def _field_names(cls: Any) -> tuple[str, ...] | None:
     """A dataclass's field names in order (None for any other type), read once per class."""
     return tuple(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else None
 

@@ -124,7 +124,7 @@ class InstantExecutor:
 def fill_history(store: Any, paths: list[Path], nights: int, seed: int = 22) -> None:
     """`nights` finished nights through the store's API: most capsules steady, a few flaky,
     a few changing each night (as a farm of this size would see)."""
-    from runner.farm.collect import content_id
+    from runner.farm.ids import content_id
     from runner.farm.model import AttemptRecord, CapsuleResult, Night, Rate
     from runner.farm.store import NightEntry
     from runner.farm.verdict import wilson
@@ -221,13 +221,24 @@ def scale(tmp: Path, env: dict[str, str], row: Row, capsules: int = 10_000, nigh
     row("farm scale: farm report --html", f"{secs:.2f} s, peak {peak} MB, {pages} other pages ({load()})",
         "<= 5 s, <= 500 MB", ok and secs <= 5 and peak <= 500)
     row("farm scale: summary page size", f"{size:.2f} MB", "<= 5 MB", ok and size <= 5)
-    one = str(paths[capsules // 2])
-    secs, _, proc, err = timed_child([*REPLAY, "farm", "history", one, "--db", str(db)], env)
-    ok = proc is not None and proc.returncode == 0 and "matched the path" in proc.stdout
+    one = paths[capsules // 2]
+    copy = tmp / "copied-capsule.json"  # the same capsule elsewhere: found by its content
+    copy.write_bytes(one.read_bytes())
+    from runner.farm.ids import content_id
+
+    ways = {"path": (str(one), "matched the path"), "content": (str(copy), "matched the content"),
+            "id prefix": (content_id(one)[:12], "matched the id prefix")}
+    times = {}
+    ok = True
+    for way, (given, said) in ways.items():
+        secs, _, proc, err = timed_child([*REPLAY, "farm", "history", given, "--db", str(db)], env)
+        times[way] = secs
+        ok = ok and proc is not None and proc.returncode == 0 and said in proc.stdout
     start, _, _, _ = timed_child([*REPLAY, "version"], env)  # the CLI's own start: the floor
     row("farm scale: farm history of one capsule",
-        f"{secs:.2f} s, {nights} nights (`replay version` alone: {start:.2f} s; {load()})", "<= 0.5 s",
-        ok and secs <= 0.5)
+        ", ".join(f"by {way} {secs:.2f} s" for way, secs in times.items())
+        + f", {nights} nights (`replay version` alone: {start:.2f} s; {load()})", "<= 0.5 s each",
+        ok and max(times.values()) <= 0.5)
     plans = store.query_plans()
     bad = {k: v for k, v in plans.items() if "USING" not in v}
     row("farm scale: store reads using an index", f"{len(plans) - len(bad)}/{len(plans)}"

@@ -12,7 +12,6 @@ model from one parse); the night plans from that read, and judges the trust poli
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from collections.abc import Iterator, Mapping, Sequence
@@ -23,40 +22,13 @@ from ..capsules.files import read_capped
 from ..capsules.opening import Opened, claimed_format, open_capsule
 from ..capsules.trust import Trust
 from ..errors import CapsuleError, NotACapsule, UsageError
+from .ids import content_id
 from .store import NightEntry
 
 MANIFEST = "capsule.yaml"
 MAX_LIST_BYTES = 16 * 2**20  # a list of some 100,000 capsules
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv"}
 _MAX_LIST_DEPTH = 8  # list files naming list files: stop a loop
-
-
-def content_id(path: Path) -> str:
-    """SHA-256 of the capsule's bytes; for a directory, of every file's relative path and bytes."""
-    h = hashlib.sha256()
-    if path.is_dir():
-        for p in sorted(path.rglob("*")):
-            rel = p.relative_to(path).as_posix().encode()
-            if p.is_symlink():
-                h.update(b"L" + rel + b"\0" + os.readlink(p).encode() + b"\0")
-            elif p.is_file():
-                h.update(b"F" + rel + b"\0" + _file_hash(p) + b"\0")
-    elif path.is_file():
-        h.update(_file_hash(path))
-    else:  # gone or unreadable: still one stable id, so the night lists it (as broken)
-        h.update(b"missing\0" + str(path).encode())
-    return h.hexdigest()[:32]
-
-
-def _file_hash(p: Path) -> bytes:
-    h = hashlib.sha256()
-    try:
-        with p.open("rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-    except OSError as exc:
-        h.update(f"unreadable: {exc.strerror}".encode())
-    return h.digest()
 
 
 def _head(path: Path, size: int = 4096) -> bytes | None:

@@ -29,7 +29,7 @@ def find_capsule(store: SqlStore, given: str) -> tuple[str, list[CapsuleResult]]
         return f"matched the path {shown} as the history records it{contents}", at_path
     path = Path(given).expanduser()
     if path.exists():
-        from .collect import content_id  # here: a recorded path (the usual answer) needs no capsule reader
+        from .ids import content_id
 
         cid = content_id(path)
         by_content = store.capsule_results(cid)

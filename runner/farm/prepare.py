@@ -16,7 +16,7 @@ from ..capsules.opening import Opened, open_capsule
 from ..capsules.trust import Trust
 from ..replay import Expected, Replayer, expected_of
 from ..verdict.facts import FarmVerdict
-from .collect import content_id
+from .ids import content_id
 from .model import CapsuleResult
 from .store import NightEntry
 from .verdict import unjudged

@@ -99,7 +99,7 @@ def test_history_by_id_prefix_by_recorded_path_and_by_content(db: Path, tmp_path
 
 
 def test_history_by_a_files_content(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from runner.farm.collect import content_id
+    from runner.farm.ids import content_id
 
     cap = tmp_path / "moved" / "x.json"
     cap.parent.mkdir()

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from runner.errors import UsageError
-from runner.farm.collect import collect, content_id
+from runner.farm.collect import collect
+from runner.farm.ids import content_id
 from tests.examples import NOVA, TWIN
 
 from tests.unit.farm.builders import write_instance
