@@ -21,7 +21,7 @@ from ..facts.inspect import printable
 from ..report.layout import Cell, Styled, View
 from ..build.plan import PlanOptions
 from ..replay import Progress, Replayer, ReplayOptions
-from ..replay.options import DEFAULT_TIMEOUT_S
+from ..replay.defaults import DEFAULT_TIMEOUT_S
 from ..verdict.facts import FACTS
 from . import console
 from .options import (AllowUnverifiedOpt, EnvOpt, JunitOpt, MirrorOpt, QuietOpt, RepoOpt, RequireValidOpt, SaltOpt,

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import Exit, UsageError
-from ..replay.options import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
+from ..replay.defaults import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
 from .console import err, out, print_json
 from .options import EnvOpt, MirrorOpt, QuietOpt, parse_env, timeout_opt, write_text
 

@@ -11,7 +11,7 @@ from ..errors import UsageError
 
 from ..replay import Progress, ReplayOptions, replay_capsule
 from ..report import ReplayReport, show, to_json
-from ..replay.options import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
+from ..replay.defaults import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
 from . import options as o
 from .console import err, out, print_result
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..replay.defaults import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
 from ..verdict.facts import is_trouble
 from .history import ref_side, recorded_side
 from .model import CapsuleResult, Mark, MarkRow, Night, Rate, Transition
@@ -215,8 +216,6 @@ def replay_command(path: str, has_commit: bool, options: Mapping[str, Any]) -> s
     """The `replay` command line that reproduces a capsule here, with the night's options
     that change what replay does; every value shell-quoted (a path is a capsule's someone
     else collected: it may hold spaces, quotes or `$(...)`)."""
-    from ..replay.options import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S  # the replay core, only here
-
     shown = f"./{path}" if path.startswith("-") else path  # never read as an option
     args = ["replay", shown]
     if has_commit and options.get("repo"):

@@ -10,7 +10,7 @@ from typing import Any
 from .. import __version__
 from ..capsules.trust import Trust
 from ..errors import UsageError
-from ..replay.options import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
+from ..replay.defaults import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..durations import format_duration
-from ..replay.options import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
+from ..replay.defaults import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
 from .params import Param, argv, input_schema
 
 

@@ -1,7 +1,7 @@
 """The run side: the replayer, the world an attempt runs in, and `replay CAPSULE` itself.
 
 Its names load when first used (PEP 562): a command that only needs the run defaults
-(`replay.options`) or a report does not pay for loading the builder and the engine.
+(`replay.defaults`) or a report does not pay for loading the builder and the engine.
 """
 from __future__ import annotations
 

@@ -1,15 +1,11 @@
-"""The run defaults, in one place: the CLI, bisect, the farm and the workers read them here."""
+"""What one replay is asked to do: the options of `replay CAPSULE` (their defaults: defaults.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from ..build.plan import PlanOptions
 from ..capsules.trust import Trust
-
-DEFAULT_ATTEMPTS = 3
-DEFAULT_TIMEOUT_S = 600.0
-DEFAULT_MEMORY = "4g"
-DEFAULT_PIDS = 4096
+from .defaults import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_PIDS, DEFAULT_TIMEOUT_S
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-COMMANDS = ("run", "inspect", "diff", "verify", "signature", "bisect", "farm-run", "farm-report", "farm-history",
+COMMANDS = ("run", "inspect", "diff", "verify", "signature", "render", "bisect", "farm-run", "farm-report", "farm-history",
             "doctor", "gc")
 
 

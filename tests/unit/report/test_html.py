@@ -18,7 +18,7 @@ from runner.report import html as farm_html
 from runner.farm.attention import Attention, build, mark_of, replay_command
 from runner.report.html import page_name, render_site, write_site
 from runner.farm.model import History, Night, Rate
-from runner.replay.options import DEFAULT_TIMEOUT_S
+from runner.replay.defaults import DEFAULT_TIMEOUT_S
 from runner.verdict.facts import FACTS
 
 from tests.unit.report.test_junit import HOSTILE, SIG, result
