@@ -76,11 +76,6 @@ class Row:
     options: Mapping[str, Any]  # the last night's, for the command
 
     @property
-    def marks(self) -> tuple[tuple[int, Mark], ...]:
-        """(night index, mark) for each night it was judged, oldest first, with named fields."""
-        return tuple((i, Mark._make(m)) for i, m in self.seen)
-
-    @property
     def command(self) -> str:
         """`replay ...`, shell-quoted, that reproduces it on this machine (made when shown)."""
         return replay_command(self.path, self.has_commit, self.options)

@@ -242,6 +242,6 @@ def _secs(seconds: float | None) -> str:
 
 
 add_filters(verdict_cell=verdict_cell, seen_cell=lambda seen: _day_cell(seen.started_at), change_cell=_change_cell,
-            rate_cell=_rate_cell, night_cell=night_cell, strip=strip_html, when=_when, day=_day, secs=_secs, label=label, meaning=lambda v: facts_of(v).meaning,
-            vclass=vclass, rowclass=rowclass, ref=short_ref, kind=lambda k: k.replace("-", " "),
+            rate_cell=_rate_cell, night_cell=night_cell, strip=strip_html, when=_when, day=_day, secs=_secs,
+            label=label, meaning=lambda v: facts_of(v).meaning, vclass=vclass, rowclass=rowclass, ref=short_ref, kind=lambda k: k.replace("-", " "),
             pct=lambda x: f"{x:.0%}", outcome=lambda c: OUTCOMES.get(c, c or "—"))
