@@ -71,8 +71,9 @@ class Conn:
         return [dict(zip(names, r)) for r in cur.fetchall()]
 
     def first(self, sql: str, params: Params | None = None) -> dict[str, Any] | None:
-        found = self.rows(sql, params)
-        return found[0] if found else None
+        cur = self.execute(sql, params)
+        row = cur.fetchone()
+        return None if row is None else dict(zip((d[0] for d in cur.description), row))
 
     def scalar(self, sql: str, params: Params | None = None) -> Any:
         row = self.execute(sql, params).fetchone()
@@ -87,7 +88,8 @@ class Database:
         self._open = opener
         self._driver = driver  # the DB-API module: its Error classes are what this maps
         self._raw: Any = None
-        self._lock = threading.RLock()
+        self._lock = threading.Lock()  # one transaction at a time in this process (SQLite's lock across)
+        self._holder: int | None = None  # the thread in a transaction
 
     @contextmanager
     def begin(self) -> Iterator[Conn]:
@@ -103,21 +105,29 @@ class Database:
 
     @contextmanager
     def _transaction(self, sqlite_begin: str) -> Iterator[Conn]:
+        """The one way a statement runs; never one inside another (on PostgreSQL the inner one
+        would commit the outer's half-done work): that is a programming error, said at once."""
+        if self._holder == threading.get_ident():
+            raise RuntimeError("a history transaction inside another: the store's methods never nest them")
         with self._lock, self._mapped():
-            raw = self._checkout()
-            if self.dialect == "sqlite":
-                raw.execute(sqlite_begin)
+            self._holder = threading.get_ident()
             try:
-                yield Conn(raw, self.dialect)
-            except BaseException:
-                self._rollback(raw)
-                raise
-            raw.commit()
+                raw = self._checkout()
+                if self.dialect == "sqlite":
+                    raw.execute(sqlite_begin)
+                try:
+                    yield Conn(raw, self.dialect)
+                    raw.commit()
+                except BaseException:  # the body's error, or a commit that failed (a full disk): never left open
+                    self._rollback(raw)
+                    raise
+            finally:
+                self._holder = None
 
     def _checkout(self) -> Any:
         raw = self._raw
         if raw is not None and self.dialect == "postgresql":
-            if raw.closed or raw.broken:
+            if raw.closed:  # psycopg closes a connection it found broken
                 raw = None
             else:
                 try:  # a connection the server dropped is replaced, not reported
@@ -151,7 +161,9 @@ class Database:
         except d.IntegrityError as exc:
             raise IntegrityFailed(exc) from exc
         except d.OperationalError as exc:
-            raise Unavailable(exc) from exc
+            if self.dialect == "sqlite" or _connection_lost(exc):
+                raise Unavailable(exc) from exc
+            raise DbError(exc) from exc  # a server's deadlock, timeout or full disk: it answered
         except (d.InterfaceError, d.DatabaseError) as exc:  # a file that is not a database, a closed connection
             raise DbError(exc) from exc
 
@@ -159,6 +171,13 @@ class Database:
         with self._lock:
             if self._raw is not None:
                 self._close(self._raw)
+
+
+def _connection_lost(exc: BaseException) -> bool:
+    """A server error that means the server cannot be reached or went away (no SQLSTATE: the
+    connection itself failed; class 08: connection exception; 57P: the server shut down)."""
+    state = getattr(exc, "sqlstate", None)
+    return state is None or str(state).startswith(("08", "57P"))
 
 
 @functools.lru_cache(maxsize=256)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -166,28 +165,32 @@ class SqlStore:
             raise StoreError(self.path, f"not a usable farm history ({_why(exc)})") from None
         except (DbError, OSError) as exc:
             raise StoreError(self.path, f"not a usable farm history ({_why(exc)})") from None
-        self._write = threading.Lock()  # one writer at a time inside this process; busy_timeout across
 
     def _tx(self, fn: Any, *args: Any) -> Any:
-        with self._write:
-            try:
-                with self.db.begin() as conn:
-                    return fn(conn, *args)
-            except Unavailable as exc:
-                raise StoreError(self.path, f"cannot write the history ({_why(exc)})") from None
+        """A write; a key or trigger that refuses it is the caller's to name (IntegrityFailed)."""
+        try:
+            with self.db.begin() as conn:
+                return fn(conn, *args)
+        except IntegrityFailed:
+            raise
+        except (DbError, UnicodeEncodeError) as exc:
+            raise self._refused(exc, "write") from None
 
     @contextmanager
     def _reading(self) -> Iterator[Conn]:
-        """A read, its database errors as one line naming the history (a lost server: exit 3)."""
         try:
             with self.db.connect() as conn:
                 yield conn
-        except Unavailable as exc:
-            if self._server:
-                raise StoreUnavailable(self.path, f"the history's server does not answer ({_why(exc)})") from None
-            raise StoreError(self.path, f"cannot read the history ({_why(exc)})") from None
-        except DbError as exc:
-            raise StoreError(self.path, f"cannot read the history ({_why(exc)})") from None
+        except (DbError, UnicodeEncodeError) as exc:
+            raise self._refused(exc, "read") from None
+
+    def _refused(self, exc: BaseException, doing: str) -> StoreError:
+        """A database's refusal as one line naming the history: a server gone away is the
+        environment (exit 3), anything else the history's (exit 2). A value the driver cannot
+        encode (a lone surrogate of a path that is not UTF-8) is refused the same way."""
+        if self._server and isinstance(exc, Unavailable):
+            return StoreUnavailable(self.path, f"the history's server does not answer ({_why(exc)})")
+        return StoreError(self.path, f"cannot {doing} the history ({_why(exc)})")
 
     def _read(self, name: str, **params: Any) -> list[dict[str, Any]]:
         with self._reading() as conn:

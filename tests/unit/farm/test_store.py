@@ -187,3 +187,13 @@ def test_a_read_the_database_refuses_is_one_error_naming_the_history(tmp_path: P
         store.marks("n1")
     assert info.value.line() == f"{store.path}: cannot read the history (database is locked)"
     assert info.value.exit_code == 2
+
+
+def test_a_write_the_database_refuses_is_one_error_and_the_store_goes_on(tmp_path: Path) -> None:
+    store = SqlStore(tmp_path / "farm.sqlite")
+    store.create_night(night("n1", "2026-12-01T02:00:00Z", None), {}, [])
+    with pytest.raises(StoreError) as info:  # a path that is not UTF-8 (os.walk's surrogate escapes)
+        store.add_result(result("n1", "c1", path="caps/caf\udce9.json"))
+    assert info.value.line().startswith(f"{store.path}: cannot write the history (") and info.value.exit_code == 2
+    store.add_result(result("n1", "c1", path="caps/cafe.json"))
+    assert [r.path for r in store.capsule_results("c1")] == ["caps/cafe.json"]
