@@ -109,11 +109,14 @@ class Rendered:
 
     def show(self) -> None:
         """The text form: the Dockerfile, or with -o the two lines, on stdout; notes on stderr."""
-        for note in self.notes:
-            err.print(f"replay: {note}", markup=False)
         if self.build_line is None or self.run_line is None:
             out.print(self.dockerfile, markup=False, highlight=False)
+            for note in self.notes:
+                err.print(f"replay: {note}", markup=False)
             return
+        for note in self.notes:
+            err.print(f"replay: {note}", markup=False)
+        err.print("replay: to replay by hand:", markup=False)
         out.print(self.build_line, markup=False, highlight=False)
         out.print(self.run_line, markup=False, highlight=False, soft_wrap=True)
         if self.caveat:
@@ -182,7 +185,6 @@ def _by_hand(plan: Plan, s: Settings, ctx: Context, output: Path, supplied: list
     if secrets:  # never their content: the user has the credentials already
         notes.append(f"the build mounts registry credentials as BuildKit secrets ({', '.join(secrets)}): "
                      "add --secret id=ID,src=FILE for each")
-    notes.append("to replay by hand:")
     build = "DOCKER_BUILDKIT=1 docker build" if builder == "buildkit" else "docker build"
     caveat = ("(by hand, the recorded HTTP calls, clock and random values are not served: `replay CAPSULE` does that)"
               if plan.http_calls or plan.clock_start or plan.values else None)

@@ -171,8 +171,8 @@ def _cells() -> Any:
 # Each cell below is rendered by its macro once per distinct value (a page of 10,000 rows
 # shares a few verdicts, night stamps and rates), then kept.
 @lru_cache(maxsize=4096)
-def _verdict_cell(verdict: str, news: bool, ref_verdict: str | None, ref: str | None) -> Markup:
-    return Markup(_cells().verdict(verdict, news, ref_verdict, ref))
+def _verdict_cell(verdict: str, css: str, news: bool, ref_verdict: str | None, ref: str | None) -> Markup:
+    return Markup(_cells().verdict(verdict, css, news, ref_verdict, ref))
 
 
 @lru_cache(maxsize=4096)
@@ -199,7 +199,7 @@ def _night_cell(night_id: str, started_at: str, mark: tuple[Any, ...]) -> Markup
 
 
 def verdict_cell(row: Row, ref: str | None) -> Markup:
-    return _verdict_cell(row.verdict, row.news, row.ref_verdict, ref)
+    return _verdict_cell(row.verdict, rowclass(row), row.news, row.ref_verdict, ref)
 
 
 def night_cell(mark: tuple[Any, ...], night: Night) -> Markup:
