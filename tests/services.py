@@ -2,13 +2,15 @@
 missing service (a failure in CI, never a skip there; a skip on a developer's machine)."""
 from __future__ import annotations
 
+import functools
 import os
 import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from contextlib import AbstractContextManager, contextmanager
+from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, NoReturn
 
 import pytest
@@ -57,6 +59,16 @@ def dribble(handler: Any, stop: Any, every_s: float) -> None:
             handler.wfile.flush()
     except OSError:  # the client is gone
         pass
+
+
+class _QuietFiles(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+        pass
+
+
+def static_server(directory: Path) -> AbstractContextManager[str]:
+    """`http_server` serving the files under `directory`, without a log line per request; its base URL."""
+    return http_server(functools.partial(_QuietFiles, directory=str(directory)))  # type: ignore[arg-type]
 
 
 @contextmanager

@@ -2,15 +2,12 @@
 (a URL as given, `<stdin>`, the path) with no replacement step, and one parse per capsule."""
 from __future__ import annotations
 
-import functools
 import io
 import json
 import shutil
 import tarfile
-import threading
 from collections import Counter
 from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +19,7 @@ from runner.capsules.trust import Trust
 from runner.cli.main import main
 from runner.errors import CapsuleError, CapsuleRefused
 from tests.examples import BUNDLE, NOVA, TZ_CAPSULE, json_variant
+from tests.services import static_server
 
 DANA = NOVA.parent / "dana-p256.pub.pem"
 REFUSED = "does not verify (starts with 'exit7' but the run ended with 'exit1')"
@@ -135,22 +133,12 @@ def test_open_capsule_applies_the_policy_it_is_given(tmp_path: Path) -> None:
 
 # -- a URL capsule is named by its URL, by the error itself ---------------------------------------
 
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
-        pass
-
-
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     root = tmp_path / "www"
     root.mkdir()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(root)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", root
-    finally:
-        server.shutdown()
-        server.server_close()
+    with static_server(root) as base:
+        yield base, root
 
 
 def test_no_state_is_kept_about_downloaded_capsules() -> None:

@@ -1,12 +1,9 @@
 """Download progress for runtime downloads: a meter while the bytes come, none with --quiet or --json."""
 from __future__ import annotations
 
-import functools
 import hashlib
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -14,24 +11,17 @@ import pytest
 from runner.cli import console
 from runner.config import Settings
 from runner.build.providers import fetch
-
-
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
-        pass
+from tests.services import static_server
 
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[tuple[str, bytes]]:
     body = bytes(range(256)) * 1024  # 256 KiB: several chunks
     (tmp_path / "node.tgz").write_bytes(body)
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(tmp_path)))
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/node.tgz", body
+        with static_server(tmp_path) as base:
+            yield f"{base}/node.tgz", body
     finally:
-        httpd.shutdown()
-        httpd.server_close()
         fetch.set_meter(None)
 
 

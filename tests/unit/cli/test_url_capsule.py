@@ -1,24 +1,17 @@
 """Capsules given as http(s) URLs: served on loopback by http.server in a thread."""
 from __future__ import annotations
 
-import functools
 import io
 import json
 import tarfile
-import threading
 from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from runner.cli.main import main
 from tests.examples import BUNDLE, CI, NOVA, TZ_CAPSULE
-
-
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
-        pass
+from tests.services import static_server
 
 
 @pytest.fixture
@@ -27,14 +20,8 @@ def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[st
     root = tmp_path / "www"
     root.mkdir()
     monkeypatch.setenv("REPLAY_CACHE", str(tmp_path / "cache"))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(root)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", root
-    finally:
-        server.shutdown()
-        server.server_close()
+    with static_server(root) as base:
+        yield base, root
 
 
 def test_inspect_a_url_capsule(served: tuple[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
