@@ -67,17 +67,21 @@ class Conn:
     def rows(self, sql: str, params: Params | None = None) -> list[dict[str, Any]]:
         """Each row as a mapping of its column names."""
         cur = self.execute(sql, params)
-        names = [d[0] for d in cur.description]
+        names = _names(cur)
         return [dict(zip(names, r)) for r in cur.fetchall()]
 
     def first(self, sql: str, params: Params | None = None) -> dict[str, Any] | None:
         cur = self.execute(sql, params)
         row = cur.fetchone()
-        return None if row is None else dict(zip((d[0] for d in cur.description), row))
+        return None if row is None else dict(zip(_names(cur), row))
 
     def scalar(self, sql: str, params: Params | None = None) -> Any:
         row = self.execute(sql, params).fetchone()
         return None if row is None else row[0]
+
+
+def _names(cursor: Any) -> list[str]:
+    return [d[0] for d in cursor.description]
 
 
 class Database:
