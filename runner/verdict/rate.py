@@ -1,0 +1,110 @@
+"""How often the recorded failure comes back: the one model of a failure's rate.
+
+Every answer built on repeated runs (a replay's verdict, a fix check, a bisect's ends, the
+farm's nights) reads its numbers here: failures as recorded out of n runs, and the rate's
+Wilson score interval at a stated confidence (default 95 %). Wilson's interval, not the bare
+k/n: 3/3 says "fails in at least 44 % of runs", not "always"; 0/3 says "at most 56 %".
+
+A fix is judged on two rates: the patched source's must lie below the unpatched baseline's at
+the confidence (the patched interval's top under the baseline's bottom), so a change that
+changes nothing is called fixed no more often than the confidence allows.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from statistics import NormalDist
+
+DEFAULT_CONFIDENCE = 0.95
+CONFIDENCE_RANGE = (0.5, 0.9999)  # what --confidence accepts
+
+
+@lru_cache(maxsize=64)
+def z_of(confidence: float) -> float:
+    """The two-sided normal quantile of a confidence (0.95 -> 1.96)."""
+    if not CONFIDENCE_RANGE[0] <= confidence <= CONFIDENCE_RANGE[1]:
+        raise ValueError(f"confidence {confidence!r}: from {CONFIDENCE_RANGE[0]} to {CONFIDENCE_RANGE[1]}")
+    return NormalDist().inv_cdf(0.5 + confidence / 2)
+
+
+def wilson(failed: int, runs: int, confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float]:
+    """The Wilson score interval of a rate seen `failed` times in `runs` (0..1 when runs is 0)."""
+    if runs <= 0:
+        return 0.0, 1.0
+    if not 0 <= failed <= runs:
+        raise ValueError(f"{failed} failures out of {runs} runs")
+    z = z_of(confidence)
+    p, z2 = failed / runs, z * z
+    denom = 1 + z2 / runs
+    centre = (p + z2 / (2 * runs)) / denom
+    half = z * math.sqrt(p * (1 - p) / runs + z2 / (4 * runs * runs)) / denom
+    # exact at the edges (no float dust: 0/n has low 0, n/n has high 1)
+    low = 0.0 if failed == 0 else max(0.0, centre - half)
+    high = 1.0 if failed == runs else min(1.0, centre + half)
+    return low, high
+
+
+@dataclass(frozen=True)
+class Rate:
+    """`failed` of `runs` failed as recorded; the rate lies in [low, high] at `confidence`.
+
+    Build it with Rate.of(failed, runs, confidence); the bounds are fields so that the JSON
+    (`result.rate {failed, runs, low, high, confidence}`) carries them."""
+
+    failed: int
+    runs: int
+    low: float
+    high: float
+    confidence: float = DEFAULT_CONFIDENCE
+
+    @classmethod
+    def of(cls, failed: int, runs: int, confidence: float = DEFAULT_CONFIDENCE) -> Rate:
+        low, high = wilson(failed, runs, confidence)
+        return cls(failed, runs, round(low, 4), round(high, 4), confidence)
+
+    @property
+    def always(self) -> bool:
+        return self.runs > 0 and self.failed == self.runs
+
+    @property
+    def never(self) -> bool:
+        return self.failed == 0
+
+    def phrase(self) -> str:
+        """`fails in 21–72 % of runs (95 %)`; the one-sided forms when every run agreed."""
+        conf = f"({percent(self.confidence)} %)"
+        if self.runs == 0:
+            return "no run decided its rate"
+        if self.always:
+            return f"fails in at least {percent(self.low)} % of runs {conf}"
+        if self.never:
+            return f"fails in at most {percent(self.high)} % of runs {conf}"
+        return f"fails in {percent(self.low)}–{percent(self.high)} % of runs {conf}"
+
+
+def percent(x: float) -> str:
+    """0.4385 -> '44'; 0.9999 -> '99.99' (a confidence is shown with the digits it was given)."""
+    value = x * 100
+    return f"{value:.0f}" if abs(value - round(value)) < 1e-9 or value < 99 else f"{value:.4g}"
+
+
+def below(patched: Rate, baseline: Rate) -> bool:
+    """The patched rate lies below the baseline's at the confidence: a fix, not luck."""
+    return patched.high < baseline.low
+
+
+def passes_to_decide(baseline: Rate, patched: Rate) -> int | None:
+    """How many more straight passes would put the patched rate below the baseline's low bound
+    (0: already below; None: never, because the baseline's low bound is 0 — the failure was
+    not shown to come back at this confidence)."""
+    if below(patched, baseline):
+        return 0
+    if baseline.low <= 0:
+        return None
+    more = 1
+    while not below(Rate.of(patched.failed, patched.runs + more, patched.confidence), baseline):
+        more += 1
+        if more > 100_000:
+            return None
+    return more
