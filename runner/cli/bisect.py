@@ -5,9 +5,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
 
-import typer
 from rich.text import Text
 
 from ..build import source as git_source
@@ -21,11 +19,10 @@ from ..facts.inspect import printable
 from ..report.layout import Cell, Styled, View
 from ..build.plan import PlanOptions
 from ..replay import Progress, Replayer, ReplayOptions
-from ..replay.defaults import DEFAULT_TIMEOUT_S
 from ..verdict.facts import FACTS
 from . import console
-from .options import (AllowUnverifiedOpt, EnvOpt, JunitOpt, MirrorOpt, QuietOpt, RepoOpt, RequireValidOpt, SaltOpt,
-                      TrustKeyOpt, parse_env, timeout_opt, write_text)
+from ..commands.spec import Args
+from .options import check_repo, parse_env, use_mirrors, write_text
 from .options import trust as make_trust
 
 _STATUS_LINE = {
@@ -200,60 +197,26 @@ def _report(bad: Path, good: Path, result: Result, as_json: bool, wall_s: float)
         _show(bad, good, result, wall_s)
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("bisect")
-    def bisect_command(
-        bad: Annotated[Path, typer.Argument(metavar="BAD", help="Capsule of the run that failed.")],
-        good: Annotated[Path, typer.Option("--good", metavar="GOOD", help="Capsule of a run that passed.")],
-        attempts: Annotated[int, typer.Option("--attempts", min=1, max=100,
-                                              help="The most runs per trial: one run decides while outcomes are "
-                                                   "unambiguous; more go to a trial that fails another way, and "
-                                                   "to passing trials once the bad end proved flaky.")] = 3,
-        jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, show_default="cores",
-                                                 help="Trials run at the same time.")] = None,
-        timeout: Annotated[float, timeout_opt("per run", DEFAULT_TIMEOUT_S)] = DEFAULT_TIMEOUT_S,
-        repo: RepoOpt = None,  # both capsules' commits are fetched from it
-        mirror: MirrorOpt = [],  # in force through its callback (build/mirrors.py)
-        env: EnvOpt = [],  # as on `replay`: applied to every trial, both ends included
-        salt: SaltOpt = None,
-        commits: Annotated[bool, typer.Option("--commits", help="Bisect the commits from GOOD's to BAD's "
-                                                                "in BAD's environment instead.")] = False,
-        sweep: Annotated[str | None, typer.Option("--sweep", metavar="FACT",
-                                                  help="Find the first failing version of one differing fact "
-                                                       "(runtime:node, tool:npm, pin:python:six...) instead.")] = None,
-        no_cache_reuse: Annotated[bool, typer.Option("--no-cache-reuse", help="Run every trial with a cold "
-                                                     "test-tool cache: jest's, Go's build cache or Python's bytecode, "
-                                                     "none shared between trials.")] = False,
-        as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-        junit: JunitOpt = None,
-        verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show build logs and output.")] = False,
-        quiet: QuietOpt = False,
-        trust_key: TrustKeyOpt = [],
-        require_valid: RequireValidOpt = False,
-        allow_unverified: AllowUnverifiedOpt = False,
-    ) -> None:
-        """Find a minimal set of environment facts that turns GOOD into BAD's recorded failure
-        (or, with --commits, the first failing commit; with --sweep FACT, the first failing version).
+def bisect(a: Args) -> int:
+    if a.commits and a.sweep is not None:
+        raise UsageError("--commits and --sweep bisect different things: give one of them")
+    trust = make_trust(a)  # both ends: refused unless they verify
+    progress = Progress(console.err, quiet=a.quiet or a.json)
+    use_mirrors(a.mirror)
+    check_repo(a.repo)
+    plan_opts = PlanOptions(repo=a.repo, env_overrides=parse_env(a.env), salt=a.salt)
+    replayer = Replayer(ReplayOptions(timeout=a.timeout, verbose=a.verbose, plan=plan_opts,
+                                      secret_env=plan_opts.env_overrides, trust=trust), progress)
+    start = time.monotonic()
+    try:
+        settings = BisectSettings(a.attempts, a.jobs or _cores(), not a.no_cache_reuse)
+        result = _bisect(replayer, a.bad, Path(a.good), settings, progress, a.commits, a.sweep)
+    finally:
+        replayer.close()
+    wall_s = time.monotonic() - start
+    _report(Path(a.bad), Path(a.good), result, a.json, wall_s)
+    if a.junit is not None:
+        from ..report.junit import bisect_junit
 
-        Exit 0 when found, 1 when not (baseline fails, not-reproduced, no culprit).
-        """
-        if commits and sweep is not None:
-            raise UsageError("--commits and --sweep bisect different things: give one of them")
-        trust = make_trust(trust_key, require_valid, allow_unverified)  # both ends: refused unless they verify
-        progress = Progress(console.err, quiet=quiet or as_json)
-        plan_opts = PlanOptions(repo=repo, env_overrides=parse_env(env), salt=salt)
-        replayer = Replayer(ReplayOptions(timeout=timeout, verbose=verbose, plan=plan_opts,
-                                          secret_env=plan_opts.env_overrides, trust=trust), progress)
-        start = time.monotonic()
-        try:
-            settings = BisectSettings(attempts, jobs or _cores(), not no_cache_reuse)
-            result = _bisect(replayer, bad, good, settings, progress, commits, sweep)
-        finally:
-            replayer.close()
-        wall_s = time.monotonic() - start
-        _report(bad, good, result, as_json, wall_s)
-        if junit is not None:
-            from ..report.junit import bisect_junit
-
-            write_text(junit, bisect_junit(result, str(bad)))
-        raise typer.Exit(int(Exit.OK if result.found else Exit.NEGATIVE))
+        write_text(a.junit, bisect_junit(result, str(a.bad)))
+    return int(Exit.OK if result.found else Exit.NEGATIVE)

@@ -6,48 +6,35 @@ written is one line on stderr and exit 3 when the command passed (its code wins 
 """
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
-
-import typer
-
-from ..capture import FORMATS, CaptureOptions, CapsuleNotWritten, capture
+from ..capture import CaptureOptions, CapsuleNotWritten
+from ..capture import capture as run_capture
+from ..commands.spec import Args
 from ..errors import Exit, UsageError
 from ..textsafe import shown
-from .console import err, error_line
-
-_CONTEXT = {"allow_interspersed_args": False}  # the first word of CMD ends replay's options
+from .console import err, error_line, print_result
 
 
-def register(app: typer.Typer) -> None:
-    app.command("capture", context_settings=_CONTEXT)(capture_command)
-
-
-def capture_command(
-    command: Annotated[list[str] | None, typer.Argument(metavar="-- CMD [ARG...]", show_default=False,
-                                                        help="The command to run and record.")] = None,
-    output: Annotated[Path, typer.Option("--output", "-o", metavar="FILE", help="Where to write the capsule.")] = Path("capsule.json"),
-    fmt: Annotated[str, typer.Option("--format", metavar="FORMAT", help=f"Capsule format: {', '.join(FORMATS)}.")] = "twin",
-    only_on_failure: Annotated[bool, typer.Option("--only-on-failure", help="Write the capsule only when the command fails.")] = False,
-    include_env: Annotated[list[str], typer.Option("--include-env", metavar="NAME", help="Also record this variable's value (scrubbed; never one whose name says it is a secret).")] = [],
-    salt: Annotated[str | None, typer.Option("--salt", envvar="REPLAY_SALT", help="Record a salted hash of each value that is not recorded (compare with `replay --salt`).")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No closing line on stderr (errors still go there).")] = False,
-) -> int:
+def capture(a: Args) -> int:
     """Run CMD here and record it as a twin capsule; exit with CMD's own exit code."""
-    argv = list(command or [])
+    argv, include_env = list(a.command or []), list(a.include_env)
     for name in include_env:
         if not name or "=" in name:
             raise UsageError(f"--include-env {name!r}: a variable's name (without =VALUE)")
-    opts = CaptureOptions(output=output, only_on_failure=only_on_failure, include_env=tuple(include_env),
-                          salt=salt or None, fmt=fmt)
+    opts = CaptureOptions(output=a.output, only_on_failure=a.only_on_failure, include_env=tuple(include_env),
+                          salt=a.salt or None, fmt=a.format)
     try:
-        captured = capture(argv, opts)
+        captured = run_capture(argv, opts)
     except CapsuleNotWritten as exc:
         code = exc.run_code
         error_line(exc.line())
         return code if code != 0 else int(Exit.ENVIRONMENT)
     result = captured.result
-    if not quiet:
+    if a.json:
+        signature = captured.doc["command"]["failure"]["signature"] if result.failed and captured.doc else None
+        print_result("capture", result.shell_code, {
+            "written": None if captured.written is None else str(captured.written), "failed": result.failed,
+            "exit_code": result.exit_code, "signal": result.signal, "signature": signature})
+    elif not a.quiet:
         ending = (f"fail: {result.signal}" if result.signal else
                   f"fail: exit {result.exit_code}" if result.failed else "pass")
         if captured.written is None:

@@ -28,6 +28,22 @@ out = Console(highlight=False, soft_wrap=True, width=_width(), emoji=False)
 err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
+def configure(color: str = "auto", quiet: bool = False) -> None:
+    """The global options of a command: --color (auto, always, never) for both consoles and for the
+    help typer prints; --quiet is read by each command's progress (nothing to set here)."""
+    from typer import rich_utils
+
+    force = {"always": True, "never": False}.get(color)
+    for console in (out, err):
+        console.no_color = color == "never" or (color == "auto" and "NO_COLOR" in os.environ)
+        if force is not None:
+            console._force_terminal = force  # rich reads it for is_terminal (colour and redraws)
+    if color == "never":
+        rich_utils.COLOR_SYSTEM = None
+    elif color == "always":
+        rich_utils.FORCE_TERMINAL = True
+
+
 def refresh() -> None:
     """Read the width again for this command (a caller may have set COLUMNS since import)."""
     width = _width()

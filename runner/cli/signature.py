@@ -6,10 +6,9 @@ import signal as signal_module
 import re
 import sys
 from pathlib import Path
-from typing import Annotated, BinaryIO
+from typing import BinaryIO
 
-import typer
-
+from ..commands.spec import Args
 from ..verdict import signature as sig
 from ..errors import CapsuleError, UsageError
 from .console import err, out, print_result
@@ -25,49 +24,17 @@ _SIGNAL_NAME = re.compile(r"SIG[A-Z0-9]+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
-def register(app: typer.Typer) -> None:
-    app.command("signature")(signature_command)
-
-
-def signature_command(
-    file: Annotated[
-        str,
-        typer.Argument(
-            metavar="FILE|-",
-            help="The command's output (stdout and stderr interleaved); '-' or nothing reads stdin.",
-            show_default=False,
-        ),
-    ] = "-",
-    exit_code: Annotated[
-        int | None, typer.Option("--exit-code", metavar="N", min=0, max=255,
-                                 help="The command's exit code (0-255; a signal: --signal).")
-    ] = None,
-    signal: Annotated[
-        str | None,
-        typer.Option("--signal", metavar="NAME", help="The signal that ended it (e.g. SIGSEGV)."),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
-) -> None:
-    """Print the key lines and the signature of a failed run's output.
-
-    The signature is on the last line alone, so scripts can `tail -1` it.
-    """
-    signal_name = _signal_name(signal)
-    if (exit_code is None) == (signal_name is None):
+def signature(a: Args) -> int:
+    signal_name = _signal_name(a.signal)
+    if (a.exit_code is None) == (signal_name is None):
         raise UsageError("give exactly one of --exit-code N or --signal NAME")
-    result = sig.compute(_read_output(file), exit_code, signal_name)
-    if as_json:
-        print_result(
-            "signature", 0,
-            {
-                "signature": result.signature,
-                "key_lines": list(result.key_lines),
-                "exit_code": exit_code,
-                "signal": signal_name,
-            }
-        )
+    result = sig.compute(_read_output(a.file), a.exit_code, signal_name)
+    if a.json:
+        print_result("signature", 0, {"signature": result.signature, "key_lines": list(result.key_lines),
+                                      "exit_code": a.exit_code, "signal": signal_name})
     else:
         _print_text(result)
+    return 0
 
 
 def _signal_name(raw: str | None) -> str | None:

@@ -103,6 +103,15 @@ class Night:
     builds: int = 0  # of those, images actually built (not found cached)
     options: Mapping[str, Any] = field(default_factory=dict, hash=False)  # as `farm run` stored them (FarmOptions.stored)
 
+    @property
+    def exit_code(self) -> int:
+        """`farm run`'s exit: 3 when any capsule ended infra-error; otherwise 1 when no capsule got a
+        verdict (all broken); otherwise 0 (every capsule got a verdict or is broken: the report says which)."""
+        verdicts = [r.verdict for r in self.results]
+        if "infra-error" in verdicts:
+            return 3
+        return 1 if all(v == "broken" for v in verdicts) else 0
+
 
 # A transition's before state when there was no verdict: a capsule's first night, or the first
 # night it was judged at REF.

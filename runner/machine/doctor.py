@@ -25,6 +25,7 @@ from typing import Any, Literal
 from .. import __version__
 from ..config import Origin, Settings, origins, settings as load_settings, without_credentials
 from .. import settingsref
+from ..errors import Exit, ReplayError
 from ..engine.builders import describe_builder
 from ..resources import engine_fix
 
@@ -49,6 +50,21 @@ class Diagnosis:
     @property
     def ready(self) -> bool:
         return all(c.status != "fail" for c in self.checks)
+
+    @property
+    def exit_code(self) -> int:
+        return int(Exit.OK if self.ready else Exit.ENVIRONMENT)
+
+    def problem(self) -> NotReady | None:
+        """What is missing, each failed check with its fix, as the error the command ends with."""
+        failed = [c for c in self.checks if c.status == "fail"]
+        if not failed:
+            return None
+        return NotReady("not ready: " + "; ".join(f"{c.name}: {c.fix or c.detail}" for c in failed))
+
+
+class NotReady(ReplayError):
+    """Something every replay needs is missing here (exit 3)."""
 
 
 def diagnose(s: Settings | None = None) -> Diagnosis:

@@ -388,4 +388,5 @@ def test_render_o_with_buildkit_writes_the_installer_stage_files(capsys: pytest.
 
 def test_an_unknown_builder_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     rc, _, err = render(capsys, TZ_CAPSULE, "--builder", "kaniko")
-    assert rc == 2 and error_lines(err) == ["replay: error: --builder 'kaniko': one of classic, buildkit"]
+    assert rc == 2 and error_lines(err) == ["replay: error: Invalid value for '--builder': one of classic, buildkit, "
+                                            "got 'kaniko' (see replay render --help)"]

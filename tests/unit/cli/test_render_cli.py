@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.cli import render as render_cli
+from runner.replay import byhand as render_cli
+from runner.replay.byhand import MARKER
 from runner.cli.main import main
 from tests.examples import BUNDLE, TZ_CAPSULE, json_variant
 
@@ -130,7 +131,7 @@ def test_a_directory_holding_replay_tools_but_no_marker_is_not_replaced(tmp_path
 def test_a_context_render_wrote_is_replaced_by_the_next_render(tmp_path: Path) -> None:
     out = tmp_path / "ctx"
     assert main(["render", str(TZ_CAPSULE), "-o", str(out), "--repo", str(BUNDLE)]) == 0
-    assert (out / render_cli.MARKER).is_file()
+    assert (out / MARKER).is_file()
     (out / "stale").write_text("from the first render")
     assert main(["render", str(TZ_CAPSULE), "-o", str(out), "--repo", str(BUNDLE)]) == 0
     assert (out / "Dockerfile").is_file() and not (out / "stale").exists()

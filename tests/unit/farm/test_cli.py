@@ -127,7 +127,7 @@ def test_a_missing_history_is_an_error_envelope_naming_the_file(tmp_path: Path, 
     (["farm", "run"], "at least one SOURCE"),
     (["farm", "run", "--resume", "caps"], "give no SOURCE"),
     (["farm", "run", "--resume"], "no unfinished night"),
-    (["farm", "run", "caps", "--ref", "main;rm"], "not a commit id"),
+    (["farm", "run", "caps", "--ref", "main;rm"], "expected a commit id (7-64 hex digits)"),
     (["farm", "run", "nope-dir"], "no such file or directory"),
     (["farm", "run", "caps", "--attempts", "5", "--max-attempts", "3"], "attempts <= max-attempts"),
     (["farm", "run", "caps", "--env", "NOEQUALS"], "expected NAME=VALUE"),
@@ -153,10 +153,8 @@ def test_run_usage_errors_are_one_line_exit_2(tmp_path: Path, capsys: pytest.Cap
     (("reproduced", "broken"), 0), (("not-reproduced",), 0), (("broken", "broken"), 1),
     (("broken", "infra-error"), 3), (("reproduced", "infra-error"), 3)])
 def test_the_nights_exit(verdicts: tuple[str, ...], code: int) -> None:
-    from runner.cli.farm import night_exit
-
     n = night("n1", "2026-12-01T02:00:00Z", results=tuple(result("n1", f"c{i}", v) for i, v in enumerate(verdicts)))
-    assert night_exit(n) == code
+    assert n.exit_code == code
 
 
 def test_without_an_engine_run_is_one_line_exit_3_and_records_no_night(
