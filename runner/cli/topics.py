@@ -5,6 +5,8 @@ shows the same text (scripts/docs_gen.py writes it there; a test checks it is cu
 """
 from __future__ import annotations
 
+import re
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -44,7 +46,6 @@ def _settings() -> str:
         lines.append(f"  {s.variable}")
         lines.append(f"      default: {s.default}")
         lines.append(f"      {s.meaning.replace('`', '')}")
-        lines.append(f"      read in: {s.read_in}")
     return "\n".join(lines) + "\n"
 
 
@@ -103,6 +104,21 @@ TOPICS: dict[str, Topic] = {t.name: t for t in (
     Topic("verdicts", "reproduced, flaky, fixed...: what each verdict means", _verdicts),
     Topic("durations", "how --timeout reads 90s, 15m, 1h (a bare number is seconds)", _durations),
 )}
+
+
+def wrapped(text: str, width: int) -> str:
+    """A topic's text fitted to `width` columns: a long line goes on under where its words start (a
+    table row's meaning column, past the first run of two blanks; else its own indent)."""
+    out = []
+    for line in text.splitlines():
+        if len(line) <= width:
+            out.append(line)
+            continue
+        column = re.search(r"\S {2,}(?=\S)", line)
+        hang = column.end() if column and column.end() < width // 2 else len(line) - len(line.lstrip())
+        out.append(textwrap.fill(line.strip(), width, initial_indent=line[:len(line) - len(line.lstrip())],
+                                 subsequent_indent=" " * hang, break_long_words=False, break_on_hyphens=False))
+    return "\n".join(out) + "\n"
 
 
 def listing() -> str:
