@@ -22,8 +22,8 @@ from ..replay import Progress, Replayer, ReplayOptions
 from ..verdict.facts import FACTS
 from . import console
 from ..commands.spec import Args
-from .options import check_repo, parse_env, use_mirrors, write_text
-from .options import trust as make_trust
+from ..replay.inputs import check_repo, parse_env, use_mirrors, write_text
+from ..replay.inputs import trust as make_trust
 
 _STATUS_LINE = {
     "found": "minimal set found",
@@ -200,7 +200,7 @@ def _report(bad: Path, good: Path, result: Result, as_json: bool, wall_s: float)
 def bisect(a: Args) -> int:
     if a.commits and a.sweep is not None:
         raise UsageError("--commits and --sweep bisect different things: give one of them")
-    trust = make_trust(a)  # both ends: refused unless they verify
+    trust = make_trust(a.values)  # both ends: refused unless they verify
     progress = Progress(console.err, quiet=a.quiet or a.json)
     use_mirrors(a.mirror)
     check_repo(a.repo)

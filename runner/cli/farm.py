@@ -9,7 +9,7 @@ from ..commands.spec import Args
 from ..errors import UsageError
 from ..farm.options import FarmOptions
 from .console import err, out, print_result
-from .options import check_repo, parse_env, use_mirrors, write_text
+from ..replay.inputs import check_repo, parse_env, use_mirrors, write_text
 
 
 def _store(db: str | None, create: bool) -> Any:

@@ -208,12 +208,17 @@ def _prepare(ours: list[str]) -> None:
     install_meter(enabled=not any(a in ("--quiet", "-q", "--json") for a in ours))
 
 
-def main(argv: list[str] | None = None) -> int:
+def _split(argv: list[str] | None) -> tuple[list[str], list[str], bool]:
+    """(the words without --debug, replay's own words, --debug): what follows `--` is another
+    program's (replay capture -- CMD), never read as replay's."""
     args = list(sys.argv[1:] if argv is None else argv)
-    # What follows `--` is another program's (replay capture -- CMD): never read as replay's.
     ours = args[: args.index("--")] if "--" in args else args
     debug = "--debug" in ours or os.environ.get("REPLAY_DEBUG") == "1"
-    args = [a for a in ours if a != "--debug"] + args[len(ours):]
+    return [a for a in ours if a != "--debug"] + args[len(ours):], ours, debug
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, ours, debug = _split(argv)
     if len(args) == 1 and args[0] in _VERSION:
         _print_version()
         return 0
