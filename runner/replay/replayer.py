@@ -192,7 +192,12 @@ def redacted(att: Attempt, secrets: Sequence[str]) -> Attempt:
         stdout = stdout.replace(s.encode(), SUPPLIED.encode())
     return dataclasses.replace(att, output_tail=scrub(att.output_tail, secrets),
                                key_lines=tuple(scrub(k, secrets) for k in att.key_lines),
-                               stdout=secretrules.scrub_bytes(stdout) if stdout else stdout)
+                               stdout=secretrules.scrub_bytes(stdout) if stdout else stdout,
+                               tests=tuple(dataclasses.replace(t, failed=tuple(scrub(i, secrets) for i in t.failed))
+                                           for t in att.tests),
+                               differs=att.differs and dataclasses.replace(
+                                   att.differs, recorded=att.differs.recorded and scrub(att.differs.recorded, secrets),
+                                   here=att.differs.here and scrub(att.differs.here, secrets)))
 
 
 LINE_HOLD = 4096  # the most of an unended line -v holds back (a progress bar, a one-line dump)
@@ -231,8 +236,13 @@ def scrub(text: str, secrets: Sequence[str]) -> str:
 
 
 def attempt_of(output: bytes, stdout: bytes, exit_code: int | None, signal: str | None, duration_s: float,
-               timed_out: bool, expected: Expected | None) -> Attempt:
+               timed_out: bool, expected: Expected | None, reports: Sequence[bytes] = ()) -> Attempt:
+    """An attempt as judged: its signature, the failed tests its output names (and the JUnit
+    `reports` it wrote, those of Expected.reports read back from its container), where its
+    output differs from the recorded one, and its classification."""
     from ..verdict import signature as sig
+    from ..verdict.sameness import difference
+    from ..verdict.testsets import failing_tests, junit_tests
 
     text = output.decode("utf-8", "replace")
     # Docker reports a signal as 128+n; that is the recorded way only when a signal was recorded.
@@ -240,7 +250,10 @@ def attempt_of(output: bytes, stdout: bytes, exit_code: int | None, signal: str 
     code = None if by_signal else exit_code
     fs = sig.compute(text, code, by_signal)
     tail = "\n".join(text.splitlines()[-40:])
-    att = Attempt(code, by_signal, fs.signature, fs.key_lines, duration_s, timed_out, stdout, tail)
-    return dataclasses.replace(att, classification=classify(expected, att)) if expected is not None else att
-
-
+    tests = (*failing_tests(sig.output_tail(text)), *junit_tests(reports))
+    att = Attempt(code, by_signal, fs.signature, fs.key_lines, duration_s, timed_out, stdout, tail, tests=tests)
+    if expected is None:
+        return att
+    failed = code != 0 or by_signal is not None
+    differs = difference(expected.failed and failed, expected.key_lines, fs.key_lines, expected.stdout, stdout)
+    return dataclasses.replace(att, differs=differs, classification=classify(expected, att))

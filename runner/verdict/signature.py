@@ -143,6 +143,16 @@ def _normalized(output: str) -> Iterator[str]:
                 yield line
 
 
+def numbered(output: str) -> Iterator[tuple[int, str]]:
+    """Each normalised, non-empty line with its 1-based line number, runtime noise left out
+    (a report names where two outputs differ)."""
+    for n, raw in enumerate(output.split("\n"), 1):
+        if not _NOISE_LINE.search(raw):
+            line = normalize_line(raw)
+            if line:
+                yield n, line
+
+
 def normalize(output: str) -> list[str]:
     """The output's normalised, non-empty lines, runtime noise left out."""
     return list(_normalized(output))
@@ -171,14 +181,19 @@ def key_lines(output: str) -> tuple[str, ...]:
     return tuple(found) if found else tuple(last)
 
 
+def digest(key_lines: Sequence[str]) -> str:
+    """The hash part of a signature: 16 hex characters of SHA-256 of the key lines joined by `\\n`.
+    The one place it is computed (the twin reader checks a recorded signature with it too)."""
+    # JavaScript encodes a lone surrogate (possible in JSON text) as U+FFFD.
+    text = _LONE_SURROGATE.sub("\ufffd", "\n".join(key_lines))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_CHARS]
+
+
 def signature(key_lines: Sequence[str], exit_code: int | None, signal: str | None) -> str:
     """`exit<code>:` (or `<SIGNAL>:`) and 16 hex characters of SHA-256 of the key lines."""
     # twin interpolates a null exit code as "null"; keep it so both sides agree.
     prefix = signal if signal else f"exit{'null' if exit_code is None else exit_code}"
-    # JavaScript encodes a lone surrogate (possible in JSON text) as U+FFFD.
-    text = _LONE_SURROGATE.sub("\ufffd", "\n".join(key_lines))
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    return f"{prefix}:{digest[:HASH_CHARS]}"
+    return f"{prefix}:{digest(key_lines)}"
 
 
 def output_tail(output: str) -> str:
