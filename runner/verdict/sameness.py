@@ -31,8 +31,8 @@ class OutputDiff:
     here: str | None  # None: this attempt's output had no more lines
 
     def said(self) -> str:
-        where = f"line {self.line}" if self.stream == "stdout" else f"key line {self.line}"
-        return f"{self.stream} differs at {where}: recorded {_shown(self.recorded)}, here {_shown(self.here)}"
+        where = "stdout differs at line" if self.stream == "stdout" else "key lines differ at key line"
+        return f"{where} {self.line}: recorded {_shown(self.recorded)}, here {_shown(self.here)}"
 
 
 def _shown(line: str | None) -> str:

@@ -94,9 +94,6 @@ def jest_failed(lines: Sequence[str]) -> list[str]:
 
 # --- vitest --------------------------------------------------------------------------
 
-_VITEST_SUITE = re.compile(r"(\S.*?) \[ .* \]$")
-
-
 def vitest_failed(lines: Sequence[str]) -> list[str]:
     """vitest's "Failed Tests" section: ` FAIL  file > describe > test` for each failed test,
     and ` FAIL  file [ file ]` for a file that failed to load (its "Failed Suites")."""
@@ -107,8 +104,8 @@ def vitest_failed(lines: Sequence[str]) -> list[str]:
         rest = line[7:].strip()
         if " > " in rest:
             out.append(rest)
-        elif m := _VITEST_SUITE.match(rest):
-            out.append(m.group(1))
+        elif rest.endswith(" ]") and " [ " in rest:
+            out.append(rest.split(" [ ", 1)[0])
     return out
 
 
@@ -217,7 +214,7 @@ PARSERS: tuple[tuple[str, Callable[[str], bool], Parser], ...] = (
     ("vitest", lambda t: " FAIL  " in t, vitest_failed),
     ("mocha", lambda t: " failing" in t and ") " in t, mocha_failed),
     ("node", lambda t: "✖ " in t or "not ok " in t, node_failed),
-    ("go", lambda t: "--- FAIL: " in t, go_failed),
+    ("go", lambda t: "--- FAIL: " in t or "FAIL\t" in t, go_failed),
 )
 
 
@@ -278,13 +275,8 @@ def junit_failed(xml: bytes) -> list[str] | None:
 
 
 def junit_tests(reports: Iterable[bytes]) -> tuple[TestSet, ...]:
-    """The failed tests of the JUnit reports a run wrote, as one set (none: no report read)."""
-    ids: list[str] = []
-    read = False
-    for xml in reports:
-        found = junit_failed(xml)
-        if found is not None:
-            read = True
-            ids += found
-    found_set = test_set("junit", ids) if read else None
-    return (found_set,) if found_set is not None else ((TestSet("junit", ()),) if read else ())
+    """The failed tests of the JUnit reports a run wrote, as one set (none failed: no set, and
+    the signature decides, as for an output that names no failed test)."""
+    ids = [i for xml in reports for i in junit_failed(xml) or ()]
+    found = test_set("junit", ids)
+    return (found,) if found is not None else ()
