@@ -100,8 +100,8 @@ def _recorded_output(capsule: CapsuleLike) -> str | None:
 def classify(expected: Expected, attempt: Attempt) -> Classification:
     """The one equivalence (docs/signature.md, "When a replay ends as recorded"). A pass: the
     exit code, and stdout read the same once normalised. A failure: the same end (exit code or
-    signal), then the same failed tests where the capsule names them (fewer along a history),
-    else the same key lines: twin's signature, or the key lines without test frameworks' seeds."""
+    signal), then twin's signature (today's rule); where it differs, the same failed tests where
+    the capsule names them (fewer along a history), else the same key lines without seeds."""
     if attempt.timed_out:
         return "inconclusive"
     if not expected.failed:
@@ -115,12 +115,13 @@ def classify(expected: Expected, attempt: Attempt) -> Classification:
         same_end = expected.exit_code is None or attempt.exit_code == expected.exit_code
     if not same_end:
         return "other"
+    if expected.signature is None or attempt.signature == expected.signature:
+        return "recorded" if _same_stdout(expected, attempt) else "other"
     by_tests = same_tests(expected.tests, attempt.tests, expected.fewer_tests)
     if by_tests is not None:
         return "recorded" if by_tests else "other"
-    same_sig = expected.signature is None or attempt.signature == expected.signature or (
-        bool(expected.key_lines) and same_key_lines(expected.key_lines, attempt.key_lines))
-    return "recorded" if same_sig and _same_stdout(expected, attempt) else "other"
+    same = bool(expected.key_lines) and same_key_lines(expected.key_lines, attempt.key_lines)
+    return "recorded" if same and _same_stdout(expected, attempt) else "other"
 
 
 def _same_stdout(expected: Expected, attempt: Attempt) -> bool:

@@ -93,7 +93,7 @@ def same_tests(recorded: Sequence[TestSet], here: Sequence[TestSet], fewer: bool
 def difference(failed: bool, recorded_key_lines: Sequence[str], key_lines: Sequence[str],
                recorded_stdout: bytes | None, stdout: bytes) -> OutputDiff | None:
     """What the report says differs: a failure's first differing key line, else stdout."""
-    if failed and recorded_key_lines:
+    if failed and recorded_key_lines and tuple(recorded_key_lines) != tuple(key_lines):
         found = key_line_difference(recorded_key_lines, key_lines)
         if found is not None:
             return found

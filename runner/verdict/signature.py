@@ -123,6 +123,11 @@ class FailureSignature:
     signature: str
 
 
+def strip_ansi(text: str) -> str:
+    """Text without terminal escapes (colours, cursor moves, titles, hyperlinks)."""
+    return _ANSI.sub("", text)
+
+
 def normalize_line(line: str) -> str:
     """One line as it would read on any machine: no escapes, no volatile tokens."""
     line = _ANSI.sub("", line)
@@ -211,5 +216,11 @@ def output_tail(output: str) -> str:
 
 def compute(output: str, exit_code: int | None, signal: str | None = None) -> FailureSignature:
     """The signature of a failed run from its interleaved output (raw or an `outputTail`)."""
-    lines = key_lines(output_tail(output))
+    return of_window(output_tail(output), exit_code, signal)
+
+
+def of_window(window: str, exit_code: int | None, signal: str | None = None) -> FailureSignature:
+    """The signature of an output already cut to its window (output_tail): a replay reads the
+    window for the failed tests too, and cuts it once."""
+    lines = key_lines(window)
     return FailureSignature(key_lines=lines, signature=signature(lines, exit_code, signal))

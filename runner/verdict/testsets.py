@@ -15,13 +15,13 @@ JUnit XML files a run wrote are read by junit_tests (a real XML parser, defusedx
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from . import signature as sig
 from .seeds import unseeded
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 MAX_TESTS = 2000  # ids kept per framework: a hostile output cannot make a set unbounded
 
 
@@ -35,26 +35,46 @@ class TestSet:
     failed: tuple[str, ...]
 
 
+class Window:
+    """The text a parser reads (colour codes gone), and its lines, split once when a parser
+    needs them (each a redrawn line's last state, trailing blanks gone)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    @cached_property
+    def lines(self) -> list[str]:
+        lines = self.text.split("\n")
+        if "\r" in self.text:
+            lines = [line[line.rfind("\r") + 1:] for line in lines]
+        return [line.rstrip() for line in lines]
+
+
 # --- pytest --------------------------------------------------------------------------
 
 # A node id: a .py path, then ::names and a [parametrisation] that may hold blanks. pytest
 # never trims the id itself, only the " - message" after it (to the terminal's width, unless
 # CI is set or -vv), so the id is whole in both forms.
 _PY_ID = r"(?P<id>[^\s:]+\.py(?:::[^\s\[]+(?:\[.*?\])?)?)"
-# "FAILED id - msg" / "ERROR id - msg" (the short summary, -rA too), with pytest-xdist's
-# "[gw0] [ 50%] " before it in -v
-_PY_SUMMARY = re.compile(rf"(?:\[gw\d+\] (?:\[ *\d+%\] )?)?(?:FAILED|ERROR) {_PY_ID}(?: - .*)?$")
-# "id FAILED [ 50%]" (-v, one line per test as it runs)
+# "FAILED id - msg" / "ERROR id - msg": the short summary (-rA too); a literal start, so the
+# regex engine skips to each occurrence, and a summary of 42 lines costs 42 matches
+_PY_SUMMARY = tuple((f"{word} ", re.compile(rf"{word} {_PY_ID}(?= - |[ \t]*$)", re.M)) for word in ("FAILED", "ERROR"))
+# "id FAILED [ 50%]" (-v, one line per test as it runs), pytest-xdist's "[gw0] [ 50%] FAILED id"
 _PY_VERBOSE = re.compile(rf"{_PY_ID} (?:FAILED|ERROR)(?: +\[ *\d+%\])?$")
+_PY_XDIST = re.compile(rf"\[gw\d+\] (?:\[ *\d+%\] )?(?:FAILED|ERROR) {_PY_ID}")
 
 
-def pytest_failed(lines: Sequence[str]) -> list[str]:
+def pytest_failed(w: Window) -> list[str]:
     """pytest's short summary (`FAILED path::test - msg`, `ERROR …`), on by default since
-    pytest 6, and -v's per-test lines: the node id is never cut short."""
-    out = []
-    for line in lines:
-        if line.startswith(("FAILED ", "ERROR ", "[gw")):
-            m = _PY_SUMMARY.match(line)
+    pytest 6; without one (-rN), -v's per-test lines. The node id is never cut short."""
+    text = w.text
+    out = [m.group("id") for word, r in _PY_SUMMARY if word in text for m in r.finditer(text)
+           if m.start() == 0 or text[m.start() - 1] == "\n"]
+    if out:
+        return out
+    for line in w.lines:
+        if line.startswith("[gw"):
+            m = _PY_XDIST.match(line)
         elif line.endswith(("FAILED", "ERROR", "%]")) and ".py" in line:
             m = _PY_VERBOSE.match(line)
         else:
@@ -70,13 +90,13 @@ _JEST_FILE = re.compile(r"FAIL (\S+)(?: \([\d.]+ m?s\))?$")
 _JEST_NOT_TESTS = ("Console", "Test suite failed to run")
 
 
-def jest_failed(lines: Sequence[str]) -> list[str]:
+def jest_failed(w: Window) -> list[str]:
     """jest: `FAIL path` opens a file's report, `  ● describe › test` heads each failed test
     in it (`● Test suite failed to run`: the file itself). Warnings (`● Validation Warning:`)
     come outside a FAIL block or end with a colon."""
     out: list[str] = []
     current: str | None = None
-    for line in lines:
+    for line in w.lines:
         if line.startswith(("FAIL ", "PASS ")):
             m = _JEST_FILE.match(line)
             current = m.group(1) if m else None
@@ -94,11 +114,11 @@ def jest_failed(lines: Sequence[str]) -> list[str]:
 
 # --- vitest --------------------------------------------------------------------------
 
-def vitest_failed(lines: Sequence[str]) -> list[str]:
+def vitest_failed(w: Window) -> list[str]:
     """vitest's "Failed Tests" section: ` FAIL  file > describe > test` for each failed test,
     and ` FAIL  file [ file ]` for a file that failed to load (its "Failed Suites")."""
     out = []
-    for line in lines:
+    for line in w.lines:
         if not line.startswith(" FAIL  "):
             continue
         rest = line[7:].strip()
@@ -115,13 +135,13 @@ _MOCHA_FAILING = re.compile(r" *\d+ failing")
 _MOCHA_ITEM = re.compile(r"  \d+\) (.+)$")
 
 
-def mocha_failed(lines: Sequence[str]) -> list[str]:
+def mocha_failed(w: Window) -> list[str]:
     """mocha's spec reporter: after `N failing`, each failure is `  1) suite` and its title
     path on the lines below, one more indent each, the last ending with a colon."""
     out: list[str] = []
     started = False
     path: list[str] | None = None
-    for line in lines:
+    for line in w.lines:
         if not started:
             started = bool(_MOCHA_FAILING.match(line))
             continue
@@ -150,7 +170,7 @@ _NODE_SUITE = re.compile(r" *▶ (.+?)(?: \([\d.]+m?s\))?$")
 _NODE_TAP = re.compile(r" *not ok \d+ - (.*?)(?: # (TODO|SKIP)\b.*)?$")
 
 
-def node_failed(lines: Sequence[str]) -> list[str]:
+def node_failed(w: Window) -> list[str]:
     """node --test: the TAP reporter (Node's default without a terminal before 23) or the spec
     reporter (its default on a terminal). Both name a test by its own name: TAP's
     `not ok 2 - name` (a suite's own `not ok` says failureType 'subtestsFailed'), spec's
@@ -160,6 +180,7 @@ def node_failed(lines: Sequence[str]) -> list[str]:
     out: list[str] = []
     suites: set[str] = set()
     pending: str | None = None  # a TAP `not ok` until its YAML block says what kind
+    lines: Sequence[str] = w.lines
     if "✖ failing tests:" in lines:  # the spec list: every failed test, none of the suites
         lines = lines[lines.index("✖ failing tests:") + 1:]
     for line in lines:
@@ -188,13 +209,13 @@ _GO_TEST = re.compile(r" *--- FAIL: (\S+) \(")
 _GO_PACKAGE = re.compile(r"FAIL\s+(\S+)(?:\s+[\d.]+s|\s+\[[^\]]+\])\s*$")
 
 
-def go_failed(lines: Sequence[str]) -> list[str]:
+def go_failed(w: Window) -> list[str]:
     """go test: `--- FAIL: TestX (0.00s)` (subtests `TestX/case`, indented), then the
     package's `FAIL <tab> import/path <tab> 0.01s` (or `[build failed]`), which names the
     package of the tests above it. A package that failed without a failed test is named alone."""
     out: list[str] = []
     tests: list[str] = []
-    for line in lines:
+    for line in w.lines:
         if line.startswith(" ") or line.startswith("---"):
             if m := _GO_TEST.match(line):
                 tests.append(m.group(1))
@@ -206,7 +227,7 @@ def go_failed(lines: Sequence[str]) -> list[str]:
 
 # --- all of them ---------------------------------------------------------------------
 
-Parser = Callable[[Sequence[str]], list[str]]
+Parser = Callable[[Window], list[str]]
 # framework, its marker (a substring every output that names a failed test holds), parser
 PARSERS: tuple[tuple[str, Callable[[str], bool], Parser], ...] = (
     ("pytest", lambda t: ".py" in t and ("FAILED" in t or "ERROR" in t), pytest_failed),
@@ -218,28 +239,38 @@ PARSERS: tuple[tuple[str, Callable[[str], bool], Parser], ...] = (
 )
 
 
+def _may_vary(test: str) -> bool:
+    """Whether an id holds what differs between machines (an absolute path, a local port):
+    runners print ids relative to the project, so most hold none and are kept as printed."""
+    return (test[:1] in ("/", "~", "\\") or "\n/" in test or " /" in test or "[/" in test or "(/" in test or "=/" in test
+            or ":\\" in test or "localhost:" in test or "127.0.0.1:" in test)
+
+
 def test_id(raw: str) -> str:
-    """An id as it would read on any machine (paths, durations, … by the signature's rules)."""
-    return unseeded(sig.normalize_line(raw))
+    """An id as it would read on any machine (paths, ports, … by the signature's rules)."""
+    return unseeded(sig.normalize_line(raw)) if _may_vary(raw) else raw.strip()
 
 
 def test_set(framework: str, ids: Iterable[str]) -> TestSet | None:
-    found = sorted({test_id(i) for i in ids} - {""})
+    ids = list(ids)
+    if _may_vary("\n".join(ids)):  # most runs print no id that does: checked once for all
+        found = sorted({test_id(i) for i in ids} - {""})
+    else:
+        found = sorted({i.strip() for i in ids} - {""})
     return TestSet(framework, tuple(found[:MAX_TESTS])) if found else None
 
 
-def failing_tests(window: str) -> tuple[TestSet, ...]:
-    """The failed tests each framework names in an output window (signature.output_tail)."""
-    text = _ANSI.sub("", window) if "\x1b" in window else window
-    hits = [(name, parse) for name, marker, parse in PARSERS if marker(text)]
-    if not hits:
-        return ()
-    lines = text.split("\n")
-    if "\r" in text:  # a redrawn line reads as its last state, as in the signature
-        lines = [line[line.rfind("\r") + 1:] for line in lines]
-    lines = [line.rstrip() for line in lines]
-    found = (test_set(name, parse(lines)) for name, parse in hits)
-    return tuple(s for s in found if s is not None)
+def failing_tests(window: str, frameworks: Collection[str] | None = None) -> tuple[TestSet, ...]:
+    """The failed tests each framework names in an output window (signature.output_tail);
+    only those of `frameworks` when given (the ones the recorded run named)."""
+    w = Window(sig.strip_ansi(window) if "\x1b" in window else window)
+    out = []
+    for name, marker, parse in PARSERS:
+        if (frameworks is None or name in frameworks) and marker(w.text):
+            found = test_set(name, parse(w))
+            if found is not None:
+                out.append(found)
+    return tuple(out)
 
 
 # --- JUnit XML -----------------------------------------------------------------------

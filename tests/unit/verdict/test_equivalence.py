@@ -53,8 +53,20 @@ def attempt(name: str, expected: Expected, exit_code: int = 1, reports: tuple[by
 def test_the_same_failed_tests_in_another_form_is_the_recorded_failure(recorded: str, here: str) -> None:
     exp = expected_of(recorded_failure(recorded))
     att = attempt(here, exp)
-    assert exp.tests and att.tests
+    assert exp.tests
     assert att.classification == "recorded"
+    # the tests decided only where twin's signature differs (and were read only then)
+    assert bool(att.tests) == (att.signature != exp.signature)
+
+
+def test_the_pairs_above_that_twins_signature_tells_apart() -> None:
+    differing = [pair for pair in (("termcolor/dumb.txt", "termcolor/dumb-ci.txt"),
+                                   ("pytest/randomly-1.txt", "pytest/randomly-2.txt"),
+                                   ("pytest/dumb.txt", "pytest/rA-v.txt"), ("jest/default.txt", "jest/verbose.txt"),
+                                   ("vitest/default.txt", "vitest/verbose.txt"), ("node/spec.txt", "node/tap.txt"),
+                                   ("hypothesis/flaky-a.txt", "hypothesis/flaky-b.txt"))
+                 if sig.compute(text(pair[0]), 1) != sig.compute(text(pair[1]), 1)]
+    assert len(differing) == 7  # each would be "other" by the signature alone
 
 
 def test_termcolor_signatures_differ_and_the_report_says_where() -> None:
@@ -136,12 +148,13 @@ def test_without_tests_the_signature_decides() -> None:
     assert attempt_of(b"Error: bang\n", b"", 1, None, 1.0, False, exp).classification == "other"
 
 
-def test_tests_decide_over_an_equal_signature() -> None:
+def test_an_equal_signature_is_todays_rule_and_the_tests_decide_where_it_differs() -> None:
     exp = Expected(True, 1, None, "exit1:x", ("E boom",), tests=(sig_tests("a"),))
-    same_sig_other_test = Attempt(1, None, "exit1:x", ("E boom",), 1.0, tests=(sig_tests("b"),))
-    assert classify(exp, same_sig_other_test) == "other"
-    none_named = Attempt(1, None, "exit1:x", ("E boom",), 1.0)
-    assert classify(exp, none_named) == "recorded"  # nothing to compare: the signature decides
+    assert classify(exp, Attempt(1, None, "exit1:x", ("E boom",), 1.0, tests=(sig_tests("b"),))) == "recorded"
+    assert classify(exp, Attempt(1, None, "exit1:y", ("E bang",), 1.0, tests=(sig_tests("b"),))) == "other"
+    assert classify(exp, Attempt(1, None, "exit1:y", ("E bang",), 1.0, tests=(sig_tests("a"),))) == "recorded"
+    none_named = Attempt(1, None, "exit1:y", ("E boom",), 1.0)
+    assert classify(exp, none_named) == "recorded"  # nothing to compare: the key lines decide
 
 
 def sig_tests(name: str):  # type: ignore[no-untyped-def]
@@ -190,8 +203,9 @@ def test_junit_reports_the_capsule_keeps_and_the_attempt_wrote(tmp_path: Path) -
     (tmp_path / "outputs").mkdir()
     (tmp_path / "outputs" / "junit.xml").write_bytes((OUT / "pytest" / "junit.xml").read_bytes())
     (tmp_path / "outputs" / "notes.txt").write_text("not a report")
+    fs = sig.compute("E boom (recorded)", 1)
     capsule = Capsule(Provenance(Format.NOVAFABRIC, "0.1.0", str(tmp_path)),
-                      Command(("pytest",), ".", exit_code=1, outcome="fail"),
+                      Command(("pytest",), ".", exit_code=1, outcome="fail", failure=Failure(fs.signature, fs.key_lines)),
                       expected_outputs=(Artifact("junit", "outputs/junit.xml", "reports/junit.xml"),
                                         Artifact("notes", "outputs/notes.txt", "notes.txt"),
                                         Artifact("gone", "outputs/gone.xml", "gone.xml")))
@@ -199,10 +213,12 @@ def test_junit_reports_the_capsule_keeps_and_the_attempt_wrote(tmp_path: Path) -
     assert exp.reports == ("reports/junit.xml",)
     assert [t.framework for t in exp.tests] == ["junit"] and len(exp.tests[0].failed) == 7
     same = (OUT / "pytest" / "junit.xml").read_bytes()
-    assert attempt_of(b"boom", b"", 1, None, 1.0, False, exp, (same,)).classification == "recorded"
-    assert attempt_of(b"boom", b"", 1, None, 1.0, False, exp, (fewer_failures(same),)).classification == "other"
-    assert attempt_of(b"boom", b"", 1, None, 1.0, False, exp.along_history(),
+    here = b"E boom (here, in other words)"
+    assert attempt_of(here, b"", 1, None, 1.0, False, exp, (same,)).classification == "recorded"
+    assert attempt_of(here, b"", 1, None, 1.0, False, exp, (fewer_failures(same),)).classification == "other"
+    assert attempt_of(here, b"", 1, None, 1.0, False, exp.along_history(),
                       (fewer_failures(same),)).classification == "recorded"
+    assert attempt_of(here, b"", 1, None, 1.0, False, exp).classification == "other"  # no report read back
 
 
 def fewer_failures(xml: bytes) -> bytes:

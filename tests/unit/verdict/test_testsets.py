@@ -10,6 +10,7 @@ from runner.verdict import signature as sig
 from runner.verdict.testsets import (
     MAX_TESTS,
     TestSet,
+    Window,
     failing_tests,
     go_failed,
     jest_failed,
@@ -73,17 +74,28 @@ def test_pytest_summary_cut_short_or_whole_names_the_same_ids() -> None:
     assert failed_in("pytest/dumb.txt") == failed_in("pytest/dumb-ci.txt")
 
 
-def test_pytest_forms() -> None:
-    lines = [
+def lines_of(*lines: str) -> Window:
+    return Window("\n".join(lines))
+
+
+def test_pytest_summary_forms() -> None:
+    summary = lines_of(
         "FAILED tests/a.py::test_x[a - b] - AssertionError: x",
         "ERROR tests/b.py - ModuleNotFoundError: No module named 'y'",
+        "PASSED tests/d.py::test_ok",
+        "FAILED: the build of something",  # not a node id
+        "tests/d.py::test_z FAILED                      [ 80%]",  # the summary is enough
+    )
+    assert pytest_failed(summary) == ["tests/a.py::test_x[a - b]", "tests/b.py"]
+
+
+def test_pytest_without_a_summary_reads_the_verbose_lines() -> None:
+    verbose = lines_of(
         "[gw1] [ 50%] FAILED tests/c.py::TestK::test_y",
         "tests/d.py::test_z FAILED                      [ 80%]",
         "tests/d.py::test_ok PASSED                     [ 90%]",
-        "PASSED tests/d.py::test_ok",
-        "FAILED: the build of something",  # not a node id
-    ]
-    assert pytest_failed(lines) == ["tests/a.py::test_x[a - b]", "tests/b.py", "tests/c.py::TestK::test_y", "tests/d.py::test_z"]
+    )
+    assert pytest_failed(verbose) == ["tests/c.py::TestK::test_y", "tests/d.py::test_z"]
 
 
 def test_mocha_hook_failure_is_another_test() -> None:
@@ -94,31 +106,31 @@ def test_mocha_hook_failure_is_another_test() -> None:
 
 def test_mocha_root_level_test_and_the_run_list_before_failing() -> None:
     lines = ["  1) a root test", "  0 passing (1ms)", "  1 failing", "", "  1) a root test:", "     Error: x"]
-    assert mocha_failed(lines) == ["a root test"]
+    assert mocha_failed(Window("\n".join(lines))) == ["a root test"]
 
 
 def test_jest_warnings_and_console_blocks_are_not_tests() -> None:
     lines = ["● Validation Warning:", "FAIL src/a.test.js", "  ● Console", "  ● suite › test", "PASS src/b.test.js",
              "  ● not in a failed file"]
-    assert jest_failed(lines) == ["src/a.test.js › suite › test"]
+    assert jest_failed(Window("\n".join(lines))) == ["src/a.test.js › suite › test"]
 
 
 def test_vitest_suite_and_test_lines() -> None:
-    assert vitest_failed([" FAIL  a.test.ts > s > t", " FAIL  b.test.ts [ b.test.ts ]", "FAIL c.test.js"]) == \
-        ["a.test.ts > s > t", "b.test.ts"]
+    found = vitest_failed(lines_of(" FAIL  a.test.ts > s > t", " FAIL  b.test.ts [ b.test.ts ]", "FAIL c.test.js"))
+    assert found == ["a.test.ts > s > t", "b.test.ts"]
 
 
 def test_node_todo_and_suites_are_not_failures() -> None:
     tap = ["# Subtest: s", "    not ok 1 - t", "      failureType: 'testCodeFailure'", "not ok 1 - s",
            "  failureType: 'subtestsFailed'", "not ok 2 - later # TODO", "not ok 3 - last"]
-    assert node_failed(tap) == ["t", "last"]
+    assert node_failed(Window("\n".join(tap))) == ["t", "last"]
     spec = ["▶ suite", "  ✖ inner (1.5ms)", "✖ suite (2ms)", "✖ todo (1ms) # TODO", "✖ top (0.1ms)"]
-    assert node_failed(spec) == ["inner", "top"]
+    assert node_failed(Window("\n".join(spec))) == ["inner", "top"]
 
 
 def test_go_build_failure_names_the_package() -> None:
-    assert go_failed(["# example.com/x", "./a.go:3:1: undefined: y", "FAIL\texample.com/x [build failed]"]) == \
-        ["example.com/x"]
+    found = go_failed(lines_of("# example.com/x", "./a.go:3:1: undefined: y", "FAIL\texample.com/x [build failed]"))
+    assert found == ["example.com/x"]
 
 
 def test_ids_are_normalised_by_the_signature_rules() -> None:
