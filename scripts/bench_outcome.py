@@ -12,11 +12,12 @@ repeated to 64,000 characters, judged against a capsule that names those tests.
                       pytest `FAILED id - message`, signature differing: the most the parser
                       is given (the signature stops after 12 key lines, the parser reads 200)
 
-Both sides run in one process, interleaved, the median thread time of many runs each, so the
-machine's load falls on both alike. Runs on its own too: `.venv/bin/python scripts/bench_outcome.py`.
+Both sides run in one process, interleaved, in blocks (see ratio), so the machine's load
+falls on both alike. Runs on its own too: `.venv/bin/python scripts/bench_outcome.py`.
 """
 from __future__ import annotations
 
+import dataclasses
 import gc
 import statistics
 import sys
@@ -29,24 +30,36 @@ sys.path.insert(0, str(ROOT))
 
 from runner.replay.replayer import attempt_of  # noqa: E402
 from runner.verdict import signature as sig  # noqa: E402
-from runner.verdict.judge import Attempt, Expected, expected_of  # noqa: E402
+from runner.verdict.judge import Attempt, Classification, Expected, expected_of  # noqa: E402
 
 TAIL = 64_000
-RUNS = 400
+RUNS = 100
+BLOCKS = 7
 TARGET = 1.05
 Row = Callable[[str, str, str, bool | None], None]
 
 
 def today(output: bytes, stdout: bytes, exit_code: int, expected: Expected) -> Attempt:
-    """Replay's classification before this issue (main 5407fee's attempt_of and classify):
-    the signature of the output, its last 40 lines, and equal signatures."""
+    """Replay's classification before this issue, as main 5407fee's attempt_of and classify did
+    it: the signature of the output, its last 40 lines, and equal signatures (and stdout)."""
     text = output.decode("utf-8", "replace")
     fs = sig.compute(text, exit_code, None)
     tail = "\n".join(text.splitlines()[-40:])
     att = Attempt(exit_code, None, fs.signature, fs.key_lines, 1.0, False, stdout, tail)
-    same = att.signature == expected.signature and att.exit_code == expected.exit_code
-    return Attempt(att.exit_code, None, att.signature, att.key_lines, 1.0, False, stdout, tail,
-                   "recorded" if same else "other")
+    return dataclasses.replace(att, classification=_today_classify(expected, att))
+
+
+def _today_classify(expected: Expected, attempt: Attempt) -> Classification:
+    if attempt.timed_out:
+        return "inconclusive"
+    stdout_ok = expected.stdout is None or attempt.stdout == expected.stdout
+    if not expected.failed:
+        return "recorded" if attempt.exit_code == (expected.exit_code or 0) and stdout_ok else "other"
+    if attempt.exit_code == 0 and attempt.signal is None:
+        return "pass"
+    same_end = expected.exit_code is None or attempt.exit_code == expected.exit_code
+    same_sig = expected.signature is None or attempt.signature == expected.signature
+    return "recorded" if same_end and same_sig and stdout_ok else "other"
 
 
 def now(output: bytes, stdout: bytes, exit_code: int, expected: Expected) -> Attempt:
@@ -54,20 +67,27 @@ def now(output: bytes, stdout: bytes, exit_code: int, expected: Expected) -> Att
 
 
 def ratio(output: bytes, expected: Expected) -> tuple[float, float, float]:
-    """Median seconds of today's and of the new classification, and their ratio."""
-    before: list[float] = []
-    after: list[float] = []
+    """Seconds of today's and of the new classification, and their ratio: BLOCKS blocks of
+    RUNS runs each, interleaved (each side first half the time), thread time; a block's figure
+    is its lower quartile (the runs the machine's other work disturbed least), the result the
+    median block, so a burst of load on a shared machine moves neither side alone."""
+    blocks: list[tuple[float, float]] = []
     gc.disable()
     try:
-        for _ in range(RUNS):
-            for fn, out in ((today, before), (now, after)):
-                start = time.thread_time()
-                fn(output, b"", 1, expected)
-                out.append(time.thread_time() - start)
+        for _ in range(BLOCKS):
+            before: list[float] = []
+            after: list[float] = []
+            for i in range(RUNS):
+                pair = ((today, before), (now, after))
+                for fn, out in pair if i % 2 else pair[::-1]:
+                    start = time.thread_time()
+                    fn(output, b"", 1, expected)
+                    out.append(time.thread_time() - start)
+            blocks.append((statistics.quantiles(before, n=4)[0], statistics.quantiles(after, n=4)[0]))
     finally:
         gc.enable()
-    old, new = statistics.median(before), statistics.median(after)
-    return old, new, new / old
+    old, new = statistics.median(b[0] for b in blocks), statistics.median(b[1] for b in blocks)
+    return old, new, statistics.median(b[1] / b[0] for b in blocks)
 
 
 def _tail(name: str) -> str:

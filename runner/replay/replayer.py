@@ -259,6 +259,9 @@ def attempt_of(output: bytes, stdout: bytes, exit_code: int | None, signal: str 
     att = Attempt(code, by_signal, fs.signature, fs.key_lines, duration_s, timed_out, stdout, tail, tests=tests)
     if expected is None:
         return att
-    failed = code != 0 or by_signal is not None
-    differs = difference(expected.failed and failed, expected.key_lines, fs.key_lines, expected.stdout, stdout)
-    return dataclasses.replace(att, differs=differs, classification=classify(expected, att))
+    kind = classify(expected, att)
+    # where the output differs: why a pass did not come back, or what a reproduced failure
+    # printed otherwise (a failure of another kind shows both sides' key lines already)
+    differs = difference(expected.failed, expected.key_lines, fs.key_lines, expected.stdout, stdout) \
+        if not expected.failed or kind == "recorded" else None
+    return dataclasses.replace(att, classification=kind, differs=differs)

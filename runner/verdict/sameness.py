@@ -81,13 +81,13 @@ def same_tests(recorded: Sequence[TestSet], here: Sequence[TestSet], fewer: bool
     nothing to compare (the recorded run names no failed test, or this one names none of its
     frameworks'), and the signature decides as before. `fewer`: along a history, a non-empty
     subset of the recorded failures counts."""
-    mine = {s.framework: set(s.failed) for s in here}
-    common = [(set(s.failed), mine[s.framework]) for s in recorded if s.failed and s.framework in mine]
+    mine = {s.framework: s.failed for s in here}
+    common = [(s.failed, mine[s.framework]) for s in recorded if s.failed and s.framework in mine]
     if not common:
         return None
     if fewer:
-        return any(got for _, got in common) and all(got <= want for want, got in common)
-    return all(got == want for want, got in common)
+        return any(got for _, got in common) and all(set(got) <= set(want) for want, got in common)
+    return all(got == want for want, got in common)  # each sorted, without repeats (TestSet)
 
 
 def difference(failed: bool, recorded_key_lines: Sequence[str], key_lines: Sequence[str],

@@ -36,11 +36,16 @@ class TestSet:
 
 
 class Window:
-    """The text a parser reads (colour codes gone), and its lines, split once when a parser
-    needs them (each a redrawn line's last state, trailing blanks gone)."""
+    """The output a parser reads: `raw` as printed, `text` without colour codes and `lines`
+    (each a redrawn line's last state, trailing blanks gone), both made once, when a parser
+    first needs them."""
 
-    def __init__(self, text: str) -> None:
-        self.text = text
+    def __init__(self, raw: str) -> None:
+        self.raw = raw
+
+    @cached_property
+    def text(self) -> str:
+        return sig.strip_ansi(self.raw) if "\x1b" in self.raw else self.raw
 
     @cached_property
     def lines(self) -> list[str]:
@@ -49,16 +54,36 @@ class Window:
             lines = [line[line.rfind("\r") + 1:] for line in lines]
         return [line.rstrip() for line in lines]
 
+    def lines_with(self, *words: str) -> list[str]:
+        """The lines holding one of the words, found in the raw output (a C-speed search), each
+        cleaned alone: a parser that needs a few lines of a long window does not clean it all."""
+        raw, starts = self.raw, set()
+        for word in words:
+            i = raw.find(word)
+            while i >= 0:
+                starts.add(raw.rfind("\n", 0, i) + 1)
+                i = raw.find(word, i + 1)
+        out = []
+        for start in sorted(starts):
+            end = raw.find("\n", start)
+            line = raw[start:end if end >= 0 else len(raw)]
+            if "\x1b" in line:
+                line = sig.strip_ansi(line)
+            out.append(line[line.rfind("\r") + 1:].rstrip())
+        return out
+
 
 # --- pytest --------------------------------------------------------------------------
 
 # A node id: a .py path, then ::names and a [parametrisation] that may hold blanks. pytest
 # never trims the id itself, only the " - message" after it (to the terminal's width, unless
 # CI is set or -vv), so the id is whole in both forms.
-_PY_ID = r"(?P<id>[^\s:]+\.py(?:::[^\s\[]+(?:\[.*?\])?)?)"
-# "FAILED id - msg" / "ERROR id - msg": the short summary (-rA too); a literal start, so the
-# regex engine skips to each occurrence, and a summary of 42 lines costs 42 matches
-_PY_SUMMARY = tuple((f"{word} ", re.compile(rf"{word} {_PY_ID}(?= - |[ \t]*$)", re.M)) for word in ("FAILED", "ERROR"))
+_PY_ID = r"(?P<id>[^\s:]+\.py(?:::[^\s\[]+(?:\[[^\n]*?\])?)?)"
+# "FAILED id - msg" / "ERROR id - msg", the short summary (-rA too), at a line's start. The
+# pattern begins with its word, so the regex engine jumps to each occurrence; the look-behind
+# after it checks the line's start: a summary of 42 failures costs 42 matches in C.
+_PY_SUMMARY = tuple((word, re.compile(rf"{word}(?<=(?<![^\n]){word}) {_PY_ID}(?= - |[ \t]*(?:\n|\Z))"))
+                    for word in ("FAILED", "ERROR"))
 # "id FAILED [ 50%]" (-v, one line per test as it runs), pytest-xdist's "[gw0] [ 50%] FAILED id"
 _PY_VERBOSE = re.compile(rf"{_PY_ID} (?:FAILED|ERROR)(?: +\[ *\d+%\])?$")
 _PY_XDIST = re.compile(rf"\[gw\d+\] (?:\[ *\d+%\] )?(?:FAILED|ERROR) {_PY_ID}")
@@ -67,20 +92,23 @@ _PY_XDIST = re.compile(rf"\[gw\d+\] (?:\[ *\d+%\] )?(?:FAILED|ERROR) {_PY_ID}")
 def pytest_failed(w: Window) -> list[str]:
     """pytest's short summary (`FAILED path::test - msg`, `ERROR …`), on by default since
     pytest 6; without one (-rN), -v's per-test lines. The node id is never cut short."""
-    text = w.text
-    out = [m.group("id") for word, r in _PY_SUMMARY if word in text for m in r.finditer(text)
-           if m.start() == 0 or text[m.start() - 1] == "\n"]
+    raw = w.raw
+    if ".py" not in raw or ("FAILED" not in raw and "ERROR" not in raw):
+        return []
+    # --color=yes colours the word and the id: then the text is read without colour codes
+    text = w.text if "mFAILED" in raw or "mERROR" in raw else raw
+    out = [test for word, r in _PY_SUMMARY if f"{word} " in text for test in r.findall(text)]
     if out:
         return out
-    for line in w.lines:
+    for line in w.lines_with("FAILED", "ERROR"):
         if line.startswith("[gw"):
-            m = _PY_XDIST.match(line)
+            found = _PY_XDIST.match(line)
         elif line.endswith(("FAILED", "ERROR", "%]")) and ".py" in line:
-            m = _PY_VERBOSE.match(line)
+            found = _PY_VERBOSE.match(line)
         else:
             continue
-        if m:
-            out.append(m.group("id"))
+        if found:
+            out.append(found.group("id"))
     return out
 
 
@@ -96,6 +124,8 @@ def jest_failed(w: Window) -> list[str]:
     come outside a FAIL block or end with a colon."""
     out: list[str] = []
     current: str | None = None
+    if "● " not in w.raw or "FAIL" not in w.raw:
+        return out
     for line in w.lines:
         if line.startswith(("FAIL ", "PASS ")):
             m = _JEST_FILE.match(line)
@@ -117,7 +147,9 @@ def jest_failed(w: Window) -> list[str]:
 def vitest_failed(w: Window) -> list[str]:
     """vitest's "Failed Tests" section: ` FAIL  file > describe > test` for each failed test,
     and ` FAIL  file [ file ]` for a file that failed to load (its "Failed Suites")."""
-    out = []
+    out: list[str] = []
+    if "FAIL" not in w.raw:
+        return out
     for line in w.lines:
         if not line.startswith(" FAIL  "):
             continue
@@ -141,6 +173,8 @@ def mocha_failed(w: Window) -> list[str]:
     out: list[str] = []
     started = False
     path: list[str] | None = None
+    if " failing" not in w.raw:
+        return out
     for line in w.lines:
         if not started:
             started = bool(_MOCHA_FAILING.match(line))
@@ -180,6 +214,8 @@ def node_failed(w: Window) -> list[str]:
     out: list[str] = []
     suites: set[str] = set()
     pending: str | None = None  # a TAP `not ok` until its YAML block says what kind
+    if "✖ " not in w.raw and "not ok " not in w.raw:
+        return out
     lines: Sequence[str] = w.lines
     if "✖ failing tests:" in lines:  # the spec list: every failed test, none of the suites
         lines = lines[lines.index("✖ failing tests:") + 1:]
@@ -215,6 +251,8 @@ def go_failed(w: Window) -> list[str]:
     package of the tests above it. A package that failed without a failed test is named alone."""
     out: list[str] = []
     tests: list[str] = []
+    if "--- FAIL: " not in w.raw and "FAIL\t" not in w.raw:
+        return out
     for line in w.lines:
         if line.startswith(" ") or line.startswith("---"):
             if m := _GO_TEST.match(line):
@@ -228,21 +266,18 @@ def go_failed(w: Window) -> list[str]:
 # --- all of them ---------------------------------------------------------------------
 
 Parser = Callable[[Window], list[str]]
-# framework, its marker (a substring every output that names a failed test holds), parser
-PARSERS: tuple[tuple[str, Callable[[str], bool], Parser], ...] = (
-    ("pytest", lambda t: ".py" in t and ("FAILED" in t or "ERROR" in t), pytest_failed),
-    ("jest", lambda t: "● " in t and "FAIL " in t, jest_failed),
-    ("vitest", lambda t: " FAIL  " in t, vitest_failed),
-    ("mocha", lambda t: " failing" in t and ") " in t, mocha_failed),
-    ("node", lambda t: "✖ " in t or "not ok " in t, node_failed),
-    ("go", lambda t: "--- FAIL: " in t or "FAIL\t" in t, go_failed),
+# Each parser first looks for its framework's marker in the raw output (a substring every
+# output naming a failed test holds) and returns at once without it.
+PARSERS: tuple[tuple[str, Parser], ...] = (
+    ("pytest", pytest_failed), ("jest", jest_failed), ("vitest", vitest_failed), ("mocha", mocha_failed),
+    ("node", node_failed), ("go", go_failed),
 )
 
 
 def _may_vary(test: str) -> bool:
     """Whether an id holds what differs between machines (an absolute path, a local port):
     runners print ids relative to the project, so most hold none and are kept as printed."""
-    return (test[:1] in ("/", "~", "\\") or "\n/" in test or " /" in test or "[/" in test or "(/" in test or "=/" in test
+    return (test[:1] in ("/", "~", "\\") or "\n/" in test or "~/" in test or " /" in test or "[/" in test or "(/" in test or "=/" in test
             or ":\\" in test or "localhost:" in test or "127.0.0.1:" in test)
 
 
@@ -252,21 +287,21 @@ def test_id(raw: str) -> str:
 
 
 def test_set(framework: str, ids: Iterable[str]) -> TestSet | None:
-    ids = list(ids)
-    if _may_vary("\n".join(ids)):  # most runs print no id that does: checked once for all
-        found = sorted({test_id(i) for i in ids} - {""})
-    else:
-        found = sorted({i.strip() for i in ids} - {""})
+    unique = set(ids)
+    if _may_vary("\n".join(unique)):  # most runs print no id that does: checked once for all
+        unique = {test_id(i) for i in unique}
+    unique.discard("")
+    found = sorted(unique)
     return TestSet(framework, tuple(found[:MAX_TESTS])) if found else None
 
 
 def failing_tests(window: str, frameworks: Collection[str] | None = None) -> tuple[TestSet, ...]:
     """The failed tests each framework names in an output window (signature.output_tail);
     only those of `frameworks` when given (the ones the recorded run named)."""
-    w = Window(sig.strip_ansi(window) if "\x1b" in window else window)
+    w = Window(window)
     out = []
-    for name, marker, parse in PARSERS:
-        if (frameworks is None or name in frameworks) and marker(w.text):
+    for name, parse in PARSERS:
+        if frameworks is None or name in frameworks:
             found = test_set(name, parse(w))
             if found is not None:
                 out.append(found)
@@ -300,7 +335,7 @@ def junit_failed(xml: bytes) -> list[str] | None:
         failed = case.find("failure") is not None or case.find("error") is not None
         if not failed or case.find("skipped") is not None:  # node's reporter: a TODO test fails, skipped
             continue
-        name, classname = case.get("name") or "", case.get("classname") or ""
+        name, classname = (case.get("name") or "").strip(), (case.get("classname") or "").strip()
         out.append(f"{classname}::{name}" if classname and classname != name else name)
     return out
 
