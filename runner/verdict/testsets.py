@@ -60,9 +60,10 @@ class Window:
         raw, starts = self.raw, set()
         for word in words:
             i = raw.find(word)
-            while i >= 0:
+            while i >= 0:  # one look back per line, then on from its end: linear in the window
                 starts.add(raw.rfind("\n", 0, i) + 1)
-                i = raw.find(word, i + 1)
+                end = raw.find("\n", i)
+                i = raw.find(word, end) if end >= 0 else -1
         out = []
         for start in sorted(starts):
             end = raw.find("\n", start)

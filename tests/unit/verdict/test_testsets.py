@@ -193,6 +193,7 @@ def test_a_set_is_bounded() -> None:
     "  ✖ " + "(1ms) " * 10_000,
     "not ok 1 - " + " # TODO" * 8_000,
     "    --- FAIL: " + "T" * 60_000,
+    "a.py FAILEDERROR" * 4_000,  # no summary: the verbose lines are looked for
 ])
 def test_hostile_lines_are_linear(line: str) -> None:
     text = "\n".join([line, "● x", "FAIL a", "  1 failing", "  1) x", "--- FAIL: T (0s)"] * 3)
