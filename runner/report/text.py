@@ -102,7 +102,8 @@ def _fidelity(rows: Sequence[Fidelity], view: View, show_all: bool) -> None:
 
 def _show_key_lines(report: ReplayReport, view: View) -> None:
     exp = report.expected
-    differing = [a for a in report.attempts if a.key_lines != exp.key_lines and a.classification != "pass"]
+    # a reproduced attempt whose key lines differ says where in one line (_attempts)
+    differing = [a for a in report.attempts if a.key_lines != exp.key_lines and a.classification not in ("pass", "recorded")]
     if not differing or not exp.failed:
         return
     view.line("key lines in the capsule:")

@@ -12,6 +12,7 @@ from runner.replay.replayer import attempt_of
 from runner.verdict import signature as sig
 from runner.verdict.judge import Attempt, Expected, classify, expected_of
 from runner.verdict.sameness import OutputDiff
+from runner.verdict.testsets import TestSet
 
 OUT = Path(__file__).resolve().parents[2] / "fixtures" / "outcomes"
 
@@ -157,9 +158,7 @@ def test_an_equal_signature_is_todays_rule_and_the_tests_decide_where_it_differs
     assert classify(exp, none_named) == "recorded"  # nothing to compare: the key lines decide
 
 
-def sig_tests(name: str):  # type: ignore[no-untyped-def]
-    from runner.verdict.testsets import TestSet
-
+def sig_tests(name: str) -> TestSet:
     return TestSet("pytest", (f"t.py::{name}",))
 
 
