@@ -20,7 +20,10 @@ from ..capsules.model import Capsule
 from ..config import Settings, settings as load_settings
 from ..engine import LABEL, Containment, Engine, EngineHolder, Mount, RunSpec
 from ..httpreplay.report import HttpReport
+from ..verdict import signature as sig
 from ..verdict.judge import Attempt, Expected, classify, expected_of
+from ..verdict.sameness import difference
+from ..verdict.testsets import TestSet, failing_tests, junit_tests
 from ..build.plan import Plan
 from ..build.plancodec import plan_digest
 from ..build.planner import make_plan
@@ -240,10 +243,6 @@ def attempt_of(output: bytes, stdout: bytes, exit_code: int | None, signal: str 
     """An attempt as judged: its signature, the failed tests its output names (and the JUnit
     `reports` it wrote, those of Expected.reports read back from its container), where its
     output differs from the recorded one, and its classification."""
-    from ..verdict import signature as sig
-    from ..verdict.sameness import difference
-    from ..verdict.testsets import failing_tests, junit_tests
-
     text = output.decode("utf-8", "replace")
     # Docker reports a signal as 128+n; that is the recorded way only when a signal was recorded.
     by_signal = signal if (expected is None or expected.signal) else None
@@ -253,9 +252,11 @@ def attempt_of(output: bytes, stdout: bytes, exit_code: int | None, signal: str 
     tail = "\n".join(text.splitlines()[-40:])
     # Judged against a capsule, the failed tests decide only where twin's signature differs, and
     # only the frameworks it names: an exact reproduction costs what it did (scripts/bench_outcome.py).
-    parse = expected is None or (bool(expected.tests) and fs.signature != expected.signature)
-    named = None if expected is None else {t.framework for t in expected.tests}
-    tests = (*(failing_tests(window, named) if parse else ()), *(junit_tests(reports) if reports else ()))
+    tests: tuple[TestSet, ...] = junit_tests(reports) if reports else ()
+    if expected is None:
+        tests = (*failing_tests(window), *tests)
+    elif expected.tests and fs.signature != expected.signature:
+        tests = (*failing_tests(window, {t.framework for t in expected.tests}), *tests)
     att = Attempt(code, by_signal, fs.signature, fs.key_lines, duration_s, timed_out, stdout, tail, tests=tests)
     if expected is None:
         return att
@@ -264,4 +265,5 @@ def attempt_of(output: bytes, stdout: bytes, exit_code: int | None, signal: str 
     # printed otherwise (a failure of another kind shows both sides' key lines already)
     differs = difference(expected.failed, expected.key_lines, fs.key_lines, expected.stdout, stdout) \
         if not expected.failed or kind == "recorded" else None
-    return dataclasses.replace(att, classification=kind, differs=differs)
+    return dataclasses.replace(att, classification=kind, differs=differs) if differs else \
+        dataclasses.replace(att, classification=kind)
