@@ -5,7 +5,6 @@ ignored, so a newer twin that only adds members still reads.
 """
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Sequence
 from datetime import datetime
@@ -25,6 +24,7 @@ from .model import (
 from . import limits
 from .scope import Scope, pm_keys
 from .verification import VerifyResult
+from ..verdict import signature as sig
 
 FORMAT = Format.TWIN
 SCOPE = Scope(
@@ -295,7 +295,7 @@ def _check_signature(cmd: Command, failure: Failure, s: Shape) -> None:
     expected_prefix = cmd.signal or f"exit{cmd.exit_code}"
     if match.group(1) != expected_prefix:
         s.error(where, f"starts with {match.group(1)!r} but the run ended with {expected_prefix!r}")
-    digest = hashlib.sha256("\n".join(failure.key_lines).encode("utf-8")).hexdigest()[:16]
+    digest = sig.digest(failure.key_lines)
     if match.group(2) != digest:
         # An older twin may have hashed differently; replay recomputes from outputTail then.
         s.add("warning", where, f"hash {match.group(2)} is not that of keyLines ({digest})")

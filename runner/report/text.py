@@ -70,9 +70,16 @@ def _steps(report: ReplayReport, view: View, show_all: bool) -> None:
 
 
 def _attempts(view: View, title: str, attempts: Sequence[Attempt]) -> None:
-    rows = [(str(i), a.signal or ("timeout" if a.timed_out else str(a.exit_code)), a.signature, a.classification,
+    rows = [(str(i), a.signal or ("timeout" if a.timed_out else str(a.exit_code)), a.signature,
+             a.classification + (" (output differs)" if a.differs and a.classification == "recorded" else ""),
              f"{a.duration_s:.1f}s") for i, a in enumerate(attempts, 1)]
     view.table(title, ("#", "exit", "signature", "as recorded?", "time"), rows)
+    # where the output first differs (normalised), once per different place
+    said: set[str] = set()
+    for i, a in enumerate(attempts, 1):
+        if a.differs is not None and a.classification != "pass" and (line := a.differs.said()) not in said:
+            said.add(line)
+            view.line(f"attempt {i}: {line}")
 
 
 def _fidelity(rows: Sequence[Fidelity], view: View, show_all: bool) -> None:
@@ -95,7 +102,8 @@ def _fidelity(rows: Sequence[Fidelity], view: View, show_all: bool) -> None:
 
 def _show_key_lines(report: ReplayReport, view: View) -> None:
     exp = report.expected
-    differing = [a for a in report.attempts if a.key_lines != exp.key_lines and a.classification != "pass"]
+    # a reproduced attempt whose key lines differ says where in one line (_attempts)
+    differing = [a for a in report.attempts if a.key_lines != exp.key_lines and a.classification not in ("pass", "recorded")]
     if not differing or not exp.failed:
         return
     view.line("key lines in the capsule:")

@@ -7,11 +7,13 @@ thing wherever it is read.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import signature as sig
-from ..capsules.model import Capsule
 from .facts import REPRODUCES, VERDICTS, Classification, Verdict, exit_code_of
+from .recorded import CapsuleLike, xml_reports
+from .sameness import OutputDiff, same_key_lines, same_tests, stdout_difference
+from .testsets import TestSet, failing_tests, junit_tests
 
 __all__ = ["REPRODUCES", "VERDICTS", "Attempt", "Classification", "Expected", "FixJudgement", "Verdict", "classify",
            "exit_code_of", "expected_of", "explain", "judge", "judge_fix", "trial_verdict"]
@@ -23,8 +25,16 @@ class Expected:
     signal: str | None
     signature: str | None
     key_lines: tuple[str, ...] = ()
-    stdout: bytes | None = None  # compared byte for byte when the format records it
+    stdout: bytes | None = None  # compared line by line, normalised, when the format records it
     signature_source: str = "recorded"  # recorded | recomputed from outputTail | none
+    tests: tuple[TestSet, ...] = ()  # the failed tests the recorded run named (none: the signature decides)
+    reports: tuple[str, ...] = ()  # JUnit XML files the recorded run wrote, relative to its working directory
+    fewer_tests: bool = False  # along a history (bisect --commits/--sweep): a subset of `tests` is the failure
+
+    def along_history(self) -> Expected:
+        """This failure as `bisect --commits` and `--sweep` judge it: a test cannot fail before
+        it exists, so a non-empty subset of the recorded failed tests, none outside them, is it."""
+        return replace(self, fewer_tests=True)
 
 
 @dataclass(frozen=True)
@@ -39,44 +49,83 @@ class Attempt:
     output_tail: str = ""
     classification: Classification = "inconclusive"
     reruns: int = 0  # times it ran again because the engine went away under it (its result was lost)
+    tests: tuple[TestSet, ...] = ()  # the failed tests its output (and its JUnit reports) named
+    differs: OutputDiff | None = None  # where its output first differs from the recorded one, normalised
 
 
-def expected_of(capsule: Capsule) -> Expected:
+def expected_of(capsule: CapsuleLike) -> Expected:
+    """What the capsule recorded, for judging attempts (classify). The failed tests are read
+    from the window the signature reads (outputTail, or the recorded stdout and stderr) and
+    from the JUnit reports the capsule keeps."""
     cmd = capsule.command
     stdout = cmd.stdout.data if cmd.stdout is not None else None
     if not capsule.failed:
         return Expected(False, cmd.exit_code if cmd.exit_code is not None else 0, None, None, (), stdout, "none")
+    reports = xml_reports(capsule)
+    junit = junit_tests(xml for _, xml in reports)
+    found = _recorded_failure(capsule)
+    signature, key_lines, source, window = found
+    tests = (*(failing_tests(sig.output_tail(window)) if window is not None else ()), *junit)
+    return Expected(True, cmd.exit_code, cmd.signal, signature, key_lines, stdout, source, tests,
+                    tuple(path for path, _ in reports) if junit else ())
+
+
+def _recorded_failure(capsule: CapsuleLike) -> tuple[str | None, tuple[str, ...], str, str | None]:
+    """The recorded failure's signature, key lines, where they came from, and the output
+    window they were read from (None: only a signature and key lines are recorded)."""
+    cmd = capsule.command
     recorded = cmd.failure
     if recorded and recorded.output_tail is not None:
         again = sig.compute(recorded.output_tail, cmd.exit_code, cmd.signal)
         if recorded.signature and tuple(recorded.key_lines) == again.key_lines and recorded.signature == again.signature:
-            return Expected(True, cmd.exit_code, cmd.signal, recorded.signature, again.key_lines, stdout, "recorded")
-        return Expected(True, cmd.exit_code, cmd.signal, again.signature, again.key_lines, stdout,
-                        "recomputed from outputTail (the recorded one was made by another rule)")
+            return recorded.signature, again.key_lines, "recorded", recorded.output_tail
+        return again.signature, again.key_lines, "recomputed from outputTail (the recorded one was made by another rule)", \
+            recorded.output_tail
+    text = _recorded_output(capsule)
     if recorded and recorded.signature:
-        return Expected(True, cmd.exit_code, cmd.signal, recorded.signature, tuple(recorded.key_lines), stdout, "recorded")
-    if cmd.stdout is not None or cmd.stderr is not None:
-        text = (cmd.stdout.data if cmd.stdout else b"") + (cmd.stderr.data if cmd.stderr else b"")
-        again = sig.compute(text.decode("utf-8", "replace"), cmd.exit_code, cmd.signal)
-        return Expected(True, cmd.exit_code, cmd.signal, again.signature, again.key_lines, stdout,
-                        "computed from the recorded stdout and stderr")
-    return Expected(True, cmd.exit_code, cmd.signal, None, (), stdout, "none")
+        return recorded.signature, tuple(recorded.key_lines), "recorded", text
+    if text is not None:
+        again = sig.compute(text, cmd.exit_code, cmd.signal)
+        return again.signature, again.key_lines, "computed from the recorded stdout and stderr", text
+    return None, (), "none", None
+
+
+def _recorded_output(capsule: CapsuleLike) -> str | None:
+    cmd = capsule.command
+    if cmd.stdout is None and cmd.stderr is None:
+        return None
+    return ((cmd.stdout.data if cmd.stdout else b"") + (cmd.stderr.data if cmd.stderr else b"")).decode("utf-8", "replace")
 
 
 def classify(expected: Expected, attempt: Attempt) -> Classification:
+    """The one equivalence (docs/signature.md, "When a replay ends as recorded"). A pass: the
+    exit code, and stdout read the same once normalised. A failure: the same end (exit code or
+    signal), then twin's signature (today's rule); where it differs, the same failed tests where
+    the capsule names them (fewer along a history), else the same key lines without seeds."""
     if attempt.timed_out:
         return "inconclusive"
-    stdout_ok = expected.stdout is None or attempt.stdout == expected.stdout
     if not expected.failed:
-        return "recorded" if attempt.exit_code == (expected.exit_code or 0) and stdout_ok else "other"
+        same_end = attempt.exit_code == (expected.exit_code or 0)
+        return "recorded" if same_end and _same_stdout(expected, attempt) else "other"
     if attempt.exit_code == 0 and attempt.signal is None:
         return "pass"
     if expected.signal:
         same_end = attempt.signal == expected.signal
     else:  # a failure recorded with no exit code matches any non-zero exit
         same_end = expected.exit_code is None or attempt.exit_code == expected.exit_code
-    same_sig = expected.signature is None or attempt.signature == expected.signature
-    return "recorded" if same_end and same_sig and stdout_ok else "other"
+    if not same_end:
+        return "other"
+    if expected.signature is None or attempt.signature == expected.signature:
+        return "recorded" if _same_stdout(expected, attempt) else "other"
+    by_tests = same_tests(expected.tests, attempt.tests, expected.fewer_tests)
+    if by_tests is not None:
+        return "recorded" if by_tests else "other"
+    same = bool(expected.key_lines) and same_key_lines(expected.key_lines, attempt.key_lines)
+    return "recorded" if same and _same_stdout(expected, attempt) else "other"
+
+
+def _same_stdout(expected: Expected, attempt: Attempt) -> bool:
+    return expected.stdout is None or stdout_difference(expected.stdout, attempt.stdout) is None
 
 
 def judge(expected: Expected, attempts: Sequence[Attempt], patched: bool = False) -> Verdict:

@@ -108,3 +108,17 @@ def test_a_patched_report_shows_both_runs() -> None:
     data = to_json(r)
     assert data["baseline"]["verdict"] == "not-reproduced" and len(data["baseline"]["attempts"]) == 3
     assert data["summary"] == out.splitlines()[-1]
+
+
+def test_an_attempt_whose_output_differs_says_where_once() -> None:
+    from runner.verdict.sameness import OutputDiff
+
+    differs = OutputDiff("key lines", 2, "FAILED a.py::t - Asser...", "FAILED a.py::t - AssertionError: x")
+    attempts = tuple(Attempt(1, None, "exit1:0000000000000000", ("FAIL x", "FAILED a.py::t - AssertionError: x"), 0.5,
+                             classification="recorded", differs=differs) for _ in range(2))
+    out = text(report(attempts=attempts))
+    assert "recorded (output differs)" in out
+    assert out.count("key lines differ at key line 2: recorded 'FAILED a.py::t - Asser...'") == 1
+    assert "attempt 1: key lines differ" in out
+    assert "key lines here:" not in out  # reproduced: the one line says where, not both lists
+    assert "output differs" not in text(report())
