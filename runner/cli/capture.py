@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from ..capture import FORMATS, CaptureOptions, CapsuleNotWritten, capture
+from ..capture import FORMATS, CaptureOptions, CapsuleNotWritten, capture, env_hint, redaction_line
 from ..errors import Exit, UsageError
 from ..textsafe import shown
 from .console import err, error_line
@@ -29,7 +29,7 @@ def capture_command(
     output: Annotated[Path, typer.Option("--output", "-o", metavar="FILE", help="Where to write the capsule.")] = Path("capsule.json"),
     fmt: Annotated[str, typer.Option("--format", metavar="FORMAT", help=f"Capsule format: {', '.join(FORMATS)}.")] = "twin",
     only_on_failure: Annotated[bool, typer.Option("--only-on-failure", help="Write the capsule only when the command fails.")] = False,
-    include_env: Annotated[list[str], typer.Option("--include-env", metavar="NAME", help="Also record this variable's value (scrubbed; never one whose name says it is a secret).")] = [],
+    include_env: Annotated[list[str], typer.Option("--include-env", metavar="NAME", help="Also record this variable's value, scrubbed (refused for one whose name says it is a secret).")] = [],
     salt: Annotated[str | None, typer.Option("--salt", envvar="REPLAY_SALT", help="Record a salted hash of each value that is not recorded (compare with `replay --salt`).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No closing line on stderr (errors still go there).")] = False,
 ) -> int:
@@ -53,6 +53,10 @@ def capture_command(
         if captured.written is None:
             err.print(f"replay capture: {ending}; no capsule written (--only-on-failure)", markup=False)
         else:
+            err.print(redaction_line(captured.doc), markup=False, highlight=False)
+            hint = env_hint(captured.doc) if result.failed else None
+            if hint is not None:
+                err.print(hint, markup=False, highlight=False)
             said = f", signature {captured.doc['command']['failure']['signature']}" if result.failed else ""
             err.print(f"replay capture: {ending}{said}; capsule written to {shown(str(captured.written))}",
                       markup=False, highlight=False)
