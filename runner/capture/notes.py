@@ -32,7 +32,7 @@ def env_hint(doc: dict[str, Any]) -> str | None:
     if not names:
         return None
     secrets = len(bare) - len(names)
-    also = f" ({secrets} more named as secrets, never recorded)" if secrets else ""
+    also = f" ({secrets} more named as {'a secret' if secrets == 1 else 'secrets'}, never recorded)" if secrets else ""
     return (f"replay capture: recorded without a value: {_names(names)}{also}; if one decides the failure, "
             f"record it with `replay capture --include-env NAME`, or give it to a replay with `--env NAME=VALUE`")
 
