@@ -35,7 +35,7 @@ SCOPE = Scope(
      *pm_keys("npm", "pnpm", "yarn", "bun", "uv", "poetry", "pipenv", "cargo", "go")),
     # twin leaves session noise out of env, so its absence there says nothing.
     ("env:HOME", "env:USER", "env:USERNAME", "env:LOGNAME", "env:SHELL", "env:PWD", "env:OLDPWD",
-     "env:SHLVL", "env:TERM*", "env:COLORTERM", "env:DISPLAY", "env:WAYLAND_*", "env:DBUS_*",
+     "env:SHLVL", "env:TERM_*", "env:COLORTERM", "env:DISPLAY", "env:WAYLAND_*", "env:DBUS_*",
      "env:SSH_*", "env:XDG_*", "env:npm_*", "env:_"),
 )  # fmt: skip
 UNDERSTOOD = 1

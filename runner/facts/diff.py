@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from ..capsules.model import Capsule, PackageManager, Platform
 from ..verdict.judge import Expected, expected_of
-from .inspect import env_shown, http_line, records
+from .inspect import env_shown, http_line, not_recorded, records
 
 from .keys import GROUPS, group_of, lock, pin, tool
 
@@ -317,9 +317,8 @@ def diff_capsules(a: Capsule, b: Capsule) -> CapsuleDiff:
     for key in sorted(fa.keys() | fb.keys(), key=_order):
         if not (_covers(a, fa, key) and _covers(b, fb, key)):
             side: Literal["a", "b"] = "a" if key in fa else "b"
-            other = (b if side == "a" else a).provenance.format.value
             shown = (fa if side == "a" else fb)[key].shown
-            lone.append(NotComparable(key, side, shown, f"{other} does not record it",
+            lone.append(NotComparable(key, side, shown, not_recorded(b if side == "a" else a, key),
                                       (fa if side == "a" else fb)[key].value))
             continue
         x, y = fa.get(key) or _missing(key), fb.get(key) or _missing(key)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..errors import Exit, ReplayError
+from ..secretrules import mask_url
 from . import schema as s
 from .db import Conn, Database, DbError, IntegrityFailed, Unavailable, insert_sql
 from .db import postgresql as _postgresql
@@ -92,7 +93,7 @@ def is_server_url(target: Path | str) -> bool:
 
 def shown(url: str) -> str:
     """A database URL as it may be printed: never with its password."""
-    return re.sub(r"(://[^/:@\s]*):[^/@\s]*@", r"\1:***@", url)
+    return mask_url(url)
 
 
 def connect_server(url: str) -> Database:

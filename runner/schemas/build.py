@@ -249,7 +249,8 @@ def gc() -> dict[str, Any]:
 
 def capture() -> dict[str, Any]:
     body = obj({"written": nullable(STR), "failed": BOOL, "exit_code": nullable(INT), "signal": nullable(STR),
-                "signature": nullable(STR)})
+                "signature": nullable(STR), "redacted": {"type": "object", "additionalProperties": INT},
+                "diff_omitted": array(STR), "values_not_recorded": array(STR)})
     return document("capture", "replay capture --json result (the envelope's exit_code is the command's own)", body)
 
 

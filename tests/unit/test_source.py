@@ -120,10 +120,10 @@ def test_only_commit_ids_reach_git(commit: str, tmp_path: Path) -> None:
 
 
 def test_credentials_never_reach_messages() -> None:
-    from runner.build.source import _no_credentials
+    from runner.build.source import RemoteFailed
 
-    assert _no_credentials("fatal: https://sam:t0ken@git.example.com/x.git not found") == \
-        "fatal: https://git.example.com/x.git not found"
+    assert str(RemoteFailed("https://sam:t0ken@git.example.com/x.git", "does not answer")) == \
+        'the capsule\'s remote "https://git.example.com/x.git" does not answer'
 
 
 def test_a_source_dir_holding_the_cache_is_not_copied_into_itself(tmp_path: Path) -> None:
