@@ -22,6 +22,7 @@ from .content import ContentStore, content_store
 from .plan import BaseImage, EnvSetting, Fidelity, InputFile, Lock, Plan, PlanOptions, Runtime, Source
 from .providers import BUNDLED_TOOLS, COMMAND_RUNTIME, ECOSYSTEM_RUNTIME, resolve_runtime
 from .providers import node as node_provider
+from .providers.versions import is_line
 from . import pins
 from .toolplan import bundled_tool_rows, locks, node_tools, python_tools
 from .validate import Kind, check, is_valid, relative_path, run_path, validate_plan
@@ -128,7 +129,9 @@ def _runtimes(c: Capsule, needed: set[str], base: BaseImage, settings: Settings,
         version = version or (base.python if name == "python" else DEFAULT_VERSIONS.get(name, "0"))
         runtime, row = resolve_runtime(name, _valid(c, "version", version, f"runtime {name}"), base, settings)
         if defaulted and runtime is not None:
-            why = f"the capsule records no version; the default ({runtime.source} {runtime.version}) is used"
+            why = (f"the capsule records no version; the default line {version}: its newest release"
+                   if is_line(version) else f"the capsule records no version; the default ({runtime.source} "
+                   f"{runtime.version}) is used")
             runtime = Runtime(name, None, runtime.version, runtime.source, False, why)
             row = Fidelity(f"runtime {name}", "not recorded", runtime.version, "approximated", why)
         rows.append(row)

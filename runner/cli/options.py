@@ -43,6 +43,9 @@ RefOpt = Annotated[str | None, typer.Option("--ref", help="Replay the environmen
 PatchOpt = Annotated[Path | None, typer.Option("--patch", help="Apply this fix on top (verdict: fixed / not-fixed).")]
 SourceOpt = Annotated[Path | None, typer.Option("--source", help="Use this directory as the source (capsules that record none).")]
 HttpOpt = Annotated[Path | None, typer.Option("--http", help="Serve this CodeInstances instance's recorded HTTP calls.")]
+HttpIgnoreOpt = Annotated[list[str], typer.Option(
+    "--http-ignore", metavar="NAME", help="Leave this query parameter, form or JSON body field, or header out of "
+    "matching the recorded HTTP calls (any case); repeatable.")]
 AllRuntimesOpt = Annotated[bool, typer.Option("--all-runtimes", help="Install every recorded runtime a source offers.")]
 NoPinOpt = Annotated[bool, typer.Option("--no-pin", help="Keep the lockfile's versions instead of the recorded installed ones.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr (errors still go there).")]
@@ -112,7 +115,8 @@ def parse_env(items: list[str]) -> tuple[tuple[str, str], ...]:
 
 def plan_options(*, env: list[str] = [], salt: str | None = None, all_runtimes: bool = False,  # noqa: B006
                  no_pin: bool = False, repo: str | None = None, ref: str | None = None, patch: Path | None = None,
-                 source: Path | None = None, http: Path | None = None) -> PlanOptions:
+                 source: Path | None = None, http: Path | None = None,
+                 http_ignore: list[str] = []) -> PlanOptions:  # noqa: B006
     from ..build.plan import PlanOptions
     from ..build.validate import is_valid
     from ..capsules.opening import open_capsule
@@ -139,5 +143,6 @@ def plan_options(*, env: list[str] = [], salt: str | None = None, all_runtimes: 
         if instance.provenance.format.value != "codeinstances":
             raise UsageError(f"--http {http}: not a CodeInstances instance ({instance.provenance.format.value})")
     return PlanOptions(env_overrides=parse_env(env), salt=salt, all_runtimes=all_runtimes, pin=not no_pin,
-                       repo=repo, ref=ref, patch=patch_text, source_dir=str(source) if source else None, http=instance)
+                       repo=repo, ref=ref, patch=patch_text, source_dir=str(source) if source else None, http=instance,
+                       http_ignore=tuple(http_ignore))
 

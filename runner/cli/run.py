@@ -42,6 +42,7 @@ def register(app: typer.Typer) -> None:
         patch: o.PatchOpt = None,
         source: o.SourceOpt = None,
         http: o.HttpOpt = None,
+        http_ignore: o.HttpIgnoreOpt = [],
         trust_key: o.TrustKeyOpt = [],
         require_valid: o.RequireValidOpt = False,
         allow_unverified: o.AllowUnverifiedOpt = False,
@@ -57,7 +58,7 @@ def register(app: typer.Typer) -> None:
             raise UsageError(f"--memory {memory!r}: a size like 512m or 4g")
         trust = o.trust(trust_key, require_valid, allow_unverified)  # checked before anything is read
         plan_opts = o.plan_options(env=env, salt=salt, all_runtimes=all_runtimes, no_pin=no_pin, repo=repo, ref=ref,
-                                   patch=patch, source=source, http=http)
+                                   patch=patch, source=source, http=http, http_ignore=http_ignore)
         opts = ReplayOptions(attempts=attempts, timeout=timeout, memory=memory, verbose=verbose, plan=plan_opts,
                              secret_env=plan_opts.env_overrides,
                              trust=trust)
