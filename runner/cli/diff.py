@@ -91,8 +91,8 @@ def _show(a: Capsule, b: Capsule, d: CapsuleDiff, show_all: bool) -> None:
     argv, why = next_step(a, b, d)
     if argv is not None:
         view.line(f"next: {printable(shlex.join(argv))}", wrap=False)
-        if argv[1:2] != ["bisect"]:
-            view.line(f"({why})")
+        if argv[1:2] != ["bisect"] or "fill in" in why or "--commits" in argv:
+            view.line(f"({printable(why)})")
 
 
 def register(app: typer.Typer) -> None:
