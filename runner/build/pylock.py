@@ -1,6 +1,6 @@
 """What a Python lockfile tells the build beyond its hash: pipenv's development packages.
 
-`pipenv install --deploy --system` installs the lock's `default` section only; a project that
+`pipenv install --deploy` installs the lock's `default` section only; a project that
 keeps pytest under `[dev-packages]` (pipenv's convention) ran its recorded command with the
 `develop` section installed too. Read on the host from the build context (the lockfile as the
 build gets it), never executed: when the capsule records a package that only `develop` holds

@@ -153,5 +153,5 @@ def _python_lock(c: Capsule, manager: str, pm: PackageManager, rows: list[Fideli
 
 def _how(manager: str) -> str:
     return {"uv": "uv sync --frozen", "poetry": "poetry install --no-root",
-            "pipenv": "pipenv install --deploy --system (--dev when the capsule records a package only the lock's "
+            "pipenv": "pipenv install --deploy (--dev when the capsule records a package only the lock's "
                       "develop section holds)", "pip": "pip install -r"}[manager]

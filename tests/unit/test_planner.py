@@ -94,7 +94,7 @@ def test_node_and_python_locks_are_both_installed_and_go_sum_is_reported(tmp_pat
     assert [f.status for f in go_sum] == ["not applied"]
     assert plan.runtime("go") is not None  # the go package manager needs its runtime
     assert row(plan, "package manager go") == ("1.22.10", "with go 1.22.10", "exact")
-    assert "pipenv install --deploy --system" in render(plan, SETTINGS)
+    assert "pipenv install --deploy" in render(plan, SETTINGS)
 
 
 def test_the_command_picks_the_runtimes_and_the_rest_are_recorded_only(tmp_path: Path) -> None:

@@ -36,5 +36,5 @@ def test_dev_only_when_a_recorded_package_is_in_develop_alone(tmp_path: Path) ->
     assert pipenv_dev(without, tmp_path) == ()  # the recorded run had [packages] only
     uv = dataclasses.replace(PLAN, python_lock=Lock("uv", "Pipfile.lock", "a" * 64))
     assert pipenv_dev(uv, tmp_path) == ()
-    assert "pipenv install --deploy --system --dev;" in render(PLAN, Settings(), pipenv_dev=True)
-    assert "pipenv install --deploy --system;" in render(PLAN, Settings())
+    assert "pipenv install --deploy --dev;" in render(PLAN, Settings(), pipenv_dev=True)
+    assert "pipenv install --deploy;" in render(PLAN, Settings())
