@@ -32,9 +32,12 @@ def develop_only(lockfile: Path) -> frozenset[str]:
         return frozenset()
     if not isinstance(doc, dict):
         return frozenset()
-    sections = [doc.get(k) if isinstance(doc.get(k), dict) else {} for k in ("default", "develop")]
-    default, develop = ({_normal(str(name)) for name in section} for section in sections)
+    default, develop = (_names(doc.get(k)) for k in ("default", "develop"))
     return frozenset(develop - default)
+
+
+def _names(section: object) -> set[str]:
+    return {_normal(str(name)) for name in section} if isinstance(section, dict) else set()
 
 
 def pipenv_dev(plan: Plan, pydeps: Path) -> tuple[str, ...]:

@@ -151,6 +151,3 @@ def read_route_entries(path: str = ROUTES_FILE) -> list[tuple[str, IPv4Network]]
     except OSError:
         return []
 
-
-def read_host_routes(path: str = ROUTES_FILE) -> list[IPv4Network]:
-    return [network for _, network in read_route_entries(path)]
