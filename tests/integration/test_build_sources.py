@@ -7,6 +7,7 @@ import hashlib
 import json
 import ssl
 import urllib.request
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -74,11 +75,16 @@ def test_pipenv_installs_the_development_packages_the_capsule_records(
 
 
 def test_a_package_published_only_as_source_is_built_and_installed_offline(
-        engine: object, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    """GPyOpt 1.2.6 has no wheel on PyPI: its sdist is built with setuptools from the index."""
+        engine: object, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GPyOpt 1.2.6 has no wheel on PyPI: its sdist is built with setuptools from the index. A
+    cache namespace of its own (cold): pip's wheel cache from an earlier build would hide a failure."""
+    monkeypatch.setenv("REPLAY_BUILD_CACHE", f"test-sdist-{uuid.uuid4().hex[:12]}")
     argv = ["python3", "-c", "import importlib.metadata as m; print(m.version('GPyOpt'))"]
     data = twin_capsule(argv, "1.2.6\n", 0, python="3.11.2", resolved_python={"GPyOpt": "1.2.6"})
+    # pip 23.1 and later build every sdist in isolation (Debian's 23.0.1 ran setup.py with the venv's setuptools)
+    data["tools"] = {"pip": "24.3.1"}
     rc, report = replay(capsys, write_json(tmp_path / "capsule.json", data), "-n", "1")
     assert report["attempts"][0]["stdout"] == "1.2.6\n", report["attempts"][0]["output_tail"]
     assert (rc, report["verdict"]) == (0, "reproduced")
-    assert rows(report)["package python gpyopt"]["status"] == "exact"
+    found = rows(report)
+    assert found["package python gpyopt"]["status"] == "exact" and found["package manager pip"]["replayed"] == "24.3.1"
