@@ -14,6 +14,7 @@ import pytest
 
 from runner.capsules.codeinstances import compute_id
 from runner.cli.main import main
+from runner.report import from_json, to_json
 from tests.envelope import result_of
 
 pytestmark = pytest.mark.integration
@@ -108,6 +109,7 @@ def test_a_cache_buster_is_served_an_ignored_parameter_matches_an_address_is_ser
     assert warning < first_attempt, err  # named before the first attempt, not "never made" after it
     assert any(f["fact"] == "http 127.0.0.1:9" and f["status"] == "not applied" for f in report["fidelity"])
     assert not any("keystore" in n for n in http["notes"])
+    assert json.dumps(to_json(from_json(report))) == json.dumps(report)  # the new fields read back
 
 
 def test_an_ignored_header_no_longer_chooses_among_matching_calls(
