@@ -142,7 +142,7 @@ def _mirror(settings: Settings, remote: str, commit: str, trusted: bool) -> Path
             cache.parent.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix="clone-", dir=cache.parent))
             try:
-                _clone(url, tmp / "repo.git", remote, via)
+                _clone(url, tmp / "repo.git", remote, via, needs_input=not (trusted or rule))
                 try:
                     (tmp / "repo.git").rename(cache)
                 except OSError:
@@ -158,8 +158,13 @@ def _mirror(settings: Settings, remote: str, commit: str, trusted: bool) -> Path
     return cache
 
 
-def _clone(url: str, dest: Path, remote: str, via: str = "") -> None:
-    """A bare clone; a failure says why in replay's words (exit 3: the remote cannot be reached)."""
+# Why a clone of the capsule's own remote fails that only the user can mend (--repo or --mirror): exit 2.
+_NEEDS_INPUT = frozenset({"host not found", "has no such repository", "needs credentials this machine does not have"})
+
+
+def _clone(url: str, dest: Path, remote: str, via: str = "", needs_input: bool = False) -> None:
+    """A bare clone; a failure says why in replay's words (exit 3: the remote cannot be reached;
+    exit 2 when `needs_input`, the remote is the capsule's own, and only another one will do)."""
     try:
         proc = _git(["clone", "--bare", "--quiet", "--", url, str(dest)], check=False)
     except SourceUnavailable as exc:  # no result in GIT_TIMEOUT_S
@@ -169,7 +174,8 @@ def _clone(url: str, dest: Path, remote: str, via: str = "") -> None:
         if why == _BAD_URL:  # the capsule's own text is wrong, not the network
             raise RemoteFailed(remote, f"cannot be cloned{via}: {why}", Exit.BAD_INPUT)
         raise RemoteFailed(remote, f"cannot be cloned{via}: {why} (pass --repo PATH_OR_URL or --mirror "
-                                   "PREFIX=PATH_OR_URL: a clone, fork, mirror or bundle that has the commit)")
+                                   "PREFIX=PATH_OR_URL: a clone, fork, mirror or bundle that has the commit)",
+                           Exit.BAD_INPUT if needs_input and why in _NEEDS_INPUT else Exit.ENVIRONMENT)
 
 
 def commits_between(settings: Settings, remote: str, trusted: bool, good: str, bad: str) -> list[tuple[str, str]]:

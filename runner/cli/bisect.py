@@ -204,7 +204,8 @@ def bisect(a: Args) -> int:
     progress = Progress(console.err, quiet=a.quiet or a.json)
     use_mirrors(a.mirror)
     check_repo(a.repo)
-    plan_opts = PlanOptions(repo=a.repo, env_overrides=parse_env(a.env), salt=a.salt)
+    plan_opts = PlanOptions(repo=a.repo, env_overrides=parse_env(a.env), salt=a.salt,
+                            http_ignore=tuple(a.http_ignore))
     replayer = Replayer(ReplayOptions(timeout=a.timeout, verbose=a.verbose, plan=plan_opts,
                                       secret_env=plan_opts.env_overrides, trust=trust), progress)
     start = time.monotonic()

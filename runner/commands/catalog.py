@@ -105,7 +105,7 @@ BISECT = Command(
            ("--attempts",), 3, low=1, high=100),
      Param("jobs", "count", "Trials run at the same time.", ("--jobs", "-j"), low=1, high=64,
            default_shown="the cores"),
-     c.timeout("per run"), c.REPO, c.MIRROR, c.ENV, c.SALT,
+     c.timeout("per run"), c.REPO, c.MIRROR, c.ENV, c.SALT, c.HTTP_IGNORE,
      Param("commits", "flag", "Bisect the commits from GOOD's to BAD's in BAD's environment instead.", ("--commits",),
            False),
      Param("sweep", "text", "Find the first failing version of one differing fact (runtime:node, tool:npm, "

@@ -36,6 +36,9 @@ PATCH = Param("patch", "path", "Apply this fix on top of the source; the verdict
               ("--patch",), metavar="FILE")
 SOURCE = Param("source", "path", "Use this directory as the source (for capsules that record no commit).",
                ("--source",), metavar="DIR")
+HTTP_IGNORE = Param("http_ignore", "texts", "Leave this query parameter, form or JSON body field, or header out of "
+                    "matching the recorded HTTP calls (any case); repeatable.", ("--http-ignore",), [],
+                    metavar="NAME")
 HTTP = Param("http", "path", "Serve this CodeInstances instance's recorded HTTP calls.", ("--http",), metavar="FILE")
 ALL_RUNTIMES = Param("all_runtimes", "flag", "Install every recorded runtime a source offers.", ("--all-runtimes",),
                      False)
@@ -54,7 +57,7 @@ ALLOW_UNVERIFIED = Param("allow_unverified", "flag", "Replay a capsule that does
 TRUST = (TRUST_KEY, REQUIRE_VALID, ALLOW_UNVERIFIED)
 
 # What to build and against which source: the same on every command that plans a capsule.
-BUILD = (ENV, REPO, MIRROR, REF, PATCH, SOURCE, ALL_RUNTIMES, NO_PIN)
+BUILD = (ENV, REPO, MIRROR, REF, PATCH, SOURCE, ALL_RUNTIMES, NO_PIN, HTTP_IGNORE)
 
 DB = Param("db", "text", "The farm history: a SQLite file (default: farm.sqlite in the user's data dir) or "
            "postgresql://USER@HOST/DB.", ("--db",), envvar="REPLAY_FARM_DB", metavar="FILE_OR_URL")

@@ -80,7 +80,14 @@ def plan_options(v: Mapping[str, Any]) -> PlanOptions:
             raise UsageError(f"--http {http}: not a CodeInstances instance ({instance.provenance.format.value})")
     return PlanOptions(env_overrides=parse_env(v.get("env") or []), salt=v.get("salt"),
                        all_runtimes=v.get("all_runtimes", False), pin=not v.get("no_pin", False), repo=v.get("repo"),
-                       ref=v.get("ref"), patch=patch_text, source_dir=str(source) if source else None, http=instance)
+                       ref=v.get("ref"), patch=patch_text, source_dir=str(source) if source else None, http=instance,
+                       http_ignore=tuple(v.get("http_ignore") or ()))
+
+
+def carried(v: Mapping[str, Any]) -> list[str]:
+    """The options a printed next command needs to work as printed: --repo and --mirror as given."""
+    words = [f"--repo={v['repo']}"] if v.get("repo") else []
+    return words + [f"--mirror={rule}" for rule in v.get("mirror") or ()]
 
 
 def _read_patch(patch: Path) -> str:
