@@ -9,9 +9,11 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import Exit, UsageError
-from ..replay.defaults import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
+from ..replay.defaults import (DEFAULT_ATTEMPTS, DEFAULT_FARM_MAX_ATTEMPTS, DEFAULT_FIXED_AFTER, DEFAULT_MEMORY,
+                               DEFAULT_TIMEOUT_S)
 from .console import err, out, print_json
-from .options import EnvOpt, MirrorOpt, QuietOpt, parse_env, timeout_opt, write_text
+from ..verdict.rate import DEFAULT_CONFIDENCE
+from .options import ConfidenceOpt, EnvOpt, MirrorOpt, QuietOpt, parse_env, timeout_opt, write_text
 
 farm_app = typer.Typer(name="farm", no_args_is_help=True, add_completion=False,
                        help="Replay every collected capsule each night, keep the history, say what changed.")
@@ -76,7 +78,8 @@ def run_cmd(
     repo: Annotated[str | None, typer.Option("--repo", help="Clone, fork or mirror for the capsules that record a commit.")] = None,
     mirror: MirrorOpt = [],  # in force through its callback (build/mirrors.py)
     attempts: Annotated[int, typer.Option("--attempts", "-n", min=1, max=50, help="Attempts per capsule (K).")] = DEFAULT_ATTEMPTS,
-    max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, max=100, help="Up to this many where the first K disagree.")] = 10,
+    max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, max=100, help="Up to this many while they disagree (until the rate is known), and at --ref until the fix is decided.")] = DEFAULT_FARM_MAX_ATTEMPTS,
+    confidence: ConfidenceOpt = DEFAULT_CONFIDENCE,
     timeout: Annotated[float, timeout_opt("per attempt", DEFAULT_TIMEOUT_S)] = DEFAULT_TIMEOUT_S,
     memory: Annotated[str, typer.Option("--memory", help="Memory limit per attempt.")] = DEFAULT_MEMORY,
     env: EnvOpt = [],
@@ -103,7 +106,7 @@ def run_cmd(
 
         _check_run_args(sources or [], resume, ref, repo, memory)
         supplied = parse_env(env)
-        options = FarmOptions(attempts=attempts, max_attempts=max_attempts, jobs=jobs, timeout=timeout,
+        options = FarmOptions(attempts=attempts, max_attempts=max_attempts, confidence=confidence, jobs=jobs, timeout=timeout,
                               memory=memory, ref=ref, repo=repo, executor=executor or "local",
                               supplied=tuple(name for name, _ in supplied),
                               trust_keys=tuple(str(k) for k in trust_key), require_valid=require_valid)
@@ -171,15 +174,20 @@ def report_cmd(
     since: Annotated[int | None, typer.Option("--since", min=1, help="Only the last N nights.")] = None,
     window: Annotated[int, typer.Option("--window", min=1, help="Reproduction rates over the last N nights.")] = 14,
     show_all: Annotated[bool, typer.Option("--all", help="List the steady capsules too (folded past 20).")] = False,
+    fixed_after: Annotated[int, typer.Option(
+        "--fixed-after", min=1, max=365,
+        help="A capsule that reproduced counts as no longer reproducing only after N nights in a row without "
+             "the failure.")] = DEFAULT_FIXED_AFTER,
     as_json: JsonOpt = False,
 ) -> None:
-    """Attention first: new failures and changed verdicts, newly flaky, still flaky, then steady."""
+    """Attention first: new failures and changed verdicts, newly flaky, still flaky, never reproduced here,
+    then steady."""
     def body() -> tuple[int, Any]:
         from ..farm.attention import attention
 
         # the last night's attempts: on the capsule pages, in the JUnit and the JSON, not in the text
         view = attention(_store(db, create=False), since, window,
-                         attempts=html is not None or junit is not None or as_json)
+                         attempts=html is not None or junit is not None or as_json, fixed_after=fixed_after)
         if html is not None:
             from ..report.html import write_site
 

@@ -86,6 +86,45 @@ def timeout_opt(per: str, default_s: float) -> Any:
                         help=f"Time limit {per} ({DURATION_HELP}; default {format_duration(default_s)}).")
 
 
+def budget(text: str | float) -> float:
+    """A --budget value: a duration, as --timeout takes it."""
+    try:
+        seconds = parse_duration(text)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    if seconds < 1:
+        raise typer.BadParameter(f"{text!r}: at least 1s")
+    return seconds
+
+
+# When a replay stops (runner/verdict/sampling.py): decided, or the budget ends; --attempts N: exactly N.
+AttemptsOpt = Annotated[int | None, typer.Option(
+    "--attempts", "-n", min=1, max=100, show_default=False,
+    help="Exactly N runs (each side of a fix check). Default: stop when decided: 3 runs that agree, "
+         "more while they disagree (up to --max-attempts and --budget).")]
+MaxAttemptsOpt = Annotated[int | None, typer.Option(
+    "--max-attempts", min=1, max=1000, show_default=False,
+    help="The most runs while they disagree (default 20); per side of a fix check.")]
+BudgetOpt = Annotated[float | None, typer.Option(
+    "--budget", parser=budget, metavar="DURATION", show_default=False,
+    help=f"Time for the attempts while they disagree ({DURATION_HELP}; default: no limit but --max-attempts); "
+         "per side of a fix check; the first 3 always run.")]
+ConfidenceOpt = Annotated[float, typer.Option(
+    "--confidence", min=0.5, max=0.9999,
+    help="The confidence rates and fix checks are stated at (FIXED only when the patched rate is below "
+         "the unpatched one's at it).")]
+
+
+def stopping(attempts: int | None, max_attempts: int | None, budget: float | None,
+             confidence: float) -> dict[str, Any]:
+    """ReplayOptions' stopping fields; --attempts N (exactly N) does not go with --max-attempts or --budget."""
+    from ..replay.defaults import DEFAULT_MAX_ATTEMPTS
+
+    if attempts is not None and (max_attempts is not None or budget is not None):
+        raise UsageError("--attempts N runs exactly N attempts: it does not go with --max-attempts or --budget")
+    return {"max_attempts": max_attempts or DEFAULT_MAX_ATTEMPTS, "budget": budget, "confidence": confidence}
+
+
 JunitOpt = Annotated[Path | None, typer.Option("--junit", metavar="FILE",
                                                   help="Also write the answer as JUnit XML (one testcase) to FILE.")]
 

@@ -11,7 +11,8 @@ from ..errors import UsageError
 
 from ..replay import Progress, ReplayOptions, replay_capsule
 from ..report import ReplayReport, show, to_json
-from ..replay.defaults import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
+from ..replay.defaults import DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
+from ..verdict.rate import DEFAULT_CONFIDENCE
 from . import options as o
 from .console import err, out, print_result
 
@@ -29,7 +30,10 @@ def register(app: typer.Typer) -> None:
     @app.command("run")
     def run_cmd(
         capsule: o.CapsuleArg,
-        attempts: Annotated[int, typer.Option("--attempts", "-n", min=1, max=50, help="Runs in fresh containers.")] = DEFAULT_ATTEMPTS,
+        attempts: o.AttemptsOpt = None,
+        max_attempts: o.MaxAttemptsOpt = None,
+        budget: o.BudgetOpt = None,
+        confidence: o.ConfidenceOpt = DEFAULT_CONFIDENCE,
         timeout: Annotated[float, o.timeout_opt("per attempt", DEFAULT_TIMEOUT_S)] = DEFAULT_TIMEOUT_S,
         memory: Annotated[str, typer.Option("--memory", help="Memory limit per attempt.")] = DEFAULT_MEMORY,
         env: o.EnvOpt = [],
@@ -59,8 +63,8 @@ def register(app: typer.Typer) -> None:
         plan_opts = o.plan_options(env=env, salt=salt, all_runtimes=all_runtimes, no_pin=no_pin, repo=repo, ref=ref,
                                    patch=patch, source=source, http=http)
         opts = ReplayOptions(attempts=attempts, timeout=timeout, memory=memory, verbose=verbose, plan=plan_opts,
-                             secret_env=plan_opts.env_overrides,
-                             trust=trust)
+                             secret_env=plan_opts.env_overrides, trust=trust,
+                             **o.stopping(attempts, max_attempts, budget, confidence))
         report = replay_capsule(capsule, opts, Progress(err, quiet=quiet or as_json))  # names the capsule as given
         if comment is not None:
             write_comment(comment, report, ref)
