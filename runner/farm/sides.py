@@ -38,8 +38,9 @@ class CapsuleRunner:
 
     def judge(self, p: Prepared) -> CapsuleResult:
         sampling = self.options.sampling
+        at_ref = p.ref_plan is not None  # the night's rate is also REF's baseline: surer when it must be
         records = self._side(p, "recorded", p.plan,
-                             lambda rs: sampling.series_batch(kinds_of(rs)))
+                             lambda rs: sampling.series_batch(kinds_of(rs), baseline=at_ref))
         decision = decide(p.expected, records, sampling.confidence)
         reason = _reason(decision.verdict, decision.rate, p.expected.failed)
         ref_v, ref_why = self._at_ref(p, decision.rate)

@@ -46,7 +46,8 @@ def replayed(expected: Expected, sampling: Sampling, run: Run) -> Outcome:
 
 def fix_checked(expected: Expected, sampling: Sampling, before: Run | None, after: Run,
                 names: tuple[str, str] = ("the unpatched source", "with the patch")) -> Outcome:
-    """The baseline's series at `before` (stopped as a replay is), then the runs `after` the change
+    """The baseline's series at `before` (stopped as a replay is, or surer: Sampling.baseline_next),
+    then the runs `after` the change
     one at a time until decided against the baseline's rate (or the budget ends). A recorded pass
     has nothing to fail at `before`: its runs `after` alone are judged."""
     was, now = names
@@ -54,7 +55,7 @@ def fix_checked(expected: Expected, sampling: Sampling, before: Run | None, afte
         attempts = after(series(sampling), now)
         fix = judge_fix(expected, None, attempts, was, now, sampling.confidence)
         return Outcome(fix.verdict, tuple(attempts), fix.rate, None, fix)
-    base_attempts = before(series(sampling), was)
+    base_attempts = before(lambda done, spent: sampling.baseline_next([a.classification for a in done], spent), was)
     base_rate = series_rate([a.classification for a in base_attempts], sampling.confidence)
     baseline = Baseline(judge(expected, base_attempts), tuple(base_attempts), was, now, base_rate)
     attempts = after(lambda done, spent: sampling.fix_next(base_rate, [a.classification for a in done], spent), now)

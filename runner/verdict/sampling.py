@@ -12,6 +12,8 @@ or None out), so `replay`, `--patch`/`--ref`, the farm and the bench stop by the
   12 runs for a failure that comes back half the time), or until the budget ends: `most`
   runs, or `budget_s` seconds of attempts (an attempt starts only when, at the mean duration so
   far, it ends within the budget). A timed-out attempt is no run of the rate.
+- A fix check's baseline is a series, except that runs that disagree go on (within the same
+  budget) while its low bound is too low for the runs with the change to decide within theirs.
 - A fix check's runs with the change go one at a time until decided: a failure as recorded
   decides "not fixed"; the rate of runs that do not pass falling below the baseline's low
   bound decides "fixed" (rate.below); runs that all fail another way decide "different
@@ -62,6 +64,19 @@ class Sampling:
             return None
         return self._more("runs disagree", done, spent_s)
 
+    def baseline_next(self, kinds: Sequence[Classification], spent_s: float = 0.0) -> str | None:
+        """A fix check's baseline: stopped as a series is, except that runs that disagree go on
+        (within the same budget) while its low bound is too low for the runs with the change to
+        decide within theirs: a surer baseline is cheaper than a fix check that cannot end."""
+        name = self.series_next(kinds, spent_s)
+        if name is not None or self.exactly is not None or len(set(kinds)) <= 1:
+            return name
+        rate = series_rate(kinds, self.confidence)
+        need = passes_to_decide(rate, Rate.of(0, 0, self.confidence))
+        if rate.failed == 0 or (need is not None and need <= self.most):
+            return None
+        return self._more("the fix needs a surer baseline", len(kinds), spent_s)
+
     def fix_next(self, baseline: Rate, kinds: Sequence[Classification], spent_s: float = 0.0) -> str | None:
         """The next run with the change, judged against the baseline's rate; None when decided or spent."""
         done = len(kinds)
@@ -93,11 +108,12 @@ class Sampling:
         mean = spent_s / done if done else 0.0
         return spent_s + mean <= self.budget_s
 
-    def series_batch(self, kinds: Sequence[Classification]) -> int:
+    def series_batch(self, kinds: Sequence[Classification], baseline: bool = False) -> int:
         """How many runs to send at once (the farm's remote workers): the first `least` together,
         then the fewest more that could decide (each of them ending as most did so far); never
-        more than one series' runs can hold."""
-        if self.series_next(kinds) is None:
+        more than one series' runs can hold. `baseline`: the series is a fix check's baseline."""
+        rule = self.baseline_next if baseline else self.series_next
+        if rule(kinds) is None:
             return 0
         done = len(kinds)
         first = self.exactly if self.exactly is not None else min(self.least, self.most)
@@ -105,7 +121,7 @@ class Sampling:
             return first - done
         common = max(set(kinds), key=list(kinds).count)
         more = 1
-        while done + more < self.most and self.series_next([*kinds, *[common] * more]) is not None:
+        while done + more < self.most and rule([*kinds, *[common] * more]) is not None:
             more += 1
         return more
 

@@ -74,3 +74,15 @@ def test_the_farm_sends_the_fewest_runs_that_could_decide_at_once() -> None:
     more = ADAPTIVE.series_batch(["recorded", "pass", "recorded"])
     assert more == 4  # 4 more failures would put 6/7 within ±25 points; fewer could not
     assert ADAPTIVE.series_next(["recorded", "pass", "recorded"] + ["recorded"] * 3) is not None  # type: ignore[operator]
+
+
+def test_a_fix_checks_baseline_goes_on_until_a_fix_could_be_decided_within_the_budget() -> None:
+    low = ["recorded", "pass", "pass"] * 10  # 4/12 would need 24 passes: more than a side's 20
+    series = run_until_done(ADAPTIVE, low)  # type: ignore[arg-type]
+    done: list[Classification] = []
+    while ADAPTIVE.baseline_next(done) is not None:
+        done.append(low[len(done)])  # type: ignore[arg-type]
+    assert len(series) < len(done) <= 20
+    assert ADAPTIVE.baseline_next(done[:len(series)]) == f"the fix needs a surer baseline: attempt {len(series) + 1} of up to 20"
+    assert ADAPTIVE.baseline_next(["recorded"] * 3) is None  # agreeing runs: the same 3 as a replay
+    assert ADAPTIVE.baseline_next(["pass", "other", "pass", "pass"]) is None  # never as recorded: nothing to fix
