@@ -242,7 +242,7 @@ def replay_command(path: str, has_commit: bool, options: Mapping[str, Any]) -> s
     if options.get("require_valid"):
         args.append("--require-valid")
     for flag, name, default in (("--attempts", "attempts", DEFAULT_ATTEMPTS), ("--timeout", "timeout", DEFAULT_TIMEOUT_S),
-                                ("--memory", "memory", DEFAULT_MEMORY)):
+                                ("--memory", "memory", DEFAULT_MEMORY), ("--confidence", "confidence", DEFAULT_CONFIDENCE)):
         value = options.get(name)
         if value is not None and value != default:
             args += [flag, str(value)]

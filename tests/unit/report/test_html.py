@@ -132,6 +132,8 @@ def test_the_command_is_shell_quoted_and_reproduces_with_the_nights_options() ->
     assert cmd.endswith(' --env "API_TOKEN=$API_TOKEN"')  # the value is the shell's, never stored
     assert replay_command("-n.json", False, {}) == "replay ./-n.json"  # never read as an option
     assert replay_command("a.json", False, {"repo": "/r"}) == "replay a.json"  # no commit: no --repo
+    assert replay_command("a.json", False, {"confidence": 0.99}) == "replay a.json --confidence 0.99"
+    assert replay_command("a.json", False, {"confidence": 0.95}) == "replay a.json"
     doc = page()
     (row,) = doc.xpath("//tr[@data-capsule=$p]", p=HOSTILE)
     (code,) = row.xpath(".//code[@class='cmd']")
