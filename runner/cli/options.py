@@ -99,7 +99,7 @@ def budget(text: str | float) -> float:
 
 # When a replay stops (runner/verdict/sampling.py): decided, or the budget ends; --attempts N: exactly N.
 AttemptsOpt = Annotated[int | None, typer.Option(
-    "--attempts", "-n", min=1, max=100, show_default=False,
+    "--attempts", "-n", min=1, max=50, show_default=False,
     help="Exactly N runs (each side of a fix check). Default: stop when decided: 3 runs that agree, "
          "more while they disagree (up to --max-attempts and --budget).")]
 MaxAttemptsOpt = Annotated[int | None, typer.Option(
