@@ -84,6 +84,16 @@ def plan_options(v: Mapping[str, Any]) -> PlanOptions:
                        http_ignore=tuple(v.get("http_ignore") or ()))
 
 
+def stopping(v: Mapping[str, Any]) -> dict[str, Any]:
+    """ReplayOptions' stopping fields; --attempts N (exactly N) does not go with --max-attempts or --budget."""
+    from .defaults import DEFAULT_MAX_ATTEMPTS
+
+    if v.get("attempts") is not None and (v.get("max_attempts") is not None or v.get("budget") is not None):
+        raise UsageError("--attempts N runs exactly N attempts: it does not go with --max-attempts or --budget")
+    return {"attempts": v.get("attempts"), "max_attempts": v.get("max_attempts") or DEFAULT_MAX_ATTEMPTS,
+            "budget": v.get("budget"), "confidence": v["confidence"]}
+
+
 def carried(v: Mapping[str, Any]) -> list[str]:
     """The options a printed next command needs to work as printed: --repo and --mirror as given."""
     words = [f"--repo={v['repo']}"] if v.get("repo") else []

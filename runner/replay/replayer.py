@@ -29,6 +29,7 @@ from ..build.plancodec import plan_digest
 from ..build.planner import make_plan
 from ..build.render import Context, workdir, write_context
 from . import image as images
+from .decide import Until
 from .deferred import signals_deferred
 from .image import BuiltImage
 from .options import ReplayOptions
@@ -44,6 +45,10 @@ from .world import AttemptSettings, World
 # device nodes, the audit log, file capabilities, chroot or changing capability sets (Docker's
 # defaults besides), nor anything beyond them.
 KEPT_CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "NET_BIND_SERVICE")
+
+
+def _exactly(count: int) -> Until:
+    return lambda done, _: f"attempt {len(done) + 1}/{count}" if len(done) < count else None
 
 
 class Replayer:
@@ -135,23 +140,25 @@ class Replayer:
     def world(self, plan: Plan) -> World:
         return World(self.engine, self.settings, plan, self.label, self.progress.say)
 
-    def attempts(self, plan: Plan, image: BuiltImage, expected: Expected | None, count: int,
-                 label_steps: bool = True, mounts: tuple[Mount, ...] = ()) -> tuple[list[Attempt], HttpReport | None]:
-        """`count` attempts in fresh containers, in the plan's whole hermetic world (HTTP, clock, values);
-        `mounts` besides (bisect's shared test-tool cache)."""
+    def attempts(self, plan: Plan, image: BuiltImage, expected: Expected | None, until: int | Until,
+                 label_steps: bool = True, mounts: tuple[Mount, ...] = (),
+                 side: str = "") -> tuple[list[Attempt], HttpReport | None]:
+        """Attempts in fresh containers, in the plan's whole hermetic world (HTTP, clock, values):
+        `until` a count (exactly that many), or the stopping rule that names each next attempt's
+        step (saying why it runs) and ends the series with None; `side` prefixes the steps (a fix
+        check's two series); `mounts` besides (bisect's shared test-tool cache)."""
         out: list[Attempt] = []
+        next_step = until if callable(until) else _exactly(until)
         sidecar = label_steps and plan.network == "replay"  # the HTTP replay: stages of their own
         world = self.world(plan)
         with self.progress.step("start the HTTP replay") if sidecar else nullcontext():
             world.__enter__()
         try:
-            for i in range(count):
+            start = time.monotonic()
+            while (name := next_step(out, time.monotonic() - start)) is not None:
                 spec = self.run_spec(plan, image, world.attempt())
                 spec = dataclasses.replace(spec, mounts=(*spec.mounts, *mounts)) if mounts else spec
-                if label_steps:
-                    with self.progress.step(f"attempt {i + 1}/{count}"):
-                        out.append(self.run_one(expected, spec))
-                else:
+                with self.progress.step(f"{side}: {name}" if side else name) if label_steps else nullcontext():
                     out.append(self.run_one(expected, spec))
             return out, world.http_report()
         finally:

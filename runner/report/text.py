@@ -25,8 +25,10 @@ def show(report: ReplayReport, console: Any, show_all: bool = False) -> None:
     view.line(f"{c.format} capsule {c.path} ({c.id})")
     _verification(report, view)
     _steps(report, view, show_all)
-    if report.baseline is not None:
-        _attempts(view, f"{report.baseline.before} (baseline): {report.baseline.verdict}", report.baseline.attempts)
+    base = report.baseline
+    if base is not None:
+        rate = f", {base.rate.failed}/{base.rate.runs} failed as recorded ({base.rate.span()})" if base.rate else ""
+        _attempts(view, f"{base.before} (baseline): {base.verdict}{rate}", base.attempts)
     _attempts(view, f"attempts {report.baseline.after}" if report.baseline is not None else "attempts", report.attempts)
     exp = report.expected
     view.line(f"recorded: {'fail' if exp.failed else 'pass'}"

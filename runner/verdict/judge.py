@@ -14,6 +14,8 @@ from .facts import REPRODUCES, VERDICTS, Classification, Verdict, exit_code_of
 from .recorded import CapsuleLike, xml_reports
 from .sameness import OutputDiff, same_key_lines, same_tests, stdout_difference
 from .testsets import TestSet, failing_tests, junit_tests
+from .rate import DEFAULT_CONFIDENCE, Rate, below, passes_to_decide, percent
+from .sampling import change_rate, series_rate
 
 __all__ = ["REPRODUCES", "VERDICTS", "Attempt", "Classification", "Expected", "FixJudgement", "Verdict", "classify",
            "exit_code_of", "expected_of", "explain", "judge", "judge_fix", "trial_verdict"]
@@ -128,15 +130,17 @@ def _same_stdout(expected: Expected, attempt: Attempt) -> bool:
     return expected.stdout is None or stdout_difference(expected.stdout, attempt.stdout) is None
 
 
-def judge(expected: Expected, attempts: Sequence[Attempt], patched: bool = False) -> Verdict:
-    kinds = [a.classification for a in attempts]
-    if not kinds or all(k == "inconclusive" for k in kinds):
+def judge(expected: Expected, attempts: Sequence[Attempt]) -> Verdict:
+    """A series of attempts' verdict, from the runs that decided (a timed-out attempt is none):
+    `flaky` when some failed as recorded and some did not."""
+    decided = [a.classification for a in attempts if a.classification != "inconclusive"]
+    if not decided:
         return "inconclusive"
-    decided = [k for k in kinds if k != "inconclusive"]
-    if patched:
-        return "fixed" if all(k == "pass" for k in decided) and len(decided) == len(kinds) else "not-fixed"
-    if len(set(decided)) > 1 or len(decided) != len(kinds):
-        return "flaky"
+    kinds = set(decided)
+    if len(kinds) > 1:
+        if "recorded" in kinds:
+            return "flaky"
+        return "different-failure" if expected.failed else "not-reproduced"
     only = decided[0]
     if only == "recorded":
         return "reproduced"
@@ -145,66 +149,107 @@ def judge(expected: Expected, attempts: Sequence[Attempt], patched: bool = False
     return "not-reproduced" if only == "pass" else "different-failure"
 
 
-
-
 @dataclass(frozen=True)
 class FixJudgement:
+    """A fix check's answer: the verdict, why (one sentence, without the verdict word), the
+    rate of the runs with the change that did not pass, and how many more straight passes
+    would have decided when the budget ended first (`inconclusive`)."""
+
     verdict: Verdict
-    why: str  # one sentence, without the verdict word
+    why: str
+    rate: Rate | None = None
+    more_passes: int | None = None
 
 
-def judge_fix(expected: Expected, baseline: Verdict, patched: Sequence[Attempt],
-              before: str = "the unpatched source", after: str = "with the patch") -> FixJudgement:
+def judge_fix(expected: Expected, baseline: Rate | None, patched: Sequence[Attempt],
+              before: str = "the unpatched source", after: str = "with the patch",
+              confidence: float = DEFAULT_CONFIDENCE) -> FixJudgement:
     """The one fix judgement (`--patch`, `--ref`, the farm's `--ref`, the PR job), against the
-    baseline run of the same judgement: `fixed` only when the failure comes back at `before`
-    (the unpatched source, or the recorded commit) and every attempt `after` passes; a change
-    that changes nothing cannot look like a fix on a failure that does not come back here."""
-    if not expected.failed:
-        return FixJudgement("inconclusive", "the capsule records a pass: there is no failure to fix")
-    if baseline not in REPRODUCES:
-        return FixJudgement("inconclusive", f"{before} did not reproduce the failure here ({baseline}), "
-                                            "so the fix cannot be judged")
+    baseline's rate (its runs at `before`, in the same replay): `fixed` only when the rate of the
+    runs `after` that did not pass lies below the baseline's at the confidence (rate.below),
+    so a change that changes nothing is called fixed no more often than the confidence allows;
+    `not-fixed` as soon as one fails as recorded. A capsule that records a pass has no baseline:
+    the recorded pass coming back `after` is `fixed`."""
     kinds = [a.classification for a in patched]
-    n, passed, recorded, other = len(kinds), kinds.count("pass"), kinds.count("recorded"), kinds.count("other")
-    failed = f"{before} failed as recorded" + (" (flaky)" if baseline == "flaky" else "")
-    if n and passed == n:
-        return FixJudgement("fixed", f"{failed} and {n}/{n} attempts {after} passed")
-    if not passed and not recorded and not other:
-        return FixJudgement("inconclusive", f"{failed}, but every attempt {after} timed out")
-    if passed:
-        return FixJudgement("flaky", f"{failed}; {after} {passed}/{n} attempts passed and {n - passed} did not")
+    if not expected.failed:
+        return _pass_kept(expected, patched, after, confidence)
+    if baseline is None or baseline.failed == 0:
+        seen = f" ({baseline.failed}/{baseline.runs} runs failed as recorded)" if baseline and baseline.runs else ""
+        return FixJudgement("inconclusive", f"{before} did not reproduce the failure here{seen}, "
+                                            "so the fix cannot be judged")
+    rate = change_rate(kinds, baseline.confidence)
+    n, passed, recorded = rate.runs, kinds.count("pass"), kinds.count("recorded")
     if recorded:
-        return FixJudgement("not-fixed", f"{recorded}/{n} attempts {after} still failed as recorded")
-    return FixJudgement("different-failure", f"{failed}; {after} {other}/{n} attempts failed "
-                                             "another way (exit code or signature)")
+        return FixJudgement("not-fixed", f"{recorded}/{n} attempts {after} still failed as recorded "
+                                         f"({before}: {_base(baseline)})", rate)
+    if not n:
+        return FixJudgement("inconclusive", f"{before} failed as recorded ({_base(baseline)}), but "
+                                            + (f"every attempt {after} timed out" if kinds else f"no attempt ran {after}"),
+                            rate, passes_to_decide(baseline, rate))
+    compared = f"{after} it fails in {rate.span()} of runs, {before} in {_base(baseline)}"
+    if below(rate, baseline):
+        return FixJudgement("fixed", f"{passed}/{n} attempts {after} passed: {compared}", rate, 0)
+    if not passed:
+        return FixJudgement("different-failure", f"{n}/{n} attempts {after} failed another way (exit code or "
+                                                 f"signature); {before} failed as recorded ({_base(baseline)})", rate)
+    more = passes_to_decide(baseline, rate)
+    need = f"; {more} more passing run(s) would decide" if more else ""
+    return FixJudgement("inconclusive", f"{passed}/{n} attempts {after} passed, not enough to tell a fix from "
+                                        f"luck: {compared}{need}", rate, more)
 
 
-def explain(verdict: Verdict, expected: Expected, attempts: Sequence[Attempt]) -> str:
-    """The one sentence that ends a report: what happened and why."""
+def _base(rate: Rate) -> str:
+    return f"{rate.failed}/{rate.runs} failed as recorded, {rate.span()} ({percent(rate.confidence)} %)"
+
+
+def _pass_kept(expected: Expected, attempts: Sequence[Attempt], after: str, confidence: float) -> FixJudgement:
+    """A recorded pass checked with a change: kept (`fixed`) when it comes back as recorded."""
+    rate = series_rate([a.classification for a in attempts], confidence)
+    n, verdict = rate.runs, judge(expected, attempts)
+    done = f"exit {expected.exit_code or 0}"
+    if verdict == "reproduced":
+        return FixJudgement("fixed", f"the capsule records a pass ({done}), and {n}/{n} attempts {after} "
+                                     "passed as recorded", rate)
+    if verdict in ("not-reproduced", "different-failure"):
+        return FixJudgement("not-fixed", f"the capsule records a pass ({done}), but {n - rate.failed}/{n} "
+                                         f"attempts {after} did not end as recorded", rate)
+    if verdict == "flaky":
+        return FixJudgement("flaky", f"the capsule records a pass ({done}); {after} {rate.failed}/{n} attempts "
+                                     "ended as recorded", rate)
+    return FixJudgement("inconclusive", f"{_timeouts(attempts)} {after}", rate)
+
+
+def explain(verdict: Verdict, expected: Expected, attempts: Sequence[Attempt],
+            confidence: float = DEFAULT_CONFIDENCE) -> str:
+    """The one sentence that ends a report: what happened, why, and what it says of the rate."""
     kinds = [a.classification for a in attempts]
-    n, recorded = len(kinds), kinds.count("recorded")
+    rate = series_rate(kinds, confidence)
+    n, recorded, timed_out = rate.runs, rate.failed, kinds.count("inconclusive")
     head = verdict.upper()
+    if verdict == "inconclusive" or not n:
+        return f"{head}: {_timeouts(attempts)}."
+    late = f"; {timed_out} more timed out (not counted)" if timed_out else ""
     if not expected.failed:
         done = f"exit {expected.exit_code or 0}"
+        said = rate.phrase("passes as recorded")
         if verdict == "reproduced":
-            return f"{head}: {recorded}/{n} attempts passed as recorded ({done})."
-        if verdict == "inconclusive":
-            return f"{head}: {_timeouts(attempts)}."
-        return f"{head}: {n - recorded - kinds.count('inconclusive')}/{n} attempts did not end as recorded ({done})" \
-               f"{_seen(attempts, None)}."
+            return f"{head}: {recorded}/{n} attempts passed as recorded ({done}){late}; {said}."
+        return f"{head}: {n - recorded}/{n} attempts did not end as recorded ({done}){_seen(attempts, None)}" \
+               f"{late}; {said}."
     want = expected.signature or _end(expected.exit_code, expected.signal)
+    said = rate.phrase()
     if verdict == "reproduced":
-        return f"{head}: {recorded}/{n} attempts failed as recorded ({want})."
+        return f"{head}: {recorded}/{n} attempts failed as recorded ({want}){late}; {said}."
     if verdict == "not-reproduced":
-        return f"{head}: {kinds.count('pass')}/{n} attempts passed; the capsule recorded a failure ({want})."
+        return f"{head}: {n}/{n} attempts passed; the capsule recorded a failure ({want}){late}; {said}."
+    other = kinds.count("other")
     if verdict == "different-failure":
-        return f"{head}: {kinds.count('other')}/{n} attempts failed, but not as recorded ({want}){_seen(attempts, want)}."
-    if verdict == "flaky":
-        words: tuple[tuple[Classification, str], ...] = (("pass", "passed"), ("other", "failed another way"),
-                                                         ("inconclusive", "timed out"))
-        rest = ", ".join(f"{kinds.count(k)} {word}" for k, word in words if kinds.count(k))
-        return f"{head}: {recorded}/{n} attempts failed as recorded ({want}); {rest}."
-    return f"{head}: {_timeouts(attempts)}."
+        passed = f", {kinds.count('pass')} passed" if kinds.count("pass") else ""
+        return f"{head}: {other}/{n} attempts failed, but not as recorded ({want}){_seen(attempts, want)}" \
+               f"{passed}{late}; {said}."
+    words: tuple[tuple[Classification, str], ...] = (("pass", "passed"), ("other", "failed another way"))
+    rest = "".join(f", {kinds.count(k)} {word}" for k, word in words if kinds.count(k))
+    return f"{head}: {recorded}/{n} attempts failed as recorded ({want}){rest}{late}; {said}."
 
 
 def _end(exit_code: int | None, signal: str | None) -> str:
