@@ -42,7 +42,8 @@ class CapsuleRunner:
         records = self._side(p, "recorded", p.plan,
                              lambda rs: sampling.series_batch(kinds_of(rs), baseline=at_ref))
         decision = decide(p.expected, records, sampling.confidence)
-        reason = _reason(decision.verdict, decision.rate, p.expected.failed)
+        reason = _reason(decision.verdict, decision.rate, p.expected.failed) + _why(p, decision.verdict, records,
+                                                                                     self.options.repo)
         ref_v, ref_why = self._at_ref(p, decision.rate)
         asked_ref = p.ref_plan is not None or bool(p.ref_problem)
         base = unjudged_result(self.night.id, p.entry, decision.verdict, reason + ref_why, p.capsule,
@@ -163,6 +164,17 @@ def _reason(verdict: str, rate: Rate | None, failed: bool) -> str:
         return "no attempt finished in time"
     return f"{rate.failed} of {rate.runs} attempts came back as recorded: " \
            f"{rate.phrase('fails' if failed else 'passes as recorded')}"
+
+
+def _why(p: Prepared, verdict: Verdict, records: Sequence[AttemptRecord], repo: str | None) -> str:
+    """The likeliest cause of a capsule that did not come back as recorded (replay/why.py), as the
+    reason's last words; nothing when it did."""
+    from ..replay.why import likeliest
+    from .verdict import as_attempt
+
+    rerun = ["replay", p.entry.path, *(["--repo", repo] if repo else [])]
+    causes = likeliest(verdict, p.expected, [as_attempt(r) for r in records], p.plan.fidelity, None, rerun)
+    return f"; likeliest cause: {causes[0].fact}: {causes[0].evidence}; try: {causes[0].next}" if causes else ""
 
 
 def not_applied(plan: Plan) -> tuple[str, ...]:

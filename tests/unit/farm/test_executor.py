@@ -235,3 +235,15 @@ def test_answers_round_trip_bytes_and_failures(prepared: Prepared) -> None:
 
     failed = done_to_json(None, Failure("image", "infra-error", "mirror did not answer"))
     assert done_from_json(failed) == (Done(()), Failure("image", "infra-error", "mirror did not answer"))
+
+
+def test_a_capsule_that_did_not_come_back_says_its_likeliest_cause(tmp_path: Path, store: SqlStore) -> None:
+    """The farm shows the first of replay's causes (issue 30): here a variable recorded by name only."""
+    from tests.examples import TZ_CAPSULE, json_variant
+
+    capsule = read_capsule(json_variant(TZ_CAPSULE, tmp_path, lambda d: d["env"].update(APP_LANG={"state": "set"})))
+    p = Prepared(NightEntry("c1", "caps/tz.json", "twin"), capsule, expected_of(capsule),
+                 make_plan(capsule, Settings()), None)
+    result = _runner(store, Scripted([PASSES])).judge(p)
+    assert result.verdict == "not-reproduced"
+    assert "; likeliest cause: env APP_LANG:" in result.reason and "--env 'APP_LANG=…'" in result.reason
