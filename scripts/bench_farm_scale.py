@@ -89,7 +89,7 @@ class InstantExecutor:
         self._lock = threading.Lock()
 
     def prebuild(self, plans: Sequence[Any]) -> None:
-        from runner.farm.images import image_key
+        from runner.build.images import image_key
 
         with self._lock:
             self._plans.update(image_key(p) for p in plans)

@@ -9,6 +9,7 @@ travels as JSON (to_json / from_json) to another machine.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Literal
 
 from ..capsules.model import Capsule, FrozenMap, HttpCall, RecordedValue
@@ -114,12 +115,16 @@ class InputFile:
     content: str  # sha256 in the content store
 
 
+# A plan field that reaches only `docker run` or the report, never the image (build/images.py's key).
+RUN_TIME = MappingProxyType({"stage": "run"})
+
+
 @dataclass(frozen=True)
 class Plan:
-    title: str
-    capsule_id: str
+    title: str = field(metadata=RUN_TIME)
+    capsule_id: str = field(metadata=RUN_TIME)
     base: BaseImage
-    argv: tuple[str, ...]
+    argv: tuple[str, ...] = field(metadata=RUN_TIME)
     workdir_rel: str = "."  # relative to the repository (or workspace) root
     runtimes: tuple[Runtime, ...] = ()
     tools: tuple[Tool, ...] = ()
@@ -134,17 +139,18 @@ class Plan:
     source: Source | None = None
     inputs: tuple[InputFile, ...] = ()
     locales: tuple[str, ...] = ()  # generated at build time (e.g. en_US.UTF-8)
-    env: FrozenMap[str, EnvSetting] = field(default_factory=FrozenMap)
-    network: Literal["none", "replay", "allow"] = "none"
-    allowed_hosts: tuple[str, ...] = ()
-    denied_hosts: tuple[str, ...] = ()
-    http_calls: tuple[HttpCall, ...] = ()
-    http_ignore: tuple[str, ...] = ()  # names left out of matching the calls (--http-ignore), lower case
-    values: tuple[RecordedValue, ...] = ()
-    clock_start: str | None = None  # RFC 3339; the replay starts the clock here
+    env: FrozenMap[str, EnvSetting] = field(default_factory=FrozenMap, metadata=RUN_TIME)
+    network: Literal["none", "replay", "allow"] = field(default="none", metadata=RUN_TIME)
+    allowed_hosts: tuple[str, ...] = field(default=(), metadata=RUN_TIME)
+    denied_hosts: tuple[str, ...] = field(default=(), metadata=RUN_TIME)
+    http_calls: tuple[HttpCall, ...] = field(default=(), metadata=RUN_TIME)
+    # names left out of matching the calls (--http-ignore), lower case
+    http_ignore: tuple[str, ...] = field(default=(), metadata=RUN_TIME)
+    values: tuple[RecordedValue, ...] = field(default=(), metadata=RUN_TIME)
+    clock_start: str | None = field(default=None, metadata=RUN_TIME)  # RFC 3339; the replay starts the clock here
     faketime: bool = False  # libfaketime installed in the image
-    fidelity: tuple[Fidelity, ...] = ()
-    notes: tuple[str, ...] = ()
+    fidelity: tuple[Fidelity, ...] = field(default=(), metadata=RUN_TIME)
+    notes: tuple[str, ...] = field(default=(), metadata=RUN_TIME)
 
     def runtime(self, name: str) -> Runtime | None:
         return next((r for r in self.runtimes if r.name == name), None)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..errors import ReplayError
 from ..verdict.judge import Attempt, Expected
-from .images import ImageBank
+from ..build.images import ImageBank
 from .model import FarmVerdict, Side
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ class LocalExecutor:
     resumable = False  # an attempt a kill cut short has no outcome and never counts
     together = False  # parallel threads start on different images first
 
-    def __init__(self, replayer: Replayer, bank: ImageBank) -> None:
+    def __init__(self, replayer: Replayer, bank: ImageBank[BuiltImage]) -> None:
         self.replayer, self.bank = replayer, bank
         self._digests: dict[str, str | None] = {}
         self._lock = threading.Lock()

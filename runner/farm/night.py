@@ -23,7 +23,7 @@ from ..replay import Progress, Replayer, ReplayOptions
 from .collect import Opening, collect
 from .executor import Executor, LocalExecutor
 from .options import FarmOptions
-from .images import ImageBank, image_key
+from ..build.images import image_key
 from .model import Night
 from .prepare import Prepared, now, prepare, unjudged_result
 from .progress import FarmProgress
@@ -51,7 +51,8 @@ def local_executor(options: FarmOptions, replayer: Replayer, progress: FarmProgr
     if options.executor != "local":
         raise UsageError(f"farm run: this caller runs attempts here only, not with --executor {options.executor}")
     _ = replayer.engine  # no engine: one line, exit 3, and no night recorded
-    return LocalExecutor(replayer, ImageBank(replayer.image, progress.build))
+    replayer.images.on_build = progress.build  # the night says each build as it starts and ends
+    return LocalExecutor(replayer, replayer.images)
 
 
 def run_night(store: HistoryStore, sources: Sequence[Path], options: FarmOptions, progress: FarmProgress,

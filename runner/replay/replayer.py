@@ -25,7 +25,7 @@ from ..verdict.judge import Attempt, Expected, classify, expected_of
 from ..verdict.sameness import difference
 from ..verdict.testsets import TestSet, failing_tests, junit_tests
 from ..build.plan import Plan
-from ..build.plancodec import plan_digest
+from ..build.images import ImageBank
 from ..build.planner import make_plan
 from ..build.render import Context, workdir, write_context
 from . import image as images
@@ -62,7 +62,10 @@ class Replayer:
         self._engine = EngineHolder(options.builder or self.settings.builder, engine)
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
-        self._built: dict[str, BuiltImage] = {}
+        # each distinct image once (build/images.py); a worker's engine may lose one: it is checked again
+        self.images: ImageBank[BuiltImage] = ImageBank(
+            self._make_image, still_there=(lambda i: self.engine.image_exists(i.ref)) if options.recheck_images
+            else None)
 
     @property
     def engine(self) -> Engine:
@@ -85,24 +88,20 @@ class Replayer:
         return expected_of(capsule)
 
     def image(self, plan: Plan) -> BuiltImage:
-        """Build (or reuse) the image of this plan; a second call for the same plan builds nothing."""
-        # keyed by the plan's JSON (which holds no supplied value): equal plans share one image
-        key = f"ctx-{plan_digest(plan)[:16]}"
-        with self._key_lock(key):
-            if key in self._built:
-                return self._built[key]
-            with self.progress.step(f"resolve base {plan.base.suite}"):
-                ensure_base(self.engine, self.settings, plan.base, self.progress.say)
-            with context_slot(self.settings.cache_dir / "contexts") as ctx_dir:
-                with self.progress.step("fetch runtimes, package managers and source"):
-                    ctx = write_context(plan, self.settings, ctx_dir,
-                                        "buildkit" if self.engine.builder_name == "buildkit" else "classic")
-                digest = images.context_digest(ctx_dir, stamp)  # and each file's mtime from its content
-                tag = f"{self.settings.image_repo}:{plan.capsule_id[:12].lower()}-{digest[:12]}"
-                with self._key_lock(tag):
-                    result = self._image_of(plan, ctx_dir, ctx, tag)
-                    self._built[key] = result
-                    return result
+        """Build (or reuse) the image of this plan; a plan that shares its image (build/images.py) builds nothing."""
+        return self.images.get(plan)
+
+    def _make_image(self, plan: Plan) -> BuiltImage:
+        with self.progress.step(f"resolve base {plan.base.suite}"):
+            ensure_base(self.engine, self.settings, plan.base, self.progress.say)
+        with context_slot(self.settings.cache_dir / "contexts") as ctx_dir:
+            with self.progress.step("fetch runtimes, package managers and source"):
+                ctx = write_context(plan, self.settings, ctx_dir,
+                                    "buildkit" if self.engine.builder_name == "buildkit" else "classic")
+            digest = images.context_digest(ctx_dir, stamp)  # and each file's mtime from its content
+            tag = f"{self.settings.image_repo}:{plan.capsule_id[:12].lower()}-{digest[:12]}"
+            with self._tag_lock(tag):
+                return self._image_of(plan, ctx_dir, ctx, tag)
 
     def _image_of(self, plan: Plan, ctx_dir: Path, ctx: Context, tag: str) -> BuiltImage:
         engine = self.engine
@@ -120,9 +119,10 @@ class Replayer:
         return BuiltImage(tag, built, time.monotonic() - start, ctx, facts.drift, steps_run, facts.libc_version,
                           facts.unpinned)
 
-    def _key_lock(self, key: str) -> threading.Lock:
+    def _tag_lock(self, tag: str) -> threading.Lock:
+        """Two plans of different images may still render one context (one tag): built once too."""
         with self._lock:
-            return self._locks.setdefault(key, threading.Lock())
+            return self._locks.setdefault(tag, threading.Lock())
 
     def run_spec(self, plan: Plan, image: BuiltImage, world: AttemptSettings = AttemptSettings()) -> RunSpec:
         env, argv = command_env(plan, self.engine.image_env(image.ref), (*world.env, *self.options.secret_env))

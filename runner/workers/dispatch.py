@@ -21,7 +21,7 @@ from ..config import settings as load_settings
 from ..build.content import content_store
 from ..errors import EngineUnavailable, UsageError
 from ..farm.executor import Done, ImageFailed, RemoteFailure, Work
-from ..farm.images import image_key
+from ..build.images import image_key
 from .app import TASK_NAME, make_app, redis_of
 from .keys import KEEP_S, TaskKeys, check_broker_url, redacted
 from .message import done_from_json, work_to_json

@@ -77,7 +77,7 @@ def _register_sources(data: dict[str, Any], store: ContentStore, plans: tuple[Pl
 
 def image_plan_of(data: Any, work: Work) -> Plan:
     """The plan to build the work's image from (checked: it must plan the same image)."""
-    from ..farm.images import image_key
+    from ..build.images import image_key
 
     raw = data.get("image_plan") if isinstance(data, dict) else None
     if not raw:

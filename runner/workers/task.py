@@ -1,23 +1,21 @@
 """What a worker does with one unit of work: build the image it lacks, run the attempts.
 
 One `WorkerRuntime` per worker process (created after the fork: a docker client is not
-shared across processes). Images are kept per planned image, as the farm's ImageBank
-keeps them, but a failed build is not remembered: the next task may find the mirror
-back. Every container of a task carries the label replay=task-<task id> and is named
+shared across processes). Images are kept per planned image in the one build-once cache
+(build/images.py), looked for again before each use (the engine may have lost one), and a
+failed build is not remembered: the next task may find the mirror back. Every container of a task carries the label replay=task-<task id> and is named
 after its attempt, so a redelivered task first removes what an earlier delivery (on a
 worker that vanished) left running, and a time limit removes the running container.
 """
 from __future__ import annotations
 
 import dataclasses
-import threading
 from collections.abc import Callable
 
 from ..config import Settings, settings as load_settings
 from ..build.content import content_store
 from ..engine import Engine
 from ..farm.executor import Done, Work
-from ..farm.images import image_key
 from ..farm.verdict import unjudged
 from ..build.plan import Plan
 from ..replay import BuiltImage, Progress, Replayer, ReplayOptions
@@ -35,10 +33,8 @@ def container_name(attempt_id: str) -> str:
 class WorkerRuntime:
     def __init__(self, settings: Settings | None = None, engine: Engine | None = None) -> None:
         self.settings = settings or load_settings()
-        self._images = Replayer(ReplayOptions(label="worker-images"), Progress(quiet=True), self.settings, engine)
-        self._lock = threading.Lock()
-        self._locks: dict[str, threading.Lock] = {}
-        self._built: dict[str, BuiltImage] = {}
+        self._images = Replayer(ReplayOptions(label="worker-images", recheck_images=True), Progress(quiet=True),
+                                self.settings, engine)
 
     @property
     def engine(self) -> Engine:
@@ -64,16 +60,7 @@ class WorkerRuntime:
 
     def image(self, plan: Plan) -> BuiltImage:
         """This machine's image of the plan: built once per planned image, rebuilt if it went."""
-        key = image_key(plan)
-        with self._lock:
-            lock = self._locks.setdefault(key, threading.Lock())
-        with lock:
-            known = self._built.get(key)
-            if known is not None and self.engine.image_exists(known.ref):
-                return dataclasses.replace(known, built=False)
-            image = self._images.image(plan)
-            self._built[key] = image
-            return image
+        return self._images.image(plan)
 
     def run(self, work: Work, image: BuiltImage, on_start: Callable[[str], None] | None = None) -> Done:
         label = task_label(work.task_id)

@@ -8,7 +8,7 @@ from pathlib import Path
 from runner.capsules import read_capsule
 from runner.capsules.model import FrozenMap
 from runner.config import Settings
-from runner.farm.images import ImageBank, image_key
+from runner.build.images import ImageBank, image_key
 from runner.build.planner import make_plan
 
 from tests.unit.farm.builders import py_twin, write_instance
