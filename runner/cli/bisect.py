@@ -12,7 +12,10 @@ from rich.text import Text
 
 from ..build import source as git_source
 from ..bisect import (BisectResult, BisectSettings, CommitsResult, Registry, SweepResult, Trial, Walk, bisect_capsules,
-                      bisect_commits, bisect_sweep, commits_data, result_data, summary, sweep_data, totals)
+                      bisect_commits, bisect_sweep, candidates_said, commits_data, result_data, summary, sweep_data,
+                      totals)
+from ..bisect.env import fill_only_of
+from ..bisect.rules import DEFAULT_MAX_RUNS
 from ..config import settings as load_settings
 from ..errors import Exit, UsageError
 from ..build.plan import Source
@@ -23,9 +26,11 @@ from ..build.plan import PlanOptions
 from ..replay import Progress, Replayer, ReplayOptions
 from ..replay.defaults import DEFAULT_TIMEOUT_S
 from ..verdict.facts import FACTS
+from ..verdict.rate import CONFIDENCE_RANGE, DEFAULT_CONFIDENCE, Rate
+from ..durations import HELP as DURATION_HELP
 from . import console
 from .options import (AllowUnverifiedOpt, EnvOpt, JunitOpt, MirrorOpt, QuietOpt, RepoOpt, RequireValidOpt, SaltOpt,
-                      TrustKeyOpt, parse_env, timeout_opt, write_text)
+                      TrustKeyOpt, duration, parse_env, timeout_opt, write_text)
 from .options import trust as make_trust
 
 _STATUS_LINE = {
@@ -33,6 +38,7 @@ _STATUS_LINE = {
     "baseline fails": "baseline fails: the good environment does not pass here",
     "not-reproduced": "not-reproduced: the bad environment does not fail the recorded way here",
     "no culprit": "no culprit among the facts that can be varied",
+    "undecided": "undecided: no minimal set held the confidence within the budget",
 }
 
 
@@ -104,9 +110,17 @@ def _show(bad: Path, good: Path, r: BisectResult, wall_s: float) -> None:
                    [(printable(n.key), _cell(n.good), _cell(n.bad), printable(n.reason)) for n in r.not_varied],
                    free=3)
     _notes(r.notes)
+    for removal in r.removals:
+        luck = "" if removal.failed else f"; a failing set passes that often with chance {removal.luck:.3f}"
+        view.line(printable(f"without {removal.key}: {removal.failed} of {removal.runs} run(s) failed as recorded"
+                            + luck), "dim")
+    _rate_line(r.rate)
     out.print(_spent(r.trials, wall_s))
+    sure = f" (confidence {r.confidence:.2f}, asked {r.target:g})"
     if r.found:
-        out.print(Text(f"minimal set: {printable(' + '.join(r.minimal))}", "bold red"))
+        out.print(Text(f"minimal set: {printable(' + '.join(r.minimal))}{sure}", "bold red"))
+    elif r.status == "undecided" and r.minimal:
+        out.print(Text(f"undecided: {printable(' + '.join(r.minimal))} so far{sure}", "bold"))
     else:
         out.print(Text(_STATUS_LINE[r.status], "bold"))
 
@@ -116,13 +130,36 @@ def _notes(notes: tuple[str, ...]) -> None:
         console.out.print(Text(f"note: {printable(note)}", "dim"))
 
 
-def _probes_table(w: Walk, item: str, shown: Callable[[Trial], str]) -> None:
-    def role(t: Trial) -> str:
-        return "" if t.role == "search" else f" ({t.role})"
+def _rate_line(rate: Rate | None) -> None:
+    if rate is not None and rate.runs:
+        console.out.print(Text(f"the bad end failed as recorded in {rate.failed} of {rate.runs} run(s): "
+                               f"it {rate.phrase()}", "dim"))
 
-    View(console.out).table("trials", ("#", item, "verdict", "signature", "build", "run"),
-                            [(str(t.number), printable(shown(t) + role(t)), _verdict_cell(t), _cell(t.signature or ""),
-                              _build_cell(t), f"{t.run_s:.1f}s") for t in w.trials], free=1)
+
+def _items_table(w: Walk, item: str, shown: Callable[[str], str]) -> None:
+    """One row per item tried, in line order: its runs and how likely it is the first bad one."""
+    chance = {c.item: c.probability for c in w.candidates}
+    rows = []
+    for position in sorted({t.position for t in w.trials if t.position is not None}):
+        mine = [t for t in w.trials if t.position == position]
+        kinds = [k for t in mine for k in t.attempts]
+        role = next((f" ({t.role})" for t in mine if t.role != "search"), "")
+        name = mine[0].item or ""
+        rows.append((printable(shown(name) + role), str(len(kinds)), str(kinds.count("recorded")),
+                     str(kinds.count("pass")), str(len(kinds) - kinds.count("recorded") - kinds.count("pass")),
+                     _cell(next((t.signature for t in mine if t.signature), "")), _build_cell(mine[0]),
+                     f"{chance[name]:.2f}" if name in chance else ""))
+    View(console.out).table("items tried", (item, "runs", "failed", "passed", "other", "signature", "build",
+                                            "first bad"), rows, free=5)
+
+
+def _walk_answer(w: Walk, found: str, shown: Callable[[str], str]) -> Text:
+    sure = f" (probability {w.confidence:.2f}, asked {w.target:g})"
+    if w.found:
+        return Text(found + sure, "bold red")
+    if w.status == "undecided":
+        return Text(printable(f"undecided, {candidates_said(w, shown)}"), "bold")
+    return Text(_COMMITS_STATUS.get(w.status, w.status), "bold")
 
 
 _COMMITS_STATUS = {
@@ -137,14 +174,13 @@ def _show_commits(bad: Path, good: Path, r: CommitsResult, wall_s: float) -> Non
     out.print(Text(f"{len(r.commits)} commit(s) after {r.walk.good[:12]} up to {r.commits[-1].sha[:12]} "
                    "(first parents)", "dim"))
     subjects = {c.sha: c.subject for c in r.commits}
-    _probes_table(r.walk, "commit", lambda t: f"{(t.item or '')[:12]} {subjects.get(t.item or '', '')}".rstrip())
+    _items_table(r.walk, "commit", lambda sha: f"{sha[:12]} {subjects.get(sha, '')}".rstrip())
     _notes(r.walk.notes)
+    _rate_line(r.walk.rate)
     out.print(_spent(r.walk.trials, wall_s))
     first = r.first_failing
-    if first is not None:
-        out.print(Text(f"first failing commit: {first.sha} {printable(first.subject)}", "bold red"))
-    else:
-        out.print(Text(_COMMITS_STATUS[r.walk.status], "bold"))
+    found = f"first failing commit: {first.sha} {printable(first.subject)}" if first is not None else ""
+    out.print(_walk_answer(r.walk, found, lambda sha: sha[:12]))
 
 
 def _show_sweep(bad: Path, good: Path, r: SweepResult, wall_s: float) -> None:
@@ -152,8 +188,9 @@ def _show_sweep(bad: Path, good: Path, r: SweepResult, wall_s: float) -> None:
     out.print(Text(f"bad:  {printable(str(bad))}\ngood: {printable(str(good))}"))
     out.print(Text(printable(f"{r.fact}: {r.walk.good} (good) to {r.walk.line[-1]} (bad), "
                              f"the versions between from {r.source}"), "dim"))
-    _probes_table(r.walk, r.name, lambda t: t.item or "")
+    _items_table(r.walk, r.name, str)
     _notes(r.walk.notes)
+    _rate_line(r.walk.rate)
     out.print(_spent(r.walk.trials, wall_s))
     out.print(Text(printable(summary(r)), "bold red" if r.found else "bold"))
 
@@ -205,16 +242,25 @@ def register(app: typer.Typer) -> None:
     def bisect_command(
         bad: Annotated[Path, typer.Argument(metavar="BAD", help="Capsule of the run that failed.")],
         good: Annotated[Path, typer.Option("--good", metavar="GOOD", help="Capsule of a run that passed.")],
-        attempts: Annotated[int, typer.Option("--attempts", min=1, max=100,
-                                              help="The most runs per trial: one run decides while outcomes are "
-                                                   "unambiguous; more go to a trial that fails another way, and "
-                                                   "to passing trials once the bad end proved flaky.")] = 3,
+        attempts: Annotated[int | None, typer.Option("--attempts", min=1, max=100, show_default="as needed",
+                                                     help="The most runs one commit, version or set of facts gets. "
+                                                          "By default as many as the confidence needs: one recorded "
+                                                          "failure decides, a pass counts once a failing run would "
+                                                          "have shown at the confidence.")] = None,
+        confidence: Annotated[float, typer.Option("--confidence", min=CONFIDENCE_RANGE[0], max=CONFIDENCE_RANGE[1],
+                                                  help="How sure an answer must be to exit 0; below it, exit 1 "
+                                                       "with what is known.")] = DEFAULT_CONFIDENCE,
+        max_runs: Annotated[int, typer.Option("--max-runs", min=1, help="The most runs in all, both ends "
+                                                                         "included.")] = DEFAULT_MAX_RUNS,
+        budget: Annotated[float | None, typer.Option("--budget", parser=duration, metavar="DURATION",
+                                                     help=f"The most wall time ({DURATION_HELP}); no limit by "
+                                                          "default.")] = None,
         jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, show_default="cores",
                                                  help="Trials run at the same time.")] = None,
         timeout: Annotated[float, timeout_opt("per run", DEFAULT_TIMEOUT_S)] = DEFAULT_TIMEOUT_S,
         repo: RepoOpt = None,  # both capsules' commits are fetched from it
         mirror: MirrorOpt = [],  # in force through its callback (build/mirrors.py)
-        env: EnvOpt = [],  # as on `replay`: applied to every trial, both ends included
+        env: EnvOpt = [],  # as on `replay`; a variable recorded by name only is filled in where it was set
         salt: SaltOpt = None,
         commits: Annotated[bool, typer.Option("--commits", help="Bisect the commits from GOOD's to BAD's "
                                                                 "in BAD's environment instead.")] = False,
@@ -235,18 +281,21 @@ def register(app: typer.Typer) -> None:
         """Find a minimal set of environment facts that turns GOOD into BAD's recorded failure
         (or, with --commits, the first failing commit; with --sweep FACT, the first failing version).
 
-        Exit 0 when found, 1 when not (baseline fails, not-reproduced, no culprit).
+        Exit 0 when found at --confidence, 1 when not (baseline fails, not-reproduced, no culprit,
+        undecided: the likeliest answers and how likely each is).
         """
         if commits and sweep is not None:
             raise UsageError("--commits and --sweep bisect different things: give one of them")
         trust = make_trust(trust_key, require_valid, allow_unverified)  # both ends: refused unless they verify
         progress = Progress(console.err, quiet=quiet or as_json)
-        plan_opts = PlanOptions(repo=repo, env_overrides=parse_env(env), salt=salt)
+        supplied = parse_env(env)
+        plan_opts = PlanOptions(repo=repo, env_overrides=supplied, salt=salt,
+                                fill_only=fill_only_of((bad, good), trust, supplied))
         replayer = Replayer(ReplayOptions(timeout=timeout, verbose=verbose, plan=plan_opts,
                                           secret_env=plan_opts.env_overrides, trust=trust), progress)
         start = time.monotonic()
         try:
-            settings = BisectSettings(attempts, jobs or _cores(), not no_cache_reuse)
+            settings = BisectSettings(attempts, jobs or _cores(), not no_cache_reuse, confidence, max_runs, budget)
             result = _bisect(replayer, bad, good, settings, progress, commits, sweep)
         finally:
             replayer.close()
