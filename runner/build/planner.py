@@ -174,8 +174,8 @@ def _env(c: Capsule, opts: PlanOptions, rows: list[Fidelity], notes: list[str]) 
             env[name] = EnvSetting("withheld")
             rows[:] = [r for r in rows if r.fact != f"env {name}"]
             rows.append(Fidelity(f"env {name}", _describe(c, name), "unset", "exact",
-                                 "--env fills in a variable recorded by name only, where it was set; "
-                                 "this capsule recorded it unset"))
+                                 "--env fills in a variable recorded by name only where it was set; "
+                                 "this capsule recorded it unset, so it stays unset"))
             continue
         _check_hash(c, name, value, opts.salt, notes)
         # the value is given to the run only (ReplayOptions.secret_env), never kept in the plan
