@@ -16,6 +16,9 @@ with the rate's probability, every other run passes.
   cost      a deterministic failure against today's bisect on the same histories (today: one run
             decides every trial; measured on main 5407fee with the same seeds: 8.00 runs for the
             64 commits, 7 for the facts): within 10 %
+  real      real containers: a 6-commit Python history whose check, from the fourth commit on,
+            fails when the container's own randomness says so (half the time), bisected with
+            `replay bisect --commits` 3 times: right, runs, wall time
 
 Runs on its own too: `.venv/bin/python scripts/bench_noise_bisect.py [--bisects N]`.
 """
@@ -143,19 +146,90 @@ def rows(row: Row, bisects: int = BISECTS) -> None:
                         f"({(runs / TODAY[kind] - 1) * 100:+.0f} %)", "<= +10 %", runs <= 1.1 * TODAY[kind])
 
 
+CHECK_PY = """\
+import random
+import sys
+
+BROKEN = {broken}
+if BROKEN and random.SystemRandom().random() < 0.5:
+    print("error: start of day is rounded up", file=sys.stderr, flush=True)
+    sys.exit(1)
+print("ok", flush=True)
+"""
+REAL_BISECTS = 3
+
+
+def real_history(tmp: Path) -> tuple[Path, Path, Path, str]:
+    """(repo, bad capsule, good capsule, the culprit): six commits, the fourth sets BROKEN."""
+    from tests.integration.helpers import env_facts, git, git_repo, repo_fact, twin_capsule, write_json
+
+    repo = tmp / "noisy-repo"
+    shas = [git_repo(repo, {"check.py": CHECK_PY.format(broken=False)})]
+    for i in range(1, 6):
+        (repo / "check.py").write_text(CHECK_PY.format(broken=i >= 3))
+        (repo / "NOTES").write_text(f"{i}\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", f"change {i}")
+        shas.append(git(repo, "rev-parse", "HEAD").strip())
+
+    def capsule(sha: str, output: str, exit_code: int) -> dict[str, Any]:
+        return twin_capsule(["python3", "check.py"], output, exit_code, python="3.11.2",
+                            env=env_facts(LANG="C.UTF-8"), repo=repo_fact(str(repo), sha))
+
+    bad = write_json(tmp / "noisy-bad.json", capsule(shas[-1], "error: start of day is rounded up\n", 1))
+    good = write_json(tmp / "noisy-good.json", capsule(shas[0], "ok\n", 0))
+    return repo, bad, good, shas[3]
+
+
+def real_row(tmp: Path, env: dict[str, str], row: Row) -> None:
+    import json
+    import subprocess
+    import time
+
+    repo, bad, good, culprit = real_history(tmp)
+    right = wrong = 0
+    runs: list[int] = []
+    start = time.monotonic()
+    for _ in range(REAL_BISECTS):
+        proc = subprocess.run([sys.executable, "-m", "runner", "bisect", str(bad), "--good", str(good), "--repo",
+                               str(repo), "--commits", "--json"], env={**env, "PYTHONPATH": str(ROOT)},
+                              capture_output=True, text=True, timeout=3600)
+        try:
+            result = json.loads(proc.stdout)["result"]
+        except (ValueError, KeyError):
+            print(f"bench: bisect failed (exit {proc.returncode}): {proc.stderr.strip().splitlines()[-1:]}",
+                  file=sys.stderr)
+            continue
+        found = result["walk"]["status"] == "found"
+        right += found and result["walk"]["first_failing"] == culprit
+        wrong += found and result["walk"]["first_failing"] != culprit
+        runs.append(result["totals"]["attempts"])
+    wall = time.monotonic() - start
+    row("bisect commits, real containers, rate ~0.5", f"right {right}/{REAL_BISECTS}, wrong exit 0 {wrong}; "
+        f"runs {', '.join(map(str, runs))}; {wall / REAL_BISECTS:.0f} s each", "wrong 0", wrong == 0)
+
+
 def run(tmp: Path, env: dict[str, str], warm_s: float, row: Row) -> None:
-    """scripts/bench.py's entry (the arguments are the other rows'; none is needed here)."""
+    """scripts/bench.py's entry: the counts, then one row on real containers."""
     rows(row)
+    real_row(tmp, env, row)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bisects", type=int, default=BISECTS, help="bisects per row (default 20)")
+    parser.add_argument("--real", action="store_true", help="also the row on real containers (minutes)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT / "scripts"))
     from benchrow import row
 
     rows(row, args.bisects)
+    if args.real:
+        import os
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="replay-bench-") as tmp:
+            real_row(Path(tmp), dict(os.environ), row)
     return 0
 
 

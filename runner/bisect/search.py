@@ -295,9 +295,11 @@ def _ends(s: _Search) -> tuple[Status, list[str]]:
     most, cap = s.rules.give_up_after(), s.rules.per_trial or s.rules.give_up_after() + RATE_FIRST
     while not rate_known(bad.failed) and bad.runs + bad.untold < cap and s.spending.left() > 0 and \
             (bad.failed or bad.runs + bad.untold < most):
-        # until its first recorded failure, in one trial; then one run at a time (the rate first)
-        more = 1 if bad.failed else min(most - bad.runs - bad.untold, s.spending.left())
-        s.run([(everything, more)], "bad end")
+        # until its first recorded failure, in one trial; then the runs still wanted, together (--jobs)
+        if bad.failed:
+            s.run([(everything, 1)] * min(s.jobs, RATE_FIRST - bad.failed, s.spending.left()), "bad end")
+        else:
+            s.run([(everything, min(most - bad.runs - bad.untold, s.spending.left()))], "bad end")
     if not bad.failed:
         last = s.trials[-1]
         rate = bad.rate(s.rules.confidence)

@@ -104,7 +104,8 @@ class _Walker:
             if spent or self.spending.left() <= 0 or \
                     (not self.line.failed[n] and self.runs[n] >= self.rules.give_up_after()):
                 break
-            self.run([n])
+            # after its first failure, the runs still wanted go together (--jobs)
+            self.run([n] * (min(self.jobs, RATE_FIRST - self.line.failed[n]) if self.line.failed[n] else 1))
         return self.line.failed[n] > 0
 
     def capped(self) -> set[int]:
