@@ -242,6 +242,9 @@ def search(candidates: Sequence[Candidate], test: TestFn, *, jobs: int = 1, rule
                 confidence = max(0.0, 1 - sum(r.luck for r in removals))
             if status == "found" and (confidence < rules.confidence or _slower(s, minimal)):
                 status = "undecided"
+                if confidence < rules.confidence:
+                    notes.append(f"the answer holds at {percent(confidence)} %, below the {percent(rules.confidence)} "
+                                 "% asked: a removal could not be run often enough (--attempts) or at all")
     return BisectResult(
         status=status, candidates=s.order, minimal=s.keys(minimal), trials=tuple(s.trials),
         also_failing=tuple(t for t in s.trials if t.verdict == "different-failure"), notes=tuple(notes),

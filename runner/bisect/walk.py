@@ -121,7 +121,7 @@ class _Walker:
             best = belief.best()
             if belief.probability[best] >= self.rules.confidence:
                 doubt = self.boundary(best)
-                if doubt is None or left <= 0 or doubt in self.capped():
+                if doubt is None or left <= 0 or doubt in self.capped() | self.skipped:
                     return belief
                 self.run([doubt])
                 continue
@@ -141,8 +141,8 @@ class _Walker:
         return x if luck > 1 - self.rules.confidence else None
 
     def bad_rate(self) -> Rate:
-        return Rate.of(self.line.failed[self.n], self.line.failed[self.n] + self.line.passed[self.n],
-                       self.rules.confidence)
+        """The bad end's runs: failed the recorded way, of all (a failure of another kind is not it)."""
+        return Rate.of(self.line.failed[self.n], self.runs[self.n], self.rules.confidence)
 
 
 def walk(good: str, line: Sequence[str], test: TestFn, jobs: int = 1, rules: Rules = Rules(),

@@ -46,3 +46,27 @@ def test_bisect_takes_env_as_replay_does(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_bisect_env_is_checked_like_replay(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bisect", str(TZ_CAPSULE), "--good", str(TZ_CAPSULE), "--env", "=x"]) == 2
     assert "expected NAME=VALUE" in capsys.readouterr().err
+
+
+def test_bisect_takes_its_confidence_and_budgets(monkeypatch: pytest.MonkeyPatch) -> None:
+    from runner.cli import bisect as bisect_cli
+
+    seen: list[Any] = []
+
+    def fake(replayer: Any, bad: Any, good: Any, settings: Any, *args: Any) -> Any:
+        seen.append(settings)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(bisect_cli, "_bisect", fake)
+    main(["bisect", str(TZ_CAPSULE), "--good", str(TZ_CAPSULE), "--confidence", "0.99", "--max-runs", "40",
+          "--budget", "1h30m"])
+    main(["bisect", str(TZ_CAPSULE), "--good", str(TZ_CAPSULE), "--attempts", "3"])
+    asked, defaults = seen
+    assert (asked.confidence, asked.max_runs, asked.budget_s, asked.attempts) == (0.99, 40, 5400.0, None)
+    assert (defaults.confidence, defaults.max_runs, defaults.budget_s, defaults.attempts) == (0.95, 300, None, 3)
+    assert asked.rules.give_up_after() == 21 and defaults.rules.give_up_after() == 3  # --attempts caps it
+
+
+def test_a_confidence_out_of_range_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bisect", str(TZ_CAPSULE), "--good", str(TZ_CAPSULE), "--confidence", "1"]) == 2
+    assert "--confidence" in capsys.readouterr().err
