@@ -12,9 +12,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..replay.defaults import DEFAULT_BISECT_MAX_RUNS
 from ..verdict.rate import DEFAULT_CONFIDENCE, PRIOR, Prior
 
-DEFAULT_MAX_RUNS = 300
 # The rarest failure a bisect looks for: the bad end is "not reproduced" once so many of its runs
 # passed that a failure coming back in 1 run of 5 would have shown at the confidence.
 RAREST = 0.2
@@ -33,7 +33,7 @@ def rate_known(failed: int) -> bool:
 @dataclass(frozen=True)
 class Rules:
     confidence: float = DEFAULT_CONFIDENCE  # --confidence: an answer below it exits 1
-    max_runs: int = DEFAULT_MAX_RUNS  # --max-runs: runs in all, both ends included
+    max_runs: int = DEFAULT_BISECT_MAX_RUNS  # --max-runs: runs in all, both ends included
     seconds: float | None = None  # --budget: wall time, None: no limit
     per_trial: int | None = None  # --attempts: the most runs one item or one set of facts gets
     prior: Prior = PRIOR  # what is believed of the rate before any run (verdict/rate.py)

@@ -25,7 +25,8 @@ from ..engine import Mount
 from ..build.plan import Plan
 from ..replay import BuiltImage
 from ..verdict.rate import DEFAULT_CONFIDENCE
-from .rules import DEFAULT_MAX_RUNS, Rules
+from ..replay.defaults import DEFAULT_BISECT_MAX_RUNS
+from .rules import Rules
 from .toolcache import NONE, Shared, ToolCache
 
 Role = Literal["good end", "bad end", "both ends", "search"]
@@ -54,7 +55,7 @@ class BisectSettings:
     jobs: int = 1
     cache_reuse: bool = False  # trials after the ends share one test-tool cache per image (--no-cache-reuse)
     confidence: float = DEFAULT_CONFIDENCE
-    max_runs: int = DEFAULT_MAX_RUNS
+    max_runs: int = DEFAULT_BISECT_MAX_RUNS
     budget_s: float | None = None
 
     @property

@@ -5,9 +5,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
 
-import typer
 from rich.text import Text
 
 from ..build import source as git_source
@@ -15,7 +13,6 @@ from ..bisect import (BisectResult, BisectSettings, CommitsResult, Registry, Swe
                       bisect_commits, bisect_sweep, candidates_said, commits_data, result_data, summary, sweep_data,
                       totals)
 from ..bisect.env import fill_only_of
-from ..bisect.rules import DEFAULT_MAX_RUNS
 from ..config import settings as load_settings
 from ..errors import Exit, UsageError
 from ..build.plan import Source
@@ -24,14 +21,12 @@ from ..facts.inspect import printable
 from ..report.layout import Cell, Styled, View
 from ..build.plan import PlanOptions
 from ..replay import Progress, Replayer, ReplayOptions
-from ..replay.defaults import DEFAULT_TIMEOUT_S
 from ..verdict.facts import FACTS
-from ..verdict.rate import CONFIDENCE_RANGE, DEFAULT_CONFIDENCE, Rate
-from ..durations import HELP as DURATION_HELP
+from ..verdict.rate import Rate
 from . import console
-from .options import (AllowUnverifiedOpt, EnvOpt, JunitOpt, MirrorOpt, QuietOpt, RepoOpt, RequireValidOpt, SaltOpt,
-                      TrustKeyOpt, duration, parse_env, timeout_opt, write_text)
-from .options import trust as make_trust
+from ..commands.spec import Args
+from ..replay.inputs import check_repo, parse_env, use_mirrors, write_text
+from ..replay.inputs import trust as make_trust
 
 _STATUS_LINE = {
     "found": "minimal set found",
@@ -110,10 +105,7 @@ def _show(bad: Path, good: Path, r: BisectResult, wall_s: float) -> None:
                    [(printable(n.key), _cell(n.good), _cell(n.bad), printable(n.reason)) for n in r.not_varied],
                    free=3)
     _notes(r.notes)
-    for removal in r.removals:
-        luck = "" if removal.failed else f"; a failing set passes that often with chance {removal.luck:.3f}"
-        view.line(printable(f"without {removal.key}: {removal.failed} of {removal.runs} run(s) failed as recorded"
-                            + luck), "dim")
+    _removals(view, r)
     _rate_line(r.rate)
     out.print(_spent(r.trials, wall_s))
     sure = f" (confidence {r.confidence:.2f}, asked {r.target:g})"
@@ -123,6 +115,14 @@ def _show(bad: Path, good: Path, r: BisectResult, wall_s: float) -> None:
         out.print(Text(f"undecided: {printable(' + '.join(r.minimal))} so far{sure}", "bold"))
     else:
         out.print(Text(_STATUS_LINE[r.status], "bold"))
+
+
+def _removals(view: View, r: BisectResult) -> None:
+    """The answer's checks: each member's removal, its runs and how likely a pass that often is luck."""
+    for removal in r.removals:
+        luck = "" if removal.failed else f"; a failing set passes that often with chance {removal.luck:.3f}"
+        view.line(printable(f"without {removal.key}: {removal.failed} of {removal.runs} run(s) failed as recorded"
+                            + luck), "dim")
 
 
 def _notes(notes: tuple[str, ...]) -> None:
@@ -237,72 +237,29 @@ def _report(bad: Path, good: Path, result: Result, as_json: bool, wall_s: float)
         _show(bad, good, result, wall_s)
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("bisect")
-    def bisect_command(
-        bad: Annotated[Path, typer.Argument(metavar="BAD", help="Capsule of the run that failed.")],
-        good: Annotated[Path, typer.Option("--good", metavar="GOOD", help="Capsule of a run that passed.")],
-        attempts: Annotated[int | None, typer.Option("--attempts", min=1, max=100, show_default="as needed",
-                                                     help="The most runs one commit, version or set of facts gets. "
-                                                          "By default as many as the confidence needs: one recorded "
-                                                          "failure decides, a pass counts once a failing run would "
-                                                          "have shown at the confidence.")] = None,
-        confidence: Annotated[float, typer.Option("--confidence", min=CONFIDENCE_RANGE[0], max=CONFIDENCE_RANGE[1],
-                                                  help="How sure an answer must be to exit 0; below it, exit 1 "
-                                                       "with what is known.")] = DEFAULT_CONFIDENCE,
-        max_runs: Annotated[int, typer.Option("--max-runs", min=1, help="The most runs in all, both ends "
-                                                                         "included.")] = DEFAULT_MAX_RUNS,
-        budget: Annotated[float | None, typer.Option("--budget", parser=duration, metavar="DURATION",
-                                                     help=f"The most wall time ({DURATION_HELP}); no limit by "
-                                                          "default.")] = None,
-        jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, show_default="cores",
-                                                 help="Trials run at the same time.")] = None,
-        timeout: Annotated[float, timeout_opt("per run", DEFAULT_TIMEOUT_S)] = DEFAULT_TIMEOUT_S,
-        repo: RepoOpt = None,  # both capsules' commits are fetched from it
-        mirror: MirrorOpt = [],  # in force through its callback (build/mirrors.py)
-        env: EnvOpt = [],  # as on `replay`; a variable recorded by name only is filled in where it was set
-        salt: SaltOpt = None,
-        commits: Annotated[bool, typer.Option("--commits", help="Bisect the commits from GOOD's to BAD's "
-                                                                "in BAD's environment instead.")] = False,
-        sweep: Annotated[str | None, typer.Option("--sweep", metavar="FACT",
-                                                  help="Find the first failing version of one differing fact "
-                                                       "(runtime:node, tool:npm, pin:python:six...) instead.")] = None,
-        no_cache_reuse: Annotated[bool, typer.Option("--no-cache-reuse", help="Run every trial with a cold "
-                                                     "test-tool cache: jest's, Go's build cache or Python's bytecode, "
-                                                     "none shared between trials.")] = False,
-        as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-        junit: JunitOpt = None,
-        verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show build logs and output.")] = False,
-        quiet: QuietOpt = False,
-        trust_key: TrustKeyOpt = [],
-        require_valid: RequireValidOpt = False,
-        allow_unverified: AllowUnverifiedOpt = False,
-    ) -> None:
-        """Find a minimal set of environment facts that turns GOOD into BAD's recorded failure
-        (or, with --commits, the first failing commit; with --sweep FACT, the first failing version).
+def bisect(a: Args) -> int:
+    if a.commits and a.sweep is not None:
+        raise UsageError("--commits and --sweep bisect different things: give one of them")
+    trust = make_trust(a.values)  # both ends: refused unless they verify
+    progress = Progress(console.err, quiet=a.quiet or a.json)
+    use_mirrors(a.mirror)
+    check_repo(a.repo)
+    supplied = parse_env(a.env)  # a variable recorded by name only is filled in where it was set
+    plan_opts = PlanOptions(repo=a.repo, env_overrides=supplied, salt=a.salt, http_ignore=tuple(a.http_ignore),
+                            fill_only=fill_only_of((Path(a.bad), Path(a.good)), trust, supplied))
+    replayer = Replayer(ReplayOptions(timeout=a.timeout, verbose=a.verbose, plan=plan_opts,
+                                      secret_env=plan_opts.env_overrides, trust=trust), progress)
+    start = time.monotonic()
+    try:
+        settings = BisectSettings(a.attempts, a.jobs or _cores(), not a.no_cache_reuse, a.confidence, a.max_runs,
+                                  a.budget)
+        result = _bisect(replayer, a.bad, Path(a.good), settings, progress, a.commits, a.sweep)
+    finally:
+        replayer.close()
+    wall_s = time.monotonic() - start
+    _report(Path(a.bad), Path(a.good), result, a.json, wall_s)
+    if a.junit is not None:
+        from ..report.junit import bisect_junit
 
-        Exit 0 when found at --confidence, 1 when not (baseline fails, not-reproduced, no culprit,
-        undecided: the likeliest answers and how likely each is).
-        """
-        if commits and sweep is not None:
-            raise UsageError("--commits and --sweep bisect different things: give one of them")
-        trust = make_trust(trust_key, require_valid, allow_unverified)  # both ends: refused unless they verify
-        progress = Progress(console.err, quiet=quiet or as_json)
-        supplied = parse_env(env)
-        plan_opts = PlanOptions(repo=repo, env_overrides=supplied, salt=salt,
-                                fill_only=fill_only_of((bad, good), trust, supplied))
-        replayer = Replayer(ReplayOptions(timeout=timeout, verbose=verbose, plan=plan_opts,
-                                          secret_env=plan_opts.env_overrides, trust=trust), progress)
-        start = time.monotonic()
-        try:
-            settings = BisectSettings(attempts, jobs or _cores(), not no_cache_reuse, confidence, max_runs, budget)
-            result = _bisect(replayer, bad, good, settings, progress, commits, sweep)
-        finally:
-            replayer.close()
-        wall_s = time.monotonic() - start
-        _report(bad, good, result, as_json, wall_s)
-        if junit is not None:
-            from ..report.junit import bisect_junit
-
-            write_text(junit, bisect_junit(result, str(bad)))
-        raise typer.Exit(int(Exit.OK if result.found else Exit.NEGATIVE))
+        write_text(a.junit, bisect_junit(result, str(a.bad)))
+    return int(Exit.OK if result.found else Exit.NEGATIVE)

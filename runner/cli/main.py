@@ -1,4 +1,5 @@
-"""The `replay` command: thin typer commands, one module each, calling the stages.
+"""The `replay` command: typer commands made from the declarations (runner/commands), and the one
+edge that turns typed errors into one line and an exit code.
 
 `replay CAPSULE [...]` is `replay run CAPSULE [...]`.
 """
@@ -10,15 +11,17 @@ import signal
 import sys
 import traceback
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
+from ..commands.catalog import COMMANDS, top_words
+from ..commands.spec import Args
 from ..errors import Exit, ReplayError, UsageError
 from ..envelope import envelope, error_of
-from .console import error_line, install_meter, print_json, refresh
-from .helptext import tidy
 from . import topics
+from .build import register
+from .console import error_line, install_meter, print_json, refresh
 
 app = typer.Typer(
     name="replay",
@@ -26,9 +29,9 @@ app = typer.Typer(
     "rerun the command, say whether the recorded outcome came back.\n\n"
     "`replay CAPSULE` is `replay run CAPSULE`. `replay help CMD` shows a command's help.",
     epilog="\b\nExamples:\n  replay capsule.json --repo ../app.git\n  replay inspect capsule.json\n"
-    "  replay doctor\n  replay --install-completion   # tab completion for bash, zsh, fish",
+    "  replay doctor\n  replay completion bash   # tab completion: bash, zsh, fish",
     no_args_is_help=True,
-    add_completion=True,
+    add_completion=False,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -43,53 +46,43 @@ def _root(
     """Exit codes: 0 success, 1 negative answer, 2 bad input or usage, 3 environment failure."""
 
 
-# Each command and the module of runner/cli that registers it (help and version are here): the one
-# list of command names. A call loads the module of its own command only, so `replay farm
-# history` does not pay for loading the builder; help, completion and an unknown word load all.
-COMMANDS: dict[str, str | None] = {
-    "run": "run", "inspect": "inspect", "diff": "diff", "verify": "verify", "signature": "signature",
-    "render": "render", "shell": "shell", "bisect": "bisect", "doctor": "doctor", "farm": "farm", "gc": "gc",
-    "worker": "worker", "mcp": "mcp", "capture": "capture", "ci": "ci", "help": None, "version": None,
-}
-_loaded: set[str] = set()
+_groups: dict[str, typer.Typer] = {}
+for _cmd in COMMANDS:
+    register(app, _cmd, _groups)
+
+_COMMANDS = frozenset(top_words())  # `replay CAPSULE` is `replay run` unless the word is one of these
+_VERSION = ("--version", "-V")
 
 
-def load(command: str | None = None) -> typer.Typer:
-    """The app with `command`'s module registered (every command's when None); each module once."""
-    import importlib
-
-    wanted = [COMMANDS[command]] if command in COMMANDS else list(COMMANDS.values())
-    for name in wanted:
-        if name is not None and name not in _loaded:
-            importlib.import_module(f".{name}", __package__).register(app)
-            _loaded.add(name)
-    return app
-
-
-@app.command("help")
-def help_command(
-    command: Annotated[list[str] | None, typer.Argument(
-        metavar="COMMAND|TOPIC",
-        help=f"A command (farm run: two words) or a topic: {', '.join(topics.TOPICS)}.")] = None,
-) -> None:
-    """Show a command's help or a topic; without one, the commands and the topics."""
-    words = list(command or [])
+def help_command(a: Args) -> int:
+    words = list(a.command or [])
     if words in (["topics"], *([name] for name in topics.TOPICS)):
-        sys.stdout.write(topics.listing() if words == ["topics"] else topics.TOPICS[words[0]].text())
-        return
+        from .console import help_width
+
+        text = topics.listing() if words == ["topics"] else topics.TOPICS[words[0]].text()
+        sys.stdout.write(topics.wrapped(text, help_width()))
+        return 0
     unknown = next((w for w in words[:1] if w not in _COMMANDS), None)
     if unknown is not None:
         raise UsageError(_no_such_help(unknown))
     code = main([*words, "--help"])
     if not words:
-        sys.stdout.write("\n" + topics.listing())
-    raise typer.Exit(code)
+        from .console import help_width
+
+        sys.stdout.write("\n" + topics.wrapped(topics.listing(), help_width()))
+    return code
 
 
-@app.command("version")
-def version_command() -> None:
-    """Print replay's version (= replay --version; engine and SDK versions: replay doctor)."""
+def version_command(a: Args) -> int:
     _print_version()
+    return 0
+
+
+def completion_command(a: Args) -> int:
+    from typer._completion_shared import get_completion_script
+
+    sys.stdout.write(get_completion_script(prog_name="replay", complete_var="_REPLAY_COMPLETE", shell=a.shell) + "\n")
+    return 0
 
 
 def _no_such_help(word: str) -> str:
@@ -99,13 +92,9 @@ def _no_such_help(word: str) -> str:
     return f"no such command or topic {word!r}{hint}"
 
 
-_COMMANDS = frozenset(COMMANDS)  # `replay CAPSULE` is `replay run` unless the word is one of these
-_VERSION = ("--version", "-V")
-
-
 def _argv(args: list[str]) -> list[str]:
     """`replay [OPTIONS] CAPSULE ...` is `replay run [OPTIONS] CAPSULE ...`."""
-    if any(a in ("-h", "--help", *_VERSION) or a.endswith("-completion") for a in args[:1]):
+    if any(a in ("-h", "--help", *_VERSION) for a in args[:1]):
         return args
     first_word = next((a for a in args if not a.startswith("-")), None)
     if first_word is None or first_word in _COMMANDS:
@@ -137,9 +126,16 @@ def _looks_mistyped(word: str) -> bool:
     """A word close to a command that is no capsule (no such file, no URL): a typo, not a capsule."""
     from ..capsules.fetch import is_url  # the capsules package, only for a word that is no command
 
-    if is_url(word) or Path(word).exists() or "/" in word or "." in word:
+    if is_url(word) or "/" in word or "." in word or _exists(word):
         return False
     return bool(difflib.get_close_matches(word, sorted(_COMMANDS), n=1, cutoff=0.6))
+
+
+def _exists(word: str) -> bool:
+    try:
+        return Path(word).exists()
+    except OSError:  # a name too long for this file system is no file either
+        return False
 
 
 def _no_such(word: str) -> str:
@@ -148,14 +144,15 @@ def _no_such(word: str) -> str:
     return f"no such command {word!r}{hint}"
 
 
-def _command_tree(args: list[str]) -> Any:
-    """The click command of this call (its command's module loaded), plain metavars and examples in its help."""
-    word = next((a for a in args if not a.startswith("-")), None)
-    return tidy(typer.main.get_command(load(None if word == "help" else word)))
+def _command_tree() -> Any:
+    """The click command of the app, plain metavars in its help."""
+    from .helptext import tidy
+
+    return tidy(typer.main.get_command(app))
 
 
 def _is_usage_error(exc: BaseException) -> bool:
-    """click's (typer-vendored) usage and parameter errors, without importing click's internals."""
+    """click's usage and parameter errors, without importing click's internals."""
     return hasattr(exc, "format_message") and getattr(exc, "exit_code", None) == 2
 
 
@@ -185,17 +182,21 @@ def _terminate(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    # What follows `--` is another program's (replay capture -- CMD): never read as replay's.
-    ours = args[: args.index("--")] if "--" in args else args
-    debug = "--debug" in ours or os.environ.get("REPLAY_DEBUG") == "1"
-    args = [a for a in ours if a != "--debug"] + args[len(ours):]
-    if len(args) == 1 and args[0] in _VERSION:
-        _print_version()
-        return 0
-    if not args:  # bare `replay`: its help, not an error
-        args = ["--help"]
+class _PipeClosed(Exception):
+    """What rich's consoles raise when the reader of stdout went away (in place of rich's exit 1)."""
+
+
+def _pipe_closed_by_rich(console: object) -> None:
+    raise _PipeClosed
+
+
+def _prepare(ours: list[str]) -> None:
+    from rich.console import Console
+    from typer._completion_classes import completion_init
+
+    Console.on_broken_pipe = _pipe_closed_by_rich  # type: ignore[method-assign,assignment]  # every console, typer's help too
+
+    completion_init()  # a shell's tab completion request (_REPLAY_COMPLETE) is answered in typer's terms
     if threading_main():
         signal.signal(signal.SIGTERM, _terminate)
     refresh()
@@ -205,33 +206,72 @@ def main(argv: list[str] | None = None) -> int:
         mirrors.use(mirrors.Mirrors())
     # Progress bars (downloads) only for people: not with --quiet, not with --json.
     install_meter(enabled=not any(a in ("--quiet", "-q", "--json") for a in ours))
+
+
+def _split(argv: list[str] | None) -> tuple[list[str], list[str], bool]:
+    """(the words without --debug, replay's own words, --debug): what follows `--` is another
+    program's (replay capture -- CMD), never read as replay's."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    ours = args[: args.index("--")] if "--" in args else args
+    debug = "--debug" in ours or os.environ.get("REPLAY_DEBUG") == "1"
+    return [a for a in ours if a != "--debug"] + args[len(ours):], ours, debug
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, ours, debug = _split(argv)
+    if len(args) == 1 and args[0] in _VERSION:
+        _print_version()
+        return 0
+    if not args:  # bare `replay`: its help, not an error
+        args = ["--help"]
+    _prepare(ours)
     failure = _Failure(ours)
     try:
         # Not standalone: usage errors come here as exceptions and become one line.
         argv = _argv(args)
-        result = _command_tree(argv).main(args=argv, prog_name="replay", standalone_mode=False)
+        result = _command_tree().main(args=argv, prog_name="replay", standalone_mode=False)
         return result if isinstance(result, int) else 0
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+        if type(sys.stdout).__name__ == "PacifyFlushWrapper":  # click's answer to a closed pipe (EPIPE): exit 1
+            return _pipe_closed()
         if code == 130:  # typer turns Ctrl-C into Exit(130) itself; cleanup has run by now
             return failure.say(KeyboardInterrupt(), "interrupted", 130, "interrupted")
         return code
+    except (BrokenPipeError, _PipeClosed):  # `replay doctor | head`: the reader has what it wanted
+        return _pipe_closed()
     except ReplayError as e:  # expected: one line, even with --debug
         return failure.say(e, e.line(), int(e.exit_code))
     except KeyboardInterrupt as e:
         return failure.say(e, "interrupted", 130, "interrupted")
     except Exception as e:  # the unexpected: one line, the traceback only with --debug
-        if _is_help_shown(e):
-            return 0
-        if _is_usage_error(e):
-            message = f"{e.format_message()} (see replay {_command(args)}--help)"  # type: ignore[attr-defined]
-            return failure.say(e, message, int(Exit.BAD_INPUT), "usage")
-        if _is_abort(e):
-            return failure.say(e, "interrupted", 130, "interrupted")
-        if debug:
-            traceback.print_exc()
-        message = f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)"
-        return failure.say(e, message, int(Exit.ENVIRONMENT), "internal")
+        return _unexpected(e, args, failure, debug)
+
+
+def _unexpected(e: Exception, args: list[str], failure: _Failure, debug: bool) -> int:
+    if _is_help_shown(e):
+        return 0
+    if _is_usage_error(e):
+        message = f"{e.format_message()} (see replay {_command(args)}--help)"  # type: ignore[attr-defined]
+        return failure.say(e, message, int(Exit.BAD_INPUT), "usage")
+    if _is_abort(e):
+        return failure.say(e, "interrupted", 130, "interrupted")
+    if isinstance(e, OSError) and e.filename is not None:  # a path the stages did not name themselves
+        return failure.say(e, f"{e.filename}: {e.strerror or e}", int(Exit.BAD_INPUT), "usage")
+    if debug:
+        traceback.print_exc()
+    message = f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)"
+    return failure.say(e, message, int(Exit.ENVIRONMENT), "internal")
+
+
+def _pipe_closed() -> int:
+    """Nothing more can be written: point stdout at /dev/null so the interpreter's last flush is quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 class _Failure:
@@ -241,8 +281,8 @@ class _Failure:
         self.json = "--json" in args
         words = [a for a in _safe_argv(args) if not a.startswith("-")]
         self.command = _command(args).strip() or "run"
-        if self.command == "farm" and len(words) > 1:  # a sub-command names its own schema
-            self.command = f"farm {words[1]}"
+        if self.command in ("farm", "ci") and len(words) > 1:  # a sub-command names its own schema
+            self.command = f"{self.command} {words[1]}"
 
     def say(self, exc: BaseException, message: str, code: int, kind: str | None = None) -> int:
         error_line(message)  # the error's own line: it names a capsule as given (capsules/opening.py)

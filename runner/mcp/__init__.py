@@ -1,6 +1,6 @@
 """`replay mcp`: replay's commands as tools of a stdio MCP server (the `mcp` Python SDK).
 
-tools.py declares the tools (params.py their arguments), schemas.py their output schemas,
+tools.py lists the tools (the commands declared in runner/commands with an MCP name), schemas.py their output schemas,
 child.py runs each call as the real CLI (`--json`) in a child process, server.py wires
 them into the SDK's server.
 """

@@ -20,9 +20,9 @@ from .. import __version__
 from ..envelope import envelope
 from ..errors import Exit
 from .child import enveloped, run_child
-from .params import ArgumentError
+from ..commands.spec import ArgumentError, Command
 from .schemas import output_schema
-from .tools import BY_NAME, TOOLS, ToolSpec
+from .tools import BY_NAME, TOOLS, description
 
 INSTRUCTIONS = ("replay rebuilds a recorded failure's environment (a capsule: twin, NovaFabric or CodeInstances) "
                 "as a container image and reruns it. Start with inspect (what the capsule records), replay "
@@ -32,9 +32,9 @@ INSTRUCTIONS = ("replay rebuilds a recorded failure's environment (a capsule: tw
 
 
 def tool_listing() -> list[types.Tool]:
-    return [types.Tool(name=t.name, title=f"replay {t.command}", description=t.description,
-                       input_schema=t.input_schema(), output_schema=output_schema(t.command, t.schema_name),
-                       annotations=types.ToolAnnotations(read_only_hint=not t.long, open_world_hint=t.long,
+    return [types.Tool(name=str(t.mcp), title=f"replay {t.name}", description=description(t),
+                       input_schema=t.input_schema(), output_schema=output_schema(t.name, t.schema_name),
+                       annotations=types.ToolAnnotations(read_only_hint=t.read_only, open_world_hint=t.long,
                                                          destructive_hint=False))
             for t in TOOLS]
 
@@ -46,13 +46,13 @@ def answer(data: dict[str, Any]) -> types.CallToolResult:
                                 is_error=data.get("error") is not None)
 
 
-async def call(tool: ToolSpec, arguments: dict[str, Any] | None, ctx: ServerRequestContext[Any]) -> dict[str, Any]:
+async def call(tool: Command, arguments: dict[str, Any] | None, ctx: ServerRequestContext[Any]) -> dict[str, Any]:
     """Run the tool's command; its envelope (a usage-error envelope for bad arguments)."""
     try:
         words = tool.argv(arguments)
     except ArgumentError as exc:
-        error = {"kind": "usage", "message": f"{tool.name}: {exc}", "file": None}
-        return envelope(tool.command, int(Exit.BAD_INPUT), None, error)
+        error = {"kind": "usage", "message": f"{tool.mcp}: {exc}", "file": None}
+        return envelope(tool.name, int(Exit.BAD_INPUT), None, error)
     count = 0
 
     async def progress(line: str) -> None:
@@ -61,7 +61,7 @@ async def call(tool: ToolSpec, arguments: dict[str, Any] | None, ctx: ServerRequ
         await ctx.session.report_progress(count, None, line)
 
     done = await run_child(words, progress if tool.long else None)
-    return enveloped(tool.command, done)
+    return enveloped(tool.name, done)
 
 
 async def _list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None

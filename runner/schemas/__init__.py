@@ -15,8 +15,10 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-COMMANDS = ("run", "inspect", "diff", "verify", "signature", "render", "bisect", "farm-run", "farm-report", "farm-history",
-            "doctor", "gc")
+from ..commands import catalog
+
+# Every command that prints a result with --json, by its schema's name (from the one declaration).
+COMMANDS = tuple(cmd.schema_name for cmd in catalog.COMMANDS if cmd.result)
 
 
 @functools.cache

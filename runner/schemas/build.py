@@ -117,7 +117,7 @@ def envelope() -> dict[str, Any]:
                  "message": STR, "file": nullable(STR)})
     body = obj({"schema": {"type": "string", "pattern": r"^replay\.[a-z]+(-[a-z]+)*/[0-9]+$"},
                 "command": {"type": "string", "pattern": r"^[a-z]+( [a-z]+)?$"},
-                "exit_code": {"enum": [0, 1, 2, 3, 130]}, "result": {}, "error": nullable(error)})
+                "exit_code": {"type": "integer", "minimum": 0, "maximum": 255}, "result": {}, "error": nullable(error)})
     body["additionalProperties"] = False
     return document("envelope", "replay --json envelope", body)
 
@@ -207,12 +207,14 @@ def farm_report() -> dict[str, Any]:
     from ..farm.attention import GROUPS
 
     row = obj({"capsule_id": STR, "path": STR, "group": {"enum": list(GROUPS)}, "verdict": STR,
+               "standing": STR, "held_nights": INT, "not_applied": array(STR),
                "signature": nullable(STR), "ref_verdict": nullable(STR), "in_last_night": BOOL,
                "first_seen": obj({"night_id": STR, "started_at": STR}),
                "last_change": obj({"night_id": STR, "started_at": STR, "from": STR, "to": STR}),
-               "rate": nullable(obj({"k": INT, "n": INT, "low": NUM, "high": NUM, "nights": INT})),
+               "rate": nullable(obj({"failed": INT, "runs": INT, "low": NUM, "high": NUM, "confidence": NUM,
+                                     "nights": INT})),
                "strip": array(nullable(STR)), "command": STR})
-    body = obj({"nights": array(_night(d)), "window": INT,
+    body = obj({"nights": array(_night(d)), "window": INT, "fixed_after": INT,
                 "groups": obj({g: INT for g in GROUPS}), "rows": array(row),
                 "since_last_night": array(d.of(Transition)), "last_night": nullable(one_night)})
     return document("farm-report", "replay farm report --json result", body, d.defs)
@@ -247,11 +249,27 @@ def gc() -> dict[str, Any]:
     return document("gc", "replay gc --json result", body, d.defs)
 
 
+def capture() -> dict[str, Any]:
+    body = obj({"written": nullable(STR), "failed": BOOL, "exit_code": nullable(INT), "signal": nullable(STR),
+                "signature": nullable(STR), "redacted": {"type": "object", "additionalProperties": INT},
+                "diff_omitted": array(STR), "values_not_recorded": array(STR)})
+    return document("capture", "replay capture --json result (the envelope's exit_code is the command's own)", body)
+
+
+# Each result schema, by the name its command's declaration gives (runner/commands/catalog.py).
+RESULTS = {"run": run, "inspect": inspect, "diff": diff, "verify": verify, "signature": signature, "render": render,
+           "bisect": bisect, "farm-run": lambda: farm_run()[0], "farm-report": farm_report,
+           "farm-history": farm_history, "doctor": doctor, "gc": gc, "capture": capture}
+
+
 def all_documents() -> dict[str, dict[str, Any]]:
     """File name -> schema, for every command's --json and the envelope."""
-    docs = {"envelope": envelope(), "run": run(), "inspect": inspect(), "diff": diff(), "verify": verify(),
-            "signature": signature(), "render": render(), "bisect": bisect(), "farm-run": farm_run()[0], "farm-report": farm_report(),
-            "farm-history": farm_history(), "doctor": doctor(), "gc": gc()}
+    from . import COMMANDS
+
+    missing = sorted(set(COMMANDS) - set(RESULTS))
+    if missing:
+        raise KeyError(f"no result schema for {', '.join(missing)}")
+    docs = {"envelope": envelope(), **{name: RESULTS[name]() for name in COMMANDS}}
     return {f"{name}.schema.json": doc for name, doc in docs.items()}
 
 

@@ -221,13 +221,13 @@ def words(line: str) -> list[str]:
 
 
 INSTALLS = {"uv": "uv sync --frozen --inexact --no-install-project", "poetry": "poetry install --no-root --no-interaction",
-            "pipenv": "pipenv install --deploy --system", "pip": "py-deps.py pip -r requirements.txt"}
+            "pipenv": "pipenv install --deploy", "pip": "py-deps.py pip -r requirements.txt"}
 
 
 @pytest.mark.parametrize("manager,install", [
     ("uv", "uv sync --frozen --inexact --no-install-project"),
     ("poetry", "poetry install --no-root --no-interaction"),
-    ("pipenv", "pipenv install --deploy --system"),
+    ("pipenv", "pipenv install --deploy"),
     ("pip", "py-deps.py pip -r requirements.txt")])
 def test_the_recorded_python_versions_go_over_every_lock(manager: str, install: str) -> None:
     lines = render_plan(python_plan(manager), settings()).splitlines()
@@ -388,4 +388,5 @@ def test_render_o_with_buildkit_writes_the_installer_stage_files(capsys: pytest.
 
 def test_an_unknown_builder_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     rc, _, err = render(capsys, TZ_CAPSULE, "--builder", "kaniko")
-    assert rc == 2 and error_lines(err) == ["replay: error: --builder 'kaniko': one of classic, buildkit"]
+    assert rc == 2 and error_lines(err) == ["replay: error: Invalid value for '--builder': one of classic, buildkit, "
+                                            "got 'kaniko' (see replay render --help)"]

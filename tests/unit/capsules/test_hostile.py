@@ -141,7 +141,7 @@ def test_env_facts_over_the_cap_are_refused_naming_it(tmp_path: Path) -> None:
         read_capsule(path)
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(300)
 def test_a_capsule_at_the_caps_is_read_inspected_and_rendered_within_the_time_bound(tmp_path: Path, offline: object) -> None:
     def at_caps(d: dict) -> None:  # type: ignore[type-arg]
         d["env"] = {f"E{i}": {"state": "set", "value": "v" * 20} for i in range(4_096)}
@@ -152,7 +152,8 @@ def test_a_capsule_at_the_caps_is_read_inspected_and_rendered_within_the_time_bo
     path = twin_variant(tmp_path, at_caps)
     for args in (["inspect", "--all"], ["verify"], ["render", "--allow-unverified"], ["diff"]):
         rc, _, err, took = run_cli([*args, str(path), *([str(TWIN)] if args == ["diff"] else [])])
-        assert rc in (0, 1) and took < 10, (args, rc, err[:300], took)
+        # a bound against runaway (quadratic) work, with room for a loaded 2-core machine: ~2 s when quiet
+        assert rc in (0, 1) and took < 60, (args, rc, err[:300], took)
 
 
 def test_a_huge_tz_value_is_refused(tmp_path: Path) -> None:

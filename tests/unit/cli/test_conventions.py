@@ -80,7 +80,12 @@ def test_help_shows_no_python_types_and_has_examples(capsys: pytest.CaptureFixtu
 
 def test_completion_is_offered(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--help"]) == 0
-    assert "--install-completion" in capsys.readouterr().out
+    assert "replay completion bash" in capsys.readouterr().out
+    for shell in ("bash", "zsh", "fish"):
+        assert main(["completion", shell]) == 0
+        assert "_REPLAY_COMPLETE" in capsys.readouterr().out
+    assert main(["completion", "tcsh"]) == 2  # read as a command's argument, never as a capsule
+    assert "tcsh" in capsys.readouterr().err
 
 
 def test_completion_completes_commands() -> None:

@@ -55,9 +55,9 @@ def test_report_json_is_the_envelope_in_attention_order(db: Path, capsys: pytest
                                                     a["last_change"]["to"]) == ("n2", "not-reproduced", "reproduced")
     assert a["command"] == "replay caps/a.json" and res["window"] == 14 and res["groups"]["changed"] == 1
     b = res["rows"][1]
-    assert (b["rate"]["k"], b["rate"]["n"], b["rate"]["nights"]) == (4, 10, 1)
+    assert (b["rate"]["failed"], b["rate"]["runs"], b["rate"]["nights"], b["rate"]["confidence"]) == (4, 10, 1, 0.95)
     rate = next(r for r in res["last_night"]["results"] if r["path"] == "caps/b")["rate"]
-    assert (rate["k"], rate["n"]) == (4, 10)
+    assert (rate["failed"], rate["runs"]) == (4, 10)
 
 
 def test_report_since_keeps_the_last_nights(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -76,7 +76,7 @@ def test_report_text_is_attention_first_and_says_each_transition_once(
     assert "verdicts: 1 reproduced, 1 flaky" in text
     assert text.index("new failures and changed verdicts (1)") < text.index("newly flaky (1)")
     assert "replay caps/a.json" in text and "2026-12-02 not-reproduced -> reproduced" in text
-    assert "4/10 (17%-69%), 1 night(s)" in text
+    assert "4/10 (17–69 %), 1 night(s)" in text
 
 
 def test_history_by_id_prefix_by_recorded_path_and_by_content(db: Path, tmp_path: Path,
@@ -127,7 +127,7 @@ def test_a_missing_history_is_an_error_envelope_naming_the_file(tmp_path: Path, 
     (["farm", "run"], "at least one SOURCE"),
     (["farm", "run", "--resume", "caps"], "give no SOURCE"),
     (["farm", "run", "--resume"], "no unfinished night"),
-    (["farm", "run", "caps", "--ref", "main;rm"], "not a commit id"),
+    (["farm", "run", "caps", "--ref", "main;rm"], "expected a commit id (7-64 hex digits)"),
     (["farm", "run", "nope-dir"], "no such file or directory"),
     (["farm", "run", "caps", "--attempts", "5", "--max-attempts", "3"], "attempts <= max-attempts"),
     (["farm", "run", "caps", "--env", "NOEQUALS"], "expected NAME=VALUE"),
@@ -153,10 +153,8 @@ def test_run_usage_errors_are_one_line_exit_2(tmp_path: Path, capsys: pytest.Cap
     (("reproduced", "broken"), 0), (("not-reproduced",), 0), (("broken", "broken"), 1),
     (("broken", "infra-error"), 3), (("reproduced", "infra-error"), 3)])
 def test_the_nights_exit(verdicts: tuple[str, ...], code: int) -> None:
-    from runner.cli.farm import night_exit
-
     n = night("n1", "2026-12-01T02:00:00Z", results=tuple(result("n1", f"c{i}", v) for i, v in enumerate(verdicts)))
-    assert night_exit(n) == code
+    assert n.exit_code == code
 
 
 def test_without_an_engine_run_is_one_line_exit_3_and_records_no_night(

@@ -30,15 +30,15 @@ def cli_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)
 def test_every_output_schema_is_an_object_schema_that_resolves_alone(tool: Any) -> None:
-    schema = output_schema(tool.command, tool.schema_name)
+    schema = output_schema(tool.name, tool.schema_name)
     assert schema["type"] == "object"
     assert "$id" not in schema
     text = json.dumps(schema)
     for ref in {part.split('"')[0] for part in text.split('"$ref": "')[1:]}:
         assert ref.startswith("#/$defs/") and ref.removeprefix("#/$defs/") in schema["$defs"], ref
-    error = {"schema": f"replay.{tool.schema_name}/1", "command": tool.command, "exit_code": 2, "result": None,
+    error = {"schema": f"replay.{tool.schema_name}/1", "command": tool.name, "exit_code": 2, "result": None,
              "error": {"kind": "usage", "message": "x", "file": None}}
-    validator(tool.command, tool.schema_name).validate(error)
+    validator(tool.name, tool.schema_name).validate(error)
 
 
 def test_the_inspect_schema_holds_a_real_result_and_refuses_another_commands(

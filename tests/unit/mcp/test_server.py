@@ -16,7 +16,7 @@ from mcp.shared.exceptions import MCPError
 from tests.unit.mcp.session import TZ_CLOCK, envelope_of, server_session
 
 CAPSULE = TZ_CLOCK / "capsule.json"
-TOOLS = ["inspect", "diff", "verify", "replay", "bisect", "farm_report", "farm_history", "render"]
+TOOLS = ["replay", "inspect", "diff", "verify", "signature", "render", "bisect", "doctor", "farm_report", "farm_history"]
 
 
 def with_server(scenario: Callable[[ClientSession], Awaitable[None]]) -> None:

@@ -1,12 +1,12 @@
-"""Tool arguments: validated one by one with a message naming the argument, turned into CLI
-words (`--name=value`, positionals after `--`), never a shell line."""
+"""Declared parameters as MCP tool arguments: validated one by one with a message naming the
+argument, turned into CLI words (`--name=value`, positionals after `--`), never a shell line."""
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
 
-from runner.mcp.params import ArgumentError
+from runner.commands.spec import ArgumentError
 from runner.mcp.tools import BY_NAME, TOOLS
 
 
@@ -14,21 +14,21 @@ def argv(tool: str, **arguments: Any) -> list[str]:
     return BY_NAME[tool].argv(arguments)
 
 
-def test_the_tools_are_the_issues_list() -> None:
-    assert [t.name for t in TOOLS] == ["inspect", "diff", "verify", "replay", "bisect", "farm_report",
-                                       "farm_history", "render"]
+def test_the_tools_are_the_declared_ones() -> None:
+    assert [t.mcp for t in TOOLS] == ["replay", "inspect", "diff", "verify", "signature", "render", "bisect",
+                                      "doctor", "farm_report", "farm_history"]
 
 
 def test_replay_takes_attempts_env_patch_ref_timeout() -> None:
     words = argv("replay", capsule="c.json", attempts=2, env=["TZ=UTC", "EMPTY="], patch="fix.diff",
                  ref="abc1234", timeout="15m", repo="../app.git")
-    assert words == ["run", "--attempts=2", "--env=TZ=UTC", "--env=EMPTY=", "--repo=../app.git", "--ref=abc1234",
-                     "--patch=fix.diff", "--timeout=900s", "--json", "--", "c.json"]
+    assert words == ["run", "--json", "--attempts=2", "--timeout=900s", "--env=TZ=UTC", "--env=EMPTY=",
+                     "--repo=../app.git", "--ref=abc1234", "--patch=fix.diff", "--", "c.json"]
 
 
 def test_a_value_that_looks_like_an_option_stays_a_value() -> None:
     assert argv("inspect", capsule="--help") == ["inspect", "--json", "--", "--help"]
-    assert argv("replay", capsule="c", repo="--upload-pack=touch x")[1] == "--repo=--upload-pack=touch x"
+    assert argv("replay", capsule="c", repo="--upload-pack=touch x")[2] == "--repo=--upload-pack=touch x"
 
 
 def test_shell_text_is_passed_as_one_word() -> None:
@@ -37,14 +37,14 @@ def test_shell_text_is_passed_as_one_word() -> None:
 
 
 def test_a_bare_number_is_seconds_and_said_with_its_unit() -> None:
-    assert argv("replay", capsule="c", timeout=15)[1] == "--timeout=15s"
-    assert argv("bisect", bad="b", good="g", timeout=1.5)[1:3] == ["--good=g", "--timeout=1.5s"]
+    assert argv("replay", capsule="c", timeout=15)[2] == "--timeout=15s"
+    assert argv("bisect", bad="b", good="g", timeout=1.5)[2:4] == ["--good=g", "--timeout=1.5s"]
 
 
 def test_flags_and_choices() -> None:
     assert argv("render", capsule="c", builder="buildkit", no_pin=True, all_runtimes=False) == [
-        "render", "--builder=buildkit", "--no-pin", "--json", "--", "c"]
-    assert argv("bisect", bad="b", good="g", commits=True)[:3] == ["bisect", "--good=g", "--commits"]
+        "render", "--json", "--no-pin", "--builder=buildkit", "--", "c"]
+    assert argv("bisect", bad="b", good="g", commits=True)[:4] == ["bisect", "--json", "--good=g", "--commits"]
 
 
 @pytest.mark.parametrize(("tool", "arguments", "message"), [
@@ -76,7 +76,14 @@ def test_input_schemas_declare_every_argument() -> None:
     for tool in TOOLS:
         schema = tool.input_schema()
         assert schema["type"] == "object" and schema["additionalProperties"] is False
-        assert set(schema["properties"]) == {p.name for p in tool.params}
+        assert set(schema["properties"]) == {p.name for p in tool.params if p.mcp and not p.hidden}
         assert all(p["description"] for p in schema["properties"].values())
     assert BY_NAME["replay"].input_schema()["required"] == ["capsule"]
     assert BY_NAME["diff"].input_schema()["required"] == ["a", "b"]
+
+
+def test_an_env_item_is_bounded() -> None:
+    """An env item of 128 KiB ended the call as a protocol error; now it is an argument error (issue 28)."""
+    with pytest.raises(ArgumentError, match="^env: "):
+        BY_NAME["replay"].argv({"capsule": "c", "env": ["X=" + "a" * 131072]})
+    assert BY_NAME["replay"].input_schema()["properties"]["env"]["items"]["maxLength"] == 4096
