@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..replay.defaults import DEFAULT_ATTEMPTS, DEFAULT_FIXED_AFTER, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
+from ..replay.defaults import DEFAULT_FIXED_AFTER, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
 from ..verdict.facts import REPRODUCES, VERDICTS, attention_rank, is_trouble
 from ..verdict.rate import DEFAULT_CONFIDENCE, Rate
 from .history import ref_side, recorded_side, signature_set, standings
@@ -237,11 +237,14 @@ def replay_command(path: str, has_commit: bool, options: Mapping[str, Any]) -> s
     args = ["replay", shown]
     if has_commit and options.get("repo"):
         args += ["--repo", str(options["repo"])]
+    for rule in options.get("mirrors") or ():
+        args += ["--mirror", str(rule)]
     for key in options.get("trust_keys") or ():
         args += ["--trust-key", str(key)]
     if options.get("require_valid"):
         args.append("--require-valid")
-    for flag, name, default in (("--attempts", "attempts", DEFAULT_ATTEMPTS), ("--timeout", "timeout", DEFAULT_TIMEOUT_S),
+    # not --attempts: the night's K is a least number of runs, replay's --attempts an exact one
+    for flag, name, default in (("--timeout", "timeout", DEFAULT_TIMEOUT_S),
                                 ("--memory", "memory", DEFAULT_MEMORY), ("--confidence", "confidence", DEFAULT_CONFIDENCE)):
         value = options.get(name)
         if value is not None and value != default:

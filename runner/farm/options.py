@@ -29,6 +29,7 @@ class FarmOptions:
     trust_keys: tuple[str, ...] = ()  # --trust-key PEM files, as replay takes them
     require_valid: bool = False  # --require-valid: a capsule without a valid signature from one is broken
     confidence: float = DEFAULT_CONFIDENCE  # rates and the fix at --ref are stated at it
+    mirrors: tuple[str, ...] = ()  # --mirror PREFIX=PATH_OR_URL rules, as given (the reproduce-here command repeats them)
 
     def __post_init__(self) -> None:
         _ = self.trust  # the key files and --require-valid checked once, as replay checks them

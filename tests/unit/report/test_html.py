@@ -26,7 +26,8 @@ from tests.unit.report.test_junit import HOSTILE, SIG, result
 NIGHTS = ("night-0001", "night-0002", "night-0003")
 STARTS = ("2026-11-29T03:00:00Z", "2026-11-30T03:00:00Z", "2026-12-01T03:00:00Z")
 OPTIONS = {"repo": "/srv/mirrors/app.git", "trust_keys": ["/etc/replay/team key.pem"], "require_valid": True,
-           "attempts": 3, "timeout": DEFAULT_TIMEOUT_S, "memory": "2g", "supplied": ["API_TOKEN"]}
+           "attempts": 5, "timeout": DEFAULT_TIMEOUT_S, "memory": "2g", "supplied": ["API_TOKEN"],
+           "mirrors": ["https://git.example.com/=/srv/mirrors/"]}
 # path -> its verdict on each night (None: not collected)
 PLAN: dict[str, tuple[str | None, ...]] = {
     "caps/steady.json": ("reproduced", "reproduced", "reproduced"),
@@ -127,8 +128,9 @@ def test_each_row_has_first_seen_last_change_rate_and_command() -> None:
 def test_the_command_is_shell_quoted_and_reproduces_with_the_nights_options() -> None:
     cmd = replay_command(HOSTILE + " $(rm -rf ~)", True, OPTIONS)
     assert shlex.split(cmd.split(" --env ")[0]) == [
-        "replay", HOSTILE + " $(rm -rf ~)", "--repo", "/srv/mirrors/app.git", "--trust-key", "/etc/replay/team key.pem",
-        "--require-valid", "--memory", "2g"]
+        "replay", HOSTILE + " $(rm -rf ~)", "--repo", "/srv/mirrors/app.git", "--mirror",
+        "https://git.example.com/=/srv/mirrors/", "--trust-key", "/etc/replay/team key.pem", "--require-valid",
+        "--memory", "2g"]  # the night's --mirror rules too (issue 31); its K is no exact --attempts
     assert cmd.endswith(' --env "API_TOKEN=$API_TOKEN"')  # the value is the shell's, never stored
     assert replay_command("-n.json", False, {}) == "replay ./-n.json"  # never read as an option
     assert replay_command("a.json", False, {"repo": "/r"}) == "replay a.json"  # no commit: no --repo
