@@ -64,5 +64,5 @@ class FarmOptions:
     @classmethod
     def from_stored(cls, data: dict[str, Any]) -> FarmOptions:
         known = {f.name: data[f.name] for f in fields(cls) if f.name in data}
-        return cls(**{**known, "supplied": tuple(known.get("supplied", ())),
-                      "trust_keys": tuple(known.get("trust_keys", ()))})
+        lists = {name: tuple(known.get(name, ())) for name in ("supplied", "trust_keys", "mirrors")}  # JSON's arrays
+        return cls(**{**known, **lists})

@@ -22,6 +22,7 @@ from .image import BuiltImage
 from .options import ReplayOptions
 from .progress import Progress
 from .replayer import Replayer
+from .why import likeliest
 from .world import clock_rows
 
 
@@ -63,11 +64,12 @@ def replay_capsule(given: Path | str, options: ReplayOptions, progress: Progress
         if not verified.valid:
             notes.append("the capsule does not verify and was replayed anyway (--allow-unverified): "
                          "see the verification problems at the top")
+        fidelity = (with_build_rows(plan.fidelity, image.unpinned) + _libc_rows(capsule.platform.libc_version, image)
+                    + clock_rows(plan))
+        why = likeliest(outcome.verdict, expected, attempts, fidelity, http, rerun_words(name, replayer.options))
         return ReplayReport(
             verdict=outcome.verdict, capsule=CapsuleRef(name, capsule.provenance.format.value, plan.capsule_id),
-            expected=expected, attempts=tuple(attempts),
-            fidelity=with_build_rows(plan.fidelity, image.unpinned) + _libc_rows(capsule.platform.libc_version, image)
-            + clock_rows(plan),
+            expected=expected, attempts=tuple(attempts), fidelity=fidelity, why=why,
             image=ImageInfo(image.ref, image.built, image.build_s, image.steps_run, replayer.engine.builder_name,
                             plan.base.key),
             verification=verification_of(verified), steps=tuple(Step(n, s) for n, s in progress.timings), drift=image.drift,
@@ -119,6 +121,16 @@ def _before(replayer: Replayer, capsule: Capsule, plan: Plan,
     else:
         return None
     return _Series(replayer, base_plan, expected), names
+
+
+def rerun_words(capsule: str, options: ReplayOptions) -> list[str]:
+    """`replay CAPSULE` with what this replay was given that a rerun needs (--repo, --env names)."""
+    words = ["replay", capsule if not capsule.startswith("-") or capsule == "-" else f"./{capsule}"]
+    if options.plan.repo:
+        words += ["--repo", options.plan.repo]
+    for name, _ in options.plan.env_overrides:  # a supplied value is the shell's, never printed
+        words += ["--env", f"{name}=${name}"]
+    return words
 
 
 def _libc_rows(recorded: str | None, image: BuiltImage) -> tuple[Fidelity, ...]:

@@ -9,6 +9,7 @@ from ..httpreplay.report import HttpReport
 from ..verdict.judge import Attempt, Expected, FixJudgement, Verdict, exit_code_of, explain
 from ..verdict.rate import DEFAULT_CONFIDENCE, Rate
 from ..build.plan import Drift, Fidelity
+from .why import Cause
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ class ReplayReport:
     # change that did not pass), at the run's confidence; None when no attempt decided
     rate: Rate | None = None
     fix: FixJudgement | None = None  # with --patch or --ref: the fix judgement (verdict/judge.py)
+    why: tuple[Cause, ...] = ()  # not as recorded: the likeliest causes, first first (why.py)
 
     @property
     def exit_code(self) -> int:

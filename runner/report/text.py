@@ -46,6 +46,17 @@ def show(report: ReplayReport, console: Any, show_all: bool = False) -> None:
     for note in report.notes:
         view.line(f"note: {note}")
     view.line(report.summary, "bold")
+    _why(report, view)
+
+
+def _why(report: ReplayReport, view: View) -> None:
+    """The likeliest causes, first first, each with what to try next."""
+    if not report.why:
+        return
+    view.line("why, likeliest first:")
+    for i, cause in enumerate(report.why, 1):
+        view.line(f"  {i}. {cause.fact}: {cause.evidence}")
+        view.line(f"     try: {cause.next}", wrap=False)
 
 
 def _verification(report: ReplayReport, view: View) -> None:
