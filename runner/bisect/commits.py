@@ -15,8 +15,7 @@ from typing import Any
 from ..codec import encode
 from ..errors import UsageError
 from ..build.plan import Plan, Source
-from .trial import (BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, end_of, line_estimate,
-                    load_ends, said)
+from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, end_of, load_ends, said
 from .walk import Walk, walk
 
 
@@ -67,13 +66,13 @@ def bisect_commits(replayer: ReplayerLike, bad: Path, good: Path, settings: Bise
         raise UsageError(f"{bad}: no commit leads from {g[:12]} to {b[:12]}")
     progress.say(f"{len(commits)} commit(s) after {g[:12]} up to {b[:12]}")
     line = [c.sha for c in commits]
-    trials = Trials(replayer, expected, settings.attempts, progress, line_estimate(len(line)))
+    trials = Trials(replayer, expected, progress, settings.max_runs)
 
     def test(sha: str) -> Observation:
         plan = at_commit(bad_plan, sha)
         return trials.observe(plan, sha, plan, end_of(sha, g, line[-1]), f"commit {sha[:12]}")
 
-    result = walk(g, line, test, settings.jobs)
+    result = walk(g, line, test, settings.jobs, settings.rules)
     notes = (*_commit_notes(result, bad_plan), *result.notes)
     return CommitsResult(dataclasses.replace(result, notes=notes), commits)
 
@@ -95,7 +94,8 @@ def _commit_notes(result: Walk, bad: Plan) -> list[str]:
     dropped = bool(bad.source and bad.source.diff)
     notes = ["every trial runs the bad capsule's environment at the commit"
              + (", without the bad capsule's uncommitted diff (the bad end too)" if dropped else "")]
-    good_end, bad_end = result.trial(result.good), result.trial(result.line[-1])
+    good_end = result.good_end()
+    bad_end = result.trial(result.line[-1])
     if result.status == "baseline fails" and good_end is not None:
         fails = "already fails" if good_end.verdict in ("reproduced", "different-failure") else "does not pass"
         notes.append(f"the good commit {result.good[:12]} {fails} in the bad environment ({said(good_end)}): "
@@ -104,3 +104,4 @@ def _commit_notes(result: Walk, bad: Plan) -> list[str]:
         notes.append(f"the bad commit {(bad_end.item or '')[:12]}" + (" without its diff" if dropped else "")
                      + f" does not fail the recorded way here ({said(bad_end)})")
     return notes
+

@@ -18,13 +18,16 @@ from typing import Any
 
 from ..facts import keys
 from ..capsules.model import Capsule
+from ..capsules.opening import open_capsule
+from ..capsules.trust import Trust
 from ..facts.diff import diff_capsules
 from ..facts.inspect import env_shown
 from ..build.plan import BaseImage, EnvSetting, Lock, Plan, Runtime, Tool
+from ..build.planner import fill_only
 from . import facts
 from .facts import Fact
 from .search import BisectResult, Candidate, NotVaried, search, with_context
-from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, end_of, fact_estimate, load_ends
+from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, end_of, load_ends
 
 SHOWN_MAX = 120  # a cell, not a dump: long values (a diff, a secret-looking blob) are cut
 
@@ -36,15 +39,23 @@ def bisect_capsules(replayer: ReplayerLike, bad: Path, good: Path, settings: Bis
     changes = facts.differences(base, bad_plan)
     candidates = [candidate(f, base) for f in changes]
     progress.say(f"{len(candidates)} candidate fact(s): {', '.join(c.key for c in candidates) or 'none'}")
-    runner = Trials(replayer, expected, settings.attempts, progress, fact_estimate(len(candidates)),
-                    settings.cache_reuse)
+    runner = Trials(replayer, expected, progress, settings.max_runs, settings.cache_reuse)
     try:
-        result = search(candidates, FactTrials(runner, base, changes), jobs=settings.jobs)
+        result = search(candidates, FactTrials(runner, base, changes), jobs=settings.jobs, rules=settings.rules)
     finally:
         cache_notes = runner.close()
     varied = {c.key for c in candidates}
     return with_context(result, not_varied(good_capsule, bad_capsule, good_plan, bad_plan, varied),
                         [*context_notes(good_plan, bad_plan), *cache_notes])
+
+
+def fill_only_of(paths: Sequence[Path], trust: Trust, supplied: Sequence[tuple[str, str]]) -> frozenset[str]:
+    """The supplied --env names that one of the capsules records by name only: filled in where it
+    was set, they stay unset in the capsule that recorded them unset, so the search can vary them
+    (planner.fill_only). The capsules are read only when values were supplied."""
+    if not supplied:
+        return frozenset()
+    return fill_only((open_capsule(path, trust).capsule for path in paths), supplied)
 
 
 def at_bad_commit(good: Plan, bad: Plan) -> Plan:
@@ -72,7 +83,7 @@ class FactTrials:
         self.by_key = {f.key: f for f in changes}
         self.everything = frozenset(self.by_key)
 
-    def __call__(self, keys: tuple[str, ...]) -> Observation:
+    def __call__(self, keys: tuple[str, ...], runs: int = 1) -> Observation:
         chosen = [self.by_key[k] for k in keys]
         # Only the build-time facts go into the image's plan: every trial with the same
         # build-time keys then shares one image, whatever its run-time facts.
@@ -80,7 +91,7 @@ class FactTrials:
         title = f"good + {', '.join(keys)}" if keys else "good"
         chosen_set = frozenset(keys)
         return self.trials.observe(facts.apply(self.base, chosen), facts.build_keys(chosen), image_plan,
-                                   end_of(chosen_set, frozenset(), self.everything), title)
+                                   end_of(chosen_set, frozenset(), self.everything), title, runs)
 
 
 # --- what is shown ----------------------------------------------------------------------
@@ -93,7 +104,7 @@ def candidate(fact: Fact, base: Plan) -> Candidate:
 
 def shown(value: object) -> str | None:
     """A fact's value as one short line (None: absent)."""
-    if value is None:
+    if value is None or isinstance(value, EnvSetting) and value.state == "withheld":
         return None
     if isinstance(value, EnvSetting):
         text = value.value if value.state == "set" else f"({value.state})"

@@ -23,9 +23,8 @@ from ..build.providers.pytools import PYTHON_TOOLS
 from ..build.providers.versions import is_release, vkey
 from . import facts
 from .facts import Fact
-from .trial import (BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, end_of, line_estimate,
-                    load_ends, said)
-from .walk import Walk, walk
+from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, end_of, load_ends, said
+from .walk import Walk, candidates_said, walk
 
 Registry = Literal["npm", "pypi"]
 Versions = Callable[[Registry, str], Sequence[str]]  # (registry, package) -> the versions it offers
@@ -60,13 +59,15 @@ class SweepResult:
 
 
 def summary(r: SweepResult) -> str:
-    """The answer in one line: "fails from six 1.16.0"."""
+    """The answer in one line: "fails from six 1.16.0 (last passing: 1.15.0), probability 0.98"."""
     w = r.walk
     if w.found and w.first_failing is not None:
         down = "" if r.ascending else " down"
-        return f"fails from {r.name} {w.first_failing}{down} (last passing: {w.last_passing})"
+        return f"fails from {r.name} {w.first_failing}{down} (last passing: {w.last_passing}), probability {w.confidence:.2f}"
     if w.status == "baseline fails":
         return f"baseline fails: the good environment, at {r.name} {w.good}, does not pass here"
+    if w.status == "undecided":
+        return f"undecided, {r.name} " + candidates_said(w, str)
     return f"not-reproduced: {r.name} {w.line[-1]} alone does not make the run fail the recorded way"
 
 
@@ -136,13 +137,13 @@ def bisect_sweep(replayer: ReplayerLike, bad: Path, good: Path, key: str, settin
         return facts.apply(good_plan, [dataclasses.replace(fact, value=value)])
 
     name = key.split(":")[-1]
-    trials = Trials(replayer, expected, settings.attempts, progress, line_estimate(len(line)))
+    trials = Trials(replayer, expected, progress, settings.max_runs)
 
     def test(version: str) -> Observation:
         plan = plan_of(version)
         return trials.observe(plan, version, plan, end_of(version, g, b), f"good + {name} {version}")
 
-    result = walk(g, line, test, settings.jobs)
+    result = walk(g, line, test, settings.jobs, settings.rules)
     notes = _sweep_notes(key, name, source, result, good_plan, bad_plan)
     return SweepResult(key, name, source.shown, vkey(g) <= vkey(b),
                        dataclasses.replace(result, notes=(*notes, *result.notes)))
@@ -164,7 +165,7 @@ def _sweep_notes(key: str, name: str, source: Offer, result: Walk, good: Plan, b
     g, b = (p.source.commit if p.source else None for p in (good, bad))
     if g and b and g != b:
         notes.append(f"the capsules are from different commits: the sweep runs at the good one ({g[:12]})")
-    good_end, bad_end = result.trial(result.good), result.trial(result.line[-1])
+    good_end, bad_end = result.good_end(), result.trial(result.line[-1])
     if result.status == "baseline fails" and good_end is not None:
         notes.append(f"the good environment does not pass here ({said(good_end)}): nothing to sweep against")
     if result.status == "not-reproduced" and bad_end is not None:

@@ -1,16 +1,15 @@
 """One trial record and one trial runner, for every bisect mode.
 
 A trial is a plan (the good environment with some facts applied, or the bad one at
-another commit, or with another version of one fact), its image, and up to N
-attempts judged against the bad capsule's recorded failure. The fact search
-(search.py) and the linear walk (walk.py) only see Observations; both modes' results
-list Trials.
+another commit, or with another version of one fact), its image, and the runs the search
+asks of it, judged against the bad capsule's recorded failure. The fact search (search.py)
+and the walk along a line (walk.py) decide how many runs each trial gets and only see
+Observations; both modes' results list Trials.
 """
 from __future__ import annotations
 
 import dataclasses
 import itertools
-import math
 import threading
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -25,6 +24,9 @@ from ..verdict.judge import Attempt, Classification, Expected, Verdict, trial_ve
 from ..engine import Mount
 from ..build.plan import Plan
 from ..replay import BuiltImage
+from ..verdict.rate import DEFAULT_CONFIDENCE
+from ..replay.defaults import DEFAULT_BISECT_MAX_RUNS
+from .rules import Rules
 from .toolcache import NONE, Shared, ToolCache
 
 Role = Literal["good end", "bad end", "both ends", "search"]
@@ -49,9 +51,16 @@ class ProgressLike(Protocol):
 
 @dataclass(frozen=True)
 class BisectSettings:
-    attempts: int = 1  # per trial, at most: repeat() runs more only where an outcome is ambiguous
+    attempts: int | None = None  # --attempts: the most runs one item or set of facts gets (None: as needed)
     jobs: int = 1
     cache_reuse: bool = False  # trials after the ends share one test-tool cache per image (--no-cache-reuse)
+    confidence: float = DEFAULT_CONFIDENCE
+    max_runs: int = DEFAULT_BISECT_MAX_RUNS
+    budget_s: float | None = None
+
+    @property
+    def rules(self) -> Rules:
+        return Rules(self.confidence, self.max_runs, self.budget_s, self.attempts)
 
 
 @dataclass(frozen=True)
@@ -102,15 +111,14 @@ class Run:
     seconds: float
 
 
-def repeat(once: Callable[[], Run], attempts: int, more_on_pass: bool = True) -> Observation:
-    """Run once, and again (up to `attempts` in all) only while the outcome is ambiguous:
-    a recorded failure decides at once (outcome.trial_verdict); a pass decides too unless
-    `more_on_pass` (the failure is flaky, or the trial is the bad end, which should fail);
-    a failure of another kind disagrees with both ends and always gets the attempts."""
+def runs_of(once: Callable[[], Run], most: int) -> Observation:
+    """Up to `most` runs, stopping at the first that fails the recorded way (one such run
+    decides: a signature match is specific); the trial's verdict (trial_verdict) and the
+    signature of the run that decided it."""
     runs: list[Run] = []
-    for _ in range(max(1, attempts)):
+    for _ in range(max(1, most)):
         runs.append(once())
-        if runs[-1].kind == "recorded" or (runs[-1].kind == "pass" and not more_on_pass):
+        if runs[-1].kind == "recorded":
             break
     kinds = tuple(r.kind for r in runs)
     verdict = trial_verdict(kinds)
@@ -146,22 +154,22 @@ class Once(Generic[K, V]):
 
 
 class Trials:
-    """Runs trials: the image of a plan once per image key, then the attempts, each
-    judged against the bad capsule's recorded failure."""
+    """Runs trials: the image of a plan once per image key, then the runs the search asks for,
+    each judged against the bad capsule's recorded failure."""
 
-    def __init__(self, replayer: ReplayerLike, expected: Expected, attempts: int, progress: ProgressLike,
-                 estimate: int | None = None, cache_reuse: bool = False) -> None:
-        self.replayer, self.expected, self.attempts, self.progress = replayer, expected, attempts, progress
+    def __init__(self, replayer: ReplayerLike, expected: Expected, progress: ProgressLike,
+                 most: int | None = None, cache_reuse: bool = False) -> None:
+        self.replayer, self.expected, self.progress = replayer, expected, progress
         self.images: Once[Hashable, BuiltImage] = Once()
-        self.estimate = estimate  # the trials this bisect is expected to need (progress only)
-        self.done = 0
+        self.most = most  # the run budget (progress only)
+        self.runs = 0
         self._count = threading.Lock()
         self.tool_cache = ToolCache() if cache_reuse else None
-        # Set once the bad end needed more than one attempt to fail the recorded way: from
-        # then on a single pass proves nothing, and passing trials get every attempt.
-        self.flaky = False
+        self._ends: dict[str, bool] = {}  # an end -> whether it has behaved as recorded yet
 
-    def observe(self, plan: Plan, image_key: Hashable, image_plan: Plan, end: End, title: str) -> Observation:
+    def observe(self, plan: Plan, image_key: Hashable, image_plan: Plan, end: End, title: str,
+                runs: int = 1) -> Observation:
+        """Up to `runs` runs of the plan (fewer when one fails the recorded way)."""
         try:
             image, first = self.images.get(image_key, lambda: self.replayer.image(image_plan))
         except (BuildFailed, SourceUnavailable) as e:
@@ -174,24 +182,22 @@ class Trials:
         on_first, on_later = self.tool_cache.mounts(image.ref, end, plan) if self.tool_cache is not None else (NONE, NONE)
         ran = itertools.count()
         with self.progress.step(f"trial: {title}"):
-            obs = repeat(lambda: self.once(plan, image, on_later if next(ran) else on_first), self.attempts,
-                         more_on_pass=self.flaky or end == "bad")
+            obs = runs_of(lambda: self.once(plan, image, on_later if next(ran) else on_first), runs)
         self._said(title, obs)
         if self.tool_cache is not None and end is not None:
-            self.tool_cache.end_seen(end, obs.verdict)
-        if end == "bad" and obs.verdict == "reproduced" and obs.attempts[0] != "recorded":
-            self.flaky = True
-            self.progress.say(f"the bad end failed the recorded way only at attempt {len(obs.attempts)}: "
-                              f"a passing trial now gets up to {self.attempts} attempts")
+            wanted = "reproduced" if end == "bad" else "not-reproduced"
+            self._ends[end] = self._ends.get(end, False) or obs.verdict == wanted
+            self.tool_cache.end_seen(end, wanted if self._ends[end] else obs.verdict)
         return dataclasses.replace(obs, built=first and image.built, build_s=image.build_s if first else 0.0)
 
     def _said(self, title: str, obs: Observation) -> None:
-        """Each trial's result as it comes, with how many are likely left."""
+        """Each trial's result as it comes, with the runs spent."""
         with self._count:
-            self.done += 1
-            n = self.done
-        left = "" if self.estimate is None else f"; about {max(0, self.estimate - n)} left"
-        self.progress.say(f"trial {n} ({title}): {obs.verdict}{left}")
+            self.runs += len(obs.attempts)
+            n = self.runs
+        budget = "" if self.most is None else f" of at most {self.most}"
+        runs = f"{len(obs.attempts)} runs" if len(obs.attempts) > 1 else "1 run"
+        self.progress.say(f"{title}: {obs.verdict} ({runs}; {n}{budget} in all)")
 
     def once(self, plan: Plan, image: BuiltImage, cache: Shared = NONE) -> Run:
         attempt = self.replayer.attempt(cache.apply(plan), image, self.expected, mounts=cache.mounts)
@@ -210,16 +216,6 @@ def totals(trials: Sequence[Trial], wall_s: float) -> dict[str, Any]:
     """What a bisect spent: trials, attempts (containers run), images built, wall time."""
     return {"trials": len(trials), "attempts": sum(len(t.attempts) for t in trials),
             "builds": sum(1 for t in trials if t.built), "wall_s": round(wall_s, 2)}
-
-
-def fact_estimate(candidates: int) -> int:
-    """Trials a fact search needs for one culprit among N: both ends, then halving twice a level."""
-    return 2 if candidates <= 1 else 2 + 2 * math.ceil(math.log2(candidates))
-
-
-def line_estimate(items: int) -> int:
-    """Trials a walk along a line needs: both ends, then one halving a trial."""
-    return 2 + max(0, math.ceil(math.log2(max(1, items - 1))))
 
 
 def check_ends(bad: Path, bad_expected: Expected, good: Path, good_expected: Expected) -> None:

@@ -1,22 +1,39 @@
-"""The linear walk, shared by `--commits` and `--sweep`: along a line of items from the
-good end (excluded) to the bad end (included), the first that fails the recorded way,
-by bisection. Like `git bisect`, it assumes the failure, once in, stays in
-(monotonic). A trial that fails another way, or cannot be judged, is skipped as `git
-bisect skip` does: the open item nearest the middle is tried instead, and skipped
-items left between the last pass and the first failure are named, since the change
-may be any of them.
+"""The walk along a line, shared by `--commits` and `--sweep`: from the good end (position 0)
+to the bad end (the last item), which item is the first bad one, by probabilistic bisection
+(posterior.py). Like `git bisect`, it assumes the failure, once in, stays in (monotonic); unlike
+it, one pass proves nothing about a failure that comes back only some of the time.
+
+Both ends run first. The good end must pass (a recorded failure there: baseline fails); the bad
+end runs until it fails the recorded way, or until so many runs did not that the failure is
+called not reproduced here (rules.RAREST). Then every run goes where it tells most, until one
+item holds the confidence (found, exit 0) or the budget is spent (undecided, exit 1, with the
+likeliest items and their probabilities). A run that fails another way is no recorded
+failure: its item is skipped, as `git bisect skip` does, and named.
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
 
+from ..verdict.rate import DEFAULT_CONFIDENCE, Rate, all_pass, percent
+from .posterior import Belief, Line, pick
+from .rules import RAREST, RATE_FIRST, Rules, Spending, rate_known
 from .trial import Observation, Role, Trial, said, trial
 
-WalkStatus = Literal["found", "baseline fails", "not-reproduced"]
+WalkStatus = Literal["found", "baseline fails", "not-reproduced", "undecided"]
 MONOTONIC = "bisection assumes the failure, once in, stays in (monotonic), as git bisect does"
+SHOWN = 6  # candidates named in a sentence
+
+
+@dataclass(frozen=True)
+class Chance:
+    """How likely one item is to be the first bad one."""
+
+    item: str
+    probability: float
 
 
 @dataclass(frozen=True)
@@ -28,6 +45,11 @@ class Walk:
     last_passing: str | None
     trials: tuple[Trial, ...]
     notes: tuple[str, ...] = ()
+    confidence: float = 0.0  # the answer's probability (the likeliest item's, when undecided)
+    target: float = DEFAULT_CONFIDENCE  # the confidence asked for (--confidence)
+    candidates: tuple[Chance, ...] = ()  # the fewest items holding `target` of the belief, in line order
+    rate: Rate | None = None  # the bad end's runs: how often the failure came back there
+    skipped: tuple[str, ...] = ()  # items that failed another way or could not be built
 
     @property
     def found(self) -> bool:
@@ -36,80 +58,182 @@ class Walk:
     def trial(self, item: str) -> Trial | None:
         return next((t for t in self.trials if t.item == item), None)
 
+    def good_end(self) -> Trial | None:
+        """The good end's trial that did not pass, else its first."""
+        mine = [t for t in self.trials if t.role == "good end"]
+        return next((t for t in mine if t.verdict != "not-reproduced"), mine[0] if mine else None)
 
-TestFn = Callable[[str], Observation]
+
+TestFn = Callable[[str], Observation]  # one run of an item
 
 
 class _Walker:
-    def __init__(self, items: Sequence[str], test: TestFn, jobs: int, pool: ThreadPoolExecutor) -> None:
-        self.items, self.test, self.jobs, self.pool = tuple(items), test, max(1, jobs), pool
-        self.seen: dict[int, Trial] = {}
+    def __init__(self, items: Sequence[str], test: TestFn, rules: Rules, jobs: int, pool: ThreadPoolExecutor,
+                 clock: Callable[[], float]) -> None:
+        self.items, self.test, self.rules, self.jobs, self.pool = tuple(items), test, rules, max(1, jobs), pool
+        self.n = len(self.items) - 1
+        self.line = Line(self.n, rules.prior)
+        self.spending = Spending(rules, clock)
         self.trials: list[Trial] = []
+        self.runs = [0] * (self.n + 1)
+        self.untold = [0] * (self.n + 1)  # trials that told nothing: failed another way, could not be built
+
+    @property
+    def skipped(self) -> set[int]:
+        """Items skipped as git bisect skip does (never the bad end: it is known to fail)."""
+        return {p for p in range(self.n) if self.untold[p] and not self.line.failed[p]}
 
     def run(self, positions: Sequence[int]) -> None:
         observed = list(self.pool.map(self.test, [self.items[p] for p in positions]))
         for p, obs in zip(positions, observed):
-            role: Role = "good end" if p == 0 else "bad end" if p == len(self.items) - 1 else "search"
-            t = trial(len(self.trials) + 1, role, obs, item=self.items[p], position=p)
-            self.seen[p] = t
-            self.trials.append(t)
+            role: Role = "good end" if p == 0 else "bad end" if p == self.n else "search"
+            self.trials.append(trial(len(self.trials) + 1, role, obs, item=self.items[p], position=p))
+            self.spending.spend(len(obs.attempts))
+            self.runs[p] += len(obs.attempts)
+            for kind in obs.attempts:
+                if kind in ("recorded", "pass"):
+                    self.line.record(p, kind == "recorded")
+            if not obs.attempts or "other" in obs.attempts or "inconclusive" in obs.attempts:
+                self.untold[p] += 1
 
-    def bounds(self) -> tuple[int, int]:
-        """(last pass before the first recorded failure, first recorded failure)."""
-        hi = min(p for p, t in self.seen.items() if t.verdict == "reproduced")
-        lo = max((p for p, t in self.seen.items() if t.verdict == "not-reproduced" and p < hi), default=0)
-        return lo, hi
+    def bad_end_fails(self) -> bool:
+        """The bad end's rate first (rules.rate_known); False once it is not reproduced."""
+        n = self.n
+        while not rate_known(self.line.failed[n]):
+            spent = self.runs[n] >= (self.rules.per_trial or self.rules.give_up_after() + RATE_FIRST)
+            if spent or self.spending.left() <= 0 or \
+                    (not self.line.failed[n] and self.runs[n] >= self.rules.give_up_after()):
+                break
+            # after its first failure, the runs still wanted go together (--jobs)
+            self.run([n] * (min(self.jobs, RATE_FIRST - self.line.failed[n]) if self.line.failed[n] else 1))
+        return self.line.failed[n] > 0
 
-    def search(self) -> tuple[int, int]:
+    def capped(self) -> set[int]:
+        most = self.rules.per_trial
+        return {p for p, r in enumerate(self.runs) if most is not None and r >= most}
+
+    def search(self) -> Belief:
+        """Runs where they tell most until one item holds the confidence and its last passing
+        neighbour is checked (boundary), or the budget is spent."""
         while True:
-            lo, hi = self.bounds()
-            todo = [p for p in range(lo + 1, hi) if p not in self.seen]
-            if not todo:
-                return lo, hi
-            self.run(picks(todo, lo, hi, self.jobs))
+            belief = self.line.belief()
+            left = self.spending.left()
+            best = belief.best()
+            if belief.probability[best] >= self.rules.confidence:
+                doubt = self.boundary(best)
+                if doubt is None or left <= 0 or doubt in self.capped() | self.skipped:
+                    return belief
+                self.run([doubt])
+                continue
+            where = pick(belief, min(self.jobs, left), self.skipped | self.capped()) if left > 0 else []
+            if not where:
+                return belief
+            self.run(where)
+
+    def boundary(self, best: int) -> int | None:
+        """The item before the answer, when its passes are not yet telling even for a failure that
+        only looked deterministic so far (the prior's "always" ruled out): the one check that
+        tells a deterministic failure from a flaky one that passed there by luck."""
+        if best == 0:
+            return None
+        x, line = best - 1, self.line
+        luck = all_pass(sum(line.failed[best:]), sum(line.passed[best:]), line.passed[x], self.rules.prior.flaky())
+        return x if luck > 1 - self.rules.confidence else None
+
+    def bad_rate(self) -> Rate:
+        """The bad end's runs: failed the recorded way, of all (a failure of another kind is not it)."""
+        return Rate.of(self.line.failed[self.n], self.runs[self.n], self.rules.confidence)
 
 
-def picks(todo: Sequence[int], lo: int, hi: int, jobs: int) -> list[int]:
-    """Up to `jobs` open positions nearest the points cutting (lo, hi) into equal parts:
-    one job halves the line, k jobs cut it k+1 ways in one round."""
-    k = min(jobs, len(todo))
-    left, out = list(todo), []
-    for i in range(1, k + 1):
-        target = lo + (hi - lo) * i / (k + 1)
-        best = min(left, key=lambda p: (abs(p - target), p))
-        left.remove(best)
-        out.append(best)
-    return sorted(out)
-
-
-def walk(good: str, line: Sequence[str], test: TestFn, jobs: int = 1) -> Walk:
-    """Check both ends, then bisect the line for its first recorded failure."""
+def walk(good: str, line: Sequence[str], test: TestFn, jobs: int = 1, rules: Rules = Rules(),
+         clock: Callable[[], float] = time.monotonic) -> Walk:
+    """Check both ends, then find the first bad item of the line at the rules' confidence."""
     if not line:
         raise ValueError("an empty line: nothing after the good end")
     items = (good, *line)
     with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="bisect") as pool:
-        w = _Walker(items, test, jobs, pool)
-        w.run([0, len(line)])
-        if w.seen[0].verdict != "not-reproduced":
-            return Walk("baseline fails", good, tuple(line), None, None, tuple(w.trials))
-        if w.seen[len(line)].verdict != "reproduced":
-            return Walk("not-reproduced", good, tuple(line), None, None, tuple(w.trials))
-        lo, hi = w.search()
-    return Walk("found", good, tuple(line), items[hi], items[lo], tuple(w.trials), tuple(_walk_notes(w, lo, hi)))
+        w = _Walker(items, test, rules, jobs, pool, clock)
+        w.run([0, w.n])
+        if w.trials[0].verdict != "not-reproduced":
+            return _ended(w, "baseline fails", good, line)
+        if not w.bad_end_fails():
+            return _ended(w, "not-reproduced", good, line, [_not_reproduced(w)])
+        belief = w.search()
+    return _answer(w, belief, good, line)
 
 
-def _walk_notes(w: _Walker, lo: int, hi: int) -> list[str]:
-    notes = [MONOTONIC]
-    skipped = [w.seen[p] for p in sorted(w.seen) if lo < p < hi]
-    if skipped:
-        notes.append(f"{len(skipped)} item(s) between the last pass and the first failure could not be judged "
-                     f"({', '.join(_short(t) for t in skipped)}): the change may be in any of them")
-    later = [w.seen[p] for p in sorted(w.seen) if p > hi and w.seen[p].verdict == "not-reproduced"]
-    if later:
-        notes.append(f"not monotonic: {', '.join((t.item or '')[:12] for t in later)} passed after {w.items[hi][:12]} "
-                     "failed; the first failure found is reported")
-    return notes
+def _ended(w: _Walker, status: WalkStatus, good: str, line: Sequence[str], notes: Sequence[str] = ()) -> Walk:
+    return Walk(status, good, tuple(line), None, None, tuple(w.trials), tuple(notes), target=w.rules.confidence,
+                rate=w.bad_rate(), skipped=_skipped(w))
+
+
+def _not_reproduced(w: _Walker) -> str:
+    rate = w.bad_rate()
+    return (f"the bad end did not fail the recorded way in {rate.runs} run(s): it {rate.phrase()}; "
+            f"a bisect looks for a failure that comes back in at least {percent(RAREST)} % of runs")
+
+
+def _answer(w: _Walker, belief: Belief, good: str, line: Sequence[str]) -> Walk:
+    best = belief.best()
+    sure = belief.probability[best]
+    chances = tuple(Chance(w.items[k], round(belief.probability[k], 4)) for k in belief.credible(w.rules.confidence))
+    common = dict(trials=tuple(w.trials), confidence=round(sure, 4), target=w.rules.confidence,
+                  candidates=chances, rate=w.bad_rate(), skipped=_skipped(w))
+    notes = [MONOTONIC, *_skip_notes(w, belief), *_later_passes(w, best)]
+    if sure < w.rules.confidence or w.boundary(best) is not None:
+        notes.append(_why_undecided(w))
+        return Walk("undecided", good, tuple(line), None, None, notes=tuple(notes), **common)  # type: ignore[arg-type]
+    if best == 0:  # the good end fails the recorded way too: the cause is not on the line
+        return Walk("baseline fails", good, tuple(line), None, None, notes=tuple(notes), **common)  # type: ignore[arg-type]
+    return Walk("found", good, tuple(line), w.items[best], w.items[best - 1], notes=tuple(notes),
+                **common)  # type: ignore[arg-type]
+
+
+def _later_passes(w: _Walker, best: int) -> list[str]:
+    """Items after the answer that never failed the recorded way, while the others after it
+    always did: as git bisect would say, not monotonic (or flaky after all)."""
+    line = w.line
+    quiet = [p for p in range(best + 1, w.n + 1) if line.passed[p] and not line.failed[p]]
+    if best == 0 or not quiet or any(line.passed[p] for p in range(best, w.n + 1) if p not in quiet):
+        return []
+    return [f"{w.items[p][:12]} never failed the recorded way in its {line.passed[p]} run(s), after "
+            f"{w.items[best][:12]} failed: the failure is not monotonic, or comes and goes" for p in quiet]
+
+
+def _why_undecided(w: _Walker) -> str:
+    if w.spending.left() <= 0:
+        return f"{w.spending.why_stopped()} before one item reached {percent(w.rules.confidence)} %"
+    if w.rules.per_trial is not None:
+        return (f"every item that could tell the candidates apart has had its --attempts {w.rules.per_trial} "
+                "runs, or was skipped")
+    return "no item left to run could tell the candidates apart (the others were skipped)"
+
+
+def _skipped(w: _Walker) -> tuple[str, ...]:
+    return tuple(w.items[p] for p in sorted(w.skipped))
+
+
+def _skip_notes(w: _Walker, belief: Belief) -> list[str]:
+    if not w.skipped:
+        return []
+    shown = [_short(t) for t in w.trials if t.position in w.skipped and t.verdict != "not-reproduced"]
+    near = [p for p in sorted(w.skipped) if belief.probability[p] >= 0.01 or
+            (p + 1 <= w.n and belief.probability[p + 1] >= 0.01)]
+    said_near = ("; the change may be any of " + ", ".join(w.items[p][:12] for p in near)) if near else ""
+    return [f"{len(w.skipped)} item(s) were skipped, as git bisect skip does: they failed another way or could "
+            f"not be built ({', '.join(dict.fromkeys(shown))}){said_near}"]
 
 
 def _short(t: Trial) -> str:
     return f"{(t.item or '')[:12]}: {said(t)}"
+
+
+def candidates_said(walk: Walk, shown: Callable[[str], str]) -> str:
+    """`between change 22 and change 25: 0.61, 0.30, …` (the likeliest items, in line order)."""
+    if not walk.candidates:
+        return "no candidate"
+    first, last = shown(walk.candidates[0].item), shown(walk.candidates[-1].item)
+    where = first if len(walk.candidates) == 1 else f"between {first} and {last}"
+    chances = [f"{shown(c.item)} {c.probability:.2f}" for c in walk.candidates[:SHOWN]]
+    more = ", …" if len(walk.candidates) > SHOWN else ""
+    return f"{where}: {', '.join(chances)}{more}"

@@ -101,9 +101,10 @@ class Source:
 @dataclass(frozen=True)
 class EnvSetting:
     """One variable at run time: set to a value, set empty, made absent, or supplied
-    with --env (its value is given to the run only, never kept in the plan)."""
+    with --env (its value is given to the run only, never kept in the plan); withheld: a value
+    was supplied for it, but this capsule recorded it unset, so it stays unset (planner.supplied_here)."""
 
-    state: Literal["set", "empty", "absent", "supplied"]
+    state: Literal["set", "empty", "absent", "supplied", "withheld"]
     value: str = ""
 
 
@@ -173,6 +174,8 @@ def content_refs(plan: Plan) -> set[str]:
 @dataclass(frozen=True)
 class PlanOptions:
     env_overrides: tuple[tuple[str, str], ...] = ()
+    # the supplied names that fill in only where a capsule recorded them set (planner.fill_only)
+    fill_only: frozenset[str] = frozenset()
     salt: str | None = None
     all_runtimes: bool = False
     pin: bool = True

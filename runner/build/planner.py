@@ -10,6 +10,7 @@ import functools
 import hashlib
 import hmac
 import posixpath
+from collections.abc import Iterable
 from typing import Literal
 from pathlib import Path, PurePosixPath
 
@@ -175,6 +176,13 @@ def _env(c: Capsule, opts: PlanOptions, rows: list[Fidelity], notes: list[str]) 
     if c.locale.lc_all and "LC_ALL" not in env:
         env["LC_ALL"] = EnvSetting("set", c.locale.lc_all)
     for name, value in opts.env_overrides:
+        if not supplied_here(c, name, opts.fill_only):
+            env[name] = EnvSetting("withheld")
+            rows[:] = [r for r in rows if r.fact != f"env {name}"]
+            rows.append(Fidelity(f"env {name}", _describe(c, name), "unset", "exact",
+                                 "--env fills in a variable recorded by name only where it was set; "
+                                 "this capsule recorded it unset, so it stays unset"))
+            continue
         _check_hash(c, name, value, opts.salt, notes)
         # the value is given to the run only (ReplayOptions.secret_env), never kept in the plan
         env[name] = EnvSetting("supplied" if value else "empty")
@@ -196,6 +204,24 @@ def _env(c: Capsule, opts: PlanOptions, rows: list[Fidelity], notes: list[str]) 
         usable.append(loc)
         rows.append(Fidelity("locale", loc, loc, "exact", "generated in the image with localedef"))
     return FrozenMap(sorted(env.items())), tuple(usable)
+
+
+def fill_only(capsules: Iterable[Capsule], overrides: Iterable[tuple[str, str]]) -> frozenset[str]:
+    """The supplied names (--env NAME=VALUE) that a capsule of this session records by name only
+    (set, its value not recorded). Such a value fills the variable in where it was set; a capsule
+    that recorded it unset, or not at all, keeps it unset (so bisect can find it). Any other
+    supplied name overrides the recorded value everywhere."""
+    found = list(capsules)
+    return frozenset(name for name, _ in overrides
+                     if any((f := c.env.get(name)) is not None and f.state == "set" and f.value is None for c in found))
+
+
+def supplied_here(c: Capsule, name: str, fill: frozenset[str]) -> bool:
+    """The one rule: does a value supplied for `name` reach this capsule's run?"""
+    if name not in fill:
+        return True  # --env overrides, as its help says
+    fact = c.env.get(name)
+    return fact is not None and fact.state in ("set", "empty")
 
 
 def _describe(c: Capsule, name: str) -> str:

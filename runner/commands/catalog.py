@@ -8,7 +8,8 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from ..durations import HELP as DURATION_HELP
-from ..replay.defaults import DEFAULT_ATTEMPTS, DEFAULT_FARM_MAX_ATTEMPTS, DEFAULT_FIXED_AFTER
+from ..replay.defaults import DEFAULT_ATTEMPTS, DEFAULT_BISECT_MAX_RUNS, DEFAULT_FARM_MAX_ATTEMPTS, DEFAULT_FIXED_AFTER
+from ..verdict.rate import CONFIDENCE_RANGE, DEFAULT_CONFIDENCE
 from . import common as c
 from .spec import Command, Param
 
@@ -98,9 +99,15 @@ BISECT = Command(
     "bisect", "Find the facts that turn GOOD into BAD's recorded failure (or the first failing commit or version).",
     (c.capsule("bad", "The capsule of the run that failed.", "BAD"),
      Param("good", "path", "The capsule of a run that passed.", ("--good",), required=True, metavar="GOOD"),
-     Param("attempts", "count", "The most runs per trial: one run decides while outcomes are unambiguous; more go "
-           "to a trial that fails another way, and to passing trials once the bad end proved flaky.",
-           ("--attempts",), 3, low=1, high=100),
+     Param("attempts", "count", "The most runs one commit, version or set of facts gets. By default as many as the "
+           "confidence needs: one recorded failure decides, a pass counts once a failing run would have shown at "
+           "the confidence.", ("--attempts",), low=1, high=100, default_shown="as needed"),
+     Param("confidence", "number", "How sure an answer must be to exit 0; below it, exit 1 with what is known.",
+           ("--confidence",), DEFAULT_CONFIDENCE, low=CONFIDENCE_RANGE[0], high=CONFIDENCE_RANGE[1]),
+     Param("max_runs", "count", "The most runs in all, both ends included.", ("--max-runs",),
+           DEFAULT_BISECT_MAX_RUNS, low=1, high=100000),
+     Param("budget", "duration", "The most wall time (no limit by default).", ("--budget",), metavar="DURATION",
+           low=1),
      Param("jobs", "count", "Trials run at the same time.", ("--jobs", "-j"), low=1, high=64,
            default_shown="the cores"),
      c.timeout("per run"), c.REPO, c.MIRROR, c.ENV, c.SALT, c.HTTP_IGNORE,
@@ -111,7 +118,9 @@ BISECT = Command(
      Param("no_cache_reuse", "flag", "Run every trial with a cold test-tool cache: jest's, Go's build cache or "
            "Python's bytecode, none shared between trials.", ("--no-cache-reuse",), False),
      c.JUNIT, *c.TRUST),
-    "bisect:bisect", ((0, "found"), (1, "not found: baseline fails, not-reproduced, no culprit"), (2, "bad input"),
+    "bisect:bisect", ((0, "found at --confidence"), (1, "not found: baseline fails, not-reproduced, no culprit, "
+                                                          "undecided (the likeliest answers, each one's probability)"),
+                      (2, "bad input"),
                       (3, "the environment failed")),
     read_only=False, long=True, mcp="bisect",
     mcp_help="exit_code 0 when found, 1 when not. Slow: progress notifications; cancellable.",

@@ -205,9 +205,11 @@ def bisect_junit(result: BisectOutcome, bad_path: str) -> str:
     ran = result if isinstance(result, BisectResult) else result.walk  # status, trials, notes
     status, runs = ran.status, ran.trials
     time = sum(t.build_s + t.run_s for t in runs)
-    notes = "\n".join([f"bisect by {mode}: {status}, {len(runs)} trials", *(f"note: {x}" for x in ran.notes)])
+    spent = sum(len(t.attempts) for t in runs)
+    notes = "\n".join([f"bisect by {mode}: {status}, {len(runs)} trials, {spent} runs; confidence "
+                       f"{ran.confidence:.2f} (asked {ran.target:g})", *(f"note: {x}" for x in ran.notes)])
     base = Case(bad_path, f"replay bisect {mode}", time, "pass", status, out=notes)
-    if status == "found":
+    if status in ("found", "undecided"):  # the failure reproduces: a red test, with the answer or the candidates
         message, text = _bisect_answer(result)
         return _suite("replay bisect", [replace(base, outcome="failure", message=message, text=text)])
     if status == "no culprit" and isinstance(result, BisectResult):
@@ -221,18 +223,24 @@ def bisect_junit(result: BisectOutcome, bad_path: str) -> str:
 
 
 def _bisect_answer(result: BisectOutcome) -> tuple[str, str]:
-    from ..bisect import BisectResult, CommitsResult, summary
+    from ..bisect import BisectResult, CommitsResult, candidates_said, summary
 
     if isinstance(result, CommitsResult):
+        chances = _lines([f"{c.item} {c.probability:.4f}" for c in result.walk.candidates])
         first = result.first_failing
-        sha, subject = (first.sha, first.subject) if first else ("", "")
-        return f"first failing commit: {sha[:12]} {subject}", _lines([f"{sha} {subject}"])
+        if first is None:
+            return f"undecided, {candidates_said(result.walk, lambda sha: sha[:12])}", chances
+        return (f"first failing commit: {first.sha[:12]} {first.subject} (probability "
+                f"{result.walk.confidence:.2f})", _lines([f"{first.sha} {first.subject}"]))
     if not isinstance(result, BisectResult):
         return summary(result), ""
     cands = {c.key: c for c in result.candidates}
     text = [f"{k}: {cands[k].good if k in cands else None} -> {cands[k].bad if k in cands else None}"
             for k in result.minimal]
-    return f"minimal set: {', '.join(result.minimal)}", _lines(text)
+    text += [f"without {r.key}: {r.failed}/{r.runs} runs failed as recorded (luck {r.luck:.4f})"
+             for r in result.removals]
+    head = "minimal set" if result.found else "undecided, so far"
+    return f"{head}: {', '.join(result.minimal)} (confidence {result.confidence:.2f})", _lines(text)
 
 
 # --- shared -------------------------------------------------------------------------------

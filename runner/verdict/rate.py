@@ -118,3 +118,53 @@ def passes_to_decide(baseline: Rate, patched: Rate) -> int | None:
         if more > 100_000:
             return None
     return more
+
+
+# --- the rate as a belief: what bisect weighs its runs with -------------------------------
+
+
+@dataclass(frozen=True)
+class Prior:
+    """What is believed of a failure's rate before any run: `always` is the weight of "fails
+    every run" (a deterministic failure), the rest is spread over (0, 1) as Beta(a, b), which
+    leans to the low rates flaky failures mostly have (Beta(1, 2): mean 1/3). The weight on
+    "always" keeps a deterministic failure cheap: after a few failures one pass is telling.
+    Every run then moves the belief: one pass of a failing item ends "always" for good."""
+
+    always: float = 0.75
+    a: float = 1.0
+    b: float = 2.0
+
+    def flaky(self) -> Prior:
+        """The same belief with "always" ruled out: how a check weighs passes when it must hold even
+        if the failure only looked deterministic so far."""
+        return Prior(0.0, self.a, self.b)
+
+
+PRIOR = Prior()
+
+
+def _lbeta(a: float, b: float) -> float:
+    return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+
+
+def log_evidence(failed: int, passed: int, prior: Prior = PRIOR) -> float:
+    """log P(`failed` recorded failures and `passed` other runs of items that fail at one unknown
+    rate), the rate integrated out over the prior (a Beta-binomial, plus the "always" weight when
+    no run passed)."""
+    spread = math.log1p(-prior.always) + _lbeta(prior.a + failed, prior.b + passed) - _lbeta(prior.a, prior.b)
+    if passed or prior.always <= 0:
+        return spread
+    top = max(spread, math.log(prior.always))
+    return top + math.log(math.exp(spread - top) + math.exp(math.log(prior.always) - top))
+
+
+def next_fails(failed: int, passed: int, prior: Prior = PRIOR) -> float:
+    """The chance that the next run of a failing item fails the recorded way, after these runs."""
+    return math.exp(log_evidence(failed + 1, passed, prior) - log_evidence(failed, passed, prior))
+
+
+def all_pass(failed: int, passed: int, more: int, prior: Prior = PRIOR) -> float:
+    """The chance that a failing item passes `more` runs in a row, after these runs of failing
+    items: how likely straight passes are to be luck rather than a pass."""
+    return math.exp(log_evidence(failed, passed + more, prior) - log_evidence(failed, passed, prior))

@@ -97,7 +97,7 @@ def test_a_pytest_trial_never_runs_only_what_the_trial_before_it_failed(engine: 
     replayer = Replayer(ReplayOptions(plan=PlanOptions(repo=str(repo))), Progress())
     try:
         (bad_capsule, bad_plan), (_, good_plan), (_, other_plan) = (replayer.load(p) for p in (bad, good, other))
-        trials = Trials(replayer, replayer.expected(bad_capsule), 1, Progress(), cache_reuse=True)
+        trials = Trials(replayer, replayer.expected(bad_capsule), Progress(), cache_reuse=True)
         seen = [trials.observe(plan, "one image", bad_plan, end, title).verdict for plan, end, title in (
             (bad_plan, "bad", "bad end"), (good_plan, "good", "good end"),
             (other_plan, None, "fails test_region"), (bad_plan, None, "fails test_mode"))]

@@ -112,7 +112,8 @@ def test_commits_finds_the_commit_that_brought_the_failure(
     assert {p["item"]: p["verdict"] for p in probes}[shas[2]] == "reproduced"
     recorded = json.loads(bad.read_text())["command"]["failure"]["signature"]
     assert all(p["signature"] == recorded for p in probes if p["verdict"] == "reproduced")
-    assert len(probes) <= 5  # four commits after the good one: the ends and at most three more
+    assert len({p["item"] for p in probes}) <= 5  # four commits after the good one: the ends and at most three more
+    assert result["walk"]["confidence"] >= 0.95 and result["walk"]["rate"]["failed"] == 3  # the bad end's rate first
 
 
 def test_commits_says_when_the_good_commit_already_fails_in_the_bad_environment(
@@ -138,10 +139,12 @@ def test_sweep_finds_the_first_failing_six(engine: object, capsys: pytest.Captur
     record_failure(bad)
     good = write_json(tmp_path / "good.json", passed(python_capsule(repo, commit, 0, env, six="1.15.0")))
     rc, result = bisect(capsys, bad, good, repo, "--sweep", "pin:python:six", "-j", "2")
-    assert (rc, result["mode"], result["summary"]) == (0, "sweep", "fails from six 1.16.0 (last passing: 1.15.0)")
+    assert (rc, result["mode"], result["summary"]) == (
+        0, "sweep", "fails from six 1.16.0 (last passing: 1.15.0), probability 1.00")
     walk = result["walk"]
     assert walk["line"] == ["1.16.0", "1.17.0"]  # what the index offers between the two ends
-    assert [(p["item"], p["role"], p["verdict"]) for p in walk["trials"]] == [
-        ("1.15.0", "good end", "not-reproduced"), ("1.17.0", "bad end", "reproduced"), ("1.16.0", "search", "reproduced")]
+    tried = {(p["item"], p["role"]): p["verdict"] for p in walk["trials"]}
+    assert tried == {("1.15.0", "good end"): "not-reproduced", ("1.17.0", "bad end"): "reproduced",
+                     ("1.16.0", "search"): "reproduced"}
     rc = main(["bisect", str(bad), "--good", str(good), "--repo", str(repo), "--sweep", "runtime:node"])
     assert rc == 2 and "--sweep runtime:node is not among the differences" in capsys.readouterr().err

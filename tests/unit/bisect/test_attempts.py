@@ -1,12 +1,13 @@
-"""Bisect spends attempts only where an outcome is ambiguous (issue 12): one per trial while
-runs agree with the ends, every one for a flaky failure or a failure of another kind."""
+"""How many runs a bisect spends: one run decides while the failure behaves deterministically,
+the bad end's rate first, and the answer's check; a trial stops at its first recorded failure."""
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from runner.bisect.env import bisect_capsules
-from runner.bisect.trial import BisectSettings, Run, repeat, totals
+from runner.bisect.trial import BisectSettings, Run, runs_of, totals
 
 from tests.unit.bisect.fakes import FakeProgress
 from tests.unit.bisect.fakes import plan as fake_plan
@@ -17,42 +18,39 @@ NEW_YORK = "America/New_York"
 PASS = (0, "exit0:0000000000000000")
 
 
-def runs(*kinds: str) -> Callable[[], Run]:
-    queue = list(kinds)
-    return lambda: Run(queue.pop(0), None, 1.0)  # type: ignore[arg-type]
+@pytest.mark.parametrize(("pattern", "most", "verdict", "ran"), [
+    ("ppp", 3, "not-reproduced", 3), ("ppr", 3, "reproduced", 3), ("rpp", 3, "reproduced", 1),
+    ("pop", 3, "different-failure", 3), ("ptp", 3, "inconclusive", 3), ("por", 3, "reproduced", 3),
+    ("ppr", 1, "not-reproduced", 1),
+])
+def test_a_trial_stops_at_its_first_recorded_failure(pattern: str, most: int, verdict: str, ran: int) -> None:
+    names = {"r": "recorded", "p": "pass", "o": "other", "t": "inconclusive"}
+    queue = list(pattern)
+
+    def once() -> Run:
+        v = queue.pop(0)
+        return Run(names[v], None if v == "p" else f"sig-{v}", 1.0)  # type: ignore[arg-type]
+
+    obs = runs_of(once, most)
+    assert (obs.verdict, len(obs.attempts), obs.run_s) == (verdict, ran, float(ran))
+    letter = {"reproduced": "r", "different-failure": "o", "inconclusive": "t"}.get(verdict)
+    assert obs.signature == (None if letter is None else f"sig-{letter}")
 
 
-def test_one_run_decides_while_it_agrees_with_an_end() -> None:
-    assert repeat(runs("recorded"), 5).attempts == ("recorded",)
-    assert repeat(runs("pass"), 5, more_on_pass=False).attempts == ("pass",)
-
-
-def test_an_ambiguous_run_gets_the_attempts_up_to_the_most() -> None:
-    obs = repeat(runs("other", "other", "recorded"), 5, more_on_pass=False)
-    assert (obs.verdict, obs.attempts) == ("reproduced", ("other", "other", "recorded"))
-    assert repeat(runs("pass", "pass", "pass"), 3).attempts == ("pass", "pass", "pass")
-    assert repeat(runs("other", "other"), 2, more_on_pass=False).verdict == "different-failure"
-
-
-def test_a_deterministic_failure_costs_one_attempt_per_trial_whatever_attempts_allows() -> None:
+def test_a_deterministic_failure_costs_one_run_a_trial_besides_the_rate_and_the_check() -> None:
     fake = FakeReplayer(fails_when(lambda p: tz_of(p) == NEW_YORK))
-    result = run(fake, attempts=5)
-    assert result.minimal == ("env:TZ",)
-    assert all(len(t.attempts) == 1 for t in result.trials), [t.attempts for t in result.trials]
-    assert len(fake.ran) == len(result.trials)
-
-
-def test_a_flaky_failure_gets_the_attempts_on_passing_trials() -> None:
-    # New York fails the recorded way only on every second run of a plan
-    fake = FakeReplayer(lambda p, n: (1, RECORDED) if tz_of(p) == NEW_YORK and n % 2 == 0 else PASS)
-    result = run(fake, attempts=3)
-    assert result.minimal == ("env:TZ",)
-    bad_end = next(t for t in result.trials if t.role == "bad end")
-    assert bad_end.attempts == ("pass", "recorded")
-    passing = [t for t in result.trials if t.verdict == "not-reproduced" and t.role == "search"]
-    assert passing and all(len(t.attempts) == 3 for t in passing)
-    good_end = next(t for t in result.trials if t.role == "good end")
-    assert good_end.attempts == ("pass",)  # judged before the bad end showed its flakiness
+    result = run(fake)
+    assert result.minimal == ("env:TZ",) and result.found
+    ends = [t for t in result.trials if t.role != "search"]
+    search = [t for t in result.trials if t.role == "search"]
+    assert all(len(t.attempts) == 1 for t in search), [t.attempts for t in search]
+    # the bad end three times (its rate first: a failure half the time passes for deterministic 1 time in 8);
+    # the good end is the answer's one removal, run until a failing set would rarely have passed so often
+    assert [t.attempts for t in ends if t.role == "bad end"] == [("recorded",)] * 3
+    good = [k for t in ends if t.role == "good end" for k in t.attempts]
+    assert set(good) == {"pass"} and len(good) == 3
+    assert result.removals[0].runs == 3 and result.removals[0].luck <= 0.05
+    assert len(fake.ran) == len(search) + 6
 
 
 def test_totals_count_trials_attempts_and_builds() -> None:
@@ -65,27 +63,33 @@ def test_totals_count_trials_attempts_and_builds() -> None:
 
 def test_the_ends_fill_one_tool_cache_per_image_that_later_trials_share() -> None:
     fake = FakeReplayer(fails_when(lambda p: tz_of(p) == NEW_YORK))
-    result = bisect_capsules(fake, Path("bad.json"), Path("good.json"), BisectSettings(1, 1, True), FakeProgress())
+    result = bisect_capsules(fake, Path("bad.json"), Path("good.json"), BisectSettings(None, 1, True), FakeProgress())
     assert result.minimal == ("env:TZ",)
-    assert all(m and m[0].target == "/tmp/jest_0" and not m[0].read_only and m[0].volume for m in fake.mounts)
+    roles = [t.role for t in result.trials for _ in t.attempts]
+    searched = [m for m, role in zip(fake.mounts, roles) if role == "search"]
+    assert searched and all(m and m[0].target == "/tmp/jest_0" and not m[0].read_only and m[0].volume
+                            for m in searched)
     by_image: dict[str, set[str]] = {}
-    for plan, mounts in zip(fake.ran, fake.mounts):
-        by_image.setdefault(repr(plan.runtimes), set()).add(mounts[0].source)
+    for p, mounts in zip(fake.ran, fake.mounts):
+        if mounts:
+            by_image.setdefault(repr(p.runtimes), set()).add(mounts[0].source)
     assert all(len(sources) == 1 for sources in by_image.values())  # one volume per image
-    assert len(set.union(*by_image.values())) == len(by_image)
     ends = {repr(p.runtimes): m[0].source for p, m in zip(fake.ran[:2], fake.mounts[:2])}
-    assert len(ends) == 2  # each end fills its own image's volume (from empty: a fresh volume)...
-    later = [(repr(p.runtimes), m[0].source) for p, m in zip(fake.ran[2:], fake.mounts[2:]) if repr(p.runtimes) in ends]
+    assert len(ends) == 2  # each end's first run fills its own image's volume (from empty: a fresh volume)...
+    later = [(repr(p.runtimes), m[0].source) for p, m, role in zip(fake.ran, fake.mounts, roles)
+             if role == "search" and repr(p.runtimes) in ends]
     assert later and all(ends[image] == source for image, source in later)  # ...that later trials share
+    again = [m for m, role in zip(fake.mounts[2:], roles[2:]) if role != "search"]
+    assert again and all(m == () for m in again)  # an end's later runs start cold, as its first did
     assert any("shared one test-tool cache" in n and "filled by the ends' first attempts" in n for n in result.notes)
 
 
 def test_only_an_ends_first_attempt_fills_the_cache() -> None:
     # New York fails the recorded way only on every second run: the bad end needs two attempts
     fake = FakeReplayer(lambda p, n: (1, RECORDED) if tz_of(p) == NEW_YORK and n % 2 == 0 else PASS)
-    result = bisect_capsules(fake, Path("bad.json"), Path("good.json"), BisectSettings(3, 1, True), FakeProgress())
-    bad_end = next(t for t in result.trials if t.role == "bad end")
-    assert bad_end.attempts == ("pass", "recorded")
+    result = bisect_capsules(fake, Path("bad.json"), Path("good.json"), BisectSettings(None, 1, True), FakeProgress())
+    bad_end = [t.attempts for t in result.trials if t.role == "bad end"]
+    assert bad_end[:2] == [("pass",), ("recorded",)]
     assert fake.mounts[1] and fake.mounts[2] == ()  # its second attempt ran from a cold cache, not the first's
 
 
@@ -111,8 +115,6 @@ def test_no_cache_reuse_mounts_nothing() -> None:
 
 
 def test_a_variant_build_past_the_build_timeout_ends_the_bisect() -> None:
-    import pytest
-
     from runner.errors import BuildTimedOut, Exit
 
     from tests.unit.bisect.test_env import node_of

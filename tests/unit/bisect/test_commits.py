@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import random
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,8 @@ import pytest
 import runner.cli.bisect as cli
 from runner.bisect.trial import Observation
 from runner.bisect.commits import CommitsResult
-from runner.bisect.walk import picks, walk
+from runner.bisect.rules import Rules
+from runner.bisect.walk import candidates_said, walk
 from runner.bisect.commits import bisect_commits as run_commits
 from runner.bisect.trial import BisectSettings
 from runner.cli.main import main
@@ -29,8 +31,13 @@ SUBJECTS = ["add tests", "refactor clock", "round start of day", "docs", "releas
 HISTORY = list(zip(LINE, SUBJECTS))
 
 
+KIND = {"reproduced": "recorded", "not-reproduced": "pass", "different-failure": "other"}
+
+
 def obs(verdict: str) -> Observation:
-    return Observation(verdict, "exit1:x" if verdict != "not-reproduced" else None)  # type: ignore[arg-type]
+    """One run's observation."""
+    return Observation(verdict, "exit1:x" if verdict != "not-reproduced" else None,  # type: ignore[arg-type]
+                       attempts=(KIND[verdict],))  # type: ignore[arg-type]
 
 
 def from_(first: int, items: list[str]) -> Any:
@@ -43,42 +50,119 @@ def from_(first: int, items: list[str]) -> Any:
 
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 13])
 @pytest.mark.parametrize("jobs", [1, 3])
-def test_walk_finds_every_transition_within_the_bisection_bound(n: int, jobs: int) -> None:
+def test_walk_finds_every_transition_of_a_deterministic_failure(n: int, jobs: int) -> None:
     items = [f"v{i}" for i in range(n + 1)]
     for first in range(1, n + 1):
         result = walk(items[0], items[1:], from_(first, items), jobs)
         assert (result.status, result.first_failing, result.last_passing) == ("found", items[first], items[first - 1])
         assert [p.role for p in result.trials[:2]] == ["good end", "bad end"]
-        if jobs == 1:
-            assert len(result.trials) <= 2 + math.ceil(math.log2(n)) if n > 1 else len(result.trials) == 2
-        assert len({p.item for p in result.trials}) == len(result.trials)  # each item tried once
+        assert result.confidence >= 0.95 and result.candidates[0].item == items[first]
+        assert result.rate is not None and result.rate.always
+        tried = {t.item for t in result.trials}
+        if jobs == 1:  # the items bisection tries (images built): as many as git bisect's
+            assert len(tried) <= 2 + math.ceil(math.log2(n)) if n > 1 else len(tried) == 2
+        # besides them: the bad end's rate (twice more) and the last pass's check
+        assert sum(len(t.attempts) for t in result.trials) <= len(tried) + 2 + 4
 
 
-def test_parallel_picks_cut_the_line_evenly() -> None:
-    assert picks(list(range(1, 12)), 0, 12, 1) == [6]
-    assert picks(list(range(1, 12)), 0, 12, 3) == [3, 6, 9]
-    assert picks([1, 2], 0, 3, 5) == [1, 2]
+def test_a_deterministic_failure_runs_the_bad_end_three_times_and_checks_the_last_pass() -> None:
+    items = [f"v{i}" for i in range(9)]
+    result = walk(items[0], items[1:], from_(5, items))
+    bad = [t.attempts for t in result.trials if t.role == "bad end"]
+    assert bad == [("recorded",)] * 3
+    last_pass = [t.attempts for t in result.trials if t.item == "v4"]
+    assert len(last_pass) > 1 and all(a == ("pass",) for a in last_pass)
+    assert (result.status, result.first_failing) == ("found", "v5")
 
 
-def test_an_item_failing_another_way_is_skipped_and_named_when_it_may_hold_the_change() -> None:
+def test_an_item_failing_another_way_is_skipped_and_the_answer_names_both() -> None:
     items = ["g", "a", "b", "c", "d", "bad"]
-    verdicts = {"g": "not-reproduced", "a": "not-reproduced", "b": "different-failure", "c": "reproduced", "d": "reproduced", "bad": "reproduced"}
+    verdicts = {"g": "not-reproduced", "a": "not-reproduced", "b": "different-failure", "c": "reproduced",
+                "d": "reproduced", "bad": "reproduced"}
     result = walk("g", items[1:], lambda i: obs(verdicts[i]))
-    assert (result.first_failing, result.last_passing) == ("c", "a")
-    assert any("could not be judged (b: different-failure, exit1:x)" in n for n in result.notes)
+    # b tells nothing of the recorded failure (git bisect skip): the change is in b or in c
+    assert (result.status, result.first_failing, result.skipped) == ("undecided", None, ("b",))
+    assert [(c.item, c.probability) for c in result.candidates] == [("b", 0.5), ("c", 0.5)]
+    assert sum(1 for t in result.trials if t.item == "b") == 1  # never tried again
+    assert any("skipped, as git bisect skip does" in n and "b: different-failure" in n and "may be any of b" in n
+               for n in result.notes)
+    assert candidates_said(result, str) == "between b and c: b 0.50, c 0.50"
 
 
 def test_the_ends_decide_first() -> None:
     assert walk("g", ["a", "b"], lambda i: obs("reproduced")).status == "baseline fails"
     result = walk("g", ["a", "b"], lambda i: obs("different-failure" if i == "b" else "not-reproduced"))
-    assert (result.status, result.first_failing, len(result.trials)) == ("not-reproduced", None, 2)
+    assert (result.status, result.first_failing) == ("not-reproduced", None)
+    assert [t.item for t in result.trials] == ["g"] + ["b"] * 14  # until a 1-in-5 failure would have shown
 
 
-def test_a_pass_after_the_first_failure_is_reported_as_not_monotonic() -> None:
+def test_a_pass_after_the_first_failure_is_noted() -> None:
     verdicts = {"g": "not-reproduced", "a": "reproduced", "b": "not-reproduced", "c": "reproduced"}
     result = walk("g", ["a", "b", "c"], lambda i: obs(verdicts[i]), jobs=3)
     assert result.first_failing == "a"
-    assert any(n.startswith("not monotonic: b passed after a failed") for n in result.notes)
+    assert any(n.startswith("b never failed the recorded way in its") for n in result.notes)
+
+
+# --- flaky failures (seeded stand-ins) ----------------------------------------------------
+
+
+def flaky_line(n: int, first: int, rate: float, seed: int) -> tuple[list[str], Any]:
+    rng = random.Random(seed)
+    items = [f"c{i:02d}" for i in range(n + 1)]
+    return items, lambda item: obs("reproduced" if items.index(item) >= first and rng.random() < rate
+                                   else "not-reproduced")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_flaky_culprit_is_found_with_its_probability(seed: int) -> None:
+    items, test = flaky_line(24, 9, 0.5, seed)
+    result = walk(items[0], items[1:], test)
+    assert (result.status, result.first_failing, result.last_passing) == ("found", "c09", "c08")
+    assert result.confidence >= 0.95
+    assert [c.item for c in result.candidates][0] == "c09" or result.candidates[0].probability < 0.05
+    ran_twice = {t.item for t in result.trials if sum(1 for u in result.trials if u.item == t.item) > 1}
+    assert ran_twice  # points are tested again
+    assert result.rate is not None and result.rate.runs >= 2
+
+
+def test_the_budget_ends_a_flaky_walk_undecided_with_each_candidates_probability() -> None:
+    items, test = flaky_line(24, 9, 0.3, 5)
+    result = walk(items[0], items[1:], test, rules=Rules(max_runs=14))
+    assert result.status == "undecided" and result.first_failing is None
+    assert sum(len(t.attempts) for t in result.trials) == 14
+    assert result.confidence < 0.95
+    assert sum(c.probability for c in result.candidates) >= 0.94  # they hold the confidence together
+    said = candidates_said(result, str)
+    assert said.startswith(f"between {result.candidates[0].item} and {result.candidates[-1].item}: ")
+    assert any("run budget (14 runs) is spent" in n for n in result.notes)
+
+
+def test_a_time_budget_ends_the_walk() -> None:
+    items, test = flaky_line(24, 9, 0.5, 1)
+    ticks = iter(range(10_000))
+    result = walk(items[0], items[1:], test, rules=Rules(seconds=6), clock=lambda: float(next(ticks)))
+    assert result.status == "undecided"
+    assert any("time budget (6 s) is spent" in n for n in result.notes)
+
+
+def test_a_failure_of_another_kind_is_never_the_recorded_one() -> None:
+    # c05.. fail the recorded way half the time; c03 and c04 fail another way every time
+    rng = random.Random(2)
+    items = [f"c{i:02d}" for i in range(13)]
+
+    def test(item: str) -> Observation:
+        i = items.index(item)
+        if i in (3, 4):
+            return obs("different-failure")
+        return obs("reproduced" if i >= 5 and rng.random() < 0.5 else "not-reproduced")
+
+    result = walk(items[0], items[1:], test)
+    assert set(result.skipped) <= {"c03", "c04"}
+    assert all(t.verdict != "reproduced" for t in result.trials if t.item in ("c03", "c04"))
+    if result.found:
+        assert result.first_failing == "c05"
+    else:  # the skipped items border the answer: each keeps its probability
+        assert {c.item for c in result.candidates} <= {"c03", "c04", "c05"}
 
 
 # --- the session ------------------------------------------------------------------------
@@ -104,7 +188,7 @@ def session(fake: FakeReplayer, jobs: int = 1) -> tuple[CommitsResult, list[tupl
         asked.append((source, good))
         return HISTORY
 
-    result = run_commits(fake, Path("bad.json"), Path("good.json"), BisectSettings(1, jobs), FakeProgress(), history)
+    result = run_commits(fake, Path("bad.json"), Path("good.json"), BisectSettings(None, jobs), FakeProgress(), history)
     return result, asked
 
 
@@ -119,7 +203,7 @@ def test_the_first_failing_commit_is_found_in_the_bad_environment_without_the_di
     assert {node_of(p) for p in fake.ran} == {"20.18.0"}
     assert all(p.source is not None and p.source.diff == "" for p in fake.ran)
     assert [commit_of(p) for p in fake.ran] == [t.item for t in result.walk.trials]
-    assert len(result.walk.trials) <= 2 + math.ceil(math.log2(len(LINE)))
+    assert len(fake.built) == len({t.item for t in result.walk.trials}) <= 2 + math.ceil(math.log2(len(LINE)))
     assert any("without the bad capsule's uncommitted diff" in n for n in result.walk.notes)
 
 
@@ -137,12 +221,14 @@ def test_a_failure_that_needs_the_diff_is_not_reproduced_at_the_bad_commit() -> 
                for n in result.walk.notes)
 
 
-def test_a_commit_that_cannot_be_built_is_skipped() -> None:
+def test_a_commit_that_cannot_be_built_is_skipped_and_named() -> None:
     fake = FakeReplayer(GOOD_PLAN, BAD_PLAN, fails_from(LINE[2]), broken=lambda p: commit_of(p) == LINE[1])
     result, _ = session(fake, jobs=2)
-    assert result.first_failing is not None and result.first_failing.sha == LINE[2]
     skipped = result.walk.trial(LINE[1])
     assert skipped is not None and (skipped.verdict, skipped.signature) == ("inconclusive", "build failed: no such release")
+    # the change is in the commit that cannot be built or in the next: exit 1, both named
+    assert (result.walk.status, result.first_failing, result.walk.skipped) == ("undecided", None, (LINE[1],))
+    assert [c.item for c in result.walk.candidates] == [LINE[1], LINE[2]]
 
 
 @pytest.mark.parametrize(("good", "bad", "message"), [
@@ -188,7 +274,7 @@ def test_cli_table_names_the_commit_and_its_subject(monkeypatch: pytest.MonkeyPa
     assert main(["bisect", "bad.json", "--good", "good.json", "--commits"]) == 0
     out = capsys.readouterr().out
     assert f"{LINE[1][:12]} refactor clock" in out and f"{GOOD_SHA[:12]} (good end)" in out
-    assert out.rstrip().endswith(f"first failing commit: {LINE[2]} round start of day")
+    assert out.rstrip().endswith(f"first failing commit: {LINE[2]} round start of day (probability 1.00, asked 0.95)")
 
 
 def test_cli_equal_commits_exit_2_in_one_line(monkeypatch: pytest.MonkeyPatch,

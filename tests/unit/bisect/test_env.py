@@ -71,7 +71,7 @@ class FakeReplayer(RuleReplayer):
                          rule, broken, lambda p: f"node {node_of(p)}: no such release")
 
 
-def run(fake: FakeReplayer, attempts: int = 1, jobs: int = 1):  # type: ignore[no-untyped-def]
+def run(fake: FakeReplayer, attempts: int | None = None, jobs: int = 1):  # type: ignore[no-untyped-def]
     return bisect_capsules(fake, Path("bad.json"), Path("good.json"), BisectSettings(attempts, jobs), FakeProgress())
 
 
@@ -210,15 +210,19 @@ def test_an_end_that_cannot_build_is_an_environment_failure() -> None:
         run(fake)
 
 
-def test_flaky_failure_needs_attempts() -> None:
+def test_a_flaky_failure_is_found_and_attempts_still_caps_the_runs() -> None:
     # the recorded failure shows on every second run of a plan with TZ=America/New_York
     def rule(p: Plan, n: int) -> tuple[int, str]:
         return (1, RECORDED) if tz_of(p) == "America/New_York" and n % 2 == 0 else (0, "exit0:x")
 
-    assert run(FakeReplayer(rule)).status == "not-reproduced"
-    result = run(FakeReplayer(rule), attempts=2)
-    assert result.minimal == ("env:TZ",)
-    assert result.trials[1].attempts == ("pass", "recorded")
+    result = run(FakeReplayer(rule))
+    assert (result.status, result.minimal) == ("found", ("env:TZ",))
+    bad_end = [k for t in result.trials if t.role == "bad end" for k in t.attempts]
+    assert bad_end == ["pass", "recorded"] * 3  # its rate first: until it failed the recorded way three times
+    assert result.rate is not None and (result.rate.failed, result.rate.runs) == (3, 6)
+    assert result.confidence >= 0.95 and result.removals[0].key == "env:TZ"
+    capped = run(FakeReplayer(rule), attempts=1)  # --attempts 1: one run a trial, as asked
+    assert capped.status == "not-reproduced" and [t.attempts for t in capped.trials] == [("pass",), ("pass",)]
 
 
 def test_failing_another_way_is_reported_separately() -> None:

@@ -276,12 +276,28 @@ def facts_result(status: Status, minimal: Sequence[str] = ()) -> BisectResult:
 
 
 def test_bisect_found_names_the_minimal_set() -> None:
-    suite = valid(bisect_junit(facts_result("found", ["env:TZ"]), "bad.json"))
+    suite = valid(bisect_junit(replace(facts_result("found", ["env:TZ"]), confidence=0.98), "bad.json"))
     (case,) = suite.iter("testcase")
     assert case.get("name") == "bad.json" and case.get("time") == "13.000"
     failure = case.find("failure")
-    assert failure is not None and failure.get("message") == "minimal set: env:TZ"
+    assert failure is not None and failure.get("message") == "minimal set: env:TZ (confidence 0.98)"
     assert failure.text == "env:TZ: UTC -> America/New_York"
+
+
+def test_bisect_undecided_is_a_failure_with_what_is_known() -> None:
+    from runner.bisect import Chance, Removal
+
+    undecided = replace(facts_result("undecided", ["env:CI", "env:TZ"]), confidence=0.81,
+                        removals=(Removal("env:CI", 3, 0, 0.19), Removal("env:TZ", 6, 0, 0.0)))
+    failure = valid(bisect_junit(undecided, "bad.json")).find("testcase/failure")
+    assert failure is not None and failure.get("message") == "undecided, so far: env:CI, env:TZ (confidence 0.81)"
+    assert "without env:CI: 0/3 runs failed as recorded (luck 0.1900)" in (failure.text or "")
+    walk = Walk("undecided", "g", ("b" * 40, "c" * 40), None, None, (), confidence=0.61,
+                candidates=(Chance("b" * 40, 0.61), Chance("c" * 40, 0.39)))
+    failure = valid(bisect_junit(CommitsResult(walk, (Commit("b" * 40, "x"), Commit("c" * 40, "y"))),
+                                 "bad.json")).find("testcase/failure")
+    assert failure is not None
+    assert failure.get("message") == f"undecided, between {'b' * 12} and {'c' * 12}: {'b' * 12} 0.61, {'c' * 12} 0.39"
 
 
 @pytest.mark.parametrize("status, tag", [("no culprit", "failure"), ("baseline fails", "error"),
@@ -297,14 +313,14 @@ def test_bisect_other_answers(status: Status, tag: str | None) -> None:
 
 def test_bisect_commits_and_sweep_modes() -> None:
     walk = Walk("found", "g", ("b" * 40,), "b" * 40, "g", (Trial(1, "search", "reproduced", SIG, True, 0.5, 1.5),),
-                ("monotonic",))
+                ("monotonic",), confidence=0.97)
     commits = CommitsResult(walk, (Commit("b" * 40, "Use TZ"),))
     case = valid(bisect_junit(commits, "bad.json")).find("testcase")
     assert case is not None and case.get("classname") == "replay bisect commits" and case.get("time") == "2.000"
     failure = case.find("failure")
-    assert failure is not None and failure.get("message") == f"first failing commit: {'b' * 12} Use TZ"
+    assert failure is not None and failure.get("message") == f"first failing commit: {'b' * 12} Use TZ (probability 0.97)"
     assert "note: monotonic" in (case.findtext("system-out") or "")
     sweep = SweepResult("pin:python:six", "six", "pypi", True, replace(walk, line=("1.16.0",), first_failing="1.16.0",
                                                                           last_passing="1.15.0"))
     failure = valid(bisect_junit(sweep, "bad.json")).find("testcase/failure")
-    assert failure is not None and failure.get("message") == "fails from six 1.16.0 (last passing: 1.15.0)"
+    assert failure is not None and failure.get("message") == "fails from six 1.16.0 (last passing: 1.15.0), probability 0.97"
