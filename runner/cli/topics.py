@@ -5,9 +5,11 @@ shows the same text (scripts/docs_gen.py writes it there; a test checks it is cu
 """
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..commands.catalog import FARM_RUN
 from ..durations import HELP as DURATION_FORMS
 from ..verdict.facts import VERDICTS
 from ..settingsref import SETTINGS
@@ -21,7 +23,10 @@ class Topic:
 
 
 def _exit_codes() -> str:
-    return """\
+    # farm run's rule is its declaration's (runner/commands/catalog.py), said once
+    night = textwrap.fill(f"`replay farm run` judges a night, not one capsule: {FARM_RUN.exit_rule()}.",
+                          width=78, initial_indent="  ", subsequent_indent="  ")
+    return f"""\
 Every command exits with one of four codes:
 
   0  success: reproduced, fixed, valid, a culprit found, ready (doctor)
@@ -29,10 +34,11 @@ Every command exits with one of four codes:
   2  bad input or usage: an unreadable capsule, a bad option, a commit that does not exist
   3  the environment failed: no engine, a build that could not run, a registry that did not answer
 
-The exception: `replay capture` exits with its command's own code (it records a run, it does
-not judge one). Ctrl-C or SIGTERM: 130, after removing what replay made.
-`replay farm run`: 0 every capsule got a verdict (whatever it is), 3 any capsule could not be
-judged for an infrastructure reason, 2 bad usage.
+Two commands have a rule of their own:
+  `replay capture` exits with its command's own code (it records a run, it does
+  not judge one).
+{night}
+Ctrl-C or SIGTERM: 130, after removing what replay made.
 With --json the envelope's exit_code is replay's own code; a replayed program's exit code is
 in the result (result.attempts[].exit_code).
 """
