@@ -99,6 +99,15 @@ def hosted_image() -> str:
     return _build(DockerEngine(), HOSTED, _HOSTED_DOCKERFILE)
 
 
+@functools.lru_cache(maxsize=1)
+def runner_image_id() -> str:
+    """The runner image built from these sources, by its ID: its tag is shared with the test runs of
+    other checkouts on the same engine, which may build it from theirs at any time."""
+    from tests.integration.runner_image import runner_image
+
+    return DockerEngine().image_id(runner_image())
+
+
 # -- a job: one container, a step an exec ----------------------------------------------------
 
 Step = Callable[[str, Mapping[str, str]], tuple[int, str]]

@@ -28,9 +28,9 @@ from runner.engine import DockerEngine
 
 from tests.integration.ci_jobs import (TOOLCACHE, Expressions, Ran, gitlab_expand, gitlab_key, gitlab_variables,
                                        hosted_image, job_container, node20_image, run_steps,
-                                       shell_text)
+                                       runner_image_id, shell_text)
 from tests.integration.helpers import clone_tz_clock, git
-from tests.integration.runner_image import SOCKET, runner_image
+from tests.integration.runner_image import SOCKET
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]  # minutes: `pytest -m "not slow"` for a quick run
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,7 +42,7 @@ TEMP = "/__w/_temp"
 ACTION_PATH = "/home/runner/work/_actions/your-org/replay/v1"
 GITLAB_DIR = "/builds/your-org/app"
 MACHINE = {"CI": "true", "TZ": "America/New_York"}  # the CI machine is in New York: the tz-clock test fails
-REPRODUCED = re.compile(r"\*\*REPRODUCED\*\*: (\d+) of \1 attempts came back as recorded\.")
+REPRODUCED = re.compile(r"\*\*REPRODUCED\*\*: (\d+) of \1 attempts came back as recorded")
 
 
 def workflow() -> dict[str, Any]:
@@ -177,7 +177,7 @@ def test_the_github_replay_job_replays_in_the_runner_image_with_the_containers_w
     (temp / "_runner_file_commands").mkdir()
     mounts = {str(ws): CONTAINER_WS, str(temp): TEMP, SOCKET: SOCKET}
     checkout = root / "origin" / "app"
-    with job_container(engine, label, runner_image(), mounts, env, CONTAINER_WS) as step:
+    with job_container(engine, label, runner_image_id(), mounts, env, CONTAINER_WS) as step:
         ran = run_steps(job["steps"], expr, step, env, github_actions(ws, checkout, root / "artifacts"))
     # replay-job.sh exits as farm run: 0 when the capsule got a verdict
     replayed = "Replay the failing run's capsule"
@@ -207,13 +207,13 @@ def test_the_action_installs_itself_and_replays_on_a_hosted_runner(
            "GITHUB_ACTION_PATH": f"{ACTION_PATH}/ci/github", "GITHUB_STEP_SUMMARY": "/home/runner/_temp/step_summary"}
     mounts = {str(ws): HOST_WS, str(clone): ACTION_PATH, pip_cache: "/root/.cache/pip", str(temp): "/home/runner/_temp",
               SOCKET: SOCKET}
-    published: list[str] = []
+    artifacts = root / "action-artifacts"
     with job_container(engine, label, hosted_image(), mounts, env, HOST_WS) as step:
-        ran = run_steps(action["runs"]["steps"], expr, step, env, lambda uses, args: published.append(args["path"])
-                        if uses.startswith("actions/upload-artifact@") else None)
+        ran = run_steps(action["runs"]["steps"], expr, step, env, github_actions(ws, ws, artifacts))
     assert ran.exit_of("Install replay") == 0, ran.log_of("Install replay")
     assert ran.exit_of("Replay the capsule") == 0, ran.log_of("Replay the capsule")
-    assert published == ["action-out"] and (ws / "action-out" / "replay.xml").is_file()
+    published = artifacts / "replay-results"  # the artifact-name's default
+    assert len(list(etree.parse(str(published / "replay.xml")).getroot().iter("testcase"))) == 1
     assert REPRODUCED.search((temp / "step_summary").read_text())
 
 
@@ -242,7 +242,7 @@ def test_the_gitlab_test_job_installs_replay_in_node_20_and_keeps_the_capsule(
         gitlab_test_job: tuple[Path, int, str]) -> None:
     project, code, log = gitlab_test_job
     assert code == 1, log[-3000:]  # npm test's own code, through `replay capture`
-    assert "✖ isoDay formats the first day of the year" in log
+    assert "replay capture: fail: exit 1" in log and "✖ isoDay formats the first day of the year" in log, log[-3000:]
     kept = [p for p in gitlab()["test"]["artifacts"]["paths"] if (project / p).is_file()]
     assert kept == ["capsule.json"]
 
@@ -254,7 +254,7 @@ def run_gitlab_job(engine: DockerEngine, label: str, doc: dict[str, Any], name: 
     image = gitlab_expand(gitlab_key(doc, name, "image")["name"], variables)
     assert image == "replay:latest", image  # REPLAY_IMAGE: `replay ci image --tag replay:latest`
     env = {"CI": "true", **variables}
-    with job_container(engine, label, runner_image(), {str(project): GITLAB_DIR, SOCKET: SOCKET}, env,
+    with job_container(engine, label, runner_image_id(), {str(project): GITLAB_DIR, SOCKET: SOCKET}, env,
                        GITLAB_DIR) as step:
         code, log = step("\n".join(doc[name]["script"]), {})
     return code, log, variables
@@ -270,7 +270,7 @@ def test_the_gitlab_replay_job_replays_the_capsule_in_the_runner_image(
     shutil.copy2(gitlab_test_job[0] / "capsule.json", project / "capsule.json")
     code, log, variables = run_gitlab_job(engine, label, doc, "replay:failure", project, {})
     assert code == 0, log[-3000:]
-    assert REPRODUCED.search(log) and "#### Fidelity" in log  # the summary, in the job log
+    assert REPRODUCED.search(log) and "#### Fidelity" in log, log[-6000:]  # the summary, in the job log
     junit = project / gitlab_expand(job["artifacts"]["reports"]["junit"], variables).removeprefix(GITLAB_DIR + "/")
     assert len(list(etree.parse(str(junit)).getroot().iter("testcase"))) == 1
 
