@@ -10,19 +10,22 @@
 #   REPLAY_REF        the PR's head commit (required): each capsule is replayed there (--ref)
 #   REPLAY_REPO       a clone of the repository holding REPLAY_REF (--repo), e.g. the job's checkout
 #   REPLAY_OUT        where comments and reports go (default replay-out): comment-N.md, run-N.json
-#   REPLAY_ATTEMPTS   attempts per capsule (default 3)
+#   REPLAY_ATTEMPTS   exactly this many attempts per side (default: replay stops when decided,
+#                     judging the fix against the recorded commit's rate; see docs/ci.md)
 #   REPLAY_PR, GITHUB_REPOSITORY, GITHUB_TOKEN
 #                     with no CAPSULE given, find the capsules on GitHub (replay ci find)
 #   REPLAY_POST=1     post the comments on the PR (updating the ones an earlier run posted)
 # Exit: 0 every capsule fixed; 1 one is not (still failing, different failure, flaky,
-# inconclusive); 2 bad input; 3 the environment failed.
+# inconclusive: too few runs to tell a fix from luck); 2 bad input; 3 the environment failed.
 set -euo pipefail
 
 ref=${REPLAY_REF:-}
 out=${REPLAY_OUT:-replay-out}
-attempts=${REPLAY_ATTEMPTS:-3}
+attempts=${REPLAY_ATTEMPTS:-}
 case $ref in (*[!0-9a-fA-F]*|'') echo "pr-job: REPLAY_REF=$ref: not a commit id" >&2; exit 2;; esac
-case $attempts in (*[!0-9]*|'') echo "pr-job: REPLAY_ATTEMPTS=$attempts: not a number" >&2; exit 2;; esac
+case $attempts in (*[!0-9]*) echo "pr-job: REPLAY_ATTEMPTS=$attempts: not a number" >&2; exit 2;; esac
+attempt_args=()
+[ -z "$attempts" ] || attempt_args=(--attempts "$attempts")
 mkdir -p "$out"
 
 capsules=("$@")
@@ -45,7 +48,7 @@ for capsule in "${capsules[@]}"; do
     i=$((i + 1))
     comment="$out/comment-$i.md"
     r=0
-    replay "$capsule" --ref "$ref" ${repo_args[@]+"${repo_args[@]}"} --attempts "$attempts" \
+    replay "$capsule" --ref "$ref" ${repo_args[@]+"${repo_args[@]}"} ${attempt_args[@]+"${attempt_args[@]}"} \
         --comment "$comment" --json > "$out/run-$i.json" || r=$?
     if [ ! -s "$comment" ]; then  # exit 2 or 3: no report, so no comment
         echo "pr-job: $capsule: replay could not judge it (exit $r); see $out/run-$i.json" >&2

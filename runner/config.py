@@ -14,6 +14,7 @@ from pathlib import Path
 import platformdirs
 
 from .errors import UsageError
+from .secretrules import mask_url
 
 _DEFAULT_CA_DIR = Path("/usr/local/share/ca-certificates")
 
@@ -138,14 +139,7 @@ PYPI_SECRET = "replay-netrc"
 
 def without_credentials(url: str) -> str:
     """The URL with any user:password@ taken out (what a Dockerfile, a log or a report may show)."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"[{host}]" if ":" in host else host
-    if parts.port is not None:
-        netloc += f":{parts.port}"
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+    return mask_url(url)
 
 
 def _userinfo(url: str) -> tuple[str, str] | None:

@@ -1,34 +1,266 @@
-"""twin's secret rules (rules version 1), applied to what a replay reports.
+"""The one secret rule set: what every writer (capture, a replay's reports, the farm's history,
+error lines) treats as a secret, by name, by shape and inside URLs.
 
-A capsule is supposed to arrive scrubbed, but the replayed program prints what it
-prints: a recorded value that was never scrubbed (an old or hostile recorder), a
-token the repository holds. Every attempt's output, as a report, a `-v` stream or
-the farm's history keeps it, passes through the same rules twin's capture uses
-(its privacy reference lists them; these are written from that description): a match
-becomes ``<redacted:RULE-ID>``. Supplied ``--env`` values are replaced before these
-run, by value (runner/replay/replayer.py). twin's ``home-path`` rule is left out:
-a replay's paths are the container's, not a person's.
+* `secret_name`: a variable, option or key whose *name* says it holds a secret.
+* `mask_url` / `mask_urls`: a URL as it may be shown or written: no user:password@, and the
+  values of secret query parameters (`private_token`, `token`, `key`, `sig`...) as `***`.
+* `RULES` / `scrub`: twin's secret rules over text (its privacy reference lists them; these
+  are written from that description), with the URL and name rules above in place of twin's
+  narrower ones. A match becomes ``<redacted:RULE-ID>``, or the URL masked. Supplied ``--env``
+  values are replaced before these run, by value (runner/replay/replayer.py).
 
-No pattern lets two unbounded repetitions meet (each is bounded, or anchored so that
-one run is tried once), so scrubbing stays linear in the text: the output is the program's, and a program may print
-anything.
+No pattern lets two unbounded repetitions meet (each is bounded, or anchored so that one run is
+tried once), so scrubbing stays linear in the text: the output is the program's, and a program
+may print anything.
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
+import urllib.parse
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-RULES_VERSION = 1
+# 2: twin's rules version 2 (its privacy reference: the value allowlist with TERM, FORCE_COLOR,
+# NO_COLOR, LC_*, PYTHONIOENCODING..., anyone's home path as ~), here with the name, URL and
+# option rules below, which only ever scrub more.
+RULES_VERSION = 2
 # What a value supplied with --env is shown as (replaced before the rules run, which leave it alone).
 SUPPLIED = "[supplied value]"
+MASK = "***"  # a secret query parameter's value in a masked URL
 
 
 def marker(rule: str) -> str:
     return f"<redacted:{rule}>"
 
+
+# -- names ----------------------------------------------------------------------------
+
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+# A word holding one of these, anywhere in any name: GITHUB_TOKEN, clientSecret, PGPASSWORD.
+_INSIDE = ("secret", "token", "passw", "passphrase", "credential", "cookie")
+_WHOLE = frozenset({"auth", "oauth", "authorization", "dsn", "creds", "salt"})
+# Only as a word of an upper-case name of two words or more: DB_PASS, MYSQL_PWD, GH_PAT; never
+# go test's "--- PASS:", the shell's PWD and OLDPWD, or a program's first_pass.
+_ENV_WORDS = frozenset({"pass", "pwd", "pat"})
+# What names a key as a secret in a name of any case: api_key, signingKey, x-api-key.
+_KEY_KINDS = frozenset({
+    "api", "access", "private", "secret", "signing", "sign", "encryption", "master", "license", "client", "app",
+    "deploy", "ssh", "gpg", "pgp", "hmac", "jwt", "session", "service", "account", "storage", "subscription",
+    "auth", "crypto", "cipher", "aes", "rsa", "consumer", "shared", "root", "admin", "webhook",
+})
+
+
+# Every rule below needs one of these: most names (and every name in a flood of output) are
+# passed over without being split into words.
+_HINT = re.compile(r"secret|token|pass|pwd|pat|key|auth|dsn|cred|cookie|salt", re.I)
+
+
+def _words(name: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(name)]
+
+
+@functools.lru_cache(maxsize=4096)  # output repeats its names: each is judged once
+def secret_name(name: str) -> bool:
+    """Does this name (a variable, an option, a config key) say its value is a secret?"""
+    if _HINT.search(name) is None:
+        return False
+    words = _words(name)
+    if any(part in w for w in words for part in _INSIDE) or any(w in _WHOLE for w in words):
+        return True
+    upper = name == name.upper()
+    if upper and len(words) > 1 and any(w in _ENV_WORDS for w in words):
+        return True
+    for i, w in enumerate(words):
+        if w in ("key", "keys") and (upper or (i > 0 and words[i - 1] in _KEY_KINDS)):
+            return True
+        if len(w) > 3 and w.endswith("key") and (upper or w[:-3] in _KEY_KINDS):
+            return True
+    return False
+
+
+# -- URLs ------------------------------------------------------------------------------
+
+# Query parameters that hold secrets though the name rule does not say so.
+_SECRET_PARAMS = frozenset({"key", "sig", "signature", "code", "pass", "pwd", "apikey", "session", "sessionid",
+                            "x-amz-signature", "x-goog-signature", "sas"})
+_URL = r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,30}://"
+_URL_CHARS = r"[^\s\"'<>`]"
+
+
+def _secret_param(name: str) -> bool:
+    name = urllib.parse.unquote_plus(name).strip()
+    return name.lower() in _SECRET_PARAMS or secret_name(name)
+
+
+def _mask_params(params: str) -> tuple[str, list[str]]:
+    """`a=1&token=x` -> `a=1&token=***`, and the values masked."""
+    out, found = [], []
+    for part in re.split(r"([&;])", params):
+        name, eq, value = part.partition("=")
+        if eq and value and value != MASK and _secret_param(name):
+            found.append(urllib.parse.unquote_plus(value))
+            part = f"{name}={MASK}"
+        out.append(part)
+    return "".join(out), found
+
+
+@dataclass(frozen=True)
+class _Split:
+    url: str
+    credentials: str  # the user:password@ taken out ("" when none)
+    values: tuple[str, ...]  # the secret parameters' values masked
+
+
+def _split(url: str) -> _Split:
+    head, sep, rest = url.partition("://")
+    userinfo = ""
+    if sep:
+        end = min([i for i in (rest.find(c) for c in "/?#") if i >= 0] or [len(rest)])
+        authority = rest[:end]
+        if "@" in authority:  # a token as the user name is a credential too (https://TOKEN@host)
+            userinfo, _, host = authority.rpartition("@")
+            rest = host + rest[end:]
+    else:
+        head, rest = "", url
+    main, hash_, fragment = rest.partition("#")
+    path, qmark, query = main.partition("?")
+    query, found = _mask_params(query)
+    if hash_ and "=" in fragment:  # OAuth's implicit flow puts access_token=... here
+        fragment, more = _mask_params(fragment)
+        found += more
+    if not userinfo and not found:
+        return _Split(url, "", ())
+    return _Split(f"{head}{sep}{path}{qmark}{query}{hash_}{fragment}", userinfo, tuple(found))
+
+
+def mask_url(url: str) -> str:
+    """The URL as it may be shown, logged or written: any user:password@ removed and the value of
+    every secret query (or fragment) parameter as `***`. A URL with neither comes back as it was."""
+    return _split(url).url
+
+
+def url_secrets(text: str) -> list[str]:
+    """The secrets the URLs in `text` hold: each password (or token given as the user) and each
+    secret parameter's value, for scrubbing them wherever else they show up."""
+    out = []
+    for m in re.finditer(_URL + _URL_CHARS + "{1,8192}+", text):
+        split = _split(m.group().rstrip(".,;:!?)]}"))
+        user, _, password = urllib.parse.unquote(split.credentials).partition(":")
+        out += [v for v in (password or user, *split.values) if v]
+    return out
+
+
+def _in_text(url: str) -> str:
+    """mask_url of a URL found in text, where the punctuation that ends a sentence is not the URL's."""
+    end = len(url.rstrip(".,;:!?)]}"))
+    return mask_url(url[:end]) + url[end:]
+
+
+def mask_urls(text: str) -> str:
+    """Every URL in `text` (a message, a log line) through mask_url."""
+    return re.sub(_URL + _URL_CHARS + "{1,8192}+", lambda m: _in_text(m.group()), text)
+
+
+# -- options ---------------------------------------------------------------------------
+
+# Short options that take a secret, by program, and whether the secret may also be the next word
+# (mysql's `-p SECRET` is not: there the next word is the database, and -p asks for the password).
+_MYSQL = ("-p", False)
+SHORT_SECRET_OPTIONS: dict[str, tuple[str, bool]] = {
+    **{p: _MYSQL for p in ("mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlcheck", "mysqlshow",
+                           "mysqlslap", "mysqlpump", "mariadb", "mariadb-dump", "mariadb-admin")},
+    **{p: ("-p", True) for p in ("sshpass", "mongo", "mongosh", "mongodump", "mongorestore", "mongoexport",
+                                 "mongoimport")},
+    "redis-cli": ("-a", True), "curl": ("-u", True), "zip": ("-P", True), "unzip": ("-P", True),
+    "7z": ("-p", False), "7za": ("-p", False),
+}
+# An option named for a secret whose value is not one: --password-stdin, --token-file, --no-password.
+_NOT_A_VALUE = frozenset({"stdin", "file", "path", "dir", "prompt", "env", "var", "cmd", "command", "helper",
+                          "url", "uri", "length", "type"})
+
+
+@dataclass(frozen=True)
+class OptionSecret:
+    at: int | None  # where the secret starts in this word (--token=x, -pX); None: it is the next word
+
+
+def option_secret(word: str, program: str | None) -> OptionSecret | None:
+    """Does this argument carry a secret (`--password=x`, mysql's `-pX`) or announce one as the
+    next argument (`--password x`, redis-cli's `-a x`)? `program`: the command it belongs to."""
+    short = SHORT_SECRET_OPTIONS.get(program or "")
+    if short is not None and word.startswith(short[0]) and not word.startswith("--"):
+        if len(word) > len(short[0]):
+            return OptionSecret(len(short[0]))
+        return OptionSecret(None) if short[1] else None
+    if re.match(r"--?[A-Za-z][A-Za-z0-9_.-]", word):
+        name, eq, _ = word.lstrip("-").partition("=")
+        words = _words(name)
+        if (secret_name(name) or "pass" in words) and words[0] != "no" and words[-1] not in _NOT_A_VALUE:
+            return OptionSecret(word.index("=") + 1 if eq else None)
+    return None
+
+
+_SHELL_BREAKS = frozenset({";", "&&", "||", "|", "&", "(", ")", "then", "do"})
+
+
+class _OptionWalk:
+    """argv read as one stream of words (an argument holding a shell line is several), so an
+    option's secret is found in the next word, the next argument, or a shell line's next word."""
+
+    def __init__(self) -> None:
+        self.program: str | None = None  # the command the words belong to, for its short options
+        self.pending = False  # the next word is a secret
+        self.closing = ""  # inside a quoted secret ("my pass phrase"): the quote that ends it
+        self.masked = 0
+
+    def word(self, w: str) -> str:
+        if not w:
+            return w
+        if self.closing:  # the rest of a quoted secret goes with it
+            self.closing = "" if self.closing in w else self.closing
+            return ""
+        if self.pending:
+            self.pending = False
+            if not w.startswith(("<redacted:", "--")):
+                return self._secret(w)
+        if w in _SHELL_BREAKS or w.endswith(";"):
+            self.program = None
+            return w
+        found = option_secret(w, self.program)
+        if found is None:
+            base = w.rsplit("/", 1)[-1]
+            self.program = base if base in SHORT_SECRET_OPTIONS else self.program
+            return w
+        if found.at is None:
+            self.pending = True
+            return w
+        return w[:found.at] + self._secret(w[found.at:]) if found.at < len(w) else w
+
+    def _secret(self, value: str) -> str:
+        if value[0] in "\"'" and value.count(value[0]) == 1:
+            self.closing = value[0]
+        self.masked += 1
+        return marker("option-value")
+
+
+def mask_options(argv: Sequence[str], counts: Counter[str] | None = None) -> list[str]:
+    """argv with the secrets its options carry as `<redacted:option-value>`: `--password hunter2`,
+    `--token=x`, mysql's `-pSECRET`, redis-cli's `-a SECRET`, also inside a shell line
+    (`sh -c "mysql -pSECRET db"`)."""
+    walk = _OptionWalk()
+    out = []
+    for arg in argv:
+        parts = re.split(r"(\s+)", arg)
+        out.append("".join(walk.word(p) if i % 2 == 0 else p for i, p in enumerate(parts)))
+    if counts is not None and walk.masked:
+        counts["option-value"] += walk.masked
+    return out
+
+
+# -- the text rules -------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Rule:
@@ -36,12 +268,15 @@ class Rule:
     pattern: re.Pattern[str]
     # The replacement of one match, or None to leave it alone; default: the whole match becomes the marker.
     replace: Callable[[re.Match[str]], str | None] | None = None
-
-
-_NAME_WORDS = r"(?:secret|token|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth)"
+    # What the replacement also covers, matched where the match ends, only once the replacement
+    # is decided: a name is judged before its value is read, so a value is read at most once and
+    # the names inside one (`x=token=abc`) are still seen.
+    value: re.Pattern[str] | None = None
 
 
 def _assignment(m: re.Match[str]) -> str | None:
+    if not secret_name(m.group("name")):
+        return None
     return f"{m.group('name')}{m.group('sep')}{m.group('quote')}{marker('assignment')}"
 
 
@@ -63,13 +298,22 @@ def _high_entropy(m: re.Match[str]) -> str | None:
     return marker("high-entropy") if looks_random(text) else None
 
 
+def _masked(m: re.Match[str]) -> str | None:
+    new = _in_text(m.group())
+    return None if new == m.group() else new
+
+
+URL_RULES: tuple[Rule, ...] = (
+    # A URL with a user (and password): through mask_url, which also masks its secret parameters.
+    Rule("url-credentials", re.compile(_URL + r"[^\s/?#@\"'<>`]{1,512}@" + _URL_CHARS + "{0,8192}+"), _masked),
+    Rule("url-query", re.compile(_URL + _URL_CHARS + "{1,8192}+"), _masked),
+)
 # Most specific first: what an earlier rule replaced is a marker a later one does not match.
 RULES: tuple[Rule, ...] = (
     Rule("private-key", re.compile(  # up to the END line, never past the next BEGIN (linear over many BEGINs)
         r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:(?!-----BEGIN ).){0,65536}?"
         r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----", re.S)),
-    Rule("url-credentials", re.compile(r"\b(?P<scheme>[a-z][a-z0-9+.-]{0,30}://)[^\s/@:]{1,256}(?::[^\s/@]{0,256})?@", re.I),
-         lambda m: f"{m.group('scheme')}{marker('url-credentials')}@"),
+    *URL_RULES,
     Rule("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b")),
     Rule("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{40,255})\b")),
     Rule("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,255}\b")),
@@ -82,36 +326,49 @@ RULES: tuple[Rule, ...] = (
     Rule("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,4096}\.[A-Za-z0-9_-]{8,4096}\.[A-Za-z0-9_-]{8,4096}")),
     Rule("bearer-token", re.compile(r"\b(?P<scheme>Bearer|Basic|Token)\s{1,8}[A-Za-z0-9._~+/-]{8,4096}={0,3}"),
          lambda m: f"{m.group('scheme')} {marker('bearer-token')}"),
-    # NAME=value, "name": "value", name: value, when the name says it is a secret; the name is kept
-    # (the last lookahead leaves "Authorization: Bearer <redacted:...>" to the rule before). A name is
-    # tried once per run of name characters, with up to 64 of them on either side of the word; the
-    # value is taken whole (possessive), so neither part is tried again from every position.
+    # NAME=value, "name": "value", name: value, --name=value, when secret_name says so; the name is
+    # kept. A quoted value goes to its closing quote ('open sesame'), an unquoted one to a blank. A
+    # name is tried once per run of name characters; the value is taken whole (possessive). What the
+    # rules before replaced ("Authorization: Bearer <redacted:...>") is left to them.
     Rule("assignment", re.compile(
-        r"(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z0-9_.-]{0,64}?" + _NAME_WORDS + r"[A-Za-z0-9_.-]{0,64})"
-        r"(?P<sep>[\"']?\s{0,8}[:=]\s{0,8})(?P<quote>[\"']?)(?!<redacted:|" + re.escape(SUPPLIED) + r")[^\s\"'<>,;]{4,}+(?!\s{1,8}<redacted:)",
-        re.I), _assignment),
+        r"(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z0-9_.-]{1,128})(?P<sep>[\"']?[ \t]{0,8}[:=][ \t]{0,8})(?P<quote>[\"']?)"),
+        _assignment, re.compile(
+            r"(?!<redacted:|" + re.escape(SUPPLIED) + r")(?:"
+            r"(?<=\")(?![^\"\n]{0,4096}?<redacted:)[^\"\n]{4,4096}+(?=\")|"
+            r"(?<=')(?![^'\n]{0,4096}?<redacted:)[^'\n]{4,4096}+(?=')|"
+            r"[^\s\"'<>,;]{4,}+(?![ \t]{1,8}<redacted:))")),
     Rule("high-entropy", re.compile(r"(?<![A-Za-z0-9+_=-])[A-Za-z0-9+_=-]{32,}"), _high_entropy),
 )
 
 
-def scrub(text: str) -> str:
-    """``text`` with every match of the rules replaced by its marker."""
+def apply(rule: Rule, text: str, counts: Counter[str] | None = None) -> str:
+    """`text` with the rule's matches replaced (each counted under the rule's id)."""
+    out: list[str] = []
+    done = look = 0
+    while (m := rule.pattern.search(text, look)) is not None:
+        new = marker(rule.id) if rule.replace is None else rule.replace(m)
+        end = m.end()
+        if new is not None and rule.value is not None:
+            value = rule.value.match(text, end)
+            new, end = (new, value.end()) if value is not None else (None, end)
+        if new is None or new == m.group():
+            look = m.end() + (m.end() == m.start())
+            continue
+        out += [text[done:m.start()], new]
+        done = look = end
+        if counts is not None:
+            counts[rule.id] += 1
+    return "".join(out) + text[done:] if out else text
+
+
+def scrub(text: str, counts: Counter[str] | None = None) -> str:
+    """``text`` with every match of the rules replaced."""
     for rule in RULES:
-        text = rule.pattern.sub(_replacer(rule), text)
+        text = apply(rule, text, counts)
     return text
-
-
-def _replacer(rule: Rule) -> Callable[[re.Match[str]], str]:
-    if rule.replace is None:
-        return lambda m: marker(rule.id)
-    fn = rule.replace
-
-    def one(m: re.Match[str]) -> str:
-        new = fn(m)
-        return m.group() if new is None else new
-    return one
 
 
 def scrub_bytes(data: bytes) -> bytes:
     """The same over bytes that may not be UTF-8 (bytes that are not stay as they were)."""
     return scrub(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+

@@ -162,7 +162,8 @@ def native_run(src: Path, argv: list[str]) -> float:
     return secs
 
 
-ISSUE_BENCHES = ("bench_farm", "bench_reports", "bench_workers", "bench_fidelity", "bench_farm_scale", "bench_go_bisect")
+ISSUE_BENCHES = ("bench_farm", "bench_reports", "bench_workers", "bench_fidelity", "bench_farm_scale", "bench_go_bisect",
+                 "bench_outcome", "bench_noise")
 
 
 def bisect_bench(tmp: Path, env: dict[str, str], warm_s: float) -> None:

@@ -5,21 +5,27 @@ base ships). The replay server imports it; the unit tests import it directly.
 
 Matching follows vcrpy's matchers: small named functions, each returning None when
 its part agrees and a short reason when it does not. A request matches a recorded
-call when method, scheme, host, port, path and query agree, then the body.
-Headers take no part: secrets were recorded as ``[redacted]`` and connection-scoped
-headers were not recorded at all. Identical requests are served in recorded order.
+call when method, scheme, host, port, path and query agree, then the body, under the
+replay's rules (rules.py): ignored names are left out, and a request that differs only
+in volatile values is served too, saying so. Headers never decide a match: secrets were
+recorded as ``[redacted]``, connection-scoped headers were not recorded at all, and
+clients add their own; among several matching calls they choose which comes first.
+Identical requests are served in recorded order.
 Calls are indexed by a normalised key (mitmproxy's server playback does the same),
 so a long recording costs one dictionary look-up per request.
 """
 from __future__ import annotations
 
 import base64
+import dataclasses
 import difflib
 import json
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from urllib.parse import parse_qsl, urlsplit
+
+from rules import Rules, volatile_body, volatile_pairs
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 # Failures that happen before a request is sent: a connection attempt consumes them.
@@ -36,6 +42,7 @@ class Request:
     path: str
     query: Tuple[Tuple[str, str], ...] = ()
     body: bytes = b""
+    headers: Tuple[Tuple[str, str], ...] = ()  # never part of a match (rules.py: they order candidates)
 
     @property
     def origin(self) -> Tuple[str, str, int]:
@@ -82,17 +89,19 @@ def split_target(target: str) -> Tuple[str, Tuple[Tuple[str, str], ...]]:
     return (path or "/"), tuple(parse_qsl(query, keep_blank_values=True))
 
 
-def parse_url(method: str, url: str, body: bytes = b"") -> Request:
+def parse_url(method: str, url: str, body: bytes = b"", headers: Sequence[Sequence[str]] = ()) -> Request:
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     port = parts.port or DEFAULT_PORTS.get(scheme, 0)
     _, query = split_target("?" + parts.query)
-    return Request(method.upper(), scheme, (parts.hostname or "").lower(), port, parts.path or "/", query, body)
+    return Request(method.upper(), scheme, (parts.hostname or "").lower(), port, parts.path or "/", query, body,
+                   _headers(headers))
 
 
-def from_target(method: str, scheme: str, host: str, port: int, target: str, body: bytes = b"") -> Request:
+def from_target(method: str, scheme: str, host: str, port: int, target: str, body: bytes = b"",
+                headers: Sequence[Sequence[str]] = ()) -> Request:
     path, query = split_target(target)
-    return Request(method.upper(), scheme, host.lower(), port, path, query, body)
+    return Request(method.upper(), scheme, host.lower(), port, path, query, body, _headers(headers))
 
 
 # -- the matchers ------------------------------------------------------------
@@ -138,8 +147,23 @@ MATCHERS: Tuple[Tuple[str, Callable[[Request, Request], Optional[str]]], ...] = 
 )
 
 
-def differences(r: Request, rec: Request) -> Tuple[Difference, ...]:
-    return tuple(Difference(name, why) for name, fn in MATCHERS if (why := fn(r, rec)) is not None)
+def differences(r: Request, rec: Request, rules: Optional[Rules] = None) -> Tuple[Difference, ...]:
+    """What differs, part by part; under `rules`, ignored names are no difference."""
+    if rules is not None:
+        r, rec = _kept(r, rules), _kept(rec, rules)
+    out = []
+    for name, fn in MATCHERS:
+        why = fn(r, rec)
+        if name == "body" and rules is not None and rules.body(r.body) == rules.body(rec.body):
+            why = None
+        if why is not None:
+            out.append(Difference(name, why))
+    return tuple(out)
+
+
+def _kept(r: Request, rules: Rules) -> Request:
+    """The request without its ignored query parameters."""
+    return dataclasses.replace(r, query=rules.kept(r.query))
 
 
 def _same_json(a: bytes, b: bytes) -> bool:
@@ -170,12 +194,17 @@ def _key(r: Request) -> Tuple[Any, ...]:
 class Matcher:
     """Thread-safe: the server answers each connection on its own thread."""
 
-    def __init__(self, calls: Sequence[Recorded]) -> None:
+    def __init__(self, calls: Sequence[Recorded], rules: Optional[Rules] = None) -> None:
+        self.rules = rules or Rules()
         self.calls = tuple(sorted(calls, key=lambda c: c.seq))
         self._by_key: Dict[Tuple[Any, ...], List[Recorded]] = {}
         self._by_origin: Dict[Tuple[str, str, int], List[Recorded]] = {}
+        # each call's request as matching sees it: ignored query parameters out, the body normalised
+        self._seen: Dict[int, Tuple[Request, Any]] = {}
         for call in self.calls:
-            self._by_key.setdefault(_key(call.request), []).append(call)
+            kept = _kept(call.request, self.rules)
+            self._seen[call.seq] = (kept, self.rules.body(call.request.body))
+            self._by_key.setdefault(_key(kept), []).append(call)
             self._by_origin.setdefault(call.request.origin, []).append(call)
         self._used: set = set()
         self._lock = threading.Lock()
@@ -189,12 +218,32 @@ class Matcher:
             return tuple(sorted(self._used))
 
     def take(self, r: Request) -> Optional[Recorded]:
-        """The first unused recorded call this request matches, now used."""
+        """The unused recorded call this request matches, now used: the first in recorded order
+        among those whose recorded headers agree best with the request's."""
+        kept, body = _kept(r, self.rules), self.rules.body(r.body)
         with self._lock:
-            for call in self._by_key.get(_key(r), ()):
-                if call.seq not in self._used and body(r, call.request) is None:
+            fits = [c for c in self._by_key.get(_key(kept), ())
+                    if c.seq not in self._used and self._seen[c.seq][1] == body]
+            if not fits:
+                return None
+            call = max(fits, key=lambda c: (self.rules.header_score(r.headers, c.request.headers), -c.seq))
+            self._used.add(call.seq)
+            return call
+
+    def take_volatile(self, r: Request) -> Optional[Tuple[Recorded, List[str]]]:
+        """For a request that matched nothing: the first unused recorded call (in recorded order)
+        that differs from it only in volatile values, now used, and those values."""
+        kept, body = _kept(r, self.rules), self.rules.body(r.body)
+        with self._lock:
+            for call in self.calls:
+                rec, rec_body = self._seen[call.seq]
+                if call.seq in self._used or _key(rec)[:5] != _key(kept)[:5]:
+                    continue
+                found = volatile_pairs(kept.query, rec.query, "query")
+                more = volatile_body(body, rec_body) if found is not None else None
+                if found is not None and more is not None and found + more:
                     self._used.add(call.seq)
-                    return call
+                    return call, found + more
         return None
 
     def take_connect_error(self, origin: Tuple[str, str, int]) -> Optional[Recorded]:
@@ -230,7 +279,7 @@ class Matcher:
         used = set(self.used())
         best: Optional[Tuple[Tuple[int, int, float, int, int], Recorded, Tuple[Difference, ...]]] = None
         for call in self.calls:
-            diffs = differences(r, call.request)
+            diffs = differences(r, call.request, self.rules)
             # Fewest differing parts, then the same host, then the most alike URL, then not yet served.
             rank = (len(diffs), int(any(d.part == "host" for d in diffs)), -_alike(r.url, call.request.url),
                     int(call.seq in used), call.seq)
@@ -240,7 +289,7 @@ class Matcher:
             return None, (Difference("recording", "no calls were recorded"),)
         _, call, diffs = best
         if not diffs:  # everything agrees: it was already served
-            count = len(self._by_key.get(_key(r), ()))
+            count = len(self._by_key.get(_key(_kept(r, self.rules)), ()))
             diffs = (Difference("order", f"all {count} recorded call(s) like this were already served"),)
         return call, diffs
 
@@ -254,11 +303,17 @@ def _headers(items: Sequence[Sequence[str]]) -> Tuple[Tuple[str, str], ...]:
     return tuple((str(k), str(v)) for k, v in items)
 
 
+def load_rules(doc: Dict[str, Any]) -> Rules:
+    """The calls file's matching rules: the names it ignores (--http-ignore)."""
+    rules = doc.get("rules") or {}
+    return Rules(str(n) for n in rules.get("ignore") or ())
+
+
 def load_calls(doc: Dict[str, Any]) -> Tuple[Recorded, ...]:
     """Calls from the JSON the session writes (bodies always base64)."""
     calls = []
     for item in doc.get("calls", ()):
-        req = parse_url(item["method"], item["url"], _b64(item.get("body")) or b"")
+        req = parse_url(item["method"], item["url"], _b64(item.get("body")) or b"", item.get("headers") or ())
         resp = item.get("response")
         err = item.get("error") or {}
         calls.append(Recorded(

@@ -84,7 +84,7 @@ Origin = Tuple[str, int]  # (host, recorded port)
 class ReplayServer:
     def __init__(self, doc: Dict[str, Any], certs_dir: str, events: EventLog,
                  port_map: Optional[Dict[int, int]] = None) -> None:
-        self.matcher = m.Matcher(m.load_calls(doc))
+        self.matcher = m.Matcher(m.load_calls(doc), m.load_rules(doc))
         self.events = events
         self.stop = threading.Event()
         self.hosts: List[Dict[str, Any]] = list(doc.get("hosts") or [])
@@ -220,22 +220,29 @@ class ReplayServer:
             incoming = read_request(rfile, conn)
             if incoming is None:
                 return None
-            req = m.from_target(incoming.method, scheme, host, port, incoming.target, incoming.body)
-            call = self.matcher.take(req)
+            req = m.from_target(incoming.method, scheme, host, port, incoming.target, incoming.body, incoming.headers)
+            call: Optional[m.Recorded] = self.matcher.take(req)
+            volatile: List[str] = []
+            near = self.matcher.take_volatile(req) if call is None else None
+            if near is not None:
+                call, volatile = near
             if call is not None and call.response is None:
                 return call
-            close = self._answer(conn, req, incoming, call)
+            close = self._answer(conn, req, incoming, call, volatile)
             if close:
                 return None
         return None
 
-    def _answer(self, conn: socket.socket, req: m.Request, incoming: Incoming, call: Optional[m.Recorded]) -> bool:
-        """Answer one request with its recorded response (or the unmatched one); True to close."""
+    def _answer(self, conn: socket.socket, req: m.Request, incoming: Incoming, call: Optional[m.Recorded],
+                volatile: List[str]) -> bool:
+        """Answer one request with its recorded response (or the unmatched one); True to close.
+        `volatile`: the values it differed in from the call (served all the same: rules.py)."""
         if call is None or call.response is None:
             return self._unmatched(conn, req, incoming)
         data, close = render_response(call.response, incoming.method == "HEAD", incoming.wants_close)
         # Logged before answering: once the client has its answer, the log already says so.
-        self.events.write("served", seq=call.seq, method=req.method, url=req.url, outcome=f"response {call.response.status}")
+        self.events.write("served", seq=call.seq, method=req.method, url=req.url, outcome=f"response {call.response.status}",
+                          **({"volatile": volatile} if volatile else {}))
         conn.sendall(data)
         return close
 

@@ -139,6 +139,7 @@ class Plan:
     allowed_hosts: tuple[str, ...] = ()
     denied_hosts: tuple[str, ...] = ()
     http_calls: tuple[HttpCall, ...] = ()
+    http_ignore: tuple[str, ...] = ()  # names left out of matching the calls (--http-ignore), lower case
     values: tuple[RecordedValue, ...] = ()
     clock_start: str | None = None  # RFC 3339; the replay starts the clock here
     faketime: bool = False  # libfaketime installed in the image
@@ -174,3 +175,4 @@ class PlanOptions:
     patch: str = ""  # --patch FILE's content
     source_dir: str | None = None  # --source DIR
     http: Capsule | None = None  # --http INSTANCE
+    http_ignore: tuple[str, ...] = ()  # --http-ignore NAME...

@@ -22,7 +22,9 @@ from .content import ContentStore, content_store
 from .plan import BaseImage, EnvSetting, Fidelity, InputFile, Lock, Plan, PlanOptions, Runtime, Source
 from .providers import BUNDLED_TOOLS, COMMAND_RUNTIME, ECOSYSTEM_RUNTIME, resolve_runtime
 from .providers import node as node_provider
+from .providers.versions import is_line
 from . import pins
+from .httprules import http_ignore, http_rows
 from .toolplan import bundled_tool_rows, locks, node_tools, python_tools
 from .validate import Kind, check, is_valid, relative_path, run_path, validate_plan
 
@@ -55,6 +57,7 @@ def make_plan(capsule: Capsule, settings: Settings, opts: PlanOptions = PlanOpti
     calls = (opts.http or capsule).http_calls
     values = (opts.http or capsule).values
     network, allowed, denied = _network(capsule, bool(calls), rows, notes)
+    rows += http_rows(calls, denied)
     clock = _clock_start(capsule, opts)
     plan = Plan(
         title=_title(capsule), capsule_id=_capsule_id(capsule), base=base, argv=capsule.command.argv,
@@ -62,7 +65,8 @@ def make_plan(capsule: Capsule, settings: Settings, opts: PlanOptions = PlanOpti
         installer_node=_installer_node(runtimes, lock, settings),
         node_pins=node_pins, python_pins=python_pins, pin_node=opts.pin, source=source,
         inputs=_inputs(capsule, store), locales=locales, env=env,
-        network=network, allowed_hosts=allowed, denied_hosts=denied, http_calls=calls, values=values,
+        network=network, allowed_hosts=allowed, denied_hosts=denied, http_calls=calls,
+        http_ignore=http_ignore(opts.http_ignore) if calls else (), values=values,
         clock_start=clock, faketime=clock is not None, fidelity=tuple(rows), notes=tuple(notes),
     )
     return validate_plan(plan, capsule.provenance.path)
@@ -128,7 +132,9 @@ def _runtimes(c: Capsule, needed: set[str], base: BaseImage, settings: Settings,
         version = version or (base.python if name == "python" else DEFAULT_VERSIONS.get(name, "0"))
         runtime, row = resolve_runtime(name, _valid(c, "version", version, f"runtime {name}"), base, settings)
         if defaulted and runtime is not None:
-            why = f"the capsule records no version; the default ({runtime.source} {runtime.version}) is used"
+            why = (f"the capsule records no version; the default line {version}: its newest release"
+                   if is_line(version) else f"the capsule records no version; the default ({runtime.source} "
+                   f"{runtime.version}) is used")
             runtime = Runtime(name, None, runtime.version, runtime.source, False, why)
             row = Fidelity(f"runtime {name}", "not recorded", runtime.version, "approximated", why)
         rows.append(row)

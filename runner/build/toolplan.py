@@ -17,6 +17,7 @@ from .providers import BUNDLED_TOOLS, NODE_TOOLS, PYTHON_TOOLS, resolve_node_too
 from .validate import check, relative_path
 
 NODE_LOCK_MANAGERS = ("npm", "pnpm", "yarn")
+DEFAULT_NODE_TOOL_LINES = {"npm": "10", "pnpm": "10", "yarn": "1"}  # a package manager recorded without a version
 PY_LOCK_MANAGERS = {"uv.lock": "uv", "poetry.lock": "poetry", "Pipfile.lock": "pipenv", "requirements.txt": "pip"}
 _NOT_INSTALLED = {
     "go.sum": "the Go module proxy is not reachable from builds here; vendored modules are used as they are",
@@ -35,11 +36,11 @@ def node_tools(c: Capsule, runtimes: tuple[Runtime, ...], settings: Settings, ro
         wanted[name] = wanted[name] or c.tools.get(name)
     out = []
     for name, version in wanted.items():
-        if version is None:
-            version = "10"
-            rows.append(Fidelity(f"package manager {name}", "not recorded", "default", "approximated",
-                                 "the capsule records no version; newest 10.x"))
-        tool, row = resolve_node_tool(name, version.split("+")[0], settings)
+        line = DEFAULT_NODE_TOOL_LINES.get(name, "10")
+        tool, row = resolve_node_tool(name, (version or line).split("+")[0], settings)
+        if version is None:  # one row: what was recorded (nothing) and what the default gave
+            row = Fidelity(row.fact, "not recorded", row.replayed, row.status if tool is None else "approximated",
+                           row.why if tool is None else f"the capsule records no version; the newest {line}.x")
         rows.append(row)
         if tool:
             out.append(tool)
@@ -152,4 +153,5 @@ def _python_lock(c: Capsule, manager: str, pm: PackageManager, rows: list[Fideli
 
 def _how(manager: str) -> str:
     return {"uv": "uv sync --frozen", "poetry": "poetry install --no-root",
-            "pipenv": "pipenv install --deploy --system", "pip": "pip install -r"}[manager]
+            "pipenv": "pipenv install --deploy (--dev when the capsule records a package only the lock's "
+                      "develop section holds)", "pip": "pip install -r"}[manager]

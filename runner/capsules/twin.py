@@ -5,7 +5,6 @@ ignored, so a newer twin that only adds members still reads.
 """
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Sequence
 from datetime import datetime
@@ -25,6 +24,7 @@ from .model import (
 from . import limits
 from .scope import Scope, pm_keys
 from .verification import VerifyResult
+from ..verdict import signature as sig
 
 FORMAT = Format.TWIN
 SCOPE = Scope(
@@ -35,7 +35,7 @@ SCOPE = Scope(
      *pm_keys("npm", "pnpm", "yarn", "bun", "uv", "poetry", "pipenv", "cargo", "go")),
     # twin leaves session noise out of env, so its absence there says nothing.
     ("env:HOME", "env:USER", "env:USERNAME", "env:LOGNAME", "env:SHELL", "env:PWD", "env:OLDPWD",
-     "env:SHLVL", "env:TERM*", "env:COLORTERM", "env:DISPLAY", "env:WAYLAND_*", "env:DBUS_*",
+     "env:SHLVL", "env:TERM_*", "env:COLORTERM", "env:DISPLAY", "env:WAYLAND_*", "env:DBUS_*",
      "env:SSH_*", "env:XDG_*", "env:npm_*", "env:_"),
 )  # fmt: skip
 UNDERSTOOD = 1
@@ -295,7 +295,7 @@ def _check_signature(cmd: Command, failure: Failure, s: Shape) -> None:
     expected_prefix = cmd.signal or f"exit{cmd.exit_code}"
     if match.group(1) != expected_prefix:
         s.error(where, f"starts with {match.group(1)!r} but the run ended with {expected_prefix!r}")
-    digest = hashlib.sha256("\n".join(failure.key_lines).encode("utf-8")).hexdigest()[:16]
+    digest = sig.digest(failure.key_lines)
     if match.group(2) != digest:
         # An older twin may have hashed differently; replay recomputes from outputTail then.
         s.add("warning", where, f"hash {match.group(2)} is not that of keyLines ({digest})")

@@ -23,11 +23,13 @@ from .. import secretrules
 from ..verdict import signature as sig
 from ..errors import UsageError
 from . import envfacts, gitstate, packages, probes, writer
-from .run import RunResult, run
+from .notes import env_hint, redaction_line
+from .run import SCRUB_MARGIN, RunResult, run
 from .scrub import Scrubber
 from .writer import CapsuleNotWritten
 
-__all__ = ["CaptureOptions", "Captured", "CapsuleNotWritten", "capture", "check_output"]
+__all__ = ["CaptureOptions", "Captured", "CapsuleNotWritten", "capture", "check_output", "env_hint",
+           "redaction_line"]
 
 FORMATS = ("twin",)
 
@@ -57,6 +59,15 @@ def check_output(path: Path) -> None:
         raise UsageError(f"-o {path}: no such directory {parent}")
 
 
+def _check_include(names: Sequence[str]) -> None:
+    """Refuse, before the command runs, to record the value of a variable named as a secret."""
+    for name in names:
+        if secretrules.secret_name(name):
+            raise UsageError(f"--include-env {name}: its name says it holds a secret (a KEY, TOKEN, SECRET, "
+                             f"PASSWORD, PASS... word), and capture never records such a value; a replay takes it "
+                             f"with --env {name}=VALUE")
+
+
 def capture(argv: Sequence[str], opts: CaptureOptions, environ: Mapping[str, str] | None = None,
             run_command: Callable[[Sequence[str]], RunResult] = run) -> Captured:
     """Run argv here and write its capsule; CapsuleNotWritten when the file cannot be written."""
@@ -64,6 +75,7 @@ def capture(argv: Sequence[str], opts: CaptureOptions, environ: Mapping[str, str
         raise UsageError("no command to capture: replay capture [OPTIONS] -- CMD [ARG...]")
     if opts.fmt not in FORMATS:
         raise UsageError(f"--format {opts.fmt!r}: the formats replay writes are {', '.join(FORMATS)}")
+    _check_include(opts.include_env)
     check_output(opts.output)
     env = dict(os.environ if environ is None else environ)
     cwd = Path.cwd().resolve()
@@ -152,15 +164,17 @@ def _command(argv: Sequence[str], result: RunResult, cwd: Path, tree: gitstate.W
              scrub: Scrubber) -> dict[str, Any]:
     failure = None
     if result.failed:
-        # Scrubbed first: the key lines and the signature come from what the capsule shows.
-        tail = sig.output_tail(scrub.text(sig.output_tail(result.output)))
+        # Scrubbed before it is cut, with what came before it, so that no secret is cut in two (a
+        # key block's END without its BEGIN, the end of a token): and the key lines and the
+        # signature come from what the capsule shows.
+        tail = sig.output_tail(scrub.text(result.output[-(sig.TAIL_CHARS + SCRUB_MARGIN):]))
         fs = sig.compute(tail, result.exit_code, result.signal)
         failure = {"signature": fs.signature, "keyLines": list(fs.key_lines), "outputTail": tail}
     rel = "."
     if tree is not None and cwd != tree.root:
         rel = cwd.relative_to(tree.root).as_posix()
     return {
-        "argv": [scrub.text(a) for a in argv],
+        "argv": scrub.argv(argv),
         "cwd": rel,
         "exitCode": result.exit_code,
         "signal": result.signal,

@@ -1,12 +1,14 @@
-"""The capsule's `env`, `locale` and `redaction` by twin's rules.
+"""The capsule's `env`, `locale` and `redaction` by twin's rules (rules version 2).
 
 Every variable of the environment is listed by name, except session and launcher noise.
-The allowlisted variables are always listed, as absent when unset (unset-versus-set is a
-difference worth bisecting). Values are written only for the variables whose values are
-facts about the run (TZ, LANG, CI...) and those named with --include-env, scrubbed; a
-variable whose name says it is a secret never has its value written, whatever was asked.
-With a salt, every other set variable gets the first 32 hex characters of
-HMAC-SHA-256(salt, value) instead, comparable only with hashes made with the same salt.
+twin's allowlisted variables are always listed, as absent when unset (unset-versus-set is a
+difference worth bisecting), with their values. Values are also written for a documented set
+of variables that decide how a program behaves in CI and say nothing secret or about the host
+(COLUMNS, the CI providers' own flags, colour and Python/Go/Rust switches, any LC_*), and for
+those named with --include-env, all scrubbed; a variable whose name says it is a secret never
+has its value written (capture refuses to be asked). With a salt, every other set variable gets
+the first 32 hex characters of HMAC-SHA-256(salt, value) instead, comparable only with hashes
+made with the same salt.
 """
 from __future__ import annotations
 
@@ -19,28 +21,39 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .scrub import Scrubber, secret_name
+from ..secretrules import secret_name
+from .scrub import Scrubber
 
-# Always listed (twin's allowlist, in its order): absent when unset.
+# Always listed, with their values (twin's allowlist, rules version 2, in its order): absent when unset.
 ALWAYS_LISTED = (
-    "CI", "LANG", "NODE_ENV", "PATH", "TZ", "NODE_OPTIONS", "NODE_PATH", "NODE_EXTRA_CA_CERTS",
-    "NODE_TLS_REJECT_UNAUTHORIZED", "LC_ALL", "LC_CTYPE", "LC_TIME", "LANGUAGE", "PYTHONPATH", "PYTHONHASHSEED",
-    "VIRTUAL_ENV", "GOFLAGS", "GOOS", "GOARCH", "CGO_ENABLED", "JAVA_HOME", "HTTP_PROXY", "HTTPS_PROXY",
+    "CI", "TERM", "FORCE_COLOR", "NO_COLOR", "NODE_ENV", "NODE_OPTIONS", "TZ", "LANG", "LANGUAGE", "LC_ALL",
+    "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES", "LC_NUMERIC", "LC_TIME", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE",
+    "PYTHONIOENCODING", "PYTHONUTF8", "GOFLAGS", "CGO_ENABLED", "RUST_BACKTRACE",
 )
-# Of those, the ones whose values are written: they change what a program does and say nothing
-# about the host. Paths (PATH, NODE_PATH, JAVA_HOME...) describe this machine; proxies may carry
-# credentials and are this network's.
+# Values also written when set: what makes a program behave differently in CI (the terminal's
+# width, the providers' "am I in CI" flags that pytest, jest and ci-info read, colour switches,
+# language runtimes' switches). None says anything secret or about the host; paths (PATH,
+# JAVA_HOME...), proxies and URLs are not among them.
+CI_PROVIDERS = (
+    "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "CIRCLECI", "TRAVIS", "APPVEYOR", "TF_BUILD", "DRONE", "SEMAPHORE",
+    "TEAMCITY_VERSION", "CIRRUS_CI", "BITRISE_IO", "BITBUCKET_BUILD_NUMBER", "CODEBUILD_BUILD_NUMBER", "NETLIFY",
+    "VERCEL", "WOODPECKER", "CONTINUOUS_INTEGRATION", "BUILD_NUMBER", "RUN_ID", "CI_NAME", "RUNNER_OS",
+    "RUNNER_ARCH",
+)
 VALUES = frozenset({
-    "CI", "LANG", "NODE_ENV", "TZ", "NODE_OPTIONS", "NODE_TLS_REJECT_UNAUTHORIZED", "LC_ALL", "LC_CTYPE",
-    "LC_TIME", "LANGUAGE", "PYTHONHASHSEED", "GOFLAGS", "GOOS", "GOARCH", "CGO_ENABLED",
+    *ALWAYS_LISTED, *CI_PROVIDERS, "COLUMNS", "LINES", "CLICOLOR", "CLICOLOR_FORCE", "PY_COLORS",
+    "TTY_COMPATIBLE", "TTY_INTERACTIVE", "NODE_TLS_REJECT_UNAUTHORIZED", "PYTHONWARNINGS", "PYTHONOPTIMIZE",
+    "PYTHONDEVMODE", "PYTHONFAULTHANDLER", "PYTEST_ADDOPTS", "GOOS", "GOARCH", "GO111MODULE", "GOEXPERIMENT",
+    "GODEBUG", "RUSTFLAGS", "CARGO_TERM_COLOR",
 })
-# Session and launcher noise: who is logged in where, the terminal, the desktop, the package
-# manager that launched us. Never a fact about the run.
+VALUE_PREFIXES = ("LC_",)  # any locale category
+# Session and launcher noise: who is logged in where, the terminal emulator, the desktop, the
+# package manager that launched us. Never a fact about the run.
 _NOISE_NAMES = frozenset({
-    "HOME", "USER", "USERNAME", "LOGNAME", "PWD", "OLDPWD", "SHLVL", "SHELL", "_", "TERM", "COLORTERM",
+    "HOME", "USER", "USERNAME", "LOGNAME", "PWD", "OLDPWD", "SHLVL", "SHELL", "_", "COLORTERM",
     "TERM_PROGRAM", "TERM_PROGRAM_VERSION", "TERM_SESSION_ID", "DISPLAY", "WINDOWID", "LS_COLORS", "LSCOLORS",
     "MAIL", "HOSTNAME", "PS1", "PS2", "PS4", "PROMPT_COMMAND", "HISTFILE", "HISTSIZE", "HISTFILESIZE",
-    "HISTCONTROL", "LINES", "COLUMNS", "TMUX", "TMUX_PANE", "STY", "MOTD_SHOWN", "LESSOPEN", "LESSCLOSE",
+    "HISTCONTROL", "TMUX", "TMUX_PANE", "STY", "MOTD_SHOWN", "LESSOPEN", "LESSCLOSE",
     "EDITOR", "VISUAL", "PAGER", "MANPATH", "INFOPATH", "INIT_CWD", "DESKTOP_SESSION", "SESSION_MANAGER",
     "WAYLAND_DISPLAY", "XAUTHORITY", "OLDPATH", "PYTEST_CURRENT_TEST",
 })
@@ -66,10 +79,14 @@ def is_noise(name: str) -> bool:
     return name in _NOISE_NAMES or name.startswith(_NOISE_PREFIXES)
 
 
+def has_value(name: str) -> bool:
+    """Is this one of the variables whose value capture records unasked?"""
+    return name in VALUES or (name.startswith(VALUE_PREFIXES) and not is_noise(name))
+
+
 def env_facts(environ: Mapping[str, str], opts: EnvOptions, scrub: Scrubber) -> EnvResult:
     result = EnvResult()
     names = list(ALWAYS_LISTED) + sorted(n for n in environ if n not in ALWAYS_LISTED and not is_noise(n))
-    wanted = VALUES | set(opts.include)
     for name in names:
         if not _ENV_NAME.fullmatch(name):
             continue
@@ -78,7 +95,7 @@ def env_facts(environ: Mapping[str, str], opts: EnvOptions, scrub: Scrubber) -> 
             result.facts[name] = {"state": "absent"}
             continue
         fact = {"state": "set" if value else "empty"}
-        if value and name in wanted and not secret_name(name):
+        if value and (has_value(name) or name in opts.include) and not secret_name(name):
             fact["value"] = scrub.text(value)
             result.values_included.append(name)
         elif value and opts.salt is not None:
@@ -138,5 +155,7 @@ def locale_tag(environ: Mapping[str, str]) -> str | None:
 
 
 def redaction(result: EnvResult, scrub: Scrubber, rules_version: int, salted: bool) -> dict[str, Any]:
+    """twin's four members, and `diffOmitted`: the files whose change was left out of the diff
+    (binary: it cannot be scrubbed). twin's readers ignore a member they do not know."""
     return {"rulesVersion": rules_version, "valuesIncluded": list(result.values_included),
-            "hashedValues": salted, "scrubbed": scrub.scrubbed()}
+            "hashedValues": salted, "scrubbed": scrub.scrubbed(), "diffOmitted": list(scrub.omitted)}

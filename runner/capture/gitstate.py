@@ -1,9 +1,10 @@
 """The capsule's `repo`: git state of the work tree the command ran in.
 
 `null` outside a git work tree (or where git is missing: then nothing can be said). The
-diff is `git diff HEAD --binary` of tracked files with external diff drivers and textconv
-off, scrubbed and cut at a line boundary to 200,000 bytes; untracked files are names only
-(not ignored ones), at most 200. A field git cannot answer (no commit yet, no origin, a
+diff is `git diff HEAD` of tracked files with external diff drivers and textconv off, its
+binary files left out and named (runner/capture/gitdiff.py), scrubbed and cut at a line
+boundary to 200,000 bytes; untracked files are names only (not ignored ones), at most 200.
+The remote goes through mask_url. A field git cannot answer (no commit yet, no origin, a
 detached HEAD) is null.
 """
 from __future__ import annotations
@@ -11,11 +12,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..secretrules import mask_url
+from . import gitdiff
 from .scrub import Scrubber
 
 MAX_DIFF_BYTES = 200_000
@@ -64,7 +66,7 @@ def repo_facts(wt: WorkTree, scrub: Scrubber, exclude: Path | None = None) -> di
     diff, truncated, redacted = _diff(wt, scrub) if commit else ("", False, False)
     untracked = _untracked(wt, scrub, exclude)
     return {
-        "remote": None if remote is None else without_credentials(remote),
+        "remote": None if remote is None else mask_url(remote),
         "commit": commit,
         "branch": _out(wt, "symbolic-ref", "--short", "-q", "HEAD"),
         "dirty": bool(diff) or bool(untracked),
@@ -75,23 +77,18 @@ def repo_facts(wt: WorkTree, scrub: Scrubber, exclude: Path | None = None) -> di
     }
 
 
-def without_credentials(url: str) -> str:
-    """The remote with any username and password removed (scp-like `git@host:` is no credential)."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme and "@" in parts.netloc:
-        host = parts.netloc.rsplit("@", 1)[1]
-        return urllib.parse.urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
-    return url
-
-
 def _diff(wt: WorkTree, scrub: Scrubber) -> tuple[str, bool, bool]:
-    proc = _git(wt.git, wt.root, "-c", "core.quotepath=off", "diff", "HEAD", "--binary", "--no-ext-diff",
-                "--no-textconv", "--no-color")
+    proc = _git(wt.git, wt.root, "-c", "core.quotepath=off", "diff", "HEAD", "--no-ext-diff", "--no-textconv",
+                "--no-color")
     if proc is None or proc.returncode != 0:
         return "", False, False
-    raw = proc.stdout
+    sections = gitdiff.files(proc.stdout)
+    binary = [s for s in sections if gitdiff.is_binary(s)]
+    for section in binary:
+        scrub.omit(gitdiff.path(section))
+    raw = b"".join(s for s in sections if not gitdiff.is_binary(s))
     clean = scrub.data(raw)
-    redacted = clean != raw
+    redacted = clean != raw or bool(binary)  # either way it is not the change as it was
     truncated = len(clean) > MAX_DIFF_BYTES
     if truncated:
         cut = clean.rfind(b"\n", 0, MAX_DIFF_BYTES + 1)

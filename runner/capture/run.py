@@ -23,9 +23,12 @@ from typing import BinaryIO
 
 from ..verdict import signature as sig
 
-# The tail twin keeps is the last 200 lines, at most 64,000 characters; a UTF-8 character is
-# at most 4 bytes, so these many bytes always hold it.
-KEEP_BYTES = sig.TAIL_CHARS * 4 + 4
+# The tail twin keeps is the last 200 lines, at most 64,000 characters. It is scrubbed before it
+# is cut, with this much of what came before it, so that a secret the cut would halve (a private
+# key block, up to the 65,536 characters the rule spans; a token) is still seen whole.
+SCRUB_MARGIN = 70_000
+# A UTF-8 character is at most 4 bytes, so these many bytes always hold the tail and its margin.
+KEEP_BYTES = (sig.TAIL_CHARS + SCRUB_MARGIN) * 4 + 4
 _CHUNK = 1 << 16
 _FORWARDED = (signal.SIGTERM,)
 _GROUP_WIDE = (signal.SIGINT, signal.SIGHUP)
@@ -37,7 +40,7 @@ class RunResult:
     exit_code: int | None  # None when a signal ended it
     signal: str | None
     duration_ms: int
-    output: str  # the interleaved tail, decoded (bad UTF-8 as U+FFFD), at most KEEP_BYTES long
+    output: str  # the interleaved end, decoded (bad UTF-8 as U+FFFD), at most KEEP_BYTES long
 
     @property
     def failed(self) -> bool:

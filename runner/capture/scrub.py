@@ -1,30 +1,36 @@
-"""Scrubbing what a capture writes: twin's secret rules (runner/secretrules.py), counted
-per rule as the capsule's `redaction.scrubbed` reports them, plus two rules only a
-recorder needs.
+"""Scrubbing what a capture writes: the secret rules (runner/secretrules.py), counted per rule as
+the capsule's `redaction.scrubbed` reports them, plus what only a recorder needs.
 
 * `env-value`: the value of every variable whose name says it is a secret (API_TOKEN,
-  DB_PASSWORD...), wherever it shows up (the output, the diff, an argument, a file name),
-  whatever its shape: the rules catch secrets by shape, this catches the ones this
-  environment really holds.
-* `home-path`: the home directory becomes `~` (twin's rule; a replay's reports leave it out
-  because their paths are the container's).
+  DB_PASS...), and every password or secret parameter a variable's URL holds (DATABASE_URL),
+  wherever it shows up (the output, the diff, an argument, a file name), whatever its shape:
+  the rules catch secrets by shape, this catches the ones this environment really holds.
+* `option-value`: argv read as options and their values (`--password hunter2`).
+* `home-path`: the home directory, and anyone's (`/home/NAME`, `/Users/NAME`,
+  `C:\\Users\\NAME`), becomes `~` (twin's rule; a replay's reports leave it out because their
+  paths are the container's).
+* What is left out whole (a binary file's change in the diff) is named in `omitted`.
 """
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
 
 from .. import secretrules
-from ..secretrules import RULES, Rule, marker
+from ..secretrules import marker, secret_name
 
-# The same words the assignment rule reads a secret's name by.
-_SECRET_NAME = re.compile(secretrules._NAME_WORDS, re.I)
 MIN_SECRET_CHARS = 6  # shorter values ("1", "true") would scrub ordinary text
+_ANYONES_HOME = re.compile(r"(?<![\w.-])(?:/home|/Users)/[^/\s\"':]{1,255}|(?<![\w.-])[A-Za-z]:\\Users\\[^\\\s\"':]{1,255}")
 
 
-def secret_name(name: str) -> bool:
-    return bool(_SECRET_NAME.search(name))
+def secret_values(env: Mapping[str, str]) -> list[str]:
+    """What this environment holds that is secret: secret-named variables' values and the
+    credentials inside any variable's URLs; longest first, so a value holding another goes whole."""
+    values = {v for k, v in env.items() if secret_name(k)}
+    for v in env.values():
+        values.update(secretrules.url_secrets(v))
+    return sorted((v for v in values if len(v) >= MIN_SECRET_CHARS), key=lambda v: (-len(v), v))
 
 
 class Scrubber:
@@ -32,38 +38,37 @@ class Scrubber:
 
     def __init__(self, env: Mapping[str, str], home: str | None) -> None:
         self.counts: Counter[str] = Counter()
-        values = {v for k, v in env.items() if secret_name(k) and len(v) >= MIN_SECRET_CHARS}
-        # Longest first: a value that contains another is replaced whole.
-        self._values = sorted(values, key=len, reverse=True)
-        self._home = home if home and home.rstrip("/") not in ("", "/") else None
+        self.omitted: list[str] = []
+        self._values = secret_values(env)
+        self._home = home.rstrip("/") if home and home.rstrip("/") not in ("", "/") else None
 
     def text(self, text: str) -> str:
+        for rule in secretrules.URL_RULES:  # first: a URL loses its password whole, not around a marker
+            text = secretrules.apply(rule, text, self.counts)
         for value in self._values:
             n = text.count(value)
             if n:
                 self.counts["env-value"] += n
                 text = text.replace(value, marker("env-value"))
-        for rule in RULES:
-            text = rule.pattern.sub(self._replacer(rule), text)
+        text = secretrules.scrub(text, self.counts)
         if self._home is not None:
-            home = self._home.rstrip("/")
-            pattern = re.compile(re.escape(home) + r"(?=/|$|[\s\"':])")
+            pattern = re.compile(r"(?<![\w.-])" + re.escape(self._home) + r"(?=/|$|[\s\"':])", re.M)
             text, n = pattern.subn("~", text)
             self.counts["home-path"] += n
+        text, n = _ANYONES_HOME.subn("~", text)
+        self.counts["home-path"] += n
         return text
 
     def data(self, data: bytes) -> bytes:
         """Bytes that may not be UTF-8: the bytes that are not stay as they were."""
         return self.text(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
 
-    def _replacer(self, rule: Rule) -> Callable[[re.Match[str]], str]:
-        def one(m: re.Match[str]) -> str:
-            new = marker(rule.id) if rule.replace is None else rule.replace(m)
-            if new is None or new == m.group():
-                return m.group()
-            self.counts[rule.id] += 1
-            return new
-        return one
+    def argv(self, argv: Sequence[str]) -> list[str]:
+        """Options' secrets first (`--password hunter2`: the value has no telling shape), then the text rules."""
+        return [self.text(a) for a in secretrules.mask_options(argv, self.counts)]
+
+    def omit(self, what: str) -> None:
+        self.omitted.append(self.text(what))
 
     def scrubbed(self) -> dict[str, int]:
         return {rule: n for rule, n in sorted(self.counts.items()) if n}

@@ -22,8 +22,8 @@ from ..replay import Progress, Replayer, ReplayOptions
 from ..verdict.facts import FACTS
 from . import console
 from ..commands.spec import Args
-from .options import check_repo, parse_env, use_mirrors, write_text
-from .options import trust as make_trust
+from ..replay.inputs import check_repo, parse_env, use_mirrors, write_text
+from ..replay.inputs import trust as make_trust
 
 _STATUS_LINE = {
     "found": "minimal set found",
@@ -200,11 +200,12 @@ def _report(bad: Path, good: Path, result: Result, as_json: bool, wall_s: float)
 def bisect(a: Args) -> int:
     if a.commits and a.sweep is not None:
         raise UsageError("--commits and --sweep bisect different things: give one of them")
-    trust = make_trust(a)  # both ends: refused unless they verify
+    trust = make_trust(a.values)  # both ends: refused unless they verify
     progress = Progress(console.err, quiet=a.quiet or a.json)
     use_mirrors(a.mirror)
     check_repo(a.repo)
-    plan_opts = PlanOptions(repo=a.repo, env_overrides=parse_env(a.env), salt=a.salt)
+    plan_opts = PlanOptions(repo=a.repo, env_overrides=parse_env(a.env), salt=a.salt,
+                            http_ignore=tuple(a.http_ignore))
     replayer = Replayer(ReplayOptions(timeout=a.timeout, verbose=a.verbose, plan=plan_opts,
                                       secret_env=plan_opts.env_overrides, trust=trust), progress)
     start = time.monotonic()

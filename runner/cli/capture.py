@@ -10,12 +10,11 @@ from ..capture import CaptureOptions, CapsuleNotWritten
 from ..capture import capture as run_capture
 from ..commands.spec import Args
 from ..errors import Exit, UsageError
-from ..textsafe import shown
+from ..report.capture import capture_data, closing_lines
 from .console import err, error_line, print_result
 
 
 def capture(a: Args) -> int:
-    """Run CMD here and record it as a twin capsule; exit with CMD's own exit code."""
     argv, include_env = list(a.command or []), list(a.include_env)
     for name in include_env:
         if not name or "=" in name:
@@ -25,22 +24,11 @@ def capture(a: Args) -> int:
     try:
         captured = run_capture(argv, opts)
     except CapsuleNotWritten as exc:
-        code = exc.run_code
         error_line(exc.line())
-        return code if code != 0 else int(Exit.ENVIRONMENT)
-    result = captured.result
+        return exc.run_code if exc.run_code != 0 else int(Exit.ENVIRONMENT)
     if a.json:
-        signature = captured.doc["command"]["failure"]["signature"] if result.failed and captured.doc else None
-        print_result("capture", result.shell_code, {
-            "written": None if captured.written is None else str(captured.written), "failed": result.failed,
-            "exit_code": result.exit_code, "signal": result.signal, "signature": signature})
+        print_result("capture", captured.result.shell_code, capture_data(captured))
     elif not a.quiet:
-        ending = (f"fail: {result.signal}" if result.signal else
-                  f"fail: exit {result.exit_code}" if result.failed else "pass")
-        if captured.written is None:
-            err.print(f"replay capture: {ending}; no capsule written (--only-on-failure)", markup=False)
-        else:
-            said = f", signature {captured.doc['command']['failure']['signature']}" if result.failed else ""
-            err.print(f"replay capture: {ending}{said}; capsule written to {shown(str(captured.written))}",
-                      markup=False, highlight=False)
-    return result.shell_code
+        for line in closing_lines(captured):
+            err.print(line, markup=False, highlight=False)
+    return captured.result.shell_code

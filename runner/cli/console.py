@@ -24,6 +24,16 @@ def _width() -> int | None:
     return int(os.environ.get("COLUMNS", "140"))
 
 
+def help_width() -> int:
+    """Help and topics: the terminal's width, or COLUMNS, or 80 (as typer's own help in a pipe)."""
+    if sys.stdout.isatty():
+        return out.width
+    try:
+        return max(40, int(os.environ.get("COLUMNS", "80")))
+    except ValueError:
+        return 80
+
+
 out = Console(highlight=False, soft_wrap=True, width=_width(), emoji=False)
 err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
@@ -33,11 +43,14 @@ def configure(color: str = "auto", quiet: bool = False) -> None:
     help typer prints; --quiet is read by each command's progress (nothing to set here)."""
     from typer import rich_utils
 
+    from rich.color import ColorSystem
+
     force = {"always": True, "never": False}.get(color)
     for console in (out, err):
         console.no_color = color == "never" or (color == "auto" and "NO_COLOR" in os.environ)
-        if force is not None:
-            console._force_terminal = force  # rich reads it for is_terminal (colour and redraws)
+        if force is not None:  # rich decided both when the console was made: decide them again
+            console._force_terminal = force
+            console._color_system = ColorSystem.STANDARD if force else None
     if color == "never":
         rich_utils.COLOR_SYSTEM = None
     elif color == "always":

@@ -9,7 +9,7 @@ from ..commands.spec import Args
 from ..errors import UsageError
 from ..farm.options import FarmOptions
 from .console import err, out, print_result
-from .options import check_repo, parse_env, use_mirrors, write_text
+from ..replay.inputs import check_repo, parse_env, use_mirrors, write_text
 
 
 def _store(db: str | None, create: bool) -> Any:
@@ -46,10 +46,11 @@ def _options(a: Args, supplied: tuple[tuple[str, str], ...]) -> FarmOptions:
         raise UsageError("farm run: name at least one SOURCE (a folder, a list file or a capsule)")
     check_repo(a.repo)
     use_mirrors(a.mirror)
-    return FarmOptions(attempts=a.attempts, max_attempts=a.max_attempts, jobs=a.jobs, timeout=a.timeout,
+    return FarmOptions(attempts=a.attempts, max_attempts=a.max_attempts, confidence=a.confidence, jobs=a.jobs,
+                       timeout=a.timeout,
                        memory=a.memory, ref=a.ref, repo=a.repo, executor=a.executor or "local",
                        supplied=tuple(name for name, _ in supplied), trust_keys=tuple(str(k) for k in a.trust_key),
-                       require_valid=a.require_valid)
+                       require_valid=a.require_valid, mirrors=tuple(a.mirror))
 
 
 def run(a: Args) -> int:
@@ -83,7 +84,7 @@ def report(a: Args) -> int:
 
     # the last night's attempts: on the capsule pages, in the JUnit and the JSON, not in the text
     view = attention(_store(a.db, create=False), a.since, a.window,
-                     attempts=a.html is not None or a.junit is not None or a.json)
+                     attempts=a.html is not None or a.junit is not None or a.json, fixed_after=a.fixed_after)
     if a.html is not None:
         from ..report.html import write_site
 

@@ -57,14 +57,19 @@ _VERSION = ("--version", "-V")
 def help_command(a: Args) -> int:
     words = list(a.command or [])
     if words in (["topics"], *([name] for name in topics.TOPICS)):
-        sys.stdout.write(topics.listing() if words == ["topics"] else topics.TOPICS[words[0]].text())
+        from .console import help_width
+
+        text = topics.listing() if words == ["topics"] else topics.TOPICS[words[0]].text()
+        sys.stdout.write(topics.wrapped(text, help_width()))
         return 0
     unknown = next((w for w in words[:1] if w not in _COMMANDS), None)
     if unknown is not None:
         raise UsageError(_no_such_help(unknown))
     code = main([*words, "--help"])
     if not words:
-        sys.stdout.write("\n" + topics.listing())
+        from .console import help_width
+
+        sys.stdout.write("\n" + topics.wrapped(topics.listing(), help_width()))
     return code
 
 
@@ -177,8 +182,19 @@ def _terminate(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+class _PipeClosed(Exception):
+    """What rich's consoles raise when the reader of stdout went away (in place of rich's exit 1)."""
+
+
+def _pipe_closed_by_rich(console: object) -> None:
+    raise _PipeClosed
+
+
 def _prepare(ours: list[str]) -> None:
+    from rich.console import Console
     from typer._completion_classes import completion_init
+
+    Console.on_broken_pipe = _pipe_closed_by_rich  # type: ignore[method-assign,assignment]  # every console, typer's help too
 
     completion_init()  # a shell's tab completion request (_REPLAY_COMPLETE) is answered in typer's terms
     if threading_main():
@@ -192,12 +208,17 @@ def _prepare(ours: list[str]) -> None:
     install_meter(enabled=not any(a in ("--quiet", "-q", "--json") for a in ours))
 
 
-def main(argv: list[str] | None = None) -> int:
+def _split(argv: list[str] | None) -> tuple[list[str], list[str], bool]:
+    """(the words without --debug, replay's own words, --debug): what follows `--` is another
+    program's (replay capture -- CMD), never read as replay's."""
     args = list(sys.argv[1:] if argv is None else argv)
-    # What follows `--` is another program's (replay capture -- CMD): never read as replay's.
     ours = args[: args.index("--")] if "--" in args else args
     debug = "--debug" in ours or os.environ.get("REPLAY_DEBUG") == "1"
-    args = [a for a in ours if a != "--debug"] + args[len(ours):]
+    return [a for a in ours if a != "--debug"] + args[len(ours):], ours, debug
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, ours, debug = _split(argv)
     if len(args) == 1 and args[0] in _VERSION:
         _print_version()
         return 0
@@ -212,10 +233,12 @@ def main(argv: list[str] | None = None) -> int:
         return result if isinstance(result, int) else 0
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+        if type(sys.stdout).__name__ == "PacifyFlushWrapper":  # click's answer to a closed pipe (EPIPE): exit 1
+            return _pipe_closed()
         if code == 130:  # typer turns Ctrl-C into Exit(130) itself; cleanup has run by now
             return failure.say(KeyboardInterrupt(), "interrupted", 130, "interrupted")
         return code
-    except BrokenPipeError:  # `replay doctor | head`: the reader has what it wanted
+    except (BrokenPipeError, _PipeClosed):  # `replay doctor | head`: the reader has what it wanted
         return _pipe_closed()
     except ReplayError as e:  # expected: one line, even with --debug
         return failure.say(e, e.line(), int(e.exit_code))

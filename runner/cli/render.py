@@ -4,13 +4,13 @@ from __future__ import annotations
 from ..commands.spec import Args
 from ..replay.byhand import render_capsule
 from ..report.render import show_rendered
-from . import options as o
+from ..replay import inputs as o
 from .console import err, out, print_result
 
 
 def render(a: Args) -> int:
-    trust = o.trust(a)
-    rendered = render_capsule(a.capsule, o.plan_options(a), trust, a.output, a.builder)
+    trust = o.trust(a.values)
+    rendered = render_capsule(a.capsule, o.plan_options(a.values), trust, a.output, a.builder)
     if a.json:
         print_result("render", 0, rendered.json())
     else:

@@ -7,7 +7,7 @@ from ..commands.spec import Args
 from ..errors import UsageError
 from ..replay import Progress, ReplayOptions, replay_capsule
 from ..report import ReplayReport, show, to_json
-from . import options as o
+from ..replay import inputs as o
 from .console import err, out, print_result
 
 
@@ -21,10 +21,10 @@ def write_comment(path: Path, report: ReplayReport, ref: str | None) -> None:
 
 
 def run(a: Args) -> int:
-    trust = o.trust(a)  # checked before anything is read
-    plan_opts = o.plan_options(a)
-    opts = ReplayOptions(attempts=a.attempts, timeout=a.timeout, memory=a.memory, verbose=a.verbose, plan=plan_opts,
-                         secret_env=plan_opts.env_overrides, trust=trust)
+    trust = o.trust(a.values)  # checked before anything is read
+    plan_opts = o.plan_options(a.values)
+    opts = ReplayOptions(timeout=a.timeout, memory=a.memory, verbose=a.verbose, plan=plan_opts,
+                         secret_env=plan_opts.env_overrides, trust=trust, **o.stopping(a.values))
     report = replay_capsule(a.capsule, opts, Progress(err, quiet=a.quiet or a.json))  # names the capsule as given
     if a.comment is not None:
         write_comment(a.comment, report, a.ref)

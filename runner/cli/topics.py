@@ -5,6 +5,7 @@ shows the same text (scripts/docs_gen.py writes it there; a test checks it is cu
 """
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,7 +51,6 @@ def _settings() -> str:
         lines.append(f"  {s.variable}")
         lines.append(f"      default: {s.default}")
         lines.append(f"      {s.meaning.replace('`', '')}")
-        lines.append(f"      read in: {s.read_in}")
     return "\n".join(lines) + "\n"
 
 
@@ -70,14 +70,16 @@ is a directory and cannot come on stdin.
 
 
 _VERDICT_MEANING = {
-    "reproduced": "every attempt failed as recorded (the same exit code and failure signature); "
+    "reproduced": "every run failed as recorded (the same exit code and failure signature); "
                   "a recorded pass that passes counts too",
-    "different-failure": "the attempts failed, but not as recorded (another signature or exit code)",
-    "not-reproduced": "the attempts passed where the capsule recorded a failure",
-    "flaky": "some attempts reproduced, others did not",
-    "inconclusive": "every attempt timed out; with --patch also: the unpatched run did not reproduce",
-    "fixed": "with --patch / --ref: the unpatched run reproduces and every patched attempt passes",
-    "not-fixed": "with --patch / --ref: patched attempts still fail as recorded, none passes",
+    "different-failure": "no run failed as recorded, but some failed another way (signature or exit code)",
+    "not-reproduced": "every run passed where the capsule recorded a failure",
+    "flaky": "some runs failed as recorded, others did not",
+    "inconclusive": "no run decided (every attempt timed out); with --patch / --ref also: the failure did "
+                    "not come back unpatched, or too few runs to tell a fix from luck",
+    "fixed": "with --patch / --ref: few enough runs with the change fail that its rate is below the "
+             "unpatched one's at the confidence",
+    "not-fixed": "with --patch / --ref: a run with the change still failed as recorded",
 }
 
 
@@ -87,7 +89,22 @@ def _verdicts() -> str:
     lines += [f"  {v:<{width}}  {_VERDICT_MEANING[v]}" for v in VERDICTS]
     lines += ["", "Exit 0 for reproduced and fixed; every other verdict exits 1.",
               "The farm adds two states: broken (the capsule cannot be replayed for its own reasons)",
-              "and infra-error (the engine or a package source failed; retried next night)."]
+              "and infra-error (the engine or a package source failed; retried next night).", "",
+              "The rate, and what the confidence means:", "",
+              "  Every answer also says how often the recorded failure comes back: failures as recorded",
+              "  out of the runs that decided (a timed-out attempt is no run), as an interval that holds",
+              "  the true rate at --confidence (default 0.95, a Wilson interval): `fails in 21–72 % of",
+              "  runs (95 %)`. Runs that all agree say one side only: 3/3 is `at least 44 %`, 0/3 `at",
+              "  most 56 %` (three passes do not show the failure is gone).", "",
+              "  A replay stops when decided: 3 runs that agree end it (a failure that comes back every",
+              "  time costs 3 runs); runs that disagree go on until the rate is known to within ±25",
+              "  points, or --max-attempts (20) or --budget ends them. --attempts N runs exactly N.", "",
+              "  A fix check (--patch, --ref, the farm's --ref, the PR job) runs the unpatched source",
+              "  first, then the changed one run by run: a failure as recorded decides not-fixed; fixed",
+              "  needs the changed rate's top below the unpatched rate's bottom (after 3/3 failures, 5",
+              "  straight passes; after 6/12, 12). So a change that changes nothing is called fixed no",
+              "  more often than the confidence allows; when the budget ends first, the answer is",
+              "  inconclusive and says how many more passing runs would decide."]
     return "\n".join(lines) + "\n"
 
 
@@ -109,6 +126,21 @@ TOPICS: dict[str, Topic] = {t.name: t for t in (
     Topic("verdicts", "reproduced, flaky, fixed...: what each verdict means", _verdicts),
     Topic("durations", "how --timeout reads 90s, 15m, 1h (a bare number is seconds)", _durations),
 )}
+
+
+def wrapped(text: str, width: int) -> str:
+    """A topic's text fitted to `width` columns: a long line goes on under where its words start (a
+    table row's meaning column, past the first run of two blanks; else its own indent)."""
+    out = []
+    for line in text.splitlines():
+        if len(line) <= width:
+            out.append(line)
+            continue
+        column = re.search(r"\S {2,}(?=\S)", line)
+        hang = column.end() if column and column.end() < width // 2 else len(line) - len(line.lstrip())
+        out.append(textwrap.fill(line.strip(), width, initial_indent=line[:len(line) - len(line.lstrip())],
+                                 subsequent_indent=" " * hang, break_long_words=False, break_on_hyphens=False))
+    return "\n".join(out) + "\n"
 
 
 def listing() -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from ..durations import HELP as DURATION_HELP
-from ..replay.defaults import DEFAULT_ATTEMPTS
+from ..replay.defaults import DEFAULT_ATTEMPTS, DEFAULT_FARM_MAX_ATTEMPTS, DEFAULT_FIXED_AFTER
 from . import common as c
 from .spec import Command, Param
 
@@ -18,9 +18,7 @@ _READ_EXITS = ((0, "done"), (2, "bad input"))
 
 RUN = Command(
     "run", "Replay CAPSULE: rebuild the recorded environment, rerun the command, judge the outcome.",
-    (c.capsule(),
-     Param("attempts", "count", "Runs in fresh containers.", ("--attempts", "-n"), DEFAULT_ATTEMPTS, low=1, high=50),
-     c.timeout("per attempt"), c.MEMORY, *c.BUILD, c.SALT, c.HTTP, *c.TRUST,
+    (c.capsule(), *c.STOPPING, c.timeout("per attempt"), c.MEMORY, *c.BUILD, c.SALT, c.HTTP, *c.TRUST,
      Param("show_all", "flag", "List every fidelity row and step, the exact ones too.", ("--all",), False, mcp=False),
      Param("comment", "path", "Also write a pull-request comment (Markdown) to FILE.", ("--comment",),
            metavar="FILE", mcp=False),
@@ -105,7 +103,7 @@ BISECT = Command(
            ("--attempts",), 3, low=1, high=100),
      Param("jobs", "count", "Trials run at the same time.", ("--jobs", "-j"), low=1, high=64,
            default_shown="the cores"),
-     c.timeout("per run"), c.REPO, c.MIRROR, c.ENV, c.SALT,
+     c.timeout("per run"), c.REPO, c.MIRROR, c.ENV, c.SALT, c.HTTP_IGNORE,
      Param("commits", "flag", "Bisect the commits from GOOD's to BAD's in BAD's environment instead.", ("--commits",),
            False),
      Param("sweep", "text", "Find the first failing version of one differing fact (runtime:node, tool:npm, "
@@ -154,9 +152,9 @@ FARM_RUN = Command(
      Param("ref", "commit", "Also replay at this commit: fixed there?", ("--ref",), metavar="COMMIT"),
      c.REPO, c.MIRROR,
      Param("attempts", "count", "Attempts per capsule (K).", ("--attempts", "-n"), DEFAULT_ATTEMPTS, low=1, high=50),
-     Param("max_attempts", "count", "Up to this many where the first K disagree.", ("--max-attempts",), 10, low=1,
-           high=100),
-     c.timeout("per attempt"), c.MEMORY, c.ENV,
+     Param("max_attempts", "count", "Up to this many while they disagree (until the rate is known), and at --ref "
+           "until the fix is decided.", ("--max-attempts",), DEFAULT_FARM_MAX_ATTEMPTS, low=1, high=100),
+     c.CONFIDENCE, c.timeout("per attempt"), c.MEMORY, c.ENV,
      c.TRUST_KEY,
      Param("require_valid", "flag", "A capsule without a valid signature from a --trust-key is broken (not "
            "replayed).", ("--require-valid",), False),
@@ -175,14 +173,17 @@ FARM_RUN = Command(
               "replay farm run capsules/ nightly.txt --repo ../app.git --timeout 10m", "replay farm run --resume"))
 
 FARM_REPORT = Command(
-    "farm report", "The farm's history, attention first: new failures and changed verdicts, flaky, then steady.",
+    "farm report", "The farm's history, attention first: new failures and changed verdicts, flaky, never "
+    "reproduced here, then steady.",
     (c.DB,
      Param("html", "path", "Write the report as one self-contained HTML file.", ("--html",), metavar="FILE",
            mcp=False),
      Param("junit", "path", "Write the last night as JUnit XML.", ("--junit",), metavar="FILE", mcp=False),
      Param("since", "count", "Only the last N nights.", ("--since",), low=1, high=100000),
      Param("window", "count", "Reproduction rates over the last N nights.", ("--window",), 14, low=1, high=100000),
-     Param("show_all", "flag", "List the steady capsules too (folded past 20).", ("--all",), False, mcp=False)),
+     Param("show_all", "flag", "List the steady capsules too (folded past 20).", ("--all",), False, mcp=False),
+     Param("fixed_after", "count", "A capsule that reproduced counts as no longer reproducing only after N nights in "
+           "a row without the failure.", ("--fixed-after",), DEFAULT_FIXED_AFTER, low=1, high=365)),
     "farm:report", _READ_EXITS, mcp="farm_report",
     mcp_help="Summary counts, what changed since the last night, each capsule's nights.",
     examples=("replay farm report", "replay farm report --html farm.html --junit farm.xml --since 7"))
@@ -224,8 +225,8 @@ CAPTURE = Command(
      Param("format", "choice", "Capsule format.", ("--format",), "twin", choices=("twin",)),
      Param("only_on_failure", "flag", "Write the capsule only when the command fails.", ("--only-on-failure",),
            False),
-     Param("include_env", "texts", "Also record this variable's value (scrubbed; never one whose name says it is a "
-           "secret); repeatable.", ("--include-env",), [], metavar="NAME"),
+     Param("include_env", "texts", "Also record this variable's value, scrubbed (refused for one whose name says "
+           "it is a secret); repeatable.", ("--include-env",), [], metavar="NAME"),
      Param("salt", "text", "Record a salted hash of each value that is not recorded (compare with `replay --salt`).",
            ("--salt",), envvar="REPLAY_SALT")),
     "capture:capture", ((0, "CMD's own exit code (a signal: 128+N)"), (2, "bad usage, before CMD runs"),

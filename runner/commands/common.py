@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ..durations import HELP as DURATION_HELP
 from ..durations import format_duration
-from ..replay.defaults import DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
+from ..replay.defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
+from ..verdict.rate import CONFIDENCE_RANGE, DEFAULT_CONFIDENCE
 from .spec import Param
 
 CAPSULE_HELP = ("A twin capsule, a NovaFabric capsule directory, or a CodeInstances file; or an https:// or http:// "
@@ -36,6 +37,9 @@ PATCH = Param("patch", "path", "Apply this fix on top of the source; the verdict
               ("--patch",), metavar="FILE")
 SOURCE = Param("source", "path", "Use this directory as the source (for capsules that record no commit).",
                ("--source",), metavar="DIR")
+HTTP_IGNORE = Param("http_ignore", "texts", "Leave this query parameter, form or JSON body field, or header out of "
+                    "matching the recorded HTTP calls (any case); repeatable.", ("--http-ignore",), [],
+                    metavar="NAME")
 HTTP = Param("http", "path", "Serve this CodeInstances instance's recorded HTTP calls.", ("--http",), metavar="FILE")
 ALL_RUNTIMES = Param("all_runtimes", "flag", "Install every recorded runtime a source offers.", ("--all-runtimes",),
                      False)
@@ -54,7 +58,22 @@ ALLOW_UNVERIFIED = Param("allow_unverified", "flag", "Replay a capsule that does
 TRUST = (TRUST_KEY, REQUIRE_VALID, ALLOW_UNVERIFIED)
 
 # What to build and against which source: the same on every command that plans a capsule.
-BUILD = (ENV, REPO, MIRROR, REF, PATCH, SOURCE, ALL_RUNTIMES, NO_PIN)
+BUILD = (ENV, REPO, MIRROR, REF, PATCH, SOURCE, ALL_RUNTIMES, NO_PIN, HTTP_IGNORE)
+
+# When a replay stops (runner/verdict/sampling.py): when decided, or when the budget ends.
+ATTEMPTS = Param("attempts", "count", "Exactly N runs (each side of a fix check). Default: stop when decided: 3 runs "
+                 "that agree, more while they disagree (up to --max-attempts and --budget).", ("--attempts", "-n"),
+                 low=1, high=50, default_shown="stop when decided")
+MAX_ATTEMPTS = Param("max_attempts", "count", f"The most runs while they disagree (default {DEFAULT_MAX_ATTEMPTS}); "
+                     "per side of a fix check.", ("--max-attempts",), low=1, high=1000,
+                     default_shown=str(DEFAULT_MAX_ATTEMPTS))
+BUDGET = Param("budget", "duration", f"Time for the attempts while they disagree ({DURATION_HELP}; default: no "
+               "limit but --max-attempts); per side of a fix check; the first 3 always run.", ("--budget",),
+               metavar="DURATION", low=1)
+CONFIDENCE = Param("confidence", "number", "The confidence rates and fix checks are stated at (FIXED only when the "
+                   "patched rate is below the unpatched one's at it).", ("--confidence",), DEFAULT_CONFIDENCE,
+                   low=CONFIDENCE_RANGE[0], high=CONFIDENCE_RANGE[1])
+STOPPING = (ATTEMPTS, MAX_ATTEMPTS, BUDGET, CONFIDENCE)
 
 DB = Param("db", "text", "The farm history: a SQLite file (default: farm.sqlite in the user's data dir) or "
            "postgresql://USER@HOST/DB.", ("--db",), envvar="REPLAY_FARM_DB", metavar="FILE_OR_URL")

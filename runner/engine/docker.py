@@ -26,6 +26,7 @@ from ..errors import EngineUnavailable, ReplayError
 from .builders import build_with_cli, build_with_sdk, find_buildkit_cli
 from .steps import BuildEvent
 from .protocol import LABEL, OWNER_LABEL, RunResult, RunSpec
+from .inventory import DockerInventory
 from .sdk import ENGINE_RETURN_S, TransientEngineError, retrying, sdk_call, typed_errors
 from .specs import archive, docker_mount, limit_flags, limits
 
@@ -60,6 +61,10 @@ class DockerEngine:
     @property
     def builder_name(self) -> str:
         return "buildkit" if self._buildkit else "classic"
+
+    def inventory(self) -> DockerInventory:
+        """What is on this engine, as values (`replay gc`, doctor)."""
+        return DockerInventory(self.client)
 
     # -- images -------------------------------------------------------------
     def image_exists(self, ref: str) -> bool:

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import hashlib
 import shlex
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..capsules.model import Capsule, PackageManager, Platform
 from ..verdict.judge import Expected, expected_of
-from .inspect import env_shown, http_line, records
+from .inspect import env_shown, http_line, not_recorded, records
 
+from . import nextstep
 from .keys import GROUPS, group_of, lock, pin, tool
 
 
@@ -317,9 +318,8 @@ def diff_capsules(a: Capsule, b: Capsule) -> CapsuleDiff:
     for key in sorted(fa.keys() | fb.keys(), key=_order):
         if not (_covers(a, fa, key) and _covers(b, fb, key)):
             side: Literal["a", "b"] = "a" if key in fa else "b"
-            other = (b if side == "a" else a).provenance.format.value
             shown = (fa if side == "a" else fb)[key].shown
-            lone.append(NotComparable(key, side, shown, f"{other} does not record it",
+            lone.append(NotComparable(key, side, shown, not_recorded(b if side == "a" else a, key),
                                       (fa if side == "a" else fb)[key].value))
             continue
         x, y = fa.get(key) or _missing(key), fb.get(key) or _missing(key)
@@ -356,24 +356,14 @@ def outcome_of(c: Capsule) -> dict[str, Any]:
     return {"failed": e.failed, "exit_code": e.exit_code, "signal": e.signal, "signature": e.signature}
 
 
-def next_step(a: Capsule, b: Capsule, d: CapsuleDiff) -> tuple[list[str] | None, str]:
-    """The command to run next, and why: a bisect from the passing capsule to the failing one
-    when exactly one of them records a failure."""
-    pa, pb = a.provenance.path, b.provenance.path
-    if not d.differ:
-        return None, "nothing that could change the outcome differs: there is nothing to bisect"
-    fa, fb = a.failed, b.failed
-    if fa != fb:
-        bad, good = (pa, pb) if fa else (pb, pa)
-        return ["replay", "bisect", bad, "--good", good], \
-            "finds the smallest set of these differences that turns the passing run into the failing one"
-    both = "a failure" if fa else "a pass"
-    return ["replay", pa], f"both record {both}, so bisect has no passing end: replay A to see whether it comes back"
+def next_step(a: Capsule, b: Capsule, d: CapsuleDiff, carry: Sequence[str] = ()) -> tuple[list[str] | None, str]:
+    """The command to run next, and why (nextstep.py); `carry`: the options the diff was given."""
+    return nextstep.next_step(a, b, d.outcome_keys, carry)
 
 
-def diff_to_data(d: CapsuleDiff, a: Capsule, b: Capsule) -> dict[str, Any]:
+def diff_to_data(d: CapsuleDiff, a: Capsule, b: Capsule, carry: Sequence[str] = ()) -> dict[str, Any]:
     """The --json result: both capsules, then every differing key with its values as data."""
-    argv, why = next_step(a, b, d)
+    argv, why = next_step(a, b, d, carry)
     return {
         "a": {"path": a.provenance.path, "format": a.provenance.format.value, "outcome": outcome_of(a)},
         "b": {"path": b.provenance.path, "format": b.provenance.format.value, "outcome": outcome_of(b)},

@@ -20,12 +20,29 @@ NONE_RECORDED = "none recorded"
 DEFAULT_LIMIT = 20
 
 
+# twin lists TERM, with its value, since its rules version 2 (its value allowlist); version 1
+# left it out as terminal noise, so there its absence says nothing.
+_TWIN_RULES_2 = frozenset({"env:TERM"})
+
+
 def records(c: Capsule, key: str) -> bool:
     """Does this capsule's format record the fact key even when it is missing?"""
     scope = scope_of(c.provenance.format)
-    if any(fnmatchcase(key, p) for p in scope.unless):
+    if any(fnmatchcase(key, p) for p in scope.unless) or _before_twin_rules_2(c, key):
         return False
     return any(fnmatchcase(key, p) for p in scope.absence)
+
+
+def _before_twin_rules_2(c: Capsule, key: str) -> bool:
+    version = c.redaction.rules_version if c.redaction is not None else None
+    return key in _TWIN_RULES_2 and c.provenance.format.value == "twin" and (version or 1) < 2
+
+
+def not_recorded(c: Capsule, key: str) -> str:
+    """Why `c` says nothing of the fact key, in a few words."""
+    if _before_twin_rules_2(c, key):
+        return f"twin records {key.removeprefix('env:')}'s value since its rules version 2; this capsule's are older"
+    return f"{c.provenance.format.value} does not record it"
 
 
 def records_group(c: Capsule, group: str) -> bool:

@@ -1,8 +1,14 @@
 """Attention first: every capsule of the history as one row, in the order a team reads
 them in the morning — new failures and changed verdicts, then newly flaky, then still
-flaky, then steady — each with when it was first seen, its last change (night, from → to),
-its reproduction rate over the last N nights with a Wilson interval, and the one `replay`
-command that reproduces it on the farm's machine.
+flaky, then never reproduced here, then steady — each with when it was first seen, its last
+change (night, from → to), its reproduction rate over the last N nights with a Wilson
+interval, and the one `replay` command that reproduces it on the farm's machine.
+
+A capsule's group follows the state it stands in (history.standings): one that reproduced
+counts as no longer reproducing only after --fixed-after nights in a row without the
+failure, and another of a flaky capsule's known signatures is no change. A capsule judged on
+every night it was seen and never reproduced has a group of its own, with what its plan did
+not replay exactly (the likely reasons).
 
 Built from the store's light marks (one small tuple per capsule per night) and the last
 night's full results, so 10,000 capsules x 30 nights fit in memory and in seconds. Pure:
@@ -11,26 +17,25 @@ the text report, `--json` and the HTML all read the same rows.
 from __future__ import annotations
 
 import functools
+import json
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..replay.defaults import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
-from ..verdict.facts import is_trouble
-from .history import ref_side, recorded_side
-from .model import CapsuleResult, Mark, MarkRow, Night, Rate, Transition
+from ..replay.defaults import DEFAULT_FIXED_AFTER, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
+from ..verdict.facts import REPRODUCES, VERDICTS, attention_rank, is_trouble
+from ..verdict.rate import DEFAULT_CONFIDENCE, Rate
+from .history import ref_side, recorded_side, signature_set, standings
+from .model import CapsuleResult, Mark, MarkRow, Night, Transition
 from .store import HistoryStore
-from .verdict import wilson
 
-Group = Literal["changed", "newly-flaky", "still-flaky", "steady"]
-GROUPS: tuple[Group, ...] = ("changed", "newly-flaky", "still-flaky", "steady")
+Group = Literal["changed", "newly-flaky", "still-flaky", "never-reproduced", "steady"]
+GROUPS: tuple[Group, ...] = ("changed", "newly-flaky", "still-flaky", "never-reproduced", "steady")
 GROUP_LABELS: Mapping[Group, str] = {"changed": "new failures and changed verdicts", "newly-flaky": "newly flaky",
-                                     "still-flaky": "still flaky", "steady": "steady"}
+                                     "still-flaky": "still flaky", "never-reproduced": "never reproduced here",
+                                     "steady": "steady"}
 DEFAULT_WINDOW = 14
-# Within a group: what needs someone first (a capsule that cannot be judged, a failure), then the rest.
-_ORDER = {v: i for i, v in enumerate(("broken", "infra-error", "reproduced", "different-failure", "not-fixed",
-                                      "flaky", "inconclusive", "not-reproduced", "fixed"))}
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,8 @@ class Row:
     path: str
     group: Group
     verdict: str  # its latest verdict among the nights shown
+    standing: str  # the state it stands in (history.standings): `verdict`, or still reproducing while held
+    held: int  # nights in a row without the failure while it still stands as reproducing
     signature: str | None
     ref_verdict: str | None
     in_last: bool  # judged in the last night
@@ -74,6 +81,12 @@ class Row:
     has_commit: bool  # its latest capsule records a commit (the command passes --repo)
     result: CapsuleResult | None  # the full result of the last night, when it was in it
     options: Mapping[str, Any]  # the last night's, for the command
+    fixed_after: int = DEFAULT_FIXED_AFTER
+
+    @property
+    def not_applied(self) -> tuple[str, ...]:
+        """What its last plan did not replay exactly (shown for a capsule never reproduced here)."""
+        return self.result.not_applied if self.result is not None else ()
 
     @property
     def command(self) -> str:
@@ -92,6 +105,7 @@ class Attention:
     window: int
     rows: tuple[Row, ...]  # attention order
     transitions: tuple[Transition, ...]  # what the last night changed
+    fixed_after: int = DEFAULT_FIXED_AFTER
 
     @property
     def last(self) -> Night | None:
@@ -109,19 +123,19 @@ Paths = Callable[[int], Mapping[str, tuple[str, bool]]]  # night index -> capsul
 
 
 def attention(store: HistoryStore, since: int | None = None, window: int = DEFAULT_WINDOW,
-              attempts: bool = True) -> Attention:
+              attempts: bool = True, fixed_after: int = DEFAULT_FIXED_AFTER) -> Attention:
     """Read the history (the last `since` nights, all by default) into attention order; the
     last night's attempts too unless `attempts` is false (the text report shows none)."""
     nights = store.nights(since)
     if not nights:
-        return Attention((), window, (), ())
+        return Attention((), window, (), (), fixed_after)
     last = store.night(nights[-1].id, attempts=attempts)
     marks = [store.marks(n.id) for n in nights[:-1]]
-    return build((*nights[:-1], last), marks, lambda i: store.paths(nights[i].id), window)
+    return build((*nights[:-1], last), marks, lambda i: store.paths(nights[i].id), window, fixed_after)
 
 
 def build(nights: Sequence[Night], earlier: Sequence[Sequence[MarkRow]], paths: Paths,
-          window: int = DEFAULT_WINDOW) -> Attention:
+          window: int = DEFAULT_WINDOW, fixed_after: int = DEFAULT_FIXED_AFTER) -> Attention:
     """`nights` oldest first, the last one with its full results; `earlier[i]` the marks of
     nights[i]; `paths` where a capsule absent from the last night was collected (read only
     for the nights that were such a capsule's last)."""
@@ -142,66 +156,74 @@ def build(nights: Sequence[Night], earlier: Sequence[Sequence[MarkRow]], paths: 
             where = (result.path, result.commit is not None)
         else:
             where = read_paths(seen[-1][0])[cid]
-        rows.append(_row(nights, start, seen, where, result, last.options))
+        rows.append(_row(nights, start, seen, where, result, last.options, fixed_after))
     rows.sort(key=_sort_key)
-    return Attention(tuple(nights), window, tuple(rows), _transitions(rows, len(nights) - 1))
+    return Attention(tuple(nights), window, tuple(rows), _transitions(rows, len(nights) - 1), fixed_after)
 
 
 def mark_of(r: CapsuleResult) -> MarkRow:
     rate = r.rate
-    return (r.capsule_id, r.verdict, r.signature, r.ref, r.ref_verdict, rate.k if rate else None,
-            rate.n if rate else None)
+    return (r.capsule_id, r.verdict, r.signature, r.ref, r.ref_verdict, rate.failed if rate else None,
+            rate.runs if rate else None, json.dumps(list(r.signatures)) if r.signatures else None)
 
 
 def _row(nights: Sequence[Night], start: int, seen: tuple[tuple[int, MarkRow], ...], where: tuple[str, bool],
-         result: CapsuleResult | None, options: Mapping[str, Any]) -> Row:
-    i_first, first = seen[0]
-    change_at, before, after = i_first, "new", first[1]
-    prev_verdict = first[1]
+         result: CapsuleResult | None, options: Mapping[str, Any], fixed_after: int) -> Row:
+    steps = standings([m[1] for _, m in seen], fixed_after)
+    i_first = seen[0][0]
+    change_at, before, after = i_first, "new", steps[0][0]
     strip: list[str | None] = [None] * (len(nights) - start)
     k = n = judged = 0
-    for i, (_, verdict, _, _, _, rate_k, rate_n) in seen:
-        if verdict != prev_verdict:
-            change_at, before, after = i, prev_verdict, verdict
-        prev_verdict = verdict
+    for j, (i, (_, verdict, _, _, _, rate_k, rate_n, _)) in enumerate(seen):
+        if j and steps[j][0] != steps[j - 1][0]:
+            change_at, before, after = i, steps[j - 1][0], steps[j][0]
         if i >= start:
             strip[i - start] = verdict
             if rate_n:  # a night whose attempts decided something (broken and timed-out ones did not)
                 judged += 1
                 k += rate_k or 0
                 n += rate_n
-    i_latest, latest = seen[-1][0], Mark._make(seen[-1][1])
-    in_last = i_latest == len(nights) - 1
-    prev = Mark._make(seen[-2][1]) if len(seen) > 1 else None
+    latest = Mark._make(seen[-1][1])
+    in_last = seen[-1][0] == len(nights) - 1
     at, changed = nights[i_first], nights[change_at]
-    return Row(latest.capsule_id, where[0], _group(prev, latest, in_last), latest.verdict, latest.signature,
-               latest.ref_verdict, in_last, Seen(at.id, at.started_at),
+    confidence = float(options.get("confidence") or DEFAULT_CONFIDENCE)
+    return Row(latest.capsule_id, where[0], _group(seen, steps, in_last), latest.verdict, steps[-1][0], steps[-1][1],
+               latest.signature, latest.ref_verdict, in_last, Seen(at.id, at.started_at),
                Change(changed.id, changed.started_at, before, after),
-               WindowRate(wilson(k, n), judged) if n else None, tuple(strip), seen, where[1], result, options)
+               WindowRate(Rate.of(k, n, confidence), judged) if n else None, tuple(strip), seen, where[1], result,
+               options, fixed_after)
 
 
-def _group(prev: Mark | None, m: Mark, in_last: bool) -> Group:
+def _group(seen: Sequence[tuple[int, MarkRow]], steps: Sequence[tuple[str, int]], in_last: bool) -> Group:
     if not in_last:
         return "steady"  # not collected last night: nothing new to say about it
-    if m.verdict == "flaky":
-        return "still-flaky" if prev is not None and prev.verdict == "flaky" else "newly-flaky"
-    if prev is None or prev.verdict != m.verdict or (m.ref_verdict == "fixed" and prev.ref_verdict != "fixed"):
+    verdicts = [m[1] for _, m in seen]
+    if verdicts[-1] in VERDICTS and not any(v in REPRODUCES for v in verdicts):
+        return "never-reproduced"  # judged, and never reproduced since it was first seen
+    now = steps[-1][0]
+    was = steps[-2][0] if len(steps) > 1 else None
+    if now == "flaky":
+        return "still-flaky" if was == "flaky" else "newly-flaky"
+    m = Mark._make(seen[-1][1])
+    prev = Mark._make(seen[-2][1]) if len(seen) > 1 else None
+    if prev is None or was != now or (m.ref_verdict == "fixed" and prev.ref_verdict != "fixed"):
         return "changed"
-    if m.signature != prev.signature and m.verdict in ("reproduced", "different-failure"):
-        return "changed"  # the same verdict, another failure
+    known = frozenset().union(*(signature_set(Mark._make(p)) for _, p in seen[:-1]))
+    if now == m.verdict and m.verdict in ("reproduced", "different-failure") and signature_set(m) - known:
+        return "changed"  # the same verdict, a failure never seen before
     return "steady"
 
 
 def _sort_key(r: Row) -> tuple[int, int, int, str, str]:
-    return (GROUPS.index(r.group), 0 if r.in_last else 1, _ORDER.get(r.verdict, len(_ORDER)), r.path, r.capsule_id)
+    return (GROUPS.index(r.group), 0 if r.in_last else 1, attention_rank(r.verdict), r.path, r.capsule_id)
 
 
 def _transitions(rows: Sequence[Row], i_last: int) -> tuple[Transition, ...]:
     out: list[Transition] = []
     for row in sorted((r for r in rows if r.result is not None), key=lambda r: (r.path, r.capsule_id)):
         assert row.result is not None
-        prev = Mark._make(row.seen[-2][1]) if len(row.seen) > 1 and row.seen[-1][0] == i_last else None
-        for t in (recorded_side(prev, row.result), ref_side(prev, row.result)):
+        prior = [Mark._make(m) for _, m in row.seen[:-1]] if row.seen[-1][0] == i_last else []
+        for t in (recorded_side(prior, row.result, row.fixed_after), ref_side(prior[-1] if prior else None, row.result)):
             if t is not None:
                 out.append(t)
     return tuple(out)
@@ -215,12 +237,15 @@ def replay_command(path: str, has_commit: bool, options: Mapping[str, Any]) -> s
     args = ["replay", shown]
     if has_commit and options.get("repo"):
         args += ["--repo", str(options["repo"])]
+    for rule in options.get("mirrors") or ():
+        args += ["--mirror", str(rule)]
     for key in options.get("trust_keys") or ():
         args += ["--trust-key", str(key)]
     if options.get("require_valid"):
         args.append("--require-valid")
-    for flag, name, default in (("--attempts", "attempts", DEFAULT_ATTEMPTS), ("--timeout", "timeout", DEFAULT_TIMEOUT_S),
-                                ("--memory", "memory", DEFAULT_MEMORY)):
+    # not --attempts: the night's K is a least number of runs, replay's --attempts an exact one
+    for flag, name, default in (("--timeout", "timeout", DEFAULT_TIMEOUT_S),
+                                ("--memory", "memory", DEFAULT_MEMORY), ("--confidence", "confidence", DEFAULT_CONFIDENCE)):
         value = options.get(name)
         if value is not None and value != default:
             args += [flag, str(value)]

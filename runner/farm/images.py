@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 # Plan fields that never reach the image (runenv.py, attempts.py and the report read them).
 RUN_TIME_FIELDS = ("title", "capsule_id", "argv", "env", "network", "allowed_hosts", "denied_hosts",
-                   "http_calls", "values", "clock_start", "fidelity", "notes")
+                   "http_calls", "http_ignore", "values", "clock_start", "fidelity", "notes")
 
 
 def image_key(plan: Plan) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from ..verdict.facts import FarmVerdict, TransitionKind, Verdict
+from ..verdict.rate import Rate
 
 __all__ = ["AttemptRecord", "CapsuleResult", "FarmVerdict", "History", "Mark", "Night", "Rate", "Transition"]
 # which run an attempt belongs to: at the recorded commit, or at --ref
@@ -39,16 +40,6 @@ class AttemptRecord:
 
 
 @dataclass(frozen=True)
-class Rate:
-    """k of n attempts reproduced, with a 95 % Wilson interval."""
-
-    k: int
-    n: int
-    low: float
-    high: float
-
-
-@dataclass(frozen=True)
 class CapsuleResult:
     night_id: str
     capsule_id: str  # content hash of the capsule: stable across nights and paths
@@ -58,11 +49,14 @@ class CapsuleResult:
     commit: str | None
     verdict: FarmVerdict
     signature: str | None = None  # the signature seen here (most common among attempts)
+    # every signature its attempts at the recorded commit showed, sorted: a flaky capsule's
+    # failing and passing ones, so that another one of them is no "signature changed"
+    signatures: tuple[str, ...] = ()
     recorded_signature: str | None = None
     exit_code: int | None = None  # the program's, most common among attempts
     key_lines: tuple[str, ...] = ()
     reason: str = ""  # one sentence: why this verdict (always set for broken / infra-error)
-    rate: Rate | None = None  # for flaky (and any verdict decided from attempts)
+    rate: Rate | None = None  # failures as recorded of the attempts that decided (verdict/rate.py)
     ref: str | None = None  # --ref REF
     ref_verdict: Verdict | None = None  # at REF, as runner.verdict.judge.judge_fix judges a fix
     image_digest: str | None = None
@@ -71,6 +65,9 @@ class CapsuleResult:
     finished_at: str | None = None
     attempts: tuple[AttemptRecord, ...] = ()
     also_at: tuple[str, ...] = ()  # other paths the same capsule (same content) was collected from
+    # what the plan's fidelity table says was not replayed exactly (`fact: status (why)`): why a
+    # capsule that never reproduces here may not
+    not_applied: tuple[str, ...] = ()
 
 
 class Mark(NamedTuple):
@@ -84,11 +81,12 @@ class Mark(NamedTuple):
     ref_verdict: Verdict | None
     rate_k: int | None
     rate_n: int | None
+    signatures: str | None  # CapsuleResult.signatures as the store keeps them (JSON; None before it did)
 
 
 # A mark as the store reads it: a plain row in Mark's field order (Mark._make names one when
 # needed; 300,000 of them are read for a report, too many to name each).
-MarkRow = tuple[str, FarmVerdict, str | None, str | None, Verdict | None, int | None, int | None]
+MarkRow = tuple[str, FarmVerdict, str | None, str | None, Verdict | None, int | None, int | None, str | None]
 
 
 @dataclass(frozen=True)

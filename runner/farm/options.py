@@ -10,13 +10,15 @@ from typing import Any
 from .. import __version__
 from ..capsules.trust import Trust
 from ..errors import UsageError
-from ..replay.defaults import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
+from ..replay.defaults import DEFAULT_ATTEMPTS, DEFAULT_FARM_MAX_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_PRECISION, DEFAULT_TIMEOUT_S
+from ..verdict.rate import CONFIDENCE_RANGE, DEFAULT_CONFIDENCE
+from ..verdict.sampling import Sampling
 
 
 @dataclass(frozen=True)
 class FarmOptions:
     attempts: int = DEFAULT_ATTEMPTS
-    max_attempts: int = 10
+    max_attempts: int = DEFAULT_FARM_MAX_ATTEMPTS
     jobs: int = 0  # 0: the number of cores
     timeout: float = DEFAULT_TIMEOUT_S
     memory: str = DEFAULT_MEMORY
@@ -26,12 +28,16 @@ class FarmOptions:
     supplied: tuple[str, ...] = ()  # the names of the --env values; the values are never stored
     trust_keys: tuple[str, ...] = ()  # --trust-key PEM files, as replay takes them
     require_valid: bool = False  # --require-valid: a capsule without a valid signature from one is broken
+    confidence: float = DEFAULT_CONFIDENCE  # rates and the fix at --ref are stated at it
+    mirrors: tuple[str, ...] = ()  # --mirror PREFIX=PATH_OR_URL rules, as given (the reproduce-here command repeats them)
 
     def __post_init__(self) -> None:
         _ = self.trust  # the key files and --require-valid checked once, as replay checks them
         if self.attempts < 1 or self.max_attempts < self.attempts:
             raise UsageError(f"--attempts {self.attempts} / --max-attempts {self.max_attempts}: "
                              "need 1 <= attempts <= max-attempts")
+        if not CONFIDENCE_RANGE[0] <= self.confidence <= CONFIDENCE_RANGE[1]:
+            raise UsageError(f"--confidence {self.confidence}: from {CONFIDENCE_RANGE[0]} to {CONFIDENCE_RANGE[1]}")
         if self.executor not in ("local", "celery"):
             raise UsageError(f"--executor {self.executor!r}: one of local, celery")
         if self.supplied and self.executor != "local":
@@ -40,6 +46,13 @@ class FarmOptions:
     @property
     def trust(self) -> Trust:
         return Trust(tuple(Path(k) for k in self.trust_keys), self.require_valid)
+
+    @property
+    def sampling(self) -> Sampling:
+        """K attempts, more while they disagree until the rate is known (verdict/sampling.py), up to
+        --max-attempts; REF's attempts up to --max-attempts too."""
+        return Sampling(least=self.attempts, most=self.max_attempts, precision=DEFAULT_PRECISION,
+                        confidence=self.confidence)
 
     @property
     def workers(self) -> int:
@@ -51,5 +64,5 @@ class FarmOptions:
     @classmethod
     def from_stored(cls, data: dict[str, Any]) -> FarmOptions:
         known = {f.name: data[f.name] for f in fields(cls) if f.name in data}
-        return cls(**{**known, "supplied": tuple(known.get("supplied", ())),
-                      "trust_keys": tuple(known.get("trust_keys", ()))})
+        lists = {name: tuple(known.get(name, ())) for name in ("supplied", "trust_keys", "mirrors")}  # JSON's arrays
+        return cls(**{**known, **lists})

@@ -2,7 +2,6 @@
 --ref), or judged `broken` / `infra-error` on the spot with the reason."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime, UTC
 from pathlib import Path
@@ -90,7 +89,7 @@ def unjudged_result(night_id: str, entry: NightEntry, verdict: FarmVerdict, reas
 def _repo(c: Capsule | None) -> str | None:
     """The recorded remote, without any user:password@ it carried (the history is shared)."""
     remote = c.repo.remote if c is not None and c.repo is not None else None
-    return re.sub(r"(\w+://)[^/@\s]+@", r"\1", remote) if remote else None
+    return secretrules.mask_url(remote) if remote else None
 
 
 def _commit(c: Capsule | None) -> str | None:

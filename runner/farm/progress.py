@@ -76,7 +76,7 @@ def _line(exc: BaseException) -> str:
 def _rate(r: CapsuleResult) -> str:
     if r.verdict in ("broken", "infra-error"):
         return f" ({r.reason})"
-    return f" ({r.rate.k}/{r.rate.n})" if r.rate else ""
+    return f" ({r.rate.failed}/{r.rate.runs})" if r.rate else ""
 
 
 def _ref(r: CapsuleResult) -> str:

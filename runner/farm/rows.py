@@ -6,7 +6,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .model import AttemptRecord, CapsuleResult, Night, Rate
+from ..verdict.rate import DEFAULT_CONFIDENCE, Rate
+from .model import AttemptRecord, CapsuleResult, Night
 
 
 def night_of(row: Mapping[str, Any], results: tuple[CapsuleResult, ...] = ()) -> Night:
@@ -25,15 +26,18 @@ def result_row(r: CapsuleResult) -> dict[str, Any]:
         "night_id": r.night_id, "capsule_id": r.capsule_id, "path": r.path, "format": r.format, "repo": r.repo,
         "commit_id": r.commit, "verdict": r.verdict, "signature": r.signature,
         "recorded_signature": r.recorded_signature, "exit_code": r.exit_code, "key_lines": json.dumps(list(r.key_lines)),
-        "reason": r.reason, "rate_k": rate.k if rate else None, "rate_n": rate.n if rate else None,
-        "rate_low": rate.low if rate else None, "rate_high": rate.high if rate else None, "ref": r.ref,
+        "reason": r.reason, "rate_k": rate.failed if rate else None, "rate_n": rate.runs if rate else None,
+        "rate_low": rate.low if rate else None, "rate_high": rate.high if rate else None,
+        "rate_confidence": rate.confidence if rate else None, "ref": r.ref,
         "ref_verdict": r.ref_verdict, "image_digest": r.image_digest, "duration_s": r.duration_s,
         "replay_version": r.replay_version, "finished_at": r.finished_at, "also_at": json.dumps(list(r.also_at)),
+        "signatures": json.dumps(list(r.signatures)), "not_applied": json.dumps(list(r.not_applied)),
     }
 
 
 def result_of(row: Mapping[str, Any], atts: Iterable[AttemptRecord]) -> CapsuleResult:
-    rate = None if row["rate_n"] is None else Rate(row["rate_k"], row["rate_n"], row["rate_low"], row["rate_high"])
+    rate = None if row["rate_n"] is None else Rate(row["rate_k"], row["rate_n"], row["rate_low"], row["rate_high"],
+                                                   row.get("rate_confidence") or DEFAULT_CONFIDENCE)
     return CapsuleResult(
         night_id=row["night_id"], capsule_id=row["capsule_id"], path=row["path"], format=row["format"],
         repo=row["repo"], commit=row["commit_id"], verdict=row["verdict"], signature=row["signature"],
@@ -41,8 +45,17 @@ def result_of(row: Mapping[str, Any], atts: Iterable[AttemptRecord]) -> CapsuleR
         key_lines=tuple(json.loads(row["key_lines"])), reason=row["reason"], rate=rate, ref=row["ref"],
         ref_verdict=row["ref_verdict"], image_digest=row["image_digest"], duration_s=row["duration_s"],
         replay_version=row["replay_version"], finished_at=row["finished_at"], attempts=tuple(atts),
-        also_at=tuple(json.loads(row["also_at"])),
+        also_at=tuple(json.loads(row["also_at"])), signatures=signatures_of(row.get("signatures"), row["signature"]),
+        not_applied=tuple(json.loads(row.get("not_applied") or "[]")),
     )
+
+
+def signatures_of(stored: str | None, signature: str | None) -> tuple[str, ...]:
+    """A result's signature set as stored (JSON); a result written before the store kept sets has
+    its one most common signature."""
+    if stored:
+        return tuple(json.loads(stored))
+    return (signature,) if signature else ()
 
 
 def attempt_row(a: AttemptRecord) -> dict[str, Any]:

@@ -107,6 +107,19 @@ _V4 = ("CREATE INDEX results_marks ON results "
        "(night_id, capsule_id, verdict, signature, ref, ref_verdict, rate_k, rate_n)",)
 
 
+# A flaky capsule's signatures kept as a set, what the plan did not replay exactly (why a capsule
+# may never reproduce here), and the confidence its rate was stated at; the marks' index holds
+# the signatures too.
+_V5 = (
+    "ALTER TABLE results ADD COLUMN signatures TEXT",
+    "ALTER TABLE results ADD COLUMN not_applied TEXT",
+    "ALTER TABLE results ADD COLUMN rate_confidence REAL",
+    "DROP INDEX results_marks",
+    "CREATE INDEX results_marks ON results "
+    "(night_id, capsule_id, verdict, signature, ref, ref_verdict, rate_k, rate_n, signatures)",
+)
+
+
 @dataclass(frozen=True)
 class Migration:
     version: int
@@ -119,6 +132,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "verdicts and finished attempts immutable; attempts indexed", _v2),
     Migration(3, "nights by start, results by capsule and by path indexed", _run(_V3)),
     Migration(4, "night marks indexed (covering)", _run(_V4)),
+    Migration(5, "signature sets, what was not replayed exactly, the rate's confidence", _run(_V5)),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -1,5 +1,6 @@
-"""One capsule's night: its attempts at the recorded commit (K, more only where they
-disagree), then at --ref, each attempt recorded before it starts and when it ends."""
+"""One capsule's night: its attempts at the recorded commit (K, more only while they disagree,
+by the one stopping rule: verdict/sampling.py), then at --ref one at a time until the fix is
+decided against that rate, each attempt recorded before it starts and when it ends."""
 from __future__ import annotations
 
 import dataclasses
@@ -10,13 +11,14 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ..replay import Attempt
-from ..verdict.facts import REPRODUCES, FarmVerdict, Verdict
+from ..verdict.facts import FarmVerdict, Verdict
+from ..verdict.rate import Rate
 from .executor import Done, Executor, ImageFailed, RemoteFailure, Work, attempt_ids, new_task_id, task_of
-from .model import AttemptRecord, CapsuleResult, Night, Rate, Side
+from .model import AttemptRecord, CapsuleResult, Night, Side
 from .options import FarmOptions
 from .prepare import Prepared, now, unjudged_result
 from .store import HistoryStore
-from .verdict import decide, more_attempts, ref_attempts_wanted, ref_done, ref_judgement, unjudged
+from .verdict import decide, kinds_of, ref_judgement, unjudged
 
 if TYPE_CHECKING:
     from ..build.plan import Plan
@@ -35,39 +37,44 @@ class CapsuleRunner:
         self._digest: str | None = None  # of the recorded-commit image, as the executor saw it
 
     def judge(self, p: Prepared) -> CapsuleResult:
-        k, most = self.options.attempts, self.options.max_attempts
+        sampling = self.options.sampling
+        at_ref = p.ref_plan is not None  # the night's rate is also REF's baseline: surer when it must be
         records = self._side(p, "recorded", p.plan,
-                             lambda rs: more_attempts([r.classification for r in rs], k, most))
-        decision = decide(p.expected, records)
-        reason = _reason(decision.verdict, decision.rate)
-        ref_v, ref_why = self._at_ref(p, decision.verdict)
+                             lambda rs: sampling.series_batch(kinds_of(rs), baseline=at_ref))
+        decision = decide(p.expected, records, sampling.confidence)
+        reason = _reason(decision.verdict, decision.rate, p.expected.failed)
+        ref_v, ref_why = self._at_ref(p, decision.rate)
         asked_ref = p.ref_plan is not None or bool(p.ref_problem)
         base = unjudged_result(self.night.id, p.entry, decision.verdict, reason + ref_why, p.capsule,
                                self.options.ref if asked_ref else None, self._took())
         return dataclasses.replace(
-            base, signature=decision.signature, exit_code=decision.exit_code, key_lines=decision.key_lines,
-            rate=decision.rate, ref_verdict=ref_v, image_digest=self._digest,
-            recorded_signature=p.expected.signature)
+            base, signature=decision.signature, signatures=decision.signatures, exit_code=decision.exit_code,
+            key_lines=decision.key_lines, rate=decision.rate, ref_verdict=ref_v, image_digest=self._digest,
+            recorded_signature=p.expected.signature, not_applied=not_applied(p.plan))
 
-    def _at_ref(self, p: Prepared, recorded: Verdict) -> tuple[Verdict | None, str]:
+    def _at_ref(self, p: Prepared, baseline: Rate | None) -> tuple[Verdict | None, str]:
         """The verdict at REF and what to add to the reason; REF's own failure leaves the
-        recorded-commit verdict standing (REF is then inconclusive). The recorded-commit
-        verdict just decided is the baseline: a failure that does not come back at its own
-        commit cannot be fixed at REF (judge_fix says inconclusive, and no REF attempt runs)."""
+        recorded-commit verdict standing (REF is then inconclusive). The recorded-commit rate just
+        decided is the baseline: REF's attempts go one at a time until the one fix judgement is
+        decided against it (a failure as recorded: not fixed; few enough that do not pass: fixed)
+        or --max-attempts ends them; a failure that did not come back at its own commit cannot
+        be fixed at REF (inconclusive, and no REF attempt runs)."""
+        ref = self.options.ref or "REF"
         if p.ref_problem:
-            return "inconclusive", f"; at {self.options.ref}: {p.ref_problem}"
+            return "inconclusive", f"; at {ref}: {p.ref_problem}"
         if p.ref_plan is None:
             return None, ""
-        if recorded not in REPRODUCES:
-            fix = ref_judgement(p.expected, recorded, ())
-            return fix.verdict, f"; at {self.options.ref}: {fix.verdict}: {fix.why}"
-        wanted = ref_attempts_wanted(recorded, self.options.attempts, self.options.max_attempts)
+        sampling = self.options.sampling
+
+        def wanted(rs: Sequence[AttemptRecord]) -> int:
+            return 0 if baseline is None or sampling.fix_next(baseline, kinds_of(rs)) is None else 1
+
         try:
-            records = self._side(p, "ref", p.ref_plan, lambda rs: 0 if ref_done(rs, wanted) else 1)
+            records = self._side(p, "ref", p.ref_plan, wanted) if wanted([]) else []
         except ImageFailed as exc:
-            return "inconclusive", f"; at {self.options.ref}: {_unjudged(exc.cause)[1]}"
-        fix = ref_judgement(p.expected, recorded, records)
-        return fix.verdict, f"; at {self.options.ref}: {fix.verdict}: {fix.why}"
+            return "inconclusive", f"; at {ref}: {_unjudged(exc.cause)[1]}"
+        fix = ref_judgement(p.expected, baseline, records, ref, sampling.confidence)
+        return fix.verdict, f"; at {ref}: {fix.verdict}: {fix.why}"
 
     def unjudged(self, p: Prepared, exc: BaseException) -> CapsuleResult:
         verdict, reason = _unjudged(exc.cause if isinstance(exc, ImageFailed) else exc)
@@ -151,9 +158,15 @@ def _finished(rec: AttemptRecord, att: Attempt, at: str) -> AttemptRecord:
                                key_lines=tuple(att.key_lines))
 
 
-def _reason(verdict: str, rate: Rate | None) -> str:
+def _reason(verdict: str, rate: Rate | None, failed: bool) -> str:
     if rate is None or verdict == "inconclusive":
         return "no attempt finished in time"
-    said = f"{rate.k} of {rate.n} attempts came back as recorded"
-    return f"{said} (95 % interval {rate.low:.0%}-{rate.high:.0%})" if verdict == "flaky" else said
+    return f"{rate.failed} of {rate.runs} attempts came back as recorded: " \
+           f"{rate.phrase('fails' if failed else 'passes as recorded')}"
+
+
+def not_applied(plan: Plan) -> tuple[str, ...]:
+    """The plan's fidelity rows that were not replayed exactly, one line each."""
+    return tuple(f"{f.fact}: {f.status}" + (f" ({f.why})" if f.why else "")
+                 for f in plan.fidelity if f.status != "exact")
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..errors import Exit, ReplayError
+from ..secretrules import mask_url
 from . import schema as s
 from .db import Conn, Database, DbError, IntegrityFailed, Unavailable, insert_sql
 from .db import postgresql as _postgresql
@@ -92,7 +93,7 @@ def is_server_url(target: Path | str) -> bool:
 
 def shown(url: str) -> str:
     """A database URL as it may be printed: never with its password."""
-    return re.sub(r"(://[^/:@\s]*):[^/@\s]*@", r"\1:***@", url)
+    return mask_url(url)
 
 
 def connect_server(url: str) -> Database:
@@ -116,7 +117,7 @@ READS: Mapping[str, str] = {
     "night": "SELECT * FROM nights WHERE id = :night",
     "night results": "SELECT * FROM results WHERE night_id = :night",
     "night attempts": "SELECT * FROM attempts WHERE night_id = :night AND state = 'finished'",
-    "marks": ("SELECT capsule_id, verdict, signature, ref, ref_verdict, rate_k, rate_n FROM results "
+    "marks": ("SELECT capsule_id, verdict, signature, ref, ref_verdict, rate_k, rate_n, signatures FROM results "
               "WHERE night_id = :night"),
     "paths": "SELECT capsule_id, path, commit_id IS NOT NULL FROM results WHERE night_id = :night",
     "judged": "SELECT capsule_id FROM results WHERE night_id = :night",
@@ -321,13 +322,10 @@ class SqlStore:
             return {r[0]: (r[1], bool(r[2])) for r in conn.tuples(READS["paths"], {"night": night_id})}
 
     def history(self, last: int | None = None) -> History:
-        """The last `last` nights (all by default), oldest first, with the transitions between
-        the last two finished nights."""
+        """The last `last` nights (all by default), oldest first, with what the last finished
+        night changed (history.transitions)."""
         nights = [self.night(n.id) for n in self.nights(last)]
-        finished = [n for n in nights if n.finished_at is not None]
-        moved = transitions(finished[-2], finished[-1]) if len(finished) >= 2 else (
-            transitions(None, finished[-1]) if finished else ())
-        return History(tuple(nights), tuple(moved))
+        return History(tuple(nights), transitions([n for n in nights if n.finished_at is not None]))
 
     def capsule_results(self, capsule_id: str) -> list[CapsuleResult]:
         """One capsule's verdicts across nights, oldest first; `capsule_id` may be a prefix

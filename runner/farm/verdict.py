@@ -1,42 +1,21 @@
 """Verdicts from attempts, the rate with its interval, and why a capsule could not be judged.
 
 Pure functions of what the store holds, so a resumed night decides exactly as an
-uninterrupted one would.
+uninterrupted one would. The rate is the one rate model (verdict/rate.py); when to stop is
+the one stopping rule (verdict/sampling.py); REF is judged by the one fix judgement.
 """
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..errors import (ReplayError)
-from ..verdict.judge import FixJudgement, judge_fix
-from ..verdict.judge import Attempt, Expected, judge
-from ..verdict.facts import FarmVerdict, Unjudged, Verdict
-from .model import AttemptRecord, Rate
-
-Z95 = 1.959963984540054  # the normal quantile of a two-sided 95 % interval
-
-
-def wilson(k: int, n: int, z: float = Z95) -> Rate:
-    """k of n with the Wilson score interval: honest at small n and at 0 or n (unlike k/n ± ...)."""
-    if n <= 0:
-        return Rate(k, n, 0.0, 1.0)
-    p = k / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return Rate(k, n, max(0.0, centre - half), min(1.0, centre + half))
-
-
-def more_attempts(classifications: Sequence[str | None], first: int, maximum: int) -> int:
-    """How many attempts are still to run: `first` in all, then up to `maximum` only when
-    the first ones disagree (a timeout disagrees with anything)."""
-    done = len(classifications)
-    if done < first:
-        return first - done
-    return max(0, maximum - done) if len(set(classifications)) > 1 else 0
+from ..errors import ReplayError
+from ..verdict.judge import Attempt, Expected, FixJudgement, judge, judge_fix
+from ..verdict.facts import Classification, Unjudged, Verdict
+from ..verdict.rate import DEFAULT_CONFIDENCE, Rate
+from ..verdict.sampling import series_rate
+from .model import AttemptRecord
 
 
 @dataclass(frozen=True)
@@ -46,6 +25,7 @@ class Decision:
     signature: str | None
     exit_code: int | None
     key_lines: tuple[str, ...]
+    signatures: tuple[str, ...] = ()  # every signature the attempts showed, sorted
 
 
 def as_attempt(r: AttemptRecord) -> Attempt:
@@ -53,33 +33,30 @@ def as_attempt(r: AttemptRecord) -> Attempt:
                    classification=r.classification or "inconclusive")  # type: ignore[arg-type]
 
 
-def decide(expected: Expected, records: Sequence[AttemptRecord]) -> Decision:
+def kinds_of(records: Sequence[AttemptRecord]) -> list[Classification]:
+    """How each finished attempt ended, as the stopping rule reads them."""
+    return [as_attempt(r).classification for r in records]
+
+
+def decide(expected: Expected, records: Sequence[AttemptRecord], confidence: float = DEFAULT_CONFIDENCE) -> Decision:
     """The recorded-commit verdict in replay's vocabulary, with the reproduction rate."""
     atts = [as_attempt(r) for r in records]
     verdict = judge(expected, atts)
-    decided = [a for a in atts if a.classification != "inconclusive"]
-    rate = wilson(sum(a.classification == "recorded" for a in decided), len(decided)) if decided else None
+    rate = series_rate([a.classification for a in atts], confidence)
     common = Counter(a.signature for a in atts).most_common(1)
     sig = common[0][0] if common else None
     first = next((a for a in atts if a.signature == sig), None)
     codes = Counter(a.exit_code for a in atts).most_common(1)
-    return Decision(verdict, rate, sig or None, codes[0][0] if codes else None, first.key_lines if first else ())
+    return Decision(verdict, rate if rate.runs else None, sig or None, codes[0][0] if codes else None,
+                    first.key_lines if first else (), tuple(sorted({a.signature for a in atts if a.signature})))
 
 
-def ref_attempts_wanted(recorded: FarmVerdict, first: int, maximum: int) -> int:
-    """A flaky failure has to stay away for every attempt the farm allows before REF is called fixed."""
-    return maximum if recorded == "flaky" else first
-
-
-def ref_judgement(expected: Expected, baseline: Verdict, records: Sequence[AttemptRecord]) -> FixJudgement:
-    """REF judged as `--patch` judges a patch (runner.verdict.judge.judge_fix, the one fix table), the
-    capsule's own-commit verdict of the same night as the baseline."""
-    return judge_fix(expected, baseline, [as_attempt(r) for r in records])
-
-
-def ref_done(records: Sequence[AttemptRecord], wanted: int) -> bool:
-    """REF attempts stop at the first that does not pass: not-fixed is decided by then."""
-    return len(records) >= wanted or any(r.classification != "pass" for r in records)
+def ref_judgement(expected: Expected, baseline: Rate | None, records: Sequence[AttemptRecord], ref: str = "REF",
+                  confidence: float = DEFAULT_CONFIDENCE) -> FixJudgement:
+    """REF judged as `--patch` judges a patch (runner.verdict.judge.judge_fix, the one fix
+    judgement), against the rate of the capsule's own-commit attempts of the same night."""
+    return judge_fix(expected, baseline, [as_attempt(r) for r in records], "the recorded commit", f"at {ref}",
+                     confidence)
 
 
 def unjudged(exc: BaseException) -> tuple[Unjudged, str]:

@@ -15,6 +15,11 @@ taken from POOL, which Docker's default address pools (172.17-31.0.0/16,
 192.168.0.0/16) do not use, so replay networks never take a pool Docker would give
 out itself; a candidate that overlaps a route of this host (another bridge, a VPN, the
 LAN) is skipped, and one another process took meanwhile is retried by the caller.
+
+A recording that calls an IPv4 address (10.1.2.3, a public one) gets a subnet that
+contains it instead (literal_subnets): the smallest that fits, so the sidecar can hold
+the address itself and the program reaches it on the replay network, never outside.
+Docker's range is then a block of that subnet holding no such address.
 """
 from __future__ import annotations
 
@@ -29,6 +34,8 @@ from ..capsules.model import FrozenMap
 
 POOL = IPv4Network("172.16.0.0/16")
 SMALLEST_PREFIX = 20  # 4094 addresses: about 2000 recorded hosts at most
+LITERAL_PREFIXES = range(26, 15, -1)  # a subnet around recorded addresses: /26 (64) first, /16 at most
+DOCKER_BLOCK = 29  # the smallest range Docker's containers get (the sidecar, the program, a spare)
 ROUTES_FILE = "/proc/net/route"
 
 
@@ -58,13 +65,51 @@ def prefix_for(host_count: int) -> int:
                             f"{2 ** (32 - SMALLEST_PREFIX) // 2 - 1})")
 
 
-def plan_addresses(hosts: Sequence[str], subnet: IPv4Network) -> AddressPlan:
-    """Gateway first, Docker's range the lower half, hosts in order from the upper half."""
-    lower, upper = subnet.subnets(prefixlen_diff=1)
-    if len(hosts) > upper.num_addresses - 1:
-        raise AddressSpaceError(f"{len(hosts)} hosts do not fit {upper}")
-    addresses = {host: str(upper.network_address + i) for i, host in enumerate(hosts)}
-    return AddressPlan(subnet, subnet.network_address + 1, lower, FrozenMap(addresses))
+def plan_addresses(hosts: Sequence[str], subnet: IPv4Network, literals: Sequence[str] = ()) -> AddressPlan:
+    """Docker's range the lower half (or, with recorded addresses, the first block that holds
+    none of them), the gateway its first address, hosts in order from the rest; a recorded
+    address is its own host's."""
+    fixed = {host: IPv4Address(host) for host in literals}
+    if any(a not in subnet or a in (subnet.network_address, subnet.broadcast_address) for a in fixed.values()):
+        raise AddressSpaceError(f"{subnet} does not hold {', '.join(literals)} as host addresses")
+    ip_range = _docker_range(subnet, set(fixed.values()))
+    gateway = ip_range.network_address + (1 if ip_range.network_address == subnet.network_address else 0)
+    free = (a for a in subnet if a not in ip_range and a not in fixed.values() and a != subnet.broadcast_address
+            and a != subnet.network_address)
+    addresses: dict[str, str] = {}
+    for host in hosts:
+        address = fixed.get(host) or next(free, None)
+        if address is None:
+            raise AddressSpaceError(f"{len(hosts)} hosts do not fit {subnet}")
+        addresses[host] = str(address)
+    return AddressPlan(subnet, gateway, ip_range, FrozenMap(addresses))
+
+
+def _docker_range(subnet: IPv4Network, fixed: set[IPv4Address]) -> IPv4Network:
+    """The largest block of the subnet, lowest first, that holds no recorded address."""
+    for prefix in range(subnet.prefixlen + 1, DOCKER_BLOCK + 1):
+        for block in subnet.subnets(new_prefix=prefix):
+            if not any(a in block for a in fixed):
+                return block
+    raise AddressSpaceError(f"{subnet} has no room for containers beside {len(fixed)} recorded address(es)")
+
+
+def literal_subnets(literals: Sequence[str], host_count: int, taken: Iterable[IPv4Network]) -> list[IPv4Network]:
+    """The subnets, smallest first, that hold every recorded address, the other hosts and a
+    Docker range, and overlap no route of this host (another replay's network is not a route
+    to avoid: the caller waits for it)."""
+    busy = list(taken)
+    out = []
+    for prefix in LITERAL_PREFIXES:
+        subnet = IPv4Network(f"{literals[0]}/{prefix}", strict=False)
+        if any(subnet.overlaps(other) for other in busy):
+            break  # a larger one overlaps it too
+        try:
+            plan_addresses([*literals, *(f"h{i}" for i in range(host_count - len(literals)))], subnet, literals)
+        except AddressSpaceError:
+            continue
+        out.append(subnet)
+    return out[:3]
 
 
 def candidates(host_count: int, taken: Iterable[IPv4Network], rng: random.Random | None = None) -> Iterator[IPv4Network]:
@@ -79,6 +124,11 @@ def candidates(host_count: int, taken: Iterable[IPv4Network], rng: random.Random
 
 def host_routes(text: str) -> list[IPv4Network]:
     """The destinations of /proc/net/route (every bridge, LAN and VPN this host reaches directly)."""
+    return [network for _, network in route_entries(text)]
+
+
+def route_entries(text: str) -> list[tuple[str, IPv4Network]]:
+    """(interface, destination) of each route of /proc/net/route, the default route left out."""
     routes = []
     for line in text.splitlines()[1:]:
         fields = line.split()
@@ -90,13 +140,14 @@ def host_routes(text: str) -> list[IPv4Network]:
         except ValueError:
             continue
         if network.prefixlen > 0:  # the default route overlaps everything and says nothing
-            routes.append(network)
+            routes.append((fields[0], network))
     return routes
 
 
-def read_host_routes(path: str = ROUTES_FILE) -> list[IPv4Network]:
+def read_route_entries(path: str = ROUTES_FILE) -> list[tuple[str, IPv4Network]]:
     try:
         with open(path, encoding="ascii") as fh:
-            return host_routes(fh.read())
+            return route_entries(fh.read())
     except OSError:
         return []
+

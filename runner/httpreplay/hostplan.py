@@ -4,9 +4,15 @@ Pure functions over the recorded calls (no engine): unit-tested on their own.
 
 A host gets an address of its own on the replay network (addressing.py), which the
 replay's resolver answers for its name, when it is a DNS name the server can stand
-in for. Not offered: IP literals and localhost (a name cannot override them),
-schemes other than http/https, URLs whose port is not a port, and hosts the
-capsule's policy denies (the resolver answers NXDOMAIN for those). A host whose
+in for. An IPv4 literal (10.1.2.3, a public address) is offered too: the sidecar holds
+that very address on the replay network, whose subnet is chosen to contain it (the
+session falls back to not serving it, and says so before the first attempt, when no
+such subnet can be had here). Not offered: loopback (127.0.0.0/8, ::1, localhost: the
+program's own container, which no other container can stand in for), IPv6 literals
+(the replay network is IPv4), addresses no interface may hold (multicast, link-local,
+0.0.0.0/8, 240.0.0.0/4), schemes other than http/https, URLs whose port is not a port,
+and hosts the capsule's policy denies (the resolver answers NXDOMAIN for those). Each
+is named before the first attempt (session.py) and listed as not served. A host whose
 every call failed with `dns` gets no address either: the resolver answers NXDOMAIN,
 exactly the recorded failure, and each lookup of it is seen (report.py).
 
@@ -20,6 +26,7 @@ notes those calls instead of listing them as never requested.
 from __future__ import annotations
 
 import base64
+import ipaddress
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -45,6 +52,19 @@ class HostPlan:
     unservable: FrozenMap[int, str] = field(default_factory=FrozenMap)  # seq -> why it cannot be served
     unobservable: FrozenMap[int, str] = field(default_factory=FrozenMap)  # seq -> how it is replayed unseen
     recorded: tuple[str, ...] = ()  # every DNS name the recording reaches (the nearest of an unrecorded one)
+    literals: tuple[str, ...] = ()  # the hosts that are IPv4 addresses: the sidecar holds each itself
+
+    def unservable_by_host(self, calls: Sequence[HttpCall]) -> list[tuple[str, tuple[int, ...], str]]:
+        """(host[:port], seqs, why) of the calls the replay cannot offer, in recorded order: what is
+        named before the first attempt."""
+        groups: dict[tuple[str, str], list[int]] = {}
+        for call in calls:
+            if call.seq in self.unservable:
+                where = call_host(call)[1] or "?"
+                port = call_port(call)
+                key = (f"{where}:{port}" if port else where, self.unservable[call.seq])
+                groups.setdefault(key, []).append(call.seq)
+        return [(where, tuple(seqs), why) for (where, why), seqs in groups.items()]
 
 
 def call_host(call: HttpCall) -> tuple[str, str]:
@@ -77,27 +97,54 @@ def denied(host: str, patterns: Sequence[str]) -> bool:
     return False
 
 
+LOOPBACK = ("loopback: the program's own container, where no other container can answer (a server the "
+            "command starts itself still does; one that ran beside it when recorded does not)")
+
+
+def ip_literal(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        return None
+
+
+def _why_not_address(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    if address.is_loopback:
+        return f"{address} is {LOOPBACK}"
+    if address.version == 6:
+        return f"{address} is an IPv6 address: the replay network is IPv4 only"
+    if address.is_multicast or address.is_link_local or address.is_unspecified or address.is_reserved \
+            or address in ipaddress.IPv4Network("0.0.0.0/8"):
+        return f"{address} is not an address a container on the replay network can hold"
+    return None
+
+
 def _why_not(call: HttpCall, denied_hosts: Sequence[str]) -> str | None:
     scheme, host = call_host(call)
     if scheme not in SCHEMES:
         return f"scheme {scheme or '?'} is not served (http and https only)"
     if call_port(call) is None:
         return "the URL's port is not a port number (0-65535)"
+    address = ip_literal(host)
+    if address is not None:
+        return _why_not_address(address)
     if not _HOSTNAME.match(host) or host.replace(".", "").isdigit():
         return f"host {host or '?'} is not a DNS name the replay can stand in for"
     if host == "localhost" or host.endswith(".localhost"):
-        return "localhost is the program's own machine: not emulated"
+        return f"{host} is {LOOPBACK}"
     if denied(host, denied_hosts):
         return f"host {host} is denied by the capsule's replay policy"
     return None
 
 
-def plan_hosts(calls: Sequence[HttpCall], denied_hosts: Sequence[str] = ()) -> HostPlan:
+def plan_hosts(calls: Sequence[HttpCall], denied_hosts: Sequence[str] = (),
+               refused: Mapping[str, str] = FrozenMap()) -> HostPlan:
+    """`refused`: hosts not to offer after all, each with why (an IP literal no subnet can hold here)."""
     by_host: dict[str, list[HttpCall]] = {}
     unservable: dict[int, str] = {}
     recorded: set[str] = set()
     for call in calls:
-        why = _why_not(call, denied_hosts)
+        why = _why_not(call, denied_hosts) or refused.get(call_host(call)[1])
         host = call_host(call)[1]
         if _HOSTNAME.match(host) and not host.replace(".", "").isdigit():
             recorded.add(host)
@@ -115,8 +162,9 @@ def plan_hosts(calls: Sequence[HttpCall], denied_hosts: Sequence[str] = ()) -> H
             behaviour, unseen = _port_behaviours(host, host_calls)
             ports[host] = FrozenMap(behaviour)
             unobservable.update(unseen)
+    literals = tuple(h for h in ports if ip_literal(h) is not None)
     return HostPlan(tuple(ports), FrozenMap(ports), FrozenMap(dns_failed), FrozenMap(unservable),
-                    FrozenMap(unobservable), tuple(sorted(recorded)))
+                    FrozenMap(unobservable), tuple(sorted(recorded)), literals)
 
 
 def _failed(call: HttpCall, kind: str) -> bool:
@@ -152,8 +200,10 @@ def _b64(body: Body | None) -> str | None:
     return None if body is None else base64.b64encode(body.data).decode("ascii")
 
 
-def calls_document(calls: Sequence[HttpCall], plan: HostPlan, addresses: Mapping[str, str]) -> tuple[str, dict[str, str]]:
-    """The server's calls file (bodies as base64, so every byte survives) and host -> cert file token.
+def calls_document(calls: Sequence[HttpCall], plan: HostPlan, addresses: Mapping[str, str],
+                   ignore: Sequence[str] = ()) -> tuple[str, dict[str, str]]:
+    """The server's calls file (bodies as base64, so every byte survives) and host -> cert file token;
+    `ignore`: the names matching leaves out (--http-ignore).
 
     Each host comes with its address and the ports it listens on, or holds silent;
     the calls the server never sees (unservable, refused or silent ports, NXDOMAIN
@@ -168,8 +218,10 @@ def calls_document(calls: Sequence[HttpCall], plan: HostPlan, addresses: Mapping
     doc = {
         "version": 2,
         "hosts": hosts,
+        "rules": {"ignore": sorted({n.lower() for n in ignore})},
         "calls": [{
             "seq": c.seq, "method": c.request.method, "url": c.request.url, "body": _b64(c.request.body),
+            "headers": [list(h) for h in c.request.headers],
             "response": None if c.response is None else {
                 "status": c.response.status, "reason": c.response.reason,
                 "headers": [list(h) for h in c.response.headers], "body": _b64(c.response.body)},

@@ -32,6 +32,7 @@ class ServedCall:
     url: str
     outcome: str  # "response 200", "error reset: reset", ...
     approximated: str | None = None  # how the emulation differs from the recorded failure
+    volatile: tuple[str, ...] = ()  # the values the request differed in, served all the same ("query ts: …")
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,8 @@ class HttpReport:
     unused: tuple[UnusedCall, ...] = ()
     notes: tuple[str, ...] = ()
     unrecorded_hosts: tuple[UnrecordedHost, ...] = ()
+    # recorded calls the replay could not offer (loopback, IPv6, a denied host…), named before the first attempt
+    unservable: tuple[UnusedCall, ...] = ()
 
     @property
     def clean(self) -> bool:
@@ -79,16 +82,20 @@ class HttpReport:
     def lines(self) -> list[str]:
         """The HTTP section of the human report."""
         out = [f"HTTP: {len(self.served)} served, {len(self.unmatched)} unmatched, {len(self.unused)} unused, "
-               f"{len(self.unrecorded_hosts)} unrecorded host(s)"]
+               + (f"{len(self.unservable)} not served, " if self.unservable else "")
+               + f"{len(self.unrecorded_hosts)} unrecorded host(s)"]
         for s in self.served:
             out.append(f"  served   #{s.seq} {s.method} {s.url} -> {s.outcome}"
-                       + (f" (approximated: {s.approximated})" if s.approximated else ""))
+                       + (f" (approximated: {s.approximated})" if s.approximated else "")
+                       + (f" (volatile values: {'; '.join(s.volatile)})" if s.volatile else ""))
         for u in self.unmatched:
             near = f"nearest #{u.nearest} {u.nearest_request}" if u.nearest is not None else "no nearest call"
             out.append(f"  UNMATCHED {u.method} {u.url} ({near})")
             out += [f"      {d.part}: {d.why}" for d in u.differences]
         for c in self.unused:
             out.append(f"  unused   #{c.seq} {c.method} {c.url} ({c.why})")
+        for c in self.unservable:
+            out.append(f"  not served #{c.seq} {c.method} {c.url} ({c.why})")
         out += [f"  {h.line}" for h in self.unrecorded_hosts]
         out += [f"  note: {n}" for n in self.notes]
         return out
@@ -112,8 +119,10 @@ def _events(lines: Iterable[str]) -> list[dict[str, Any]]:
 
 
 def _served(e: Mapping[str, Any]) -> ServedCall:
+    volatile = e.get("volatile")
     return ServedCall(int(e["seq"]), str(e.get("method", "")), str(e.get("url", "")), str(e.get("outcome", "")),
-                      e.get("approximated") or None)
+                      e.get("approximated") or None,
+                      tuple(str(v) for v in volatile) if isinstance(volatile, list) else ())
 
 
 def _unmatched(e: Mapping[str, Any], by_seq: Mapping[int, HttpCall]) -> UnmatchedRequest:
@@ -173,7 +182,8 @@ def _nearest_host(name: str, recorded: Sequence[str]) -> str | None:
 
 def build_report(calls: Sequence[HttpCall], event_lines: Iterable[str], plan: HostPlan,
                  notes: Sequence[str] = ()) -> HttpReport:
-    """plan.unservable: calls the replay could not offer (listed unused, with why);
+    """plan.unservable: calls the replay could not offer (listed apart, with why: named before the
+    first attempt, so not "never requested");
     plan.unobservable: calls replayed where the server cannot see them (a closed or
     silent port), noted only; plan.dns_failed: hosts answered NXDOMAIN, served per lookup."""
     by_seq = {c.seq: c for c in calls}
@@ -184,9 +194,11 @@ def build_report(calls: Sequence[HttpCall], event_lines: Iterable[str], plan: Ho
     done = {s.seq for s in served}
     dns_seqs = {seq for seqs in plan.dns_failed.values() for seq in seqs}
     unused = tuple(UnusedCall(c.seq, c.request.method, c.request.url,
-                              plan.unservable.get(c.seq, "never looked up" if c.seq in dns_seqs else "never requested"))
-                   for c in calls if c.seq not in done and c.seq not in plan.unobservable)
+                              "never looked up" if c.seq in dns_seqs else "never requested")
+                   for c in calls if c.seq not in done and c.seq not in plan.unobservable and c.seq not in plan.unservable)
+    unservable = tuple(UnusedCall(c.seq, c.request.method, c.request.url, plan.unservable[c.seq])
+                       for c in calls if c.seq in plan.unservable)
     server_notes = tuple(str(e.get("text")) for e in events if e.get("event") == "note")
     extra = tuple(f"#{seq}: {why}" for seq, why in sorted(plan.unobservable.items()))
     return HttpReport(tuple(sorted(served, key=lambda s: s.seq)), unmatched, unused,
-                      tuple(notes) + extra + server_notes, unrecorded_hosts(events, plan.recorded))
+                      tuple(notes) + extra + server_notes, unrecorded_hosts(events, plan.recorded), unservable)

@@ -67,7 +67,8 @@ from ..config import Settings
 from ..engine import LABEL, Containment, ContainerFile, RunSpec
 from ..errors import ReplayError
 from ..resources import images_dir
-from .addressing import AddressPlan, AddressSpaceError, candidates, plan_addresses, read_host_routes
+from .addressing import (AddressPlan, AddressSpaceError, candidates, literal_subnets, plan_addresses,
+                         read_route_entries)
 from .ca import ReplayCA
 from .hostplan import HostPlan, calls_document, plan_hosts
 from .report import HttpReport, build_report
@@ -78,8 +79,11 @@ PROXY_ENV = ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROX
 DNS_OPTS = ("timeout:1", "attempts:1")
 READY_TIMEOUT_S = 30.0
 NETWORK_TRIES = 8  # subnets tried when another network took the chosen one meanwhile
+LITERAL_WAIT_S = 1800.0  # how long a replay waits for another one's network around the same recorded address
+BRIDGE_PREFIX = "rpl"  # the replay networks' bridges (this module names them)
 SIDECAR_CAPS = ("NET_ADMIN",)  # to add the hosts' addresses; dropped before the server starts
 JAVA_NOTE = "Java's keystore does not hold the replay CA: HTTPS from Java programs fails verification"
+JAVA_COMMANDS = frozenset({"java", "javac", "jshell", "mvn", "mvnw", "gradle", "gradlew", "sbt", "lein", "kotlin"})
 EVENTS_PATH = "/replay/out/events.jsonl"  # the sidecar's event log, read back through the engine
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}$")
 
@@ -156,17 +160,25 @@ def _iptables(action: str, chain: str, rule: Sequence[str]) -> str | None:
     return None
 
 
+def uses_java(argv: Sequence[str], runtimes: Sequence[str]) -> bool:
+    """Whether the replayed command may be a Java program (the keystore note applies)."""
+    return "java" in runtimes or bool(argv) and Path(argv[0]).name in JAVA_COMMANDS
+
+
 class HttpReplaySession:
     def __init__(self, engine: Any, settings: Settings, calls: Sequence[HttpCall], label: str, base_ref: str,
-                 denied_hosts: Sequence[str] = (), say: Callable[[str], None] = lambda s: None) -> None:
+                 denied_hosts: Sequence[str] = (), say: Callable[[str], None] = lambda s: None,
+                 ignore: Sequence[str] = (), java: bool = False) -> None:
+        """`ignore`: names left out of matching (--http-ignore); `java`: the command may run Java."""
         self.engine, self.settings, self.label, self.base_ref, self.say = engine, settings, label, base_ref, say
         self.calls = tuple(calls)
+        self.denied_hosts, self.ignore = tuple(denied_hosts), tuple(ignore)
         self.plan: HostPlan = plan_hosts(self.calls, denied_hosts)
         short = uuid.uuid4().hex[:12]
         self.network = f"replay-http-{short}"
-        self.bridge = f"rpl{short}"
+        self.bridge = f"{BRIDGE_PREFIX}{short}"
         self.dns_opts = DNS_OPTS
-        self.notes: list[str] = [JAVA_NOTE]
+        self.notes: list[str] = [JAVA_NOTE] if java else []
         self._inputs: tuple[ContainerFile, ...] = ()  # the sidecar's: calls, certificates and keys
         self._ca_pem: bytes | None = None
         self.addresses: AddressPlan | None = None
@@ -174,6 +186,7 @@ class HttpReplaySession:
         self._sidecar: str | None = None
         self._added_rules: list[tuple[str, tuple[str, ...]]] = []
         self._network_made = False
+        self._overlap = ""  # the engine's last word on a subnet another network holds
         self._attempts = 0
         self._final_events: list[str] | None = None
 
@@ -193,6 +206,7 @@ class HttpReplaySession:
     def _open(self) -> None:
         image = ensure_image(self.engine, self.settings, self.base_ref, self.label, self.say)
         self.addresses = self._create_network()
+        self._warn_unservable()
         self._make_inputs(self.addresses)
         for chain, rule, loss in _rules(self.bridge):
             problem = _iptables("-I", chain, rule)
@@ -205,26 +219,65 @@ class HttpReplaySession:
         self.dns = (self.engine.container_ip(self._sidecar, self.network),)
 
     def _create_network(self) -> AddressPlan:
-        """The network on a free subnet of the pool; the next one when another replay took it meanwhile."""
-        labels = {LABEL: self.label}
-        last = "no free subnet"
+        """The network on a free subnet of the pool; the next one when another replay took it meanwhile.
+        With recorded IPv4 addresses, a subnet that holds them (waiting for another replay's
+        network around them), or, when none can be had here, those hosts are not served."""
+        routes = read_route_entries()
+        if self.plan.literals:
+            placed = self._literal_network([net for iface, net in routes if not iface.startswith(BRIDGE_PREFIX)])
+            if placed is not None:
+                return placed
         try:
-            subnets = list(candidates(len(self.plan.hosts), read_host_routes()))
+            subnets = list(candidates(len(self.plan.hosts), [net for _, net in routes]))
         except AddressSpaceError as exc:
             raise HttpReplayError(str(exc)) from exc
         for subnet in subnets[:NETWORK_TRIES]:
             plan = plan_addresses(self.plan.hosts, subnet)
-            try:
-                self.engine.create_network(self.network, labels, internal=True, bridge_name=self.bridge,
-                                           ipam=plan.docker_ipam)
-            except Exception as exc:  # the SDK's APIError; only an overlap is worth another subnet
-                if "overlap" not in str(exc).lower():
-                    raise
-                last = str(exc)
-                continue
-            self._network_made = True
-            return plan
-        raise HttpReplayError(f"the replay network could not be created: {last[:200]}")
+            if self._try_network(plan):
+                return plan
+        raise HttpReplayError(f"the replay network could not be created: {self._overlap[:200] or 'no free subnet'}")
+
+    def _literal_network(self, routes: Sequence[Any]) -> AddressPlan | None:
+        literals = self.plan.literals
+        subnets = literal_subnets(literals, len(self.plan.hosts), routes)
+        if not subnets:  # this machine reaches that address itself (its LAN, a VPN, a bridge)
+            why = "this machine's own network holds that address, so the replay network cannot"
+            self.plan = plan_hosts(self.calls, self.denied_hosts, {h: f"{h}: {why}" for h in literals})
+            return None
+        deadline, waiting = time.monotonic() + LITERAL_WAIT_S, False
+        while True:
+            for subnet in subnets:
+                plan = plan_addresses(self.plan.hosts, subnet, literals)
+                if self._try_network(plan):
+                    return plan
+            if time.monotonic() > deadline:
+                raise HttpReplayError(f"another replay's network held {subnets[0]} (around the recorded "
+                                      f"{', '.join(literals)}) for {LITERAL_WAIT_S:g} s: "
+                                      f"{self._overlap[:200]}")
+            if not waiting:
+                self.say(f"waiting for another replay's network on {subnets[0]} (the recorded address "
+                         f"{literals[0]} needs it)")
+                waiting = True
+            time.sleep(2.0)
+
+    def _try_network(self, plan: AddressPlan) -> bool:
+        """Create the network on the plan's subnet; False when another network overlaps it."""
+        try:
+            self.engine.create_network(self.network, {LABEL: self.label}, internal=True, bridge_name=self.bridge,
+                                       ipam=plan.docker_ipam)
+        except Exception as exc:  # the SDK's APIError; only an overlap is worth another subnet
+            if "overlap" not in str(exc).lower():
+                raise
+            self._overlap = str(exc)
+            return False
+        self._network_made = True
+        return True
+
+    def _warn_unservable(self) -> None:
+        """Before the first attempt: every recorded call the replay cannot offer, and why."""
+        for where, seqs, why in self.plan.unservable_by_host(self.calls):
+            shown = ", ".join(f"#{s}" for s in seqs[:6]) + (" …" if len(seqs) > 6 else "")
+            self.say(f"warning: {len(seqs)} recorded call(s) to {where} ({shown}) cannot be served: {why}")
 
     def _sidecar_spec(self, image: str) -> RunSpec:
         argv = ("python3", "-u", "/srv/httpreplay/netsetup.py", "--calls", "/replay/in/calls.json", "--",
@@ -238,7 +291,7 @@ class HttpReplaySession:
 
     def _make_inputs(self, addresses: AddressPlan) -> None:
         """The sidecar's inputs, in memory: they go to it through the engine (the keys never touch a disk here)."""
-        doc, tokens = calls_document(self.calls, self.plan, addresses.hosts)
+        doc, tokens = calls_document(self.calls, self.plan, addresses.hosts, self.ignore)
         files = [ContainerFile("/replay/in/calls.json", doc.encode("utf-8"))]
         ca = ReplayCA(self.label)
         for host, token in tokens.items():

@@ -21,13 +21,11 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
 from . import ledger
 from ..config import Settings
 from ..durations import format_duration
 from ..engine import LABEL
-from ..engine.sdk import typed
+from ..engine.inventory import CacheRecord, Inventory
 from ..sizes import format_size
 
 IMAGE_LABEL = f"{LABEL}=image"  # what replay's image builds carry (replay/replayer.py)
@@ -71,21 +69,20 @@ def _ago(now: float, ts: float) -> str:
 
 # -- images ---------------------------------------------------------------------------------
 
-@typed  # SDK errors become replay's (exit 3, one line)
-def images(client: Any, s: Settings, older_than_s: float, now: float | None = None) -> Sweep:
+def images(engine: Inventory, s: Settings, older_than_s: float, now: float | None = None) -> Sweep:
     """Replay's images, sorted into those that go and those that stay (nothing is removed here)."""
     now = time.time() if now is None else now
     use = ledger.usage(s.cache_dir)
-    used_by = containers_by_image(client)
+    used_by = containers_by_image(engine)
     removed, kept = [], []
-    for img in client.images.list(filters={"label": IMAGE_LABEL}):
-        tags = sorted(img.tags)
+    for img in engine.images(label=IMAGE_LABEL):
+        tags = list(img.tags)
         ours = [t for t in tags if t.rpartition(":")[0] == s.image_repo]
         if not ours:
             continue  # not under this machine's REPLAY_IMAGE_REPO: not replay's to remove
         recorded = use.last_used.get(img.id)
-        last = recorded if recorded is not None else _created(img)
-        item = Item("image", ", ".join(tags), str(img.id), int(img.attrs.get("Size") or 0), _iso(last), "")
+        last = recorded if recorded is not None else img.created
+        item = Item("image", ", ".join(tags), img.id, img.size, _iso(last), "")
         why = _keep_image(img.id, tags, ours, used_by, use, last, now, older_than_s)
         if why:
             kept.append(_why(item, why))
@@ -114,31 +111,20 @@ def _why(item: Item, why: str) -> Item:
     return Item(item.kind, item.name, item.ref, item.size, item.last_used, why)
 
 
-def _created(img: Any) -> float:
-    raw = str(img.attrs.get("Created") or "")
-    try:  # Docker gives nanoseconds; fromisoformat takes microseconds
-        return datetime.datetime.fromisoformat(re.sub(r"(\.\d{6})\d+", r"\1", raw).replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return time.time()  # unknown: as if new, so it stays
-
-
-@typed  # SDK errors become replay's (exit 3, one line)
-def containers_by_image(client: Any) -> dict[str, str]:
+def containers_by_image(engine: Inventory) -> dict[str, str]:
     """Image id -> one container that uses it (any container: docker keeps their images anyway)."""
     out: dict[str, str] = {}
-    for c in client.api.containers(all=True):
-        name = (c.get("Names") or ["?"])[0].lstrip("/")
-        out.setdefault(str(c.get("ImageID")), f"container {name} ({c.get('State', 'unknown')})")
+    for c in engine.containers():
+        out.setdefault(c.image_id, f"container {c.name} ({c.state})")
     return out
 
 
 # -- the download cache and BuildKit's cache mounts --------------------------------------------
 
-@typed  # SDK errors become replay's (exit 3, one line)
-def caches(client: Any, s: Settings, max_size: int, own_ids: set[str], now: float | None = None) -> Sweep:
+def caches(engine: Inventory, s: Settings, max_size: int, own_ids: set[str], now: float | None = None) -> Sweep:
     """Least recently used first, until the rest fits `max_size`; `own_ids`: replay's cache mount ids."""
     now = time.time() if now is None else now
-    mounts, notes = cache_mounts(client, own_ids)
+    mounts, notes = cache_mounts(engine, own_ids)
     pool = sorted(download_entries(s) + mounts, key=lambda e: e[1])
     total = sum(i.size for i, _ in pool)
     removed, kept = [], []
@@ -174,38 +160,25 @@ def download_entries(s: Settings) -> list[tuple[Item, float]]:
     return out
 
 
-@typed  # SDK errors become replay's (exit 3, one line)
-def cache_mounts(client: Any, own_ids: set[str]) -> tuple[list[tuple[Item, float]], list[str]]:
+def cache_mounts(engine: Inventory, own_ids: set[str]) -> tuple[list[tuple[Item, float]], list[str]]:
     """Replay's named BuildKit cache mounts (not in use), and a note for the ones it cannot name."""
-    try:
-        records = client.df().get("BuildCache") or []
-    except Exception:  # an engine without BuildKit's cache: nothing to say
-        return [], []
-    mounts = [r for r in records if r.get("Type") == "exec.cachemount"]
-    ours, unnamed, others = [], [], 0
+    mounts = [r for r in engine.build_cache() if r.type == "exec.cachemount"]
+    ours, unnamed, others = [], list[CacheRecord](), 0
     for r in mounts:
-        m = _MOUNT_ID.search(str(r.get("Description") or ""))
+        m = _MOUNT_ID.search(r.description)
         if m is None:
             unnamed.append(r)
-        elif m.group(1) in own_ids and not r.get("InUse"):
-            used = _parse_time(r.get("LastUsedAt") or r.get("CreatedAt"))
-            ours.append((Item("cache-mount", m.group(1), str(r["ID"]), int(r.get("Size") or 0), _iso(used), ""), used))
+        elif m.group(1) in own_ids and not r.in_use:
+            ours.append((Item("cache-mount", m.group(1), r.id, r.size, _iso(r.last_used), ""), r.last_used))
         else:
             others += 1
     notes = [f"BuildKit cache mounts: {others} of other builds or in use, left alone"] if others else []
     if unnamed:
-        size = format_size(sum(int(r.get("Size") or 0) for r in unnamed))
+        size = format_size(sum(r.size for r in unnamed))
         notes.append(f"BuildKit cache mounts: {len(unnamed)} ({size}) whose id this engine does not show (its "
                      "BuildKit names a mount by its target only), so replay cannot tell its own from other builds'; "
                      f"the engine's own command removes them all: {ENGINE_PRUNE}")
     return ours, notes
-
-
-def _parse_time(raw: Any) -> float:
-    try:
-        return datetime.datetime.fromisoformat(re.sub(r"(\.\d{6})\d+", r"\1", str(raw)).replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return time.time()
 
 
 # -- removal --------------------------------------------------------------------------------
@@ -214,18 +187,17 @@ class InUse(Exception):
     """An image taken into use between the sweep and its removal."""
 
 
-@typed  # SDK errors become replay's (exit 3, one line)
-def remove(client: Any, s: Settings, items: Iterable[Item]) -> list[str]:
+def remove(engine: Inventory, s: Settings, items: Iterable[Item]) -> list[str]:
     """Remove what a sweep found (each image checked again first); the problems, one line each."""
     problems = []
     for item in items:
         try:
             if item.kind == "image":
-                _remove_image(client, s, item)
+                _remove_image(engine, s, item)
             elif item.kind == "download":
                 shutil.rmtree(Path(item.ref))
             else:
-                client.api.prune_builds(filters={"id": [item.ref]}, all=True)
+                engine.prune_build_cache(item.ref)
         except InUse:
             continue  # a replay took it meanwhile: it stays, and the next gc looks again
         except Exception as exc:  # one that cannot go must not keep the others
@@ -233,11 +205,11 @@ def remove(client: Any, s: Settings, items: Iterable[Item]) -> list[str]:
     return problems
 
 
-def _remove_image(client: Any, s: Settings, item: Item) -> None:
-    used_by = containers_by_image(client).get(item.ref)
+def _remove_image(engine: Inventory, s: Settings, item: Item) -> None:
+    used_by = containers_by_image(engine).get(item.ref)
     held = ledger.usage(s.cache_dir).held.get(item.ref)
     if used_by or held:
         raise InUse(f"kept: taken into use meanwhile ({used_by or held})")
     for tag in item.name.split(", "):
-        client.images.remove(tag, noprune=False)
+        engine.remove_image(tag)
     ledger.forget(s.cache_dir, item.ref)

@@ -27,6 +27,7 @@ from ..config import Origin, Settings, origins, settings as load_settings, witho
 from .. import settingsref
 from ..errors import Exit, ReplayError
 from ..engine.builders import describe_builder
+from ..engine.inventory import DockerInventory, Inventory
 from ..resources import engine_fix
 
 Status = Literal["ok", "warn", "fail"]
@@ -70,27 +71,25 @@ class NotReady(ReplayError):
 def diagnose(s: Settings | None = None) -> Diagnosis:
     s = s or load_settings()
     versions: dict[str, str | None] = {"replay": __version__, "python": platform.python_version()}
-    client, engine = _engine(versions)
-    checks = [engine, _builder(s), _git(), _base_images(s, client), _cache(s), _ca(s), _mirrors()]
+    inventory, engine = _engine(versions)
+    checks = [engine, _builder(s), _git(), _base_images(s, inventory), _cache(s), _ca(s), _mirrors()]
     with ThreadPoolExecutor(max_workers=4) as pool:  # the probes wait on the network: at once
         checks += list(pool.map(lambda nu: _registry(s, *nu), _registries(s)))
     return Diagnosis(tuple(checks), settingsref.effective(s), versions)  # every setting of the one table
 
 
-def _engine(versions: dict[str, str | None]) -> tuple[Any, Check]:
+def _engine(versions: dict[str, str | None]) -> tuple[Inventory | None, Check]:
     import docker
 
     versions["docker SDK"] = docker.__version__
     host = os.environ.get("DOCKER_HOST") or "the local socket"
     try:
-        client = docker.from_env(timeout=10)
-        client.ping()
-        info = client.version()
+        engine = DockerInventory.connect(timeout_s=10)
+        said = engine.versions()
     except Exception as exc:  # the SDK raises many kinds; each means "no engine here"
         return None, Check("engine", "fail", f"no Docker engine answers at {host} ({type(exc).__name__})", engine_fix())
-    versions["engine"] = str(info.get("Version"))
-    versions["engine API"] = str(info.get("ApiVersion"))
-    return client, Check("engine", "ok", f"Docker {info.get('Version')} (API {info.get('ApiVersion')}) at {host}")
+    versions.update(said)
+    return engine, Check("engine", "ok", f"Docker {said['engine']} (API {said['engine API']}) at {host}")
 
 
 def _builder(s: Settings) -> Check:
@@ -107,10 +106,10 @@ def _git() -> Check:
     return Check("git", "ok", git)
 
 
-def _base_images(s: Settings, client: Any) -> Check:
-    if client is None:
+def _base_images(s: Settings, engine: Inventory | None) -> Check:
+    if engine is None:
         return Check("base images", "warn", "not checked: no engine")
-    tags = sorted(t for img in client.images.list(name=s.base_repo) for t in img.tags)
+    tags = sorted(t for img in engine.images(repo=s.base_repo) for t in img.tags)
     if tags:
         return Check("base images", "ok", ", ".join(tags))
     if shutil.which("debootstrap"):

@@ -14,10 +14,9 @@ import shutil
 import socket
 import subprocess
 from dataclasses import dataclass
-from typing import Any
 
 from ..engine import LABEL, OWNER_LABEL
-from ..engine.sdk import typed
+from ..engine.inventory import Inventory
 
 _CHAINS = ("INPUT", "DOCKER-USER")
 _BRIDGE = re.compile(r"-i (rpl[0-9a-f]{1,12})\b")
@@ -31,28 +30,21 @@ class Leftover:
     why: str
 
 
-@typed  # SDK errors become replay's (exit 3, one line)
-def leftovers(client: Any, label: str | None = None) -> list[Leftover]:
+def leftovers(engine: Inventory, label: str | None = None) -> list[Leftover]:
     """label: only what one replay (replay=<label>) made; iptables rules are then left to a full gc."""
-    flt = {"label": f"{LABEL}={label}" if label else LABEL}
-    out = [Leftover("container", c.name, c.labels.get(OWNER_LABEL), why)
-           for c in client.containers.list(all=True, filters=flt) if (why := _gone(c.labels.get(OWNER_LABEL)))]
-    out += [Leftover("network", n.name, n.attrs.get("Labels", {}).get(OWNER_LABEL), why)
-            for n in client.networks.list(filters=flt)
-            if (why := _gone((n.attrs.get("Labels") or {}).get(OWNER_LABEL)))]
+    out = [Leftover(r.kind, r.name, r.labels.get(OWNER_LABEL), why)
+           for r in engine.labelled(f"{LABEL}={label}" if label else LABEL)
+           if (why := _gone(r.labels.get(OWNER_LABEL)))]
     return out if label else out + _stale_rules()
 
 
-@typed  # SDK errors become replay's (exit 3, one line)
-def remove(client: Any, found: list[Leftover]) -> list[str]:
+def remove(engine: Inventory, found: list[Leftover]) -> list[str]:
     """Remove what was found; the problems, one line each (a removal that failed)."""
     problems = []
     for item in found:
         try:
-            if item.kind == "container":
-                client.containers.get(item.name).remove(force=True)
-            elif item.kind == "network":
-                client.networks.get(item.name).remove()
+            if item.kind in ("container", "network"):
+                engine.remove("container" if item.kind == "container" else "network", item.name)
             else:
                 chain, rule = item.name.split(" ", 1)
                 subprocess.run(["iptables", "-D", chain, *rule.split()], check=True, capture_output=True, timeout=30)

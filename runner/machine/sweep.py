@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
-
 from . import disk, gc
 from ..config import settings as load_settings
+from ..engine.inventory import Inventory
 from ..errors import Exit
 
 DEFAULT_AGE_S, DEFAULT_MAX_SIZE = 14 * 86400.0, "20G"
@@ -37,22 +36,22 @@ def own_mount_ids() -> set[str]:
     return {m["id"] for m in cache_mounts("buildkit").values()}
 
 
-def _disk(client: Any, older_than_s: float | None, max_size: int | None) -> tuple[disk.Sweep | None, disk.Sweep | None]:
+def _disk(engine: Inventory, older_than_s: float | None, max_size: int | None) -> tuple[disk.Sweep | None, disk.Sweep | None]:
     s = load_settings()
-    return (disk.images(client, s, older_than_s) if older_than_s is not None else None,
-            disk.caches(client, s, max_size, own_mount_ids()) if max_size is not None else None)
+    return (disk.images(engine, s, older_than_s) if older_than_s is not None else None,
+            disk.caches(engine, s, max_size, own_mount_ids()) if max_size is not None else None)
 
 
-def collect(client: Any, label: str | None, older_than_s: float | None, max_size: int | None,
+def collect(engine: Inventory, label: str | None, older_than_s: float | None, max_size: int | None,
             dry_run: bool) -> GcResult:
     """Leftovers first, then (when asked: an age, a size) the disk: the images only the leftovers'
     containers held can go in the same run."""
-    found = gc.leftovers(client, label)
-    problems = [] if dry_run else gc.remove(client, found)
-    images, cache = _disk(client, older_than_s, max_size)
+    found = gc.leftovers(engine, label)
+    problems = [] if dry_run else gc.remove(engine, found)
+    images, cache = _disk(engine, older_than_s, max_size)
     for sweep in (images, cache):
         if sweep is not None and not dry_run:
-            problems += disk.remove(client, load_settings(), sweep.removed)
+            problems += disk.remove(engine, load_settings(), sweep.removed)
     return GcResult(dry_run, tuple(found), images, cache, tuple(problems))
 
 
@@ -61,11 +60,11 @@ def after_night(say: Callable[[str], None]) -> list[str]:
     from ..engine import DockerEngine
     from ..sizes import format_size, parse_size
 
-    engine = DockerEngine()
-    images, cache = _disk(engine.client, DEFAULT_AGE_S, parse_size(DEFAULT_MAX_SIZE))
+    engine = DockerEngine().inventory()
+    images, cache = _disk(engine, DEFAULT_AGE_S, parse_size(DEFAULT_MAX_SIZE))
     problems = []
     for title, sweep in (("images", images), ("cache", cache)):
         if sweep is not None:
-            problems += disk.remove(engine.client, load_settings(), sweep.removed)
+            problems += disk.remove(engine, load_settings(), sweep.removed)
             say(f"gc {title}: {len(sweep.removed)} removed, {format_size(sweep.freed)} freed")
     return problems

@@ -10,16 +10,19 @@ from pathlib import Path
 
 from ..engine import Engine
 from ..build.source import RemoteFailed
-from ..verdict.judge import Expected, judge, judge_fix
+from ..verdict.judge import Attempt, Expected
 from ..build.plan import Fidelity, Plan
 from ..build.pins import with_build_rows
 from ..build.planner import make_plan
 from ..capsules.model import Capsule
-from .report import Baseline, CapsuleRef, ImageInfo, ReplayReport, Step, verification_of
+from .decide import Run, Until, fix_checked, replayed
+from .report import CapsuleRef, ImageInfo, ReplayReport, Step, verification_of
+from ..httpreplay.report import HttpReport
 from .image import BuiltImage
 from .options import ReplayOptions
 from .progress import Progress
 from .replayer import Replayer
+from .why import likeliest
 from .world import clock_rows
 
 
@@ -36,11 +39,14 @@ def replay_capsule(given: Path | str, options: ReplayOptions, progress: Progress
         with progress.step("plan"), opened.naming():
             capsule, plan = replayer.plan(opened.capsule)
         expected = replayer.expected(capsule)
-        baseline = _baseline(replayer, capsule, plan, expected)
-        image = replayer.image(plan)
-        attempts, http = replayer.attempts(plan, image, expected, replayer.options.attempts)
-        verdict = (judge(expected, attempts) if baseline is None
-                   else judge_fix(expected, baseline.verdict, attempts, baseline.before, baseline.after).verdict)
+        run = _Series(replayer, plan, expected)
+        before = _before(replayer, capsule, plan, expected)
+        if before is None:
+            outcome = replayed(expected, replayer.options.sampling, run)
+        else:
+            base_run, names = before
+            outcome = fix_checked(expected, replayer.options.sampling, base_run, run, names)
+        image, http, attempts = run.image, run.http, list(outcome.attempts)
         notes = list(plan.notes)
         if image.context and image.context.restored:
             notes += list(image.context.restored.notes)
@@ -58,15 +64,16 @@ def replay_capsule(given: Path | str, options: ReplayOptions, progress: Progress
         if not verified.valid:
             notes.append("the capsule does not verify and was replayed anyway (--allow-unverified): "
                          "see the verification problems at the top")
+        fidelity = (with_build_rows(plan.fidelity, image.unpinned) + _libc_rows(capsule.platform.libc_version, image)
+                    + clock_rows(plan))
+        why = likeliest(outcome.verdict, expected, attempts, fidelity, http, rerun_words(name, replayer.options))
         return ReplayReport(
-            verdict=verdict, capsule=CapsuleRef(name, capsule.provenance.format.value, plan.capsule_id),
-            expected=expected, attempts=tuple(attempts),
-            fidelity=with_build_rows(plan.fidelity, image.unpinned) + _libc_rows(capsule.platform.libc_version, image)
-            + clock_rows(plan),
+            verdict=outcome.verdict, capsule=CapsuleRef(name, capsule.provenance.format.value, plan.capsule_id),
+            expected=expected, attempts=tuple(attempts), fidelity=fidelity, why=why,
             image=ImageInfo(image.ref, image.built, image.build_s, image.steps_run, replayer.engine.builder_name,
                             plan.base.key),
             verification=verification_of(verified), steps=tuple(Step(n, s) for n, s in progress.timings), drift=image.drift,
-            http=http, notes=tuple(notes), baseline=baseline,
+            http=http, notes=tuple(notes), baseline=outcome.baseline, rate=outcome.rate, fix=outcome.fix,
         )
     except RemoteFailed as exc:  # the line names the capsule whose remote it is
         raise exc.naming(name) from exc
@@ -74,26 +81,56 @@ def replay_capsule(given: Path | str, options: ReplayOptions, progress: Progress
         replayer.close()
 
 
-def _baseline(replayer: Replayer, capsule: Capsule, plan: Plan, expected: Expected) -> Baseline | None:
-    """A fix check (--patch, or --ref on a recorded failure) runs the recorded failure first, in
-    the same run: a fix is only a fix of a failure that comes back here. With --patch the image
-    differs from the patched one in the source layer only (the layers below come from the
-    cache); with --ref the recorded commit and its diff are the baseline."""
+class _Series:
+    """Runs the series of one plan's attempts (its image built once, when first needed) and
+    keeps the last series' HTTP report."""
+
+    def __init__(self, replayer: Replayer, plan: Plan, expected: Expected) -> None:
+        self.replayer, self.plan, self.expected = replayer, plan, expected
+        self.http: HttpReport | None = None
+        self._image: BuiltImage | None = None
+
+    @property
+    def image(self) -> BuiltImage:
+        if self._image is None:
+            self._image = self.replayer.image(self.plan)
+        return self._image
+
+    def __call__(self, until: Until, side: str) -> list[Attempt]:
+        attempts, self.http = self.replayer.attempts(self.plan, self.image, self.expected, until, side=side)
+        return attempts
+
+
+def _before(replayer: Replayer, capsule: Capsule, plan: Plan,
+            expected: Expected) -> tuple[Run | None, tuple[str, str]] | None:
+    """A fix check (--patch, or --ref) runs the recorded failure first, in the same run: a fix
+    is only a fix of a failure that comes back here, and is judged against how often it does.
+    With --patch the image differs from the patched one in the source layer only (the layers
+    below come from the cache); with --ref the recorded commit and its diff are the baseline.
+    A recorded pass has no failure to run first: its runs with the change are judged alone."""
     ref = replayer.options.plan.ref
     if plan.source is not None and plan.source.patch:
-        before, after = "the unpatched source", "with the patch"
+        names = ("the unpatched source", "with the patch")
         base_plan = dataclasses.replace(plan, source=dataclasses.replace(plan.source, patch=""))
-    elif ref and expected.failed:
-        before, after = "the recorded commit", f"at {ref[:12]}"
+    elif ref:
+        names = ("the recorded commit", f"at {ref[:12]}")
+        if not expected.failed:
+            return None, names
         with replayer.progress.step("plan the recorded commit"):
             base_plan = make_plan(capsule, replayer.settings, dataclasses.replace(replayer.options.plan, ref=None))
     else:
         return None
-    image = replayer.image(base_plan)
-    count = replayer.options.attempts
-    with replayer.progress.step(f"{before}: {count} attempt(s)"):
-        attempts, _ = replayer.attempts(base_plan, image, expected, count, label_steps=False)
-    return Baseline(judge(expected, attempts), tuple(attempts), before, after)
+    return _Series(replayer, base_plan, expected), names
+
+
+def rerun_words(capsule: str, options: ReplayOptions) -> list[str]:
+    """`replay CAPSULE` with what this replay was given that a rerun needs (--repo, --env names)."""
+    words = ["replay", capsule if not capsule.startswith("-") or capsule == "-" else f"./{capsule}"]
+    if options.plan.repo:
+        words += ["--repo", options.plan.repo]
+    for name, _ in options.plan.env_overrides:  # a supplied value is the shell's, never printed
+        words += ["--env", f"{name}=${name}"]
+    return words
 
 
 def _libc_rows(recorded: str | None, image: BuiltImage) -> tuple[Fidelity, ...]:

@@ -5,12 +5,17 @@ from dataclasses import dataclass, field
 
 from ..build.plan import PlanOptions
 from ..capsules.trust import Trust
-from .defaults import DEFAULT_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_PIDS, DEFAULT_TIMEOUT_S
+from ..errors import UsageError
+from ..verdict.rate import CONFIDENCE_RANGE, DEFAULT_CONFIDENCE
+from ..verdict.sampling import Sampling
+from .defaults import DEFAULT_ATTEMPTS, DEFAULT_MAX_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_PIDS, DEFAULT_PRECISION, DEFAULT_TIMEOUT_S
 
 
 @dataclass(frozen=True)
 class ReplayOptions:
-    attempts: int = DEFAULT_ATTEMPTS
+    # None: stop when decided (verdict/sampling.py): at least min_attempts, up to max_attempts and
+    # budget while the runs disagree; N: exactly N runs (each side of a fix check)
+    attempts: int | None = None
     timeout: float = DEFAULT_TIMEOUT_S
     memory: str = DEFAULT_MEMORY
     pids_limit: int = DEFAULT_PIDS
@@ -22,3 +27,21 @@ class ReplayOptions:
     trust: Trust = Trust()  # the keys and the policy a capsule is opened with (capsules/opening.py)
     # Supplied --env values: applied at run time only, never part of the plan or its digest.
     secret_env: tuple[tuple[str, str], ...] = ()
+    min_attempts: int = DEFAULT_ATTEMPTS
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    budget: float | None = None  # seconds of attempts per series (--budget); None: max_attempts alone bounds
+    confidence: float = DEFAULT_CONFIDENCE
+
+    def __post_init__(self) -> None:
+        if self.attempts is not None and self.attempts < 1:
+            raise UsageError(f"--attempts {self.attempts}: at least 1")
+        if self.max_attempts < 1:
+            raise UsageError(f"--max-attempts {self.max_attempts}: at least 1")
+        if not CONFIDENCE_RANGE[0] <= self.confidence <= CONFIDENCE_RANGE[1]:
+            raise UsageError(f"--confidence {self.confidence}: from {CONFIDENCE_RANGE[0]} to {CONFIDENCE_RANGE[1]}")
+
+    @property
+    def sampling(self) -> Sampling:
+        """When each series of attempts stops (verdict/sampling.py)."""
+        return Sampling(least=self.min_attempts, most=self.max_attempts, precision=DEFAULT_PRECISION,
+                        confidence=self.confidence, budget_s=self.budget, exactly=self.attempts)

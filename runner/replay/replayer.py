@@ -20,12 +20,16 @@ from ..capsules.model import Capsule
 from ..config import Settings, settings as load_settings
 from ..engine import LABEL, Containment, Engine, EngineHolder, Mount, RunSpec
 from ..httpreplay.report import HttpReport
+from ..verdict import signature as sig
 from ..verdict.judge import Attempt, Expected, classify, expected_of
+from ..verdict.sameness import difference
+from ..verdict.testsets import TestSet, failing_tests, junit_tests
 from ..build.plan import Plan
 from ..build.plancodec import plan_digest
 from ..build.planner import make_plan
 from ..build.render import Context, workdir, write_context
 from . import image as images
+from .decide import Until
 from .deferred import signals_deferred
 from .image import BuiltImage
 from .options import ReplayOptions
@@ -41,6 +45,10 @@ from .world import AttemptSettings, World
 # device nodes, the audit log, file capabilities, chroot or changing capability sets (Docker's
 # defaults besides), nor anything beyond them.
 KEPT_CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "NET_BIND_SERVICE")
+
+
+def _exactly(count: int) -> Until:
+    return lambda done, _: f"attempt {len(done) + 1}/{count}" if len(done) < count else None
 
 
 class Replayer:
@@ -132,23 +140,25 @@ class Replayer:
     def world(self, plan: Plan) -> World:
         return World(self.engine, self.settings, plan, self.label, self.progress.say)
 
-    def attempts(self, plan: Plan, image: BuiltImage, expected: Expected | None, count: int,
-                 label_steps: bool = True, mounts: tuple[Mount, ...] = ()) -> tuple[list[Attempt], HttpReport | None]:
-        """`count` attempts in fresh containers, in the plan's whole hermetic world (HTTP, clock, values);
-        `mounts` besides (bisect's shared test-tool cache)."""
+    def attempts(self, plan: Plan, image: BuiltImage, expected: Expected | None, until: int | Until,
+                 label_steps: bool = True, mounts: tuple[Mount, ...] = (),
+                 side: str = "") -> tuple[list[Attempt], HttpReport | None]:
+        """Attempts in fresh containers, in the plan's whole hermetic world (HTTP, clock, values):
+        `until` a count (exactly that many), or the stopping rule that names each next attempt's
+        step (saying why it runs) and ends the series with None; `side` prefixes the steps (a fix
+        check's two series); `mounts` besides (bisect's shared test-tool cache)."""
         out: list[Attempt] = []
+        next_step = until if callable(until) else _exactly(until)
         sidecar = label_steps and plan.network == "replay"  # the HTTP replay: stages of their own
         world = self.world(plan)
         with self.progress.step("start the HTTP replay") if sidecar else nullcontext():
             world.__enter__()
         try:
-            for i in range(count):
+            start = time.monotonic()
+            while (name := next_step(out, time.monotonic() - start)) is not None:
                 spec = self.run_spec(plan, image, world.attempt())
                 spec = dataclasses.replace(spec, mounts=(*spec.mounts, *mounts)) if mounts else spec
-                if label_steps:
-                    with self.progress.step(f"attempt {i + 1}/{count}"):
-                        out.append(self.run_one(expected, spec))
-                else:
+                with self.progress.step(f"{side}: {name}" if side else name) if label_steps else nullcontext():
                     out.append(self.run_one(expected, spec))
             return out, world.http_report()
         finally:
@@ -192,7 +202,12 @@ def redacted(att: Attempt, secrets: Sequence[str]) -> Attempt:
         stdout = stdout.replace(s.encode(), SUPPLIED.encode())
     return dataclasses.replace(att, output_tail=scrub(att.output_tail, secrets),
                                key_lines=tuple(scrub(k, secrets) for k in att.key_lines),
-                               stdout=secretrules.scrub_bytes(stdout) if stdout else stdout)
+                               stdout=secretrules.scrub_bytes(stdout) if stdout else stdout,
+                               tests=tuple(dataclasses.replace(t, failed=tuple(scrub(i, secrets) for i in t.failed))
+                                           for t in att.tests),
+                               differs=att.differs and dataclasses.replace(
+                                   att.differs, recorded=att.differs.recorded and scrub(att.differs.recorded, secrets),
+                                   here=att.differs.here and scrub(att.differs.here, secrets)))
 
 
 LINE_HOLD = 4096  # the most of an unended line -v holds back (a progress bar, a one-line dump)
@@ -231,16 +246,31 @@ def scrub(text: str, secrets: Sequence[str]) -> str:
 
 
 def attempt_of(output: bytes, stdout: bytes, exit_code: int | None, signal: str | None, duration_s: float,
-               timed_out: bool, expected: Expected | None) -> Attempt:
-    from ..verdict import signature as sig
-
+               timed_out: bool, expected: Expected | None, reports: Sequence[bytes] = ()) -> Attempt:
+    """An attempt as judged: its signature, the failed tests its output names (and the JUnit
+    `reports` it wrote, those of Expected.reports read back from its container), where its
+    output differs from the recorded one, and its classification."""
     text = output.decode("utf-8", "replace")
     # Docker reports a signal as 128+n; that is the recorded way only when a signal was recorded.
     by_signal = signal if (expected is None or expected.signal) else None
     code = None if by_signal else exit_code
-    fs = sig.compute(text, code, by_signal)
+    window = sig.output_tail(text)
+    fs = sig.of_window(window, code, by_signal)
     tail = "\n".join(text.splitlines()[-40:])
-    att = Attempt(code, by_signal, fs.signature, fs.key_lines, duration_s, timed_out, stdout, tail)
-    return dataclasses.replace(att, classification=classify(expected, att)) if expected is not None else att
-
-
+    # Judged against a capsule, the failed tests decide only where twin's signature differs, and
+    # only the frameworks it names: an exact reproduction costs what it did (scripts/bench_outcome.py).
+    tests: tuple[TestSet, ...] = junit_tests(reports) if reports else ()
+    if expected is None:
+        tests = (*failing_tests(window), *tests)
+    elif expected.tests and fs.signature != expected.signature:
+        tests = (*failing_tests(window, {t.framework for t in expected.tests}), *tests)
+    att = Attempt(code, by_signal, fs.signature, fs.key_lines, duration_s, timed_out, stdout, tail, tests=tests)
+    if expected is None:
+        return att
+    kind = classify(expected, att)
+    # where the output differs: why a pass did not come back, or what a reproduced failure
+    # printed otherwise (a failure of another kind shows both sides' key lines already)
+    differs = difference(expected.failed, expected.key_lines, fs.key_lines, expected.stdout, stdout) \
+        if not expected.failed or kind == "recorded" else None
+    return dataclasses.replace(att, classification=kind, differs=differs) if differs else \
+        dataclasses.replace(att, classification=kind)

@@ -6,8 +6,10 @@ from dataclasses import dataclass
 
 from ..capsules.verification import VerifyResult
 from ..httpreplay.report import HttpReport
-from ..verdict.judge import Attempt, Expected, Verdict, exit_code_of, explain, judge_fix
+from ..verdict.judge import Attempt, Expected, FixJudgement, Verdict, exit_code_of, explain
+from ..verdict.rate import DEFAULT_CONFIDENCE, Rate
 from ..build.plan import Drift, Fidelity
+from .why import Cause
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,7 @@ class Baseline:
     attempts: tuple[Attempt, ...]
     before: str = "the unpatched source"  # what the baseline ran, and how the fix's run is named
     after: str = "with the patch"
+    rate: Rate | None = None  # failures as recorded out of its runs: what the fix is judged against
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,11 @@ class ReplayReport:
     http: HttpReport | None = None
     notes: tuple[str, ...] = ()
     baseline: Baseline | None = None  # with --patch or --ref; `attempts` are then the fix's run
+    # failures as recorded out of the attempts that decided (with --patch / --ref: the runs with the
+    # change that did not pass), at the run's confidence; None when no attempt decided
+    rate: Rate | None = None
+    fix: FixJudgement | None = None  # with --patch or --ref: the fix judgement (verdict/judge.py)
+    why: tuple[Cause, ...] = ()  # not as recorded: the likeliest causes, first first (why.py)
 
     @property
     def exit_code(self) -> int:
@@ -75,11 +83,10 @@ class ReplayReport:
     @property
     def summary(self) -> str:
         """The sentence that ends the report (and is `summary` in its JSON), derived, never stored."""
-        if self.baseline is None:
-            return explain(self.verdict, self.expected, self.attempts)
-        why = judge_fix(self.expected, self.baseline.verdict, self.attempts, self.baseline.before,
-                        self.baseline.after).why
-        return f"{self.verdict.upper()}: {why}."
+        if self.fix is not None:
+            return f"{self.fix.verdict.upper()}: {self.fix.why}."
+        confidence = self.rate.confidence if self.rate is not None else DEFAULT_CONFIDENCE
+        return explain(self.verdict, self.expected, self.attempts, confidence)
 
 
 def verification_of(result: VerifyResult) -> Verification:

@@ -82,12 +82,13 @@ class World:
 
     def _http_session(self) -> HttpReplaySession:
         from ..build.baseimage import sidecar_base_ref
-        from ..httpreplay.session import HttpReplaySession
+        from ..httpreplay.session import HttpReplaySession, uses_java
 
         return HttpReplaySession(self.engine, self.settings, self.plan.http_calls, self.label,
                                  sidecar_base_ref(self.engine, self.settings, self.plan.base, self.say),
                                  denied_hosts=self.plan.denied_hosts,
-                                 say=self.say)
+                                 say=self.say, ignore=self.plan.http_ignore,
+                                 java=uses_java(self.plan.argv, [r.name for r in self.plan.runtimes]))
 
     def _random_values(self) -> None:
         """Recorded random values, in a documented file hook libraries read (REPLAY_RANDOM_VALUES)."""

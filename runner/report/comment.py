@@ -4,31 +4,22 @@
 names the capsule, so a rerun finds and updates the same comment instead of adding one,
 and carries the state, so the job can tell "fixed" without parsing the prose.
 
-States are replay's verdicts: at a ref, a recorded failure that no attempt shows any more
-is `fixed`, one that still shows is `not-fixed` (worded "still failing"); the others
-(`different-failure`, `flaky`, `inconclusive`) keep their names.
+The state is the replay's own verdict, mapped by nothing here: at a ref it is the one fix
+judgement's (runner.verdict.judge.judge_fix: `fixed` only when the rate at the ref lies below
+the recorded commit's, `not-fixed` worded "still failing", `inconclusive` with how many more
+passing runs would decide), so the job's exit and the comment agree with replay's.
 """
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from ..verdict.judge import Verdict
-from ..verdict.facts import FACTS
+from ..verdict.facts import FACTS, Verdict
 from ..replay.report import ReplayReport
 from .templates import add_filters, render
 
 MARKER = "replay-ci"
 _MARKER_RE = re.compile(r"<!-- replay-ci capsule=([0-9A-Za-z._-]+) state=([a-z-]+) -->")
-
-
-def comment_state(report: ReplayReport, ref: str | None) -> Verdict:
-    """The comment's state is the replay's own verdict, so the job's exit agrees with replay's:
-    at a ref, a recorded failure is judged as a fix (the one fix judgement, with the recorded
-    commit as its baseline in the same run); a recorded pass that still passes there is `fixed`."""
-    if ref is not None and not report.expected.failed:
-        return {"reproduced": "fixed", "not-reproduced": "not-fixed"}.get(report.verdict, report.verdict)  # type: ignore[return-value]
-    return report.verdict
 
 
 def marker(capsule_id: str, state: Verdict) -> str:
@@ -43,7 +34,7 @@ def read_marker(text: str) -> tuple[str, str] | None:
 
 
 def render_comment(report: ReplayReport, ref: str | None) -> str:
-    state = comment_state(report, ref)
+    state = report.verdict
     return render("ci/comment.md.j2", marker=marker(report.capsule.id, state), state=state,
                   word=FACTS[state].phrase, icon=FACTS[state].icon, report=report, ref=ref,
                   attempts=report.attempts, expected=report.expected)

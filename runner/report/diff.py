@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shlex
 from collections import Counter
+from collections.abc import Sequence
 
 from rich.console import Console
 
@@ -72,7 +73,8 @@ def _full(view: View, d: CapsuleDiff) -> None:
         view.line(f"note: {caveat.key}: {printable(caveat.note)}")
 
 
-def show_diff(a: Capsule, b: Capsule, d: CapsuleDiff, out: Console, show_all: bool = False) -> None:
+def show_diff(a: Capsule, b: Capsule, d: CapsuleDiff, out: Console, show_all: bool = False,
+              carry: Sequence[str] = ()) -> None:
     view = View(out)
     for side, c in (("A", a), ("B", b)):
         view.line(f"{side}: {printable(c.provenance.path)} ({c.provenance.format.value}), recorded {_outcome(c)}",
@@ -83,10 +85,10 @@ def show_diff(a: Capsule, b: Capsule, d: CapsuleDiff, out: Console, show_all: bo
               "no difference that could change the outcome", "bold")
     if not show_all and (d.differences or d.caveats or d.not_comparable):
         view.line("(--all lists every fact)")
-    argv, why = next_step(a, b, d)
+    argv, why = next_step(a, b, d, carry)
     if argv is not None:
         view.line(f"next: {printable(shlex.join(argv))}", wrap=False)
-        if argv[1:2] != ["bisect"]:
-            view.line(f"({why})")
+        if argv[1:2] != ["bisect"] or "fill in" in why or "--commits" in argv:
+            view.line(f"({printable(why)})")
 
 

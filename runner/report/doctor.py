@@ -24,13 +24,20 @@ def _checks(view: View, d: Diagnosis) -> None:
 
 def _settings(view: View, d: Diagnosis) -> None:
     view.table("settings", ("variable", "value", "from"),
-               [(o.variable, o.value, Styled(o.source, "dim" if o.source == "default" else "")) for o in d.settings],
+               [(o.variable, _listed(o.value), Styled(o.source, "dim" if o.source == "default" else ""))
+                for o in d.settings],
                free=1, shorten=False, indent=2)
 
 
+def _listed(value: str) -> str:
+    """A colon-separated list of paths with a blank after each colon, so the table may wrap the list
+    between its paths (a path itself is never split); a URL stays as it is."""
+    return value if "://" in value else value.replace(":/", ": /")
+
+
 def show_doctor(d: Diagnosis, out: Console) -> None:
-    out.print(Text(", ".join(f"{k} {v}" for k, v in d.versions.items() if v)))
     view = View(out)
+    view.line(", ".join(f"{k} {v}" for k, v in d.versions.items() if v))
     _checks(view, d)
     _settings(view, d)
     failed = [c for c in d.checks if c.status == "fail"]

@@ -7,19 +7,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..codec import encode
-from ..verdict.facts import facts_of
+from ..verdict.facts import FARM_ORDER, facts_of
 from ..farm.attention import GROUP_LABELS, GROUPS, Attention, Row
 from ..farm.attention import counts as counts_by_group
 from ..farm.model import CapsuleResult, Night
 from .layout import Styled, View
 
-VERDICT_ORDER = ("reproduced", "flaky", "different-failure", "not-reproduced", "inconclusive", "broken",
-                 "infra-error")
-
-
 def counts(night: Night) -> dict[str, int]:
     c: Counter[str] = Counter(r.verdict for r in night.results)
-    out = {v: c[v] for v in VERDICT_ORDER if c[v]}
+    out: dict[str, int] = {v: c[v] for v in FARM_ORDER if c[v]}
     refs = Counter(r.ref_verdict for r in night.results if r.ref_verdict)
     out.update({f"ref:{v}": n for v, n in sorted(refs.items())})
     return out
@@ -43,12 +39,12 @@ def row_json(row: Row) -> dict[str, Any]:
     rate = row.rate
     return {
         "capsule_id": row.capsule_id, "path": row.path, "group": row.group, "verdict": row.verdict,
+        "standing": row.standing, "held_nights": row.held, "not_applied": list(row.not_applied),
         "signature": row.signature, "ref_verdict": row.ref_verdict, "in_last_night": row.in_last,
         "first_seen": encode(row.first_seen),
         "last_change": {"night_id": row.last_change.night_id, "started_at": row.last_change.started_at,
                         "from": row.last_change.before, "to": row.last_change.after},
-        "rate": None if rate is None else {"k": rate.rate.k, "n": rate.rate.n, "low": rate.rate.low,
-                                           "high": rate.rate.high, "nights": rate.nights},
+        "rate": None if rate is None else {**encode(rate.rate), "nights": rate.nights},
         "strip": list(row.strip), "command": row.command,
     }
 
@@ -58,6 +54,7 @@ def report_json(view: Attention) -> dict[str, Any]:
     return {
         "nights": [night_summary(n) for n in view.nights],
         "window": view.window,
+        "fixed_after": view.fixed_after,
         "groups": counts_by_group(view.rows),
         "rows": [row_json(r) for r in view.rows],
         "since_last_night": [encode(t) for t in view.transitions],
@@ -122,12 +119,27 @@ def show_report(view: Attention, console: Any, show_all: bool = False) -> None:
 
 def _rows_table(rows: Sequence[Row], console: Any) -> None:
     def verdict(r: Row) -> Styled:
-        said = r.verdict + (f", at ref {r.ref_verdict}" if r.ref_verdict else "")
-        return Styled(said, facts_of(r.verdict).style if r.news else "")
+        return Styled(verdict_said(r), facts_of(r.verdict).style if r.news else "")
 
     View(console).table("", ("capsule", "verdict", "first seen", "last change", "rate (window)", "reproduce here"),
                         [(r.path, verdict(r), _day(r.first_seen.started_at), _change(r), _window_rate(r), r.command)
                          for r in rows], free=5)
+    for r in rows:
+        if r.group == "never-reproduced" and r.not_applied:
+            console.print(f"  {r.path}: not replayed exactly: " + "; ".join(r.not_applied[:NOT_APPLIED_SHOWN]) +
+                          (f" and {len(r.not_applied) - NOT_APPLIED_SHOWN} more" if len(r.not_applied) >
+                           NOT_APPLIED_SHOWN else ""), markup=False)
+
+
+NOT_APPLIED_SHOWN = 5  # fidelity rows named per capsule never reproduced here (--json has them all)
+
+
+def verdict_said(r: Row) -> str:
+    """A row's verdict in words: a capsule held as reproducing says so, and its REF verdict."""
+    said = r.verdict
+    if r.held:
+        said = f"{r.verdict} ({r.held} of {r.fixed_after} nights without the failure; still {r.standing})"
+    return said + (f", at ref {r.ref_verdict}" if r.ref_verdict else "")
 
 
 def _day(stamp: str) -> str:
@@ -143,7 +155,7 @@ def _window_rate(r: Row) -> str:
     if r.rate is None:
         return ""
     x = r.rate.rate
-    return f"{x.k}/{x.n} ({x.low:.0%}-{x.high:.0%}), {r.rate.nights} night(s)"
+    return f"{x.failed}/{x.runs} ({x.span()}), {r.rate.nights} night(s)"
 
 
 def show_history(results: list[CapsuleResult], console: Any) -> None:
@@ -162,4 +174,4 @@ def _counts_line(night: Night) -> str:
 def _rate(r: CapsuleResult) -> str:
     if r.rate is None:
         return ""
-    return f"{r.rate.k}/{r.rate.n} ({r.rate.low:.0%}-{r.rate.high:.0%})"
+    return f"{r.rate.failed}/{r.rate.runs} ({r.rate.span()})"

@@ -24,7 +24,7 @@ from markupsafe import Markup, escape
 
 from ..errors import UsageError
 from ..resources import templates_dir
-from ..verdict.facts import FACTS, STEADY_COLOUR, facts_of
+from ..verdict.facts import FACTS, FARM_ORDER, STEADY_COLOUR, facts_of
 from ..farm.attention import GROUP_LABELS, GROUPS, Attention, Change, Row, WindowRate
 from ..farm.model import Night
 from ..farm.attention import counts as group_counts
@@ -113,7 +113,8 @@ def _shared(view: Attention) -> dict[str, Any]:
                 more_transitions=max(0, len(view.transitions) - TRANSITIONS_SHOWN),
                 group_labels=GROUP_LABELS,
                 group_counts=list(group_counts(view.rows).items()), group_totals=group_counts(view.rows),
-                counts=[(v, c[v]) for v in FACTS if c[v]] + sorted((v, n) for v, n in c.items() if v not in FACTS),
+                counts=[(v, c[v]) for v in FARM_ORDER if c[v]] + sorted((v, n) for v, n in c.items()
+                                                                      if v not in FARM_ORDER),
                 facts=list(FACTS.items()), script=_script(), script_hash=_script_hash())
 
 
@@ -171,8 +172,9 @@ def _cells() -> Any:
 # Each cell below is rendered by its macro once per distinct value (a page of 10,000 rows
 # shares a few verdicts, night stamps and rates), then kept.
 @lru_cache(maxsize=4096)
-def _verdict_cell(verdict: str, css: str, news: bool, ref_verdict: str | None, ref: str | None) -> Markup:
-    return Markup(_cells().verdict(verdict, css, news, ref_verdict, ref))
+def _verdict_cell(verdict: str, css: str, news: bool, ref_verdict: str | None, ref: str | None,
+                  held: str) -> Markup:
+    return Markup(_cells().verdict(verdict, css, news, ref_verdict, ref, held))
 
 
 @lru_cache(maxsize=4096)
@@ -188,18 +190,19 @@ def _change_cell(change: Change) -> Markup:
 @lru_cache(maxsize=8192)
 def _rate_cell(rate: WindowRate | None) -> Markup:
     if rate is None:
-        return Markup(_cells().rate(0, 0, 0.0, 0.0, 0))
-    return Markup(_cells().rate(rate.rate.k, rate.rate.n, rate.rate.low, rate.rate.high, rate.nights))
+        return Markup(_cells().rate(0, 0, 0.0, "", 0))
+    return Markup(_cells().rate(rate.rate.failed, rate.rate.runs, rate.rate.low, rate.rate.span(), rate.nights))
 
 
 @lru_cache(maxsize=16384)
 def _night_cell(night_id: str, started_at: str, mark: tuple[Any, ...]) -> Markup:
-    _, verdict, signature, _, ref_verdict, rate_k, rate_n = mark
+    _, verdict, signature, _, ref_verdict, rate_k, rate_n, _ = mark
     return Markup(_cells().night(night_id, started_at, verdict, signature, rate_k, rate_n, ref_verdict))
 
 
 def verdict_cell(row: Row, ref: str | None) -> Markup:
-    return _verdict_cell(row.verdict, rowclass(row), row.news, row.ref_verdict, ref)
+    held = f"still {row.standing}: {row.held} of {row.fixed_after} nights without the failure" if row.held else ""
+    return _verdict_cell(row.verdict, rowclass(row), row.news, row.ref_verdict, ref, held)
 
 
 def night_cell(mark: tuple[Any, ...], night: Night) -> Markup:

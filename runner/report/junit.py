@@ -98,7 +98,7 @@ def farm_junit(night: Night) -> str:
 def _farm_case(r: CapsuleResult, ref: str | None) -> Case:
     outcome = OUTCOME.get(r.verdict, "error")
     recorded = [a for a in r.attempts if a.side == "recorded"]
-    k, n = (r.rate.k, r.rate.n) if r.rate else (_reproduced(recorded), len(recorded))
+    k, n = (r.rate.failed, r.rate.runs) if r.rate else (_reproduced(recorded), len(recorded))
     notes = _farm_notes(r, ref or r.ref, k, n)
     if recorded_pass(r):
         outcome = "pass"  # a recorded pass that passes again: nothing is broken
@@ -135,8 +135,7 @@ def _farm_notes(r: CapsuleResult, ref: str | None, k: int, n: int) -> str:
     notes = [f"verdict: {r.verdict}" + (f": {r.reason}" if r.reason else ""),
              f"capsule {r.capsule_id} ({r.format}) at commit {r.commit or 'not recorded'}"]
     if n:
-        notes.append(f"reproduced {k}/{n} attempts" + (
-            f" (95 % interval {r.rate.low:.0%} to {r.rate.high:.0%})" if r.rate else ""))
+        notes.append(f"reproduced {k}/{n} attempts" + (f": {r.rate.phrase()}" if r.rate else ""))
     if r.verdict == "not-reproduced":
         notes.append("the recorded failure did not come back at its commit: "
                      "the environment changed or the capsule is stale")

@@ -25,8 +25,10 @@ def show(report: ReplayReport, console: Any, show_all: bool = False) -> None:
     view.line(f"{c.format} capsule {c.path} ({c.id})")
     _verification(report, view)
     _steps(report, view, show_all)
-    if report.baseline is not None:
-        _attempts(view, f"{report.baseline.before} (baseline): {report.baseline.verdict}", report.baseline.attempts)
+    base = report.baseline
+    if base is not None:
+        rate = f", {base.rate.failed}/{base.rate.runs} failed as recorded ({base.rate.span()})" if base.rate else ""
+        _attempts(view, f"{base.before} (baseline): {base.verdict}{rate}", base.attempts)
     _attempts(view, f"attempts {report.baseline.after}" if report.baseline is not None else "attempts", report.attempts)
     exp = report.expected
     view.line(f"recorded: {'fail' if exp.failed else 'pass'}"
@@ -44,6 +46,17 @@ def show(report: ReplayReport, console: Any, show_all: bool = False) -> None:
     for note in report.notes:
         view.line(f"note: {note}")
     view.line(report.summary, "bold")
+    _why(report, view)
+
+
+def _why(report: ReplayReport, view: View) -> None:
+    """The likeliest causes, first first, each with what to try next."""
+    if not report.why:
+        return
+    view.line("why, likeliest first:")
+    for i, cause in enumerate(report.why, 1):
+        view.line(f"  {i}. {cause.fact}: {cause.evidence}")
+        view.line(f"     try: {cause.next}", wrap=False)
 
 
 def _verification(report: ReplayReport, view: View) -> None:
@@ -70,9 +83,16 @@ def _steps(report: ReplayReport, view: View, show_all: bool) -> None:
 
 
 def _attempts(view: View, title: str, attempts: Sequence[Attempt]) -> None:
-    rows = [(str(i), a.signal or ("timeout" if a.timed_out else str(a.exit_code)), a.signature, a.classification,
+    rows = [(str(i), a.signal or ("timeout" if a.timed_out else str(a.exit_code)), a.signature,
+             a.classification + (" (output differs)" if a.differs and a.classification == "recorded" else ""),
              f"{a.duration_s:.1f}s") for i, a in enumerate(attempts, 1)]
     view.table(title, ("#", "exit", "signature", "as recorded?", "time"), rows)
+    # where the output first differs (normalised), once per different place
+    said: set[str] = set()
+    for i, a in enumerate(attempts, 1):
+        if a.differs is not None and a.classification != "pass" and (line := a.differs.said()) not in said:
+            said.add(line)
+            view.line(f"attempt {i}: {line}")
 
 
 def _fidelity(rows: Sequence[Fidelity], view: View, show_all: bool) -> None:
@@ -95,7 +115,8 @@ def _fidelity(rows: Sequence[Fidelity], view: View, show_all: bool) -> None:
 
 def _show_key_lines(report: ReplayReport, view: View) -> None:
     exp = report.expected
-    differing = [a for a in report.attempts if a.key_lines != exp.key_lines and a.classification != "pass"]
+    # a reproduced attempt whose key lines differ says where in one line (_attempts)
+    differing = [a for a in report.attempts if a.key_lines != exp.key_lines and a.classification not in ("pass", "recorded")]
     if not differing or not exp.failed:
         return
     view.line("key lines in the capsule:")

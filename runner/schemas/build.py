@@ -207,12 +207,14 @@ def farm_report() -> dict[str, Any]:
     from ..farm.attention import GROUPS
 
     row = obj({"capsule_id": STR, "path": STR, "group": {"enum": list(GROUPS)}, "verdict": STR,
+               "standing": STR, "held_nights": INT, "not_applied": array(STR),
                "signature": nullable(STR), "ref_verdict": nullable(STR), "in_last_night": BOOL,
                "first_seen": obj({"night_id": STR, "started_at": STR}),
                "last_change": obj({"night_id": STR, "started_at": STR, "from": STR, "to": STR}),
-               "rate": nullable(obj({"k": INT, "n": INT, "low": NUM, "high": NUM, "nights": INT})),
+               "rate": nullable(obj({"failed": INT, "runs": INT, "low": NUM, "high": NUM, "confidence": NUM,
+                                     "nights": INT})),
                "strip": array(nullable(STR)), "command": STR})
-    body = obj({"nights": array(_night(d)), "window": INT,
+    body = obj({"nights": array(_night(d)), "window": INT, "fixed_after": INT,
                 "groups": obj({g: INT for g in GROUPS}), "rows": array(row),
                 "since_last_night": array(d.of(Transition)), "last_night": nullable(one_night)})
     return document("farm-report", "replay farm report --json result", body, d.defs)
@@ -249,7 +251,8 @@ def gc() -> dict[str, Any]:
 
 def capture() -> dict[str, Any]:
     body = obj({"written": nullable(STR), "failed": BOOL, "exit_code": nullable(INT), "signal": nullable(STR),
-                "signature": nullable(STR)})
+                "signature": nullable(STR), "redacted": {"type": "object", "additionalProperties": INT},
+                "diff_omitted": array(STR), "values_not_recorded": array(STR)})
     return document("capture", "replay capture --json result (the envelope's exit_code is the command's own)", body)
 
 

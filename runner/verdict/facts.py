@@ -27,9 +27,9 @@ def exit_code_of(verdict: Verdict) -> int:
     return 0 if verdict in SUCCESS else 1
 
 
-__all__ = ["CLASSIFICATIONS", "Classification", "FACTS", "FARM_VERDICTS", "FarmVerdict", "JunitOutcome",
+__all__ = ["CLASSIFICATIONS", "Classification", "FACTS", "FARM_ORDER", "FARM_VERDICTS", "FarmVerdict", "JunitOutcome",
            "REPRODUCES", "SUCCESS", "TRANSITION_KINDS", "TransitionKind", "Unjudged", "VERDICTS", "Verdict",
-           "VerdictFacts", "exit_code_of", "facts_of", "is_trouble"]
+           "VerdictFacts", "attention_rank", "exit_code_of", "facts_of", "is_trouble"]
 
 CLASSIFICATIONS: tuple[Classification, ...] = get_args(Classification)
 
@@ -39,8 +39,22 @@ UNJUDGED: tuple[Unjudged, ...] = get_args(Unjudged)
 FarmVerdict = Verdict | Unjudged
 FARM_VERDICTS: tuple[FarmVerdict, ...] = (*VERDICTS, *UNJUDGED)
 
-# What changed for a capsule between two nights ("since last night").
-TransitionKind = Literal["newly-reproducing", "fixed", "flaky", "signature-changed", "broken", "new", "other"]
+# The farm's verdicts in attention order, the one order every farm view reads (rows within a
+# group, the counts): what needs someone first (a capsule that cannot be judged, a failure),
+# then the rest.
+FARM_ORDER: tuple[FarmVerdict, ...] = ("broken", "infra-error", "reproduced", "different-failure", "not-fixed",
+                                       "flaky", "inconclusive", "not-reproduced", "fixed")
+
+
+def attention_rank(verdict: str | None) -> int:
+    """A verdict's place in FARM_ORDER (a word a newer replay wrote: after every known one)."""
+    return FARM_ORDER.index(verdict) if verdict in FARM_ORDER else len(FARM_ORDER)
+
+
+# What changed for a capsule between two nights ("since last night"); `no-longer-reproducing`
+# only after --fixed-after nights in a row without the failure.
+TransitionKind = Literal["newly-reproducing", "no-longer-reproducing", "fixed", "flaky", "signature-changed",
+                         "broken", "new", "other"]
 TRANSITION_KINDS: tuple[TransitionKind, ...] = get_args(TransitionKind)
 
 JunitOutcome = Literal["pass", "failure", "error", "skipped"]
@@ -67,9 +81,9 @@ _FACTS: dict[FarmVerdict, VerdictFacts] = {
                           "flaky"),
     "not-reproduced": VerdictFacts("not reproduced", "the recorded failure did not come back at its commit", "➖",
                                    "pass", "#0969da", "blue", "not reproduced"),
-    "inconclusive": VerdictFacts("inconclusive", "no attempt decided (timeouts)", "❔", "skipped", "#8c959f", "dim",
-                                 "inconclusive"),
-    "fixed": VerdictFacts("fixed", "passes with the fix, and the failure reproduces without it", "✅", "pass",
+    "inconclusive": VerdictFacts("inconclusive", "no attempt decided (timeouts), or too few runs to judge a fix", "❔",
+                                 "skipped", "#8c959f", "dim", "inconclusive"),
+    "fixed": VerdictFacts("fixed", "fails less often with the fix than without it, beyond chance", "✅", "pass",
                           "#1a7f37", "green", "fixed"),
     "not-fixed": VerdictFacts("not fixed", "still fails as recorded with the fix", "❌", "failure", "#82071e",
                               "bold red", "still failing"),

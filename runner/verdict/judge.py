@@ -7,11 +7,15 @@ thing wherever it is read.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import signature as sig
-from ..capsules.model import Capsule
 from .facts import REPRODUCES, VERDICTS, Classification, Verdict, exit_code_of
+from .recorded import CapsuleLike, xml_reports
+from .sameness import OutputDiff, same_key_lines, same_tests, stdout_difference
+from .testsets import TestSet, failing_tests, junit_tests
+from .rate import DEFAULT_CONFIDENCE, Rate, below, passes_to_decide, percent
+from .sampling import change_rate, series_rate
 
 __all__ = ["REPRODUCES", "VERDICTS", "Attempt", "Classification", "Expected", "FixJudgement", "Verdict", "classify",
            "exit_code_of", "expected_of", "explain", "judge", "judge_fix", "trial_verdict"]
@@ -23,8 +27,16 @@ class Expected:
     signal: str | None
     signature: str | None
     key_lines: tuple[str, ...] = ()
-    stdout: bytes | None = None  # compared byte for byte when the format records it
+    stdout: bytes | None = None  # compared line by line, normalised, when the format records it
     signature_source: str = "recorded"  # recorded | recomputed from outputTail | none
+    tests: tuple[TestSet, ...] = ()  # the failed tests the recorded run named (none: the signature decides)
+    reports: tuple[str, ...] = ()  # JUnit XML files the recorded run wrote, relative to its working directory
+    fewer_tests: bool = False  # along a history (bisect --commits/--sweep): a subset of `tests` is the failure
+
+    def along_history(self) -> Expected:
+        """This failure as `bisect --commits` and `--sweep` judge it: a test cannot fail before
+        it exists, so a non-empty subset of the recorded failed tests, none outside them, is it."""
+        return replace(self, fewer_tests=True)
 
 
 @dataclass(frozen=True)
@@ -39,55 +51,96 @@ class Attempt:
     output_tail: str = ""
     classification: Classification = "inconclusive"
     reruns: int = 0  # times it ran again because the engine went away under it (its result was lost)
+    tests: tuple[TestSet, ...] = ()  # the failed tests its output (and its JUnit reports) named
+    differs: OutputDiff | None = None  # where its output first differs from the recorded one, normalised
 
 
-def expected_of(capsule: Capsule) -> Expected:
+def expected_of(capsule: CapsuleLike) -> Expected:
+    """What the capsule recorded, for judging attempts (classify). The failed tests are read
+    from the window the signature reads (outputTail, or the recorded stdout and stderr) and
+    from the JUnit reports the capsule keeps."""
     cmd = capsule.command
     stdout = cmd.stdout.data if cmd.stdout is not None else None
     if not capsule.failed:
         return Expected(False, cmd.exit_code if cmd.exit_code is not None else 0, None, None, (), stdout, "none")
+    reports = xml_reports(capsule)
+    junit = junit_tests(xml for _, xml in reports)
+    found = _recorded_failure(capsule)
+    signature, key_lines, source, window = found
+    tests = (*(failing_tests(sig.output_tail(window)) if window is not None else ()), *junit)
+    return Expected(True, cmd.exit_code, cmd.signal, signature, key_lines, stdout, source, tests,
+                    tuple(path for path, _ in reports) if junit else ())
+
+
+def _recorded_failure(capsule: CapsuleLike) -> tuple[str | None, tuple[str, ...], str, str | None]:
+    """The recorded failure's signature, key lines, where they came from, and the output
+    window they were read from (None: only a signature and key lines are recorded)."""
+    cmd = capsule.command
     recorded = cmd.failure
     if recorded and recorded.output_tail is not None:
         again = sig.compute(recorded.output_tail, cmd.exit_code, cmd.signal)
         if recorded.signature and tuple(recorded.key_lines) == again.key_lines and recorded.signature == again.signature:
-            return Expected(True, cmd.exit_code, cmd.signal, recorded.signature, again.key_lines, stdout, "recorded")
-        return Expected(True, cmd.exit_code, cmd.signal, again.signature, again.key_lines, stdout,
-                        "recomputed from outputTail (the recorded one was made by another rule)")
+            return recorded.signature, again.key_lines, "recorded", recorded.output_tail
+        return again.signature, again.key_lines, "recomputed from outputTail (the recorded one was made by another rule)", \
+            recorded.output_tail
+    text = _recorded_output(capsule)
     if recorded and recorded.signature:
-        return Expected(True, cmd.exit_code, cmd.signal, recorded.signature, tuple(recorded.key_lines), stdout, "recorded")
-    if cmd.stdout is not None or cmd.stderr is not None:
-        text = (cmd.stdout.data if cmd.stdout else b"") + (cmd.stderr.data if cmd.stderr else b"")
-        again = sig.compute(text.decode("utf-8", "replace"), cmd.exit_code, cmd.signal)
-        return Expected(True, cmd.exit_code, cmd.signal, again.signature, again.key_lines, stdout,
-                        "computed from the recorded stdout and stderr")
-    return Expected(True, cmd.exit_code, cmd.signal, None, (), stdout, "none")
+        return recorded.signature, tuple(recorded.key_lines), "recorded", text
+    if text is not None:
+        again = sig.compute(text, cmd.exit_code, cmd.signal)
+        return again.signature, again.key_lines, "computed from the recorded stdout and stderr", text
+    return None, (), "none", None
+
+
+def _recorded_output(capsule: CapsuleLike) -> str | None:
+    cmd = capsule.command
+    if cmd.stdout is None and cmd.stderr is None:
+        return None
+    return ((cmd.stdout.data if cmd.stdout else b"") + (cmd.stderr.data if cmd.stderr else b"")).decode("utf-8", "replace")
 
 
 def classify(expected: Expected, attempt: Attempt) -> Classification:
+    """The one equivalence (docs/signature.md, "When a replay ends as recorded"). A pass: the
+    exit code, and stdout read the same once normalised. A failure: the same end (exit code or
+    signal), then twin's signature (today's rule); where it differs, the same failed tests where
+    the capsule names them (fewer along a history), else the same key lines without seeds."""
     if attempt.timed_out:
         return "inconclusive"
-    stdout_ok = expected.stdout is None or attempt.stdout == expected.stdout
     if not expected.failed:
-        return "recorded" if attempt.exit_code == (expected.exit_code or 0) and stdout_ok else "other"
+        same_end = attempt.exit_code == (expected.exit_code or 0)
+        return "recorded" if same_end and _same_stdout(expected, attempt) else "other"
     if attempt.exit_code == 0 and attempt.signal is None:
         return "pass"
     if expected.signal:
         same_end = attempt.signal == expected.signal
     else:  # a failure recorded with no exit code matches any non-zero exit
         same_end = expected.exit_code is None or attempt.exit_code == expected.exit_code
-    same_sig = expected.signature is None or attempt.signature == expected.signature
-    return "recorded" if same_end and same_sig and stdout_ok else "other"
+    if not same_end:
+        return "other"
+    if expected.signature is None or attempt.signature == expected.signature:
+        return "recorded" if _same_stdout(expected, attempt) else "other"
+    by_tests = same_tests(expected.tests, attempt.tests, expected.fewer_tests)
+    if by_tests is not None:
+        return "recorded" if by_tests else "other"
+    same = bool(expected.key_lines) and same_key_lines(expected.key_lines, attempt.key_lines)
+    return "recorded" if same and _same_stdout(expected, attempt) else "other"
 
 
-def judge(expected: Expected, attempts: Sequence[Attempt], patched: bool = False) -> Verdict:
-    kinds = [a.classification for a in attempts]
-    if not kinds or all(k == "inconclusive" for k in kinds):
+def _same_stdout(expected: Expected, attempt: Attempt) -> bool:
+    return expected.stdout is None or stdout_difference(expected.stdout, attempt.stdout) is None
+
+
+def judge(expected: Expected, attempts: Sequence[Attempt]) -> Verdict:
+    """A series of attempts' verdict, from the runs that decided (a timed-out attempt is none):
+    `flaky` when some failed as recorded and some did not."""
+    decided = [a.classification for a in attempts if a.classification != "inconclusive"]
+    if not decided:
         return "inconclusive"
-    decided = [k for k in kinds if k != "inconclusive"]
-    if patched:
-        return "fixed" if all(k == "pass" for k in decided) and len(decided) == len(kinds) else "not-fixed"
-    if len(set(decided)) > 1 or len(decided) != len(kinds):
-        return "flaky"
+    kinds = set(decided)
+    if len(kinds) > 1:
+        if "recorded" in kinds:
+            return "flaky"
+        return "different-failure" if expected.failed else "not-reproduced"
     only = decided[0]
     if only == "recorded":
         return "reproduced"
@@ -96,66 +149,107 @@ def judge(expected: Expected, attempts: Sequence[Attempt], patched: bool = False
     return "not-reproduced" if only == "pass" else "different-failure"
 
 
-
-
 @dataclass(frozen=True)
 class FixJudgement:
+    """A fix check's answer: the verdict, why (one sentence, without the verdict word), the
+    rate of the runs with the change that did not pass, and how many more straight passes
+    would have decided when the budget ended first (`inconclusive`)."""
+
     verdict: Verdict
-    why: str  # one sentence, without the verdict word
+    why: str
+    rate: Rate | None = None
+    more_passes: int | None = None
 
 
-def judge_fix(expected: Expected, baseline: Verdict, patched: Sequence[Attempt],
-              before: str = "the unpatched source", after: str = "with the patch") -> FixJudgement:
+def judge_fix(expected: Expected, baseline: Rate | None, patched: Sequence[Attempt],
+              before: str = "the unpatched source", after: str = "with the patch",
+              confidence: float = DEFAULT_CONFIDENCE) -> FixJudgement:
     """The one fix judgement (`--patch`, `--ref`, the farm's `--ref`, the PR job), against the
-    baseline run of the same judgement: `fixed` only when the failure comes back at `before`
-    (the unpatched source, or the recorded commit) and every attempt `after` passes; a change
-    that changes nothing cannot look like a fix on a failure that does not come back here."""
-    if not expected.failed:
-        return FixJudgement("inconclusive", "the capsule records a pass: there is no failure to fix")
-    if baseline not in REPRODUCES:
-        return FixJudgement("inconclusive", f"{before} did not reproduce the failure here ({baseline}), "
-                                            "so the fix cannot be judged")
+    baseline's rate (its runs at `before`, in the same replay): `fixed` only when the rate of the
+    runs `after` that did not pass lies below the baseline's at the confidence (rate.below),
+    so a change that changes nothing is called fixed no more often than the confidence allows;
+    `not-fixed` as soon as one fails as recorded. A capsule that records a pass has no baseline:
+    the recorded pass coming back `after` is `fixed`."""
     kinds = [a.classification for a in patched]
-    n, passed, recorded, other = len(kinds), kinds.count("pass"), kinds.count("recorded"), kinds.count("other")
-    failed = f"{before} failed as recorded" + (" (flaky)" if baseline == "flaky" else "")
-    if n and passed == n:
-        return FixJudgement("fixed", f"{failed} and {n}/{n} attempts {after} passed")
-    if not passed and not recorded and not other:
-        return FixJudgement("inconclusive", f"{failed}, but every attempt {after} timed out")
-    if passed:
-        return FixJudgement("flaky", f"{failed}; {after} {passed}/{n} attempts passed and {n - passed} did not")
+    if not expected.failed:
+        return _pass_kept(expected, patched, after, confidence)
+    if baseline is None or baseline.failed == 0:
+        seen = f" ({baseline.failed}/{baseline.runs} runs failed as recorded)" if baseline and baseline.runs else ""
+        return FixJudgement("inconclusive", f"{before} did not reproduce the failure here{seen}, "
+                                            "so the fix cannot be judged")
+    rate = change_rate(kinds, baseline.confidence)
+    n, passed, recorded = rate.runs, kinds.count("pass"), kinds.count("recorded")
     if recorded:
-        return FixJudgement("not-fixed", f"{recorded}/{n} attempts {after} still failed as recorded")
-    return FixJudgement("different-failure", f"{failed}; {after} {other}/{n} attempts failed "
-                                             "another way (exit code or signature)")
+        return FixJudgement("not-fixed", f"{recorded}/{n} attempts {after} still failed as recorded "
+                                         f"({before}: {_base(baseline)})", rate)
+    if not n:
+        return FixJudgement("inconclusive", f"{before} failed as recorded ({_base(baseline)}), but "
+                                            + (f"every attempt {after} timed out" if kinds else f"no attempt ran {after}"),
+                            rate, passes_to_decide(baseline, rate))
+    compared = f"{after} it fails in {rate.span()} of runs, {before} in {_base(baseline)}"
+    if below(rate, baseline):
+        return FixJudgement("fixed", f"{passed}/{n} attempts {after} passed: {compared}", rate, 0)
+    if not passed:
+        return FixJudgement("different-failure", f"{n}/{n} attempts {after} failed another way (exit code or "
+                                                 f"signature); {before} failed as recorded ({_base(baseline)})", rate)
+    more = passes_to_decide(baseline, rate)
+    need = f"; {more} more passing run(s) would decide" if more else ""
+    return FixJudgement("inconclusive", f"{passed}/{n} attempts {after} passed, not enough to tell a fix from "
+                                        f"luck: {compared}{need}", rate, more)
 
 
-def explain(verdict: Verdict, expected: Expected, attempts: Sequence[Attempt]) -> str:
-    """The one sentence that ends a report: what happened and why."""
+def _base(rate: Rate) -> str:
+    return f"{rate.failed}/{rate.runs} failed as recorded, {rate.span()} ({percent(rate.confidence)} %)"
+
+
+def _pass_kept(expected: Expected, attempts: Sequence[Attempt], after: str, confidence: float) -> FixJudgement:
+    """A recorded pass checked with a change: kept (`fixed`) when it comes back as recorded."""
+    rate = series_rate([a.classification for a in attempts], confidence)
+    n, verdict = rate.runs, judge(expected, attempts)
+    done = f"exit {expected.exit_code or 0}"
+    if verdict == "reproduced":
+        return FixJudgement("fixed", f"the capsule records a pass ({done}), and {n}/{n} attempts {after} "
+                                     "passed as recorded", rate)
+    if verdict in ("not-reproduced", "different-failure"):
+        return FixJudgement("not-fixed", f"the capsule records a pass ({done}), but {n - rate.failed}/{n} "
+                                         f"attempts {after} did not end as recorded", rate)
+    if verdict == "flaky":
+        return FixJudgement("flaky", f"the capsule records a pass ({done}); {after} {rate.failed}/{n} attempts "
+                                     "ended as recorded", rate)
+    return FixJudgement("inconclusive", f"{_timeouts(attempts)} {after}", rate)
+
+
+def explain(verdict: Verdict, expected: Expected, attempts: Sequence[Attempt],
+            confidence: float = DEFAULT_CONFIDENCE) -> str:
+    """The one sentence that ends a report: what happened, why, and what it says of the rate."""
     kinds = [a.classification for a in attempts]
-    n, recorded = len(kinds), kinds.count("recorded")
+    rate = series_rate(kinds, confidence)
+    n, recorded, timed_out = rate.runs, rate.failed, kinds.count("inconclusive")
     head = verdict.upper()
+    if verdict == "inconclusive" or not n:
+        return f"{head}: {_timeouts(attempts)}."
+    late = f"; {timed_out} more timed out (not counted)" if timed_out else ""
     if not expected.failed:
         done = f"exit {expected.exit_code or 0}"
+        said = rate.phrase("passes as recorded")
         if verdict == "reproduced":
-            return f"{head}: {recorded}/{n} attempts passed as recorded ({done})."
-        if verdict == "inconclusive":
-            return f"{head}: {_timeouts(attempts)}."
-        return f"{head}: {n - recorded - kinds.count('inconclusive')}/{n} attempts did not end as recorded ({done})" \
-               f"{_seen(attempts, None)}."
+            return f"{head}: {recorded}/{n} attempts passed as recorded ({done}){late}; {said}."
+        return f"{head}: {n - recorded}/{n} attempts did not end as recorded ({done}){_seen(attempts, None)}" \
+               f"{late}; {said}."
     want = expected.signature or _end(expected.exit_code, expected.signal)
+    said = rate.phrase()
     if verdict == "reproduced":
-        return f"{head}: {recorded}/{n} attempts failed as recorded ({want})."
+        return f"{head}: {recorded}/{n} attempts failed as recorded ({want}){late}; {said}."
     if verdict == "not-reproduced":
-        return f"{head}: {kinds.count('pass')}/{n} attempts passed; the capsule recorded a failure ({want})."
+        return f"{head}: {n}/{n} attempts passed; the capsule recorded a failure ({want}){late}; {said}."
+    other = kinds.count("other")
     if verdict == "different-failure":
-        return f"{head}: {kinds.count('other')}/{n} attempts failed, but not as recorded ({want}){_seen(attempts, want)}."
-    if verdict == "flaky":
-        words: tuple[tuple[Classification, str], ...] = (("pass", "passed"), ("other", "failed another way"),
-                                                         ("inconclusive", "timed out"))
-        rest = ", ".join(f"{kinds.count(k)} {word}" for k, word in words if kinds.count(k))
-        return f"{head}: {recorded}/{n} attempts failed as recorded ({want}); {rest}."
-    return f"{head}: {_timeouts(attempts)}."
+        passed = f", {kinds.count('pass')} passed" if kinds.count("pass") else ""
+        return f"{head}: {other}/{n} attempts failed, but not as recorded ({want}){_seen(attempts, want)}" \
+               f"{passed}{late}; {said}."
+    words: tuple[tuple[Classification, str], ...] = (("pass", "passed"), ("other", "failed another way"))
+    rest = "".join(f", {kinds.count(k)} {word}" for k, word in words if kinds.count(k))
+    return f"{head}: {recorded}/{n} attempts failed as recorded ({want}){rest}{late}; {said}."
 
 
 def _end(exit_code: int | None, signal: str | None) -> str:

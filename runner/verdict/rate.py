@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from statistics import NormalDist
 
 DEFAULT_CONFIDENCE = 0.95
 CONFIDENCE_RANGE = (0.5, 0.9999)  # what --confidence accepts
@@ -25,6 +24,8 @@ def z_of(confidence: float) -> float:
     """The two-sided normal quantile of a confidence (0.95 -> 1.96)."""
     if not CONFIDENCE_RANGE[0] <= confidence <= CONFIDENCE_RANGE[1]:
         raise ValueError(f"confidence {confidence!r}: from {CONFIDENCE_RANGE[0]} to {CONFIDENCE_RANGE[1]}")
+    from statistics import NormalDist  # here: a command that only shows the default loads no more
+
     return NormalDist().inv_cdf(0.5 + confidence / 2)
 
 
@@ -71,16 +72,25 @@ class Rate:
     def never(self) -> bool:
         return self.failed == 0
 
-    def phrase(self) -> str:
-        """`fails in 21–72 % of runs (95 %)`; the one-sided forms when every run agreed."""
-        conf = f"({percent(self.confidence)} %)"
+    @property
+    def half_width(self) -> float:
+        """How well the rate is known: half the interval's width (0.25: within ±25 points)."""
+        return (self.high - self.low) / 2
+
+    def phrase(self, does: str = "fails") -> str:
+        """`fails in 21–72 % of runs (95 %)`; the one-sided forms when every run agreed. `does`
+        names what is counted (a recorded pass's rate: "passes as recorded")."""
         if self.runs == 0:
             return "no run decided its rate"
+        return f"{does} in {self.span()} of runs ({percent(self.confidence)} %)"
+
+    def span(self) -> str:
+        """The interval as words: `21–72 %`, `at least 44 %` (every run failed), `at most 56 %` (none)."""
         if self.always:
-            return f"fails in at least {percent(self.low)} % of runs {conf}"
+            return f"at least {percent(self.low)} %"
         if self.never:
-            return f"fails in at most {percent(self.high)} % of runs {conf}"
-        return f"fails in {percent(self.low)}–{percent(self.high)} % of runs {conf}"
+            return f"at most {percent(self.high)} %"
+        return f"{percent(self.low)}–{percent(self.high)} %"
 
 
 def percent(x: float) -> str:

@@ -123,6 +123,11 @@ class FailureSignature:
     signature: str
 
 
+def strip_ansi(text: str) -> str:
+    """Text without terminal escapes (colours, cursor moves, titles, hyperlinks)."""
+    return _ANSI.sub("", text)
+
+
 def normalize_line(line: str) -> str:
     """One line as it would read on any machine: no escapes, no volatile tokens."""
     line = _ANSI.sub("", line)
@@ -141,6 +146,16 @@ def _normalized(output: str) -> Iterator[str]:
             line = normalize_line(raw)
             if line:
                 yield line
+
+
+def numbered(output: str) -> Iterator[tuple[int, str]]:
+    """Each normalised, non-empty line with its 1-based line number, runtime noise left out
+    (a report names where two outputs differ)."""
+    for n, raw in enumerate(output.split("\n"), 1):
+        if not _NOISE_LINE.search(raw):
+            line = normalize_line(raw)
+            if line:
+                yield n, line
 
 
 def normalize(output: str) -> list[str]:
@@ -171,14 +186,19 @@ def key_lines(output: str) -> tuple[str, ...]:
     return tuple(found) if found else tuple(last)
 
 
+def digest(key_lines: Sequence[str]) -> str:
+    """The hash part of a signature: 16 hex characters of SHA-256 of the key lines joined by `\\n`.
+    The one place it is computed (the twin reader checks a recorded signature with it too)."""
+    # JavaScript encodes a lone surrogate (possible in JSON text) as U+FFFD.
+    text = _LONE_SURROGATE.sub("\ufffd", "\n".join(key_lines))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_CHARS]
+
+
 def signature(key_lines: Sequence[str], exit_code: int | None, signal: str | None) -> str:
     """`exit<code>:` (or `<SIGNAL>:`) and 16 hex characters of SHA-256 of the key lines."""
     # twin interpolates a null exit code as "null"; keep it so both sides agree.
     prefix = signal if signal else f"exit{'null' if exit_code is None else exit_code}"
-    # JavaScript encodes a lone surrogate (possible in JSON text) as U+FFFD.
-    text = _LONE_SURROGATE.sub("\ufffd", "\n".join(key_lines))
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    return f"{prefix}:{digest[:HASH_CHARS]}"
+    return f"{prefix}:{digest(key_lines)}"
 
 
 def output_tail(output: str) -> str:
@@ -196,5 +216,11 @@ def output_tail(output: str) -> str:
 
 def compute(output: str, exit_code: int | None, signal: str | None = None) -> FailureSignature:
     """The signature of a failed run from its interleaved output (raw or an `outputTail`)."""
-    lines = key_lines(output_tail(output))
+    return of_window(output_tail(output), exit_code, signal)
+
+
+def of_window(window: str, exit_code: int | None, signal: str | None = None) -> FailureSignature:
+    """The signature of an output already cut to its window (output_tail): a replay reads the
+    window for the failed tests too, and cuts it once."""
+    lines = key_lines(window)
     return FailureSignature(key_lines=lines, signature=signature(lines, exit_code, signal))

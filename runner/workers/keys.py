@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..secretrules import mask_url
+
 PREFIX = "replay:task:"
 KEEP_S = 7 * 24 * 3600  # answers and markers outlive a night (and its resume), then go
 DEFAULT_HEARTBEAT_S = 10.0
@@ -47,7 +49,7 @@ class TaskKeys:
 
 def redacted(url: str) -> str:
     """A broker URL as it may be shown: without the password it may carry."""
-    return re.sub(r"(\w+://)[^/@\s]*@", r"\1***@", url)
+    return mask_url(url)
 
 
 def check_broker_url(url: str) -> str:

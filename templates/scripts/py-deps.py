@@ -9,6 +9,12 @@
                                fidelity rows). LOCKED=no (no lockfile was installed): the
                                recorded versions are all there is, whatever MODE.
   pip ARGS...                   pip install ARGS (a requirements file), each download kept for later builds
+
+Downloads happen with the index, installs without it (--no-index). A package published only as
+source (an sdist: GPyOpt 1.2.6 has no wheel) is built into a wheel right after its download,
+while the index is still there for its build requirements (setuptools, wheel, whatever its
+build-system names); the install then takes that wheel. Built wheels are kept per interpreter
+and libc (WHEELS/built/<cache tag>-<libc>), since a compiled one fits only those.
   uv-sync DRIFT                install the uv project itself now that its source is here, leaving
                                the pinned (drifted) packages as they are: a plain `uv sync` would
                                put the lockfile's versions back.
@@ -17,9 +23,11 @@ Kept to Python 3.9 (the oldest venv Python a base suite gives).
 """
 import json
 import os
+import platform
 import re
 import subprocess
 import sys
+import tempfile
 from importlib import metadata
 
 
@@ -107,12 +115,60 @@ def write_drift(path, mode, drift, unpinned):
 WHEELS = "/root/.cache/pip/replay-files"
 
 
+SDIST_SUFFIXES = (".tar.gz", ".zip", ".tar.bz2", ".tgz")
+_FETCHED = re.compile(r"^\s*(?:Saved|File was already downloaded)\s+(\S.*?)\s*$")
+
+
+def fetched_files(output):
+    """The files a `pip download` chose for this interpreter, from its own lines."""
+    return [os.path.abspath(m.group(1)) for m in map(_FETCHED.match, output.splitlines()) if m]
+
+
+def built_dir():
+    """Where wheels built here are kept: one folder per interpreter and libc."""
+    libc = "-".join(p for p in platform.libc_ver() if p) or "nolibc"
+    return os.path.join(WHEELS, "built", re.sub(r"[^A-Za-z0-9._-]", "_", f"{sys.implementation.cache_tag}-{libc}"))
+
+
+def stem(filename):
+    """An sdist's or a wheel's name and version, as one normalised string ("gpyopt-1-2-6")."""
+    base = os.path.basename(filename)
+    if base.endswith(".whl"):
+        base = "-".join(base.split("-")[:2])
+    else:
+        base = next((base[:-len(sfx)] for sfx in SDIST_SUFFIXES if base.endswith(sfx)), base)
+    return normal(base)
+
+
+def build_sdists(pip, files, into):
+    """A wheel for each sdist among `files` that `into` lacks, built with the index at hand."""
+    have = {stem(f) for f in os.listdir(into)} if os.path.isdir(into) else set()
+    for sdist in (f for f in files if f.endswith(SDIST_SUFFIXES) and stem(f) not in have):
+        print(f"replay: building {os.path.basename(sdist)} (published as source only) into a wheel", flush=True)
+        os.makedirs(into, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=into) as tmp:  # whole wheels only: another build may read `into`
+            if subprocess.run([*pip, "wheel", "--no-deps", "--find-links", WHEELS, "-w", tmp, sdist]).returncode:
+                return False
+            for wheel in os.listdir(tmp):
+                os.replace(os.path.join(tmp, wheel), os.path.join(into, wheel))
+    return True
+
+
 def pip_cached(args):
-    """pip install ARGS, each file downloaded once into WHEELS and installed from there."""
-    pip = [sys.executable, "-m", "pip", "-q", "--disable-pip-version-check"]
-    got = subprocess.run([*pip, "download", "-d", WHEELS, "--find-links", WHEELS, *args])
-    return got.returncode == 0 and subprocess.run(
-        [*pip, "install", "--no-index", "--find-links", WHEELS, *args]).returncode == 0
+    """pip install ARGS, each file downloaded once into WHEELS and installed from there; an sdist
+    among them built into a wheel first (the offline install could not fetch its build requirements)."""
+    loud = [sys.executable, "-m", "pip", "--disable-pip-version-check"]  # its "Saved FILE" lines are read
+    pip = [*loud, "-q"]
+    got = subprocess.run([*loud, "download", "-d", WHEELS, "--find-links", WHEELS, *args], stdout=subprocess.PIPE,
+                         text=True)
+    if got.returncode != 0:
+        sys.stdout.write(got.stdout)
+        return False
+    built = built_dir()
+    if not build_sdists(pip, fetched_files(got.stdout), built):
+        return False
+    links = ["--find-links", built] if os.path.isdir(built) else []
+    return subprocess.run([*pip, "install", "--no-index", *links, "--find-links", WHEELS, *args]).returncode == 0
 
 
 def pip_install(specs):

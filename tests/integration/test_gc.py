@@ -192,7 +192,7 @@ def test_gc_cache_removes_the_least_recently_used_downloads_down_to_the_size(
 
 @pytest.mark.parametrize("args, says", [
     (["--older-than", "14d"], "--older-than goes with --images"),
-    (["--images", "--older-than", "fortnight"], "--older-than 'fortnight' is not a duration"),
+    (["--images", "--older-than", "fortnight"], "Invalid value for '--older-than': 'fortnight' is not a duration"),
     (["--cache", "--max-size", "20 parsecs"], "--max-size '20 parsecs' is not a size"),
 ])
 def test_gc_bad_ages_and_sizes_are_one_line_exit_2(args: list[str], says: str,

@@ -211,13 +211,17 @@ def tz_patches(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             "stale": stale}
 
 
-@pytest.mark.parametrize("patch, rc, verdict, exit_code", [("fix", 0, "fixed", 0), ("comment", 1, "not-fixed", 1)])
+@pytest.mark.parametrize("patch, rc, verdict, exit_codes", [("fix", 0, "fixed", [0] * 5),
+                                                             ("comment", 1, "not-fixed", [1])])
 def test_a_patch_is_judged_fixed_or_not_fixed(engine: object, capsys: pytest.CaptureFixture[str],
                                               tz_patches: dict[str, Path], patch: str, rc: int, verdict: str,
-                                              exit_code: int) -> None:
-    got_rc, report = replay(capsys, TZ_CAPSULE, "--repo", BUNDLE, "-n", "1", "--patch", tz_patches[patch])
+                                              exit_codes: list[int]) -> None:
+    """Stopping when decided: 3 unpatched failures, then 5 straight passes make a fix (3 would be
+    luck), and the first failure as recorded makes none."""
+    got_rc, report = replay(capsys, TZ_CAPSULE, "--repo", BUNDLE, "--patch", tz_patches[patch])
     assert (got_rc, report["verdict"]) == (rc, verdict)
-    assert [a["exit_code"] for a in report["attempts"]] == [exit_code]
+    assert [a["exit_code"] for a in report["baseline"]["attempts"]] == [1, 1, 1]
+    assert [a["exit_code"] for a in report["attempts"]] == exit_codes
 
 
 def test_a_patch_that_does_not_apply_is_one_error_line(engine: object, capsys: pytest.CaptureFixture[str],

@@ -308,3 +308,25 @@ def test_real_novafabric_captures_differ_in_python_and_locale() -> None:
     assert host == {"env:HOME": False, "command:host_cwd": False}
     twin_capsule = read_capsule(EXAMPLES / "twin" / "echarts-new-york.json")
     assert "platform:distro" in {n.key for n in diff_capsules(twin_capsule, a).not_comparable}
+
+
+def test_next_suggests_commits_when_the_commit_is_what_differs_and_carries_what_only_the_user_has() -> None:
+    from runner.facts.diff import next_step
+
+    failing = dataclasses.replace(twin(), repo=Repo("https://example.com/r.git", "c" * 40, "main", False, ""))
+    passing = dataclasses.replace(failing, repo=Repo("https://example.com/r.git", "b" * 40, "main", False, ""),
+                                  provenance=dataclasses.replace(failing.provenance, path="b.json"),
+                                  command=dataclasses.replace(failing.command, exit_code=0, outcome="pass", failure=None))
+    argv, why = next_step(failing, passing, diff_capsules(failing, passing))
+    assert argv == ["replay", "bisect", "a.json", "--good", "b.json", "--commits"] and "the commit is what differs" in why
+    # the options the diff was given go on, and a commit without a fetchable remote asks for --repo
+    local = dataclasses.replace(failing, repo=Repo("/home/me/app", "c" * 40, "main", False, ""))
+    argv, why = next_step(local, passing, diff_capsules(local, passing), ["--mirror", "https://x=/m"])
+    assert argv[-4:] == ["--mirror", "https://x=/m", "--repo", "PATH_OR_URL"] and "fill in --repo" in why
+    assert next_step(local, passing, diff_capsules(local, passing), ["--repo", "../app.git"])[0][-2:] == [
+        "--repo", "../app.git"]
+    # a variable one end records by name only, which the other lacks: its value is asked for
+    by_name = with_env(failing, EnvFact("APP_LANG", "set"))
+    argv, why = next_step(by_name, passing, diff_capsules(by_name, passing))
+    assert argv == ["replay", "bisect", "a.json", "--good", "b.json", "--env", "APP_LANG=…"]
+    assert "the value of APP_LANG" in why and "--commits" not in argv  # the variable differs too: a plain bisect

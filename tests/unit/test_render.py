@@ -221,13 +221,13 @@ def words(line: str) -> list[str]:
 
 
 INSTALLS = {"uv": "uv sync --frozen --inexact --no-install-project", "poetry": "poetry install --no-root --no-interaction",
-            "pipenv": "pipenv install --deploy --system", "pip": "py-deps.py pip -r requirements.txt"}
+            "pipenv": "pipenv install --deploy", "pip": "py-deps.py pip -r requirements.txt"}
 
 
 @pytest.mark.parametrize("manager,install", [
     ("uv", "uv sync --frozen --inexact --no-install-project"),
     ("poetry", "poetry install --no-root --no-interaction"),
-    ("pipenv", "pipenv install --deploy --system"),
+    ("pipenv", "pipenv install --deploy"),
     ("pip", "py-deps.py pip -r requirements.txt")])
 def test_the_recorded_python_versions_go_over_every_lock(manager: str, install: str) -> None:
     lines = render_plan(python_plan(manager), settings()).splitlines()

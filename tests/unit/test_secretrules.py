@@ -1,21 +1,27 @@
-"""twin's secret rules over what a replay reports: each rule, what is left alone, linear time,
-and an attempt as the replayer hands it back (judged first, on what was really printed)."""
+"""The one secret rule set: names, URLs, options, and twin's rules over what a replay reports
+(each rule, what is left alone, linear time, an attempt as the replayer hands it back), and the
+five places that show a URL masking it one way."""
 from __future__ import annotations
 
 import time
+from collections import Counter
+from types import SimpleNamespace
 
 import pytest
 
 from runner.verdict.judge import Attempt, Expected
 from runner.replay.replayer import SUPPLIED, attempt_of, redacted
-from runner.secretrules import looks_random, scrub, scrub_bytes
+from runner.secretrules import (
+    looks_random, mask_options, mask_url, mask_urls, option_secret, scrub, scrub_bytes, secret_name, url_secrets,
+)
 
 GH = "ghp_" + "a1B2c3D4" * 5
 
 
 @pytest.mark.parametrize(("text", "want"), [
     (f"token {GH} done", "token <redacted:github-token> done"),
-    ("https://bob:hunter2@git.example.com/app.git", "https://<redacted:url-credentials>@git.example.com/app.git"),
+    ("https://bob:hunter2@git.example.com/app.git", "https://git.example.com/app.git"),
+    ("see https://gitlab.com/o/r?private_token=abc123def, then", "see https://gitlab.com/o/r?private_token=***, then"),
     ("key AKIAABCDEFGHIJKLMNOP", "key <redacted:aws-access-key>"),
     ("-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----!", "<redacted:private-key>!"),
     ("glpat-abcdefghij0123456789", "<redacted:gitlab-token>"),
@@ -28,6 +34,10 @@ GH = "ghp_" + "a1B2c3D4" * 5
     ("export DB_PASSWORD=hunter22", "export DB_PASSWORD=<redacted:assignment>"),
     ('{"api_key": "s3cr3t-value"}', '{"api_key": "<redacted:assignment>"}'),
     ("x=token=secret123", "x=token=<redacted:assignment>"),
+    ("ENCRYPTION_KEY=c2VjcmV0", "ENCRYPTION_KEY=<redacted:assignment>"),  # any *_KEY, not only api/access/private
+    ("DB_PASS=hunter22 PASSPHRASE='open sesame'", "DB_PASS=<redacted:assignment> PASSPHRASE='<redacted:assignment>'"),
+    ('"Authorization": "Bearer abcdefghijklmnop"', '"Authorization": "Bearer <redacted:bearer-token>"'),
+    ('{"signingKey": "abcd1234"}', '{"signingKey": "<redacted:assignment>"}'),
     ("seed Xk29Lm3Np8Qr4St7Uv1Wx5Yz0Ab6Cd2Ef", "seed <redacted:high-entropy>"),
 ])
 def test_each_rule_replaces_its_match_with_a_marker(text: str, want: str) -> None:
@@ -39,6 +49,8 @@ def test_each_rule_replaces_its_match_with_a_marker(text: str, want: str) -> Non
     "integrity sha512-" + "aB3dE6" * 12,  # lockfile integrity hashes are public
     "Error: value is 41, expected 42", "tz America/New_York", "token: abc",  # too short to be a value
     "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",  # long but not random
+    "--- PASS: TestParse (0.00s)", "sorted(rows, key=lambda r: r.name)", "cache_key = digest(path)",  # not secrets
+    '"author": "Jane Doe"', "OLDPWD=/home/runner/work", "https://example.com/a?page=2&sort=name",
 ])
 def test_what_is_not_a_secret_is_left_alone(text: str) -> None:
     assert scrub(text) == text
@@ -51,7 +63,8 @@ def test_entropy_needs_mixed_case_digits_and_bits() -> None:
 
 @pytest.mark.parametrize("text", [
     "a." * 500_000, "token=" * 100_000, "-----BEGIN PRIVATE KEY-----" * 30_000, "x://" * 200_000,
-    "Bearer " * 150_000, "eyJ" * 300_000, "a" * 1_000_000, "passwd:" * 150_000,
+    "Bearer " * 150_000, "eyJ" * 300_000, "a" * 1_000_000, "passwd:" * 150_000, "a=b " * 200_000,
+    "key=1 " * 150_000, "https://a:b@" * 80_000, "x=https://h/?token=a&" * 50_000,
 ])
 def test_scrubbing_stays_linear_on_what_a_program_may_print(text: str) -> None:
     start = time.perf_counter()
@@ -82,3 +95,94 @@ def test_nothing_to_scrub_leaves_the_attempt_as_it_was() -> None:
 
 def test_a_supplied_value_shown_as_such_is_not_scrubbed_again() -> None:
     assert scrub(f"token={SUPPLIED}") == f"token={SUPPLIED}"
+
+
+@pytest.mark.parametrize("name", [
+    "MY_SIGNING_KEY", "KEY", "APIKEY", "ENCRYPTION_KEY", "AWS_SECRET_ACCESS_KEY", "DB_PASS", "DB_PASSWORD",
+    "PGPASSWORD", "PASSPHRASE", "GITHUB_TOKEN", "CLIENT_SECRET", "SENTRY_DSN", "MYSQL_PWD", "GH_PAT", "NPM_AUTH",
+    "REPLAY_SALT", "api_key", "apiKey", "x-api-key", "encryption_key", "Authorization", "session_cookie",
+])
+def test_a_secret_looking_name(name: str) -> None:
+    assert secret_name(name)
+
+
+@pytest.mark.parametrize("name", [
+    "PWD", "OLDPWD", "PASS", "TERM", "COLUMNS", "CI", "PATH", "HOME", "LANG", "AUTHOR", "BYPASS_CACHE", "key",
+    "sort_key", "cache_key", "first_pass", "author", "KEYBOARD_LAYOUT",
+])
+def test_not_a_secret_looking_name(name: str) -> None:
+    assert not secret_name(name)
+
+
+@pytest.mark.parametrize(("url", "want"), [
+    ("https://bob:hunter2@git.example.com/app.git", "https://git.example.com/app.git"),
+    ("https://x-access-token:ghs_abc@github.com/o/r", "https://github.com/o/r"),
+    ("https://TOKEN@github.com/o/r", "https://github.com/o/r"),  # a token as the user name
+    ("postgresql://farm:s3cret@127.0.0.1:5432/x", "postgresql://127.0.0.1:5432/x"),
+    ("redis://:pw@broker:6379/0", "redis://broker:6379/0"),
+    ("https://gitlab.com/o/r.git?private_token=glpat-abc", "https://gitlab.com/o/r.git?private_token=***"),
+    ("https://h/x?a=1&token=t&access_token=u&key=k&sig=s&X-Amz-Signature=z&page=2",
+     "https://h/x?a=1&token=***&access_token=***&key=***&sig=***&X-Amz-Signature=***&page=2"),
+    ("https://h/cb#access_token=abc&state=1", "https://h/cb#access_token=***&state=1"),
+    ("https://[::1]:8080/x?api_key=abc", "https://[::1]:8080/x?api_key=***"),
+    ("https://u:p@h/x?token=t", "https://h/x?token=***"),
+])
+def test_mask_url_removes_credentials_and_masks_secret_parameters(url: str, want: str) -> None:
+    assert mask_url(url) == want
+
+
+@pytest.mark.parametrize("url", ["https://example.com/a?page=2&q=x", "git@github.com:o/r.git", "/srv/repo",
+                                 "https://h/x?token=", "not a url", "http://[bad"])
+def test_mask_url_leaves_a_url_without_secrets_as_it_was(url: str) -> None:
+    assert mask_url(url) is url or mask_url(url) == url
+
+
+def test_urls_in_a_message_are_masked_and_their_secrets_listed() -> None:
+    line = "fatal: https://u:hunter22@h/r.git?token=abc (see https://h/help)."
+    assert mask_urls(line) == "fatal: https://h/r.git?token=*** (see https://h/help)."
+    assert url_secrets(line) == ["hunter22", "abc"]
+    assert url_secrets("DSN https://TOKEN123@h/x") == ["TOKEN123"]
+
+
+def test_the_five_places_that_show_a_url_mask_it_alike() -> None:
+    from runner.build.source import RemoteFailed
+    from runner.config import without_credentials
+    from runner.farm.prepare import _repo
+    from runner.farm.store import shown
+    from runner.workers.keys import redacted as broker_shown
+
+    url = "https://bob:hunter22@git.example.com/o/r.git?private_token=glpat-abcdefghij0123456789"
+    want = "https://git.example.com/o/r.git?private_token=***"
+    capsule = SimpleNamespace(repo=SimpleNamespace(remote=url))
+    assert without_credentials(url) == shown(url) == broker_shown(url) == _repo(capsule) == want  # type: ignore[arg-type]
+    assert want in str(RemoteFailed(url, "does not answer")) and "hunter22" not in str(RemoteFailed(url, "x"))
+
+
+@pytest.mark.parametrize(("argv", "want"), [
+    (["tool", "--password", "hunter2", "run"], ["tool", "--password", "<redacted:option-value>", "run"]),
+    (["tool", "--token=abc", "--api-key", "k1"], ["tool", "--token=<redacted:option-value>", "--api-key",
+                                                  "<redacted:option-value>"]),
+    (["tool", "--db-pass", "p4"], ["tool", "--db-pass", "<redacted:option-value>"]),
+    (["mysql", "-uroot", "-pSECRET", "db"], ["mysql", "-uroot", "-p<redacted:option-value>", "db"]),
+    (["mysql", "-p", "db"], ["mysql", "-p", "db"]),  # mysql asks; the next word is the database
+    (["redis-cli", "-a", "pw1234"], ["redis-cli", "-a", "<redacted:option-value>"]),
+    (["/usr/bin/curl", "-u", "me:pw", "https://h"], ["/usr/bin/curl", "-u", "<redacted:option-value>", "https://h"]),
+    (["sh", "-c", "mysql -pS3cret db && pytest -pno:cacheprovider"],
+     ["sh", "-c", "mysql -p<redacted:option-value> db && pytest -pno:cacheprovider"]),
+    (["sh", "-c", "tool --password 'my pass phrase' --x"], ["sh", "-c", "tool --password <redacted:option-value>   --x"]),
+    (["pytest", "-pno:cacheprovider", "-p", "xdist"], ["pytest", "-pno:cacheprovider", "-p", "xdist"]),
+    (["docker", "login", "--password-stdin", "reg.example.com"], ["docker", "login", "--password-stdin",
+                                                                   "reg.example.com"]),
+    (["tool", "--token-file", "t.txt", "--no-password", "x"], ["tool", "--token-file", "t.txt", "--no-password", "x"]),
+    (["tool", "--password"], ["tool", "--password"]),
+])
+def test_options_and_their_secret_values(argv: list[str], want: list[str]) -> None:
+    counts: Counter[str] = Counter()
+    assert mask_options(argv, counts) == want
+    assert counts["option-value"] == sum(w.count("<redacted:") for w in want)
+
+
+def test_an_option_secret_says_where_the_secret_is() -> None:
+    assert option_secret("--password=x", None).at == len("--password=")  # type: ignore[union-attr]
+    assert option_secret("--password", None).at is None  # type: ignore[union-attr]
+    assert option_secret("-pX", "mysql").at == 2 and option_secret("-pX", None) is None  # type: ignore[union-attr]

@@ -376,3 +376,30 @@ def test_many_lines_are_linear() -> None:
     assert len(key_lines(text)) == 8
     compute(text, 1)
     assert time.monotonic() - started < 20
+
+
+# --- the one hash ----------------------------------------------------------------------
+
+
+def test_digest_is_the_hash_part_of_the_signature() -> None:
+    from runner.verdict.signature import digest
+
+    assert digest(ECHARTS_KEY_LINES) == "0aee0834ac9c4d2d"
+    replaced = ["x", "\ufffd"]
+    assert signature(["x", "\ud800"], 3, None) == f"exit3:{digest(replaced)}"
+
+
+def test_the_twin_reader_checks_a_recorded_hash_with_the_same_digest(tmp_path: Path) -> None:
+    from runner.capsules import twin
+
+    doc = json.loads((EXAMPLES / "echarts-new-york.json").read_text("utf-8"))
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(doc))
+    assert not [p for p in twin.verify(good).problems if "keyLines" in p.message]
+    doc["command"]["failure"]["keyLines"][0] = "FAIL elsewhere"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    (problem,) = [p for p in twin.verify(bad).problems if "is not that of keyLines" in p.message]
+    from runner.verdict.signature import digest
+
+    assert digest(doc["command"]["failure"]["keyLines"]) in problem.message

@@ -120,10 +120,10 @@ def test_only_commit_ids_reach_git(commit: str, tmp_path: Path) -> None:
 
 
 def test_credentials_never_reach_messages() -> None:
-    from runner.build.source import _no_credentials
+    from runner.build.source import RemoteFailed
 
-    assert _no_credentials("fatal: https://sam:t0ken@git.example.com/x.git not found") == \
-        "fatal: https://git.example.com/x.git not found"
+    assert str(RemoteFailed("https://sam:t0ken@git.example.com/x.git", "does not answer")) == \
+        'the capsule\'s remote "https://git.example.com/x.git" does not answer'
 
 
 def test_a_source_dir_holding_the_cache_is_not_copied_into_itself(tmp_path: Path) -> None:
@@ -239,3 +239,17 @@ def test_render_names_the_capsule_and_its_remote(offline_registry: None, tmp_pat
     assert len(lines) == 1 and str(capsule) in lines[0] and "https://127.0.0.1:" in lines[0], err
     assert "t0ken" not in err and "Traceback" not in err
     assert not (tmp_path / "ctx").exists()  # no half-written build context
+
+
+def test_a_capsule_remote_whose_host_is_not_found_asks_for_repo_exit_2_but_a_given_repo_stays_exit_3(
+        tmp_path: Path) -> None:
+    from runner.errors import Exit
+    from runner.build.source import RemoteFailed
+
+    remote = "https://replay-test.invalid/team/repo.git"  # .invalid never resolves (RFC 2606)
+    with pytest.raises(RemoteFailed) as info:
+        _mirror_of(tmp_path, remote)
+    assert info.value.exit_code == Exit.BAD_INPUT and "host not found (pass --repo" in info.value.line()
+    with pytest.raises(RemoteFailed) as given:
+        _mirror_of(tmp_path, remote, trusted=True)  # --repo named it: the network, not the input, failed
+    assert given.value.exit_code == Exit.ENVIRONMENT

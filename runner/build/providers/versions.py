@@ -20,12 +20,31 @@ def is_release(version: str) -> bool:
     return all(p.isascii() and p.isdigit() for p in version.split("."))
 
 
+def is_line(version: str) -> bool:
+    """A release line rather than a release: "22", "22.x", "3.12" name every release under them."""
+    parts = version.split(".")
+    while parts and parts[-1].lower() in ("x", "*"):
+        parts.pop()
+    return 0 < len(parts) < 3 and all(p.isascii() and p.isdigit() for p in parts)
+
+
+def newest_of_line(line: str, available: Iterable[str]) -> str | None:
+    """The newest release whose leading parts are the line's ("22" -> the newest 22.x.y)."""
+    want = vkey(line)
+    same = [v for v in available if is_release(v) and vkey(v)[:len(want)] == want]
+    return max(same, key=vkey) if want and same else None
+
+
 def nearest(recorded: str, available: Iterable[str]) -> str | None:
-    """The recorded version when offered; else the closest release of the same major.minor,
-    then of the same major (the newest not above the recorded one first)."""
+    """The recorded version when offered; a line ("22", "3.12") not offered as a release gives its
+    newest release; else
+    the closest release of the same major.minor, then of the same major (the newest not above
+    the recorded one first)."""
     avail = [v for v in available if is_release(v)]
-    if recorded in avail:
+    if recorded in avail:  # pip's "23.2" is a release of its own
         return recorded
+    if is_line(recorded):
+        return newest_of_line(recorded, avail)
     want = vkey(recorded)
     if not want:
         return None

@@ -7,13 +7,18 @@ import os
 import subprocess
 import sys
 import uuid
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 
 from runner.capsules import read_capsule, verify_capsule
 from runner.capsules.twin import read
+from runner.capture import CaptureOptions, capture
+from runner.capture.run import RunResult
 from runner.cli.main import main
+from runner.verdict import signature as sig
+from tests.envelope import result_of
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "T",
            "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
@@ -153,14 +158,94 @@ def test_no_secret_reaches_the_capsule(here: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("SOME_URL", f"https://user:{plain}@db.example.com/x")
     monkeypatch.chdir(repo)
     code = "import os, sys; print('Error:', os.environ['API_TOKEN'], os.environ['DB_PASSWORD']); sys.exit(1)"
-    rc = main(["capture", "-q", "--include-env", "API_TOKEN", "--include-env", "SOME_URL",
-               "-o", str(here / "c.json"), "--", *py(code), token])
+    rc = main(["capture", "-q", "--include-env", "SOME_URL", "-o", str(here / "c.json"), "--", *py(code), token])
     assert rc == 1
     data = (here / "c.json").read_bytes()
     assert token.encode() not in data and plain.encode() not in data
     doc = json.loads(data)
     assert doc["repo"]["diffRedacted"] is True and doc["repo"]["untracked"][0].startswith("notes-<redacted:")
-    assert doc["env"]["API_TOKEN"] == {"state": "set"} and "<redacted:" in doc["env"]["SOME_URL"]["value"]
+    assert doc["env"]["API_TOKEN"] == {"state": "set"} and doc["env"]["SOME_URL"]["value"] == "https://db.example.com/x"
     assert "<redacted:" in doc["command"]["failure"]["outputTail"] and doc["command"]["argv"][-1].startswith("<redacted:")
-    assert doc["redaction"]["scrubbed"]["env-value"] >= 3 and doc["redaction"]["rulesVersion"] >= 1
+    assert doc["redaction"]["scrubbed"]["env-value"] >= 3 and doc["redaction"]["rulesVersion"] == 2
+    assert doc["redaction"]["diffOmitted"] == ["blob.bin"] and "GIT binary patch" not in doc["repo"]["diff"]
     assert verify_capsule(here / "c.json").valid
+
+
+@pytest.mark.parametrize("name", ["MY_SIGNING_KEY", "DB_PASS", "PASSPHRASE", "GITHUB_TOKEN", "SENTRY_DSN"])
+def test_include_env_of_a_secret_named_variable_is_refused_in_one_line_before_the_command_runs(
+        here: Path, name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv(name, "s3cr3tvalue123")
+    assert main(["capture", "--include-env", name, "-o", "c.json", "--", *RUNS]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"replay: error: --include-env {name}: its name says it holds a secret")
+    assert "s3cr3tvalue123" not in line and not (here / "ran").exists() and not (here / "c.json").exists()
+
+
+def test_oldpwd_is_a_path_not_a_secret_so_argv_stays_runnable(here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (here / "t.sh").write_text("exit 3\n")
+    monkeypatch.setenv("OLDPWD", str(here))
+    monkeypatch.setenv("PWD", str(here))
+    assert main(["capture", "-q", "-o", "c.json", "--", "sh", str(here / "t.sh")]) == 3
+    assert json.loads((here / "c.json").read_text())["command"]["argv"] == ["sh", str(here / "t.sh")]
+
+
+def fake_run(output: str, code: int = 1) -> Callable[[Sequence[str]], RunResult]:
+    return lambda argv: RunResult(code, None, 5, output)
+
+
+def test_the_output_is_scrubbed_before_it_is_cut_to_the_tail(here: Path) -> None:
+    """A private key whose BEGIN line falls before the 200-line tail and a token the 64,000-character
+    cut would halve: neither leaves a piece behind."""
+    body = [f"MIIEvQIBADANBgkqhkiG9w0BAQEFAASC{i:04d}abcdefghijklmnopqrstuvwx" for i in range(100)]
+    key = ["-----BEGIN PRIVATE KEY-----", *body, "-----END PRIVATE KEY-----"]
+    lines = [f"line {i}" for i in range(300)] + key + [f"after {i}" for i in range(150)] + ["Error: boom"]
+    doc = capture(["t"], CaptureOptions(output=here / "k.json"), {}, fake_run("\n".join(lines) + "\n")).doc
+    tail = doc["command"]["failure"]["outputTail"]
+    assert len(tail.splitlines()) == 200 and tail.splitlines()[-1] == "Error: boom"
+    assert "<redacted:private-key>" in tail and not any(b[:36] in tail for b in body)
+    token = "ghp_" + "Zq7Xa1B2c3D4e5F6g7H8i9J0kLmNoPqRsTuV"
+    output = "start\n" + token + "\n" + "y" * (sig.TAIL_CHARS - 31)
+    doc = capture(["t"], CaptureOptions(output=here / "t.json"), {}, fake_run(output)).doc
+    tail = doc["command"]["failure"]["outputTail"]
+    assert token[10:] not in tail and tail.endswith("y" * 100)  # the cut's own text is still there
+    assert doc["redaction"]["scrubbed"]["github-token"] == 1
+
+
+def test_stderr_says_what_was_redacted_and_which_values_were_not_recorded(
+        here: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("APP_LANG", "de")
+    monkeypatch.setenv("API_TOKEN", "tok-s3cr3t-123")
+    rc = main(["capture", "-o", "c.json", "--", "sh", "-c", 'echo "Error: $API_TOKEN"; exit 1', "--password", "pw"])
+    err = capfd.readouterr().err.splitlines()
+    assert rc == 1 and "tok-s3cr3t-123" not in "\n".join(err)
+    (said,) = [ln for ln in err if ln.startswith("replay capture: redacted ")]
+    assert "env-value 1" in said and "option-value 1" in said
+    (hint,) = [ln for ln in err if ln.startswith("replay capture: recorded without a value: ")]
+    assert "APP_LANG" in hint and "--include-env NAME" in hint and "--env NAME=VALUE" in hint
+    assert "API_TOKEN" not in hint.split(";")[0].split("(")[0]  # a secret is not offered for --include-env
+    assert main(["capture", "-o", "p.json", "--", "true"]) == 0
+    assert not [ln for ln in capfd.readouterr().err.splitlines() if "recorded without a value" in ln]
+
+
+def test_term_and_ci_are_recorded_with_their_values_and_diff_compares_them(
+        here: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("TERM", "dumb")
+    monkeypatch.setenv("CI", "true")
+    assert main(["capture", "-q", "-o", "dumb.json", "--", "false"]) == 1
+    doc = json.loads((here / "dumb.json").read_text())
+    assert doc["env"]["TERM"] == {"state": "set", "value": "dumb"} and doc["env"]["CI"]["value"] == "true"
+    assert read(here / "dumb.json").env["TERM"].value == "dumb"  # where the twin reader finds it
+    monkeypatch.delenv("TERM")
+    assert main(["capture", "-q", "-o", "plain.json", "--", "false"]) == 1
+    capsys.readouterr()
+    assert main(["diff", "dumb.json", "plain.json", "--json"]) == 1
+    result = result_of(capsys.readouterr().out)
+    (term,) = [d for d in result["differences"] if d["key"] == "env:TERM"]
+    assert "dumb" in json.dumps(term) and not [n for n in result["not_comparable"] if n["key"] == "env:TERM"]
+    old = json.loads((here / "plain.json").read_text())
+    old["redaction"]["rulesVersion"] = 1
+    del old["env"]["TERM"]
+    (here / "old.json").write_text(json.dumps(old))
+    main(["diff", "dumb.json", "old.json", "--json"])
+    (lone,) = [n for n in result_of(capsys.readouterr().out)["not_comparable"] if n["key"] == "env:TERM"]
+    assert lone["note"] == "twin records TERM's value since its rules version 2; this capsule's are older"

@@ -6,8 +6,11 @@ import hashlib
 import hmac
 from pathlib import Path
 
-from runner.capture.envfacts import ALWAYS_LISTED, EnvOptions, env_facts, locale_tag, time_zone
+import pytest
+
+from runner.capture.envfacts import ALWAYS_LISTED, EnvOptions, env_facts, locale_tag, redaction, time_zone
 from runner.capture.scrub import Scrubber
+from runner.secretrules import RULES_VERSION
 
 ENV = {"TZ": "America/New_York", "LANG": "en_US.UTF-8", "PATH": "/usr/bin", "HOME": "/home/sam", "USER": "sam",
        "SSH_AUTH_SOCK": "/tmp/x", "XDG_RUNTIME_DIR": "/run/user/1", "npm_lifecycle_event": "test",
@@ -69,3 +72,39 @@ def test_the_scrubber_counts_per_rule_and_replaces_secret_values_and_home() -> N
     assert "s3cr3t-value-123" not in text and "/home/sam" not in text and "ghp_" not in text
     assert "~/src" in text
     assert scrub.scrubbed() == {"env-value": 1, "github-token": 1, "home-path": 1}
+
+
+# twin's value allowlist, rules version 2 (its privacy reference), in its order.
+TWIN_ALLOWLIST = ("CI", "TERM", "FORCE_COLOR", "NO_COLOR", "NODE_ENV", "NODE_OPTIONS", "TZ", "LANG", "LANGUAGE",
+                  "LC_ALL", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES", "LC_NUMERIC", "LC_TIME", "PYTHONHASHSEED",
+                  "PYTHONDONTWRITEBYTECODE", "PYTHONIOENCODING", "PYTHONUTF8", "GOFLAGS", "CGO_ENABLED",
+                  "RUST_BACKTRACE")
+CI_RUN = {"TERM": "dumb", "CI": "true", "COLUMNS": "80", "LINES": "24", "GITHUB_ACTIONS": "true", "GITLAB_CI": "true",
+          "BUILDKITE": "true", "NO_COLOR": "1", "FORCE_COLOR": "0", "NODE_ENV": "test", "PYTHONHASHSEED": "0",
+          "GOFLAGS": "-mod=mod", "LC_PAPER": "de_DE.UTF-8", "PYTHONIOENCODING": "utf-8", "PYTHONUTF8": "1",
+          "BUILD_NUMBER": "42", "TTY_COMPATIBLE": "1",
+          "PATH": "/usr/bin", "JAVA_HOME": "/opt/jdk", "HTTPS_PROXY": "http://proxy:3128", "APP_LANG": "de",
+          "GITHUB_TOKEN": "ghs_abcdef123456", "GITHUB_SHA": "0" * 40}
+
+
+def test_the_variables_always_listed_are_twins_own_list_and_the_rules_are_version_2() -> None:
+    assert ALWAYS_LISTED == TWIN_ALLOWLIST
+    found, included, scrub = facts({})
+    assert list(found) == list(TWIN_ALLOWLIST) and all(f == {"state": "absent"} for f in found.values())
+    assert RULES_VERSION == 2
+    res = env_facts({}, EnvOptions(), scrub)
+    assert redaction(res, scrub, RULES_VERSION, False)["rulesVersion"] == 2
+
+
+@pytest.mark.parametrize("name", ["TERM", "CI", "COLUMNS", "LINES", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE",
+                                  "NO_COLOR", "FORCE_COLOR", "NODE_ENV", "PYTHONHASHSEED", "GOFLAGS", "LC_PAPER",
+                                  "PYTHONIOENCODING", "PYTHONUTF8", "BUILD_NUMBER", "TTY_COMPATIBLE"])
+def test_what_decides_a_ci_failure_is_recorded_with_its_value(name: str) -> None:
+    found, included, _ = facts(CI_RUN)
+    assert found[name] == {"state": "set", "value": CI_RUN[name]} and name in included
+
+
+@pytest.mark.parametrize("name", ["PATH", "JAVA_HOME", "HTTPS_PROXY", "APP_LANG", "GITHUB_TOKEN", "GITHUB_SHA"])
+def test_everything_else_is_recorded_by_name_only(name: str) -> None:
+    found, included, _ = facts(CI_RUN)
+    assert found[name] == {"state": "set"} and name not in included

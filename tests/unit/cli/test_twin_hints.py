@@ -130,7 +130,8 @@ def test_inspect_puts_format_id_command_and_outcome_first(capsys: pytest.Capture
 
 
 def test_help_lists_the_topics_and_shows_each(capsys: pytest.CaptureFixture[str]) -> None:
-    from runner.cli.topics import TOPICS
+    from runner.cli.console import help_width
+    from runner.cli.topics import TOPICS, wrapped
 
     assert main(["help"]) == 0
     out = capsys.readouterr().out
@@ -138,7 +139,7 @@ def test_help_lists_the_topics_and_shows_each(capsys: pytest.CaptureFixture[str]
     for name in TOPICS:
         assert f"  {name}  " in out
         assert main(["help", name]) == 0
-        assert capsys.readouterr().out == TOPICS[name].text()
+        assert capsys.readouterr().out == wrapped(TOPICS[name].text(), help_width())
     assert main(["help", "topics"]) == 0
     assert "exit-codes" in capsys.readouterr().out
 

@@ -62,7 +62,7 @@ def _sample(p: Param) -> Any:
     """A valid value of the parameter, as an agent would send it."""
     return {"capsule": "c.json", "path": "some/file", "paths": ["k1.pem", "k2.pem"], "text": "word",
             "texts": ["a=b"], "env": ["TZ=UTC", "EMPTY="], "count": int(p.high if p.high is not None else 5),
-            "number": float(p.low or 0) + 1.0, "duration": "90s", "size": "512m", "flag": True,
+            "number": (float(p.low or 0) + float(p.high if p.high is not None else 2)) / 2, "duration": "90s", "size": "512m", "flag": True,
             "commit": "abc1234", "choice": p.choices[-1] if p.choices else None}[p.kind]
 
 

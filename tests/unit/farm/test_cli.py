@@ -55,9 +55,9 @@ def test_report_json_is_the_envelope_in_attention_order(db: Path, capsys: pytest
                                                     a["last_change"]["to"]) == ("n2", "not-reproduced", "reproduced")
     assert a["command"] == "replay caps/a.json" and res["window"] == 14 and res["groups"]["changed"] == 1
     b = res["rows"][1]
-    assert (b["rate"]["k"], b["rate"]["n"], b["rate"]["nights"]) == (4, 10, 1)
+    assert (b["rate"]["failed"], b["rate"]["runs"], b["rate"]["nights"], b["rate"]["confidence"]) == (4, 10, 1, 0.95)
     rate = next(r for r in res["last_night"]["results"] if r["path"] == "caps/b")["rate"]
-    assert (rate["k"], rate["n"]) == (4, 10)
+    assert (rate["failed"], rate["runs"]) == (4, 10)
 
 
 def test_report_since_keeps_the_last_nights(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -76,7 +76,7 @@ def test_report_text_is_attention_first_and_says_each_transition_once(
     assert "verdicts: 1 reproduced, 1 flaky" in text
     assert text.index("new failures and changed verdicts (1)") < text.index("newly flaky (1)")
     assert "replay caps/a.json" in text and "2026-12-02 not-reproduced -> reproduced" in text
-    assert "4/10 (17%-69%), 1 night(s)" in text
+    assert "4/10 (17–69 %), 1 night(s)" in text
 
 
 def test_history_by_id_prefix_by_recorded_path_and_by_content(db: Path, tmp_path: Path,

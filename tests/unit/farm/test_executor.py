@@ -23,7 +23,7 @@ from runner.farm.options import FarmOptions
 from runner.farm.prepare import Prepared
 from runner.farm.sides import CapsuleRunner
 from runner.farm.store import NightEntry, SqlStore
-from runner.verdict.judge import Attempt, expected_of
+from runner.verdict.judge import Attempt, Expected, expected_of
 from runner.build.plan import Plan
 from runner.build.planner import make_plan
 from runner.workers.message import done_from_json, done_to_json, image_plan_of, work_from_json, work_to_json
@@ -97,8 +97,48 @@ def test_a_round_of_attempts_goes_as_one_task_whose_id_names_its_attempts(store:
 def test_attempts_that_disagree_get_one_more_round_up_to_the_maximum(store: SqlStore, prepared: Prepared) -> None:
     ex = Scripted([OK, OTHER])
     result = _runner(store, ex).judge(prepared)
-    assert [len(w.attempt_ids) for w, _ in ex.sent] == [3, 2]  # K, then max - K at once
-    assert len(store.attempts("n1", "c1", "recorded")) == 5 and result.rate is not None and result.rate.n == 5
+    assert [len(w.attempt_ids) for w, _ in ex.sent] == [3, 2]  # K, then (they disagree) the fewest more that could decide, at most max - K
+    assert len(store.attempts("n1", "c1", "recorded")) == 5 and result.rate is not None and result.rate.runs == 5
+
+
+FAILS = Attempt(1, None, "exit1:aaaa", ("Error: boom",), 0.2, classification="recorded")
+PASSES = Attempt(0, None, "exit0:bbbb", (), 0.2, classification="pass")
+
+
+class BySide(Scripted):
+    """The recorded commit's runs and REF's each from their own script, run by run (repeating)."""
+
+    def __init__(self, recorded: list[Attempt], ref: list[Attempt]) -> None:
+        super().__init__()
+        self.scripts = {"recorded": recorded, "ref": ref}
+
+    def run(self, work: Work, resumed: bool = False) -> Done:
+        script = self.scripts[work.side]
+        offset = sum(len(w.attempt_ids) for w, _ in self.sent if w.side == work.side)  # that side's runs so far
+        self.sent.append((work, resumed))
+        atts = [script[(offset + i) % len(script)] for i in range(len(work.attempt_ids))]
+        return Done(tuple(zip(work.attempt_ids, atts)), image_digest="sha256:feed", built=True)
+
+
+@pytest.mark.parametrize(("recorded", "ref", "verdict", "ref_runs"), [
+    ([FAILS], [PASSES], "fixed", 5),  # 3/3 at the commit: five straight passes at REF decide
+    ([FAILS], [PASSES, FAILS], "not-fixed", 2),  # the first failure as recorded decides
+    ([FAILS, PASSES], [PASSES], "inconclusive", 10),  # flaky at the commit: 10 passes are not enough yet
+    ([PASSES], [PASSES], "inconclusive", 0),  # never came back at its commit: no REF attempt
+])
+def test_ref_runs_one_at_a_time_until_the_fix_is_decided_against_the_nights_rate(
+        store: SqlStore, prepared: Prepared, recorded: list[Attempt], ref: list[Attempt], verdict: str,
+        ref_runs: int) -> None:
+    failing = dataclasses.replace(prepared, expected=Expected(True, 1, None, "exit1:aaaa", ("Error: boom",)),
+                                  ref_plan=prepared.plan)
+    ex = BySide(recorded, ref)
+    runner = CapsuleRunner(store, ex, night("n1", "2026-12-01T00:00:00Z", None),  # type: ignore[arg-type]
+                           FarmOptions(attempts=3, max_attempts=10, ref="abc1234"), threading.Event())
+    result = runner.judge(failing)
+    assert result.ref_verdict == verdict, result.reason
+    assert len(store.attempts("n1", "c1", "ref")) == ref_runs
+    assert all(len(w.attempt_ids) == 1 for w, _ in ex.sent if w.side == "ref")
+    assert f"at abc1234: {verdict}" in result.reason
 
 
 def test_a_late_duplicate_or_a_missing_attempt_adds_no_record(store: SqlStore, prepared: Prepared) -> None:
@@ -131,7 +171,7 @@ def test_a_resumed_coordinator_collects_the_task_it_had_sent_and_sends_no_new_on
     ex = Scripted()
     result = _runner(store, ex).judge(prepared)
     assert [(w.task_id, w.attempt_ids, resumed) for w, resumed in ex.sent] == [(task, attempt_ids(task, 3), True)]
-    assert result.verdict == "reproduced" and result.rate is not None and result.rate.n == 3
+    assert result.verdict == "reproduced" and result.rate is not None and result.rate.runs == 3
 
 
 def test_a_local_attempt_left_started_by_a_kill_is_never_collected(store: SqlStore, prepared: Prepared) -> None:

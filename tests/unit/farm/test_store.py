@@ -29,7 +29,7 @@ def _sql(path: Path, statement: str) -> list[tuple[object, ...]]:
 
 
 def test_a_new_history_is_at_the_latest_schema_in_wal_mode(store: SqlStore) -> None:
-    assert _sql(store.path, "SELECT version FROM schema_version ORDER BY version") == [(v.version,) for v in schema.MIGRATIONS] == [(1,), (2,), (3,), (4,)]
+    assert _sql(store.path, "SELECT version FROM schema_version ORDER BY version") == [(v.version,) for v in schema.MIGRATIONS] == [(1,), (2,), (3,), (4,), (5,)]
     assert _sql(store.path, "PRAGMA journal_mode") == [("wal",)]
 
 
@@ -45,6 +45,29 @@ def test_an_older_history_is_migrated_keeping_its_rows(tmp_path: Path) -> None:
     store.add_result(result("n1", "c1"))
     with pytest.raises(sqlite3.DatabaseError, match="never changed"):  # version 2's trigger is in place
         _sql(path, "UPDATE results SET verdict = 'fixed'")
+
+
+def test_a_version_4_history_gains_signature_sets_and_what_was_not_applied(tmp_path: Path) -> None:
+    """Results written before version 5 read back with their one signature as the set, no
+    fidelity notes and the 95 % their rates were stated at; new results keep all three."""
+    path = tmp_path / "v4.sqlite"
+    with connect(path).begin() as conn:
+        assert schema.migrate(conn, upto=4) == [1, 2, 3, 4]
+        conn.execute("INSERT INTO nights (id, started_at, sources, options, replay_version) "
+                     "VALUES ('n1', '2026-11-30T00:00:00Z', '[]', '{}', '0.0.9')")
+        conn.execute("INSERT INTO results (night_id, capsule_id, path, format, verdict, signature, key_lines, reason, "
+                     "rate_k, rate_n, rate_low, rate_high, duration_s, replay_version, finished_at, also_at) VALUES "
+                     "('n1', 'old', 'caps/old.json', 'twin', 'flaky', 'exit1:aaaa', '[]', '', 2, 5, 0.1176, 0.7693, "
+                     "1.0, '0.0.9', '2026-11-30T01:00:00Z', '[]')")
+    store = SqlStore(path)
+    [old] = store.night("n1").results
+    assert (old.signatures, old.not_applied, old.rate) == (("exit1:aaaa",), (), Rate(2, 5, 0.1176, 0.7693, 0.95))
+    assert store.marks("n1") == [("old", "flaky", "exit1:aaaa", None, None, 2, 5, None)]
+    store.add_result(result("n1", "new", "flaky", signature="exit0:bbbb", signatures=("exit0:bbbb", "exit1:aaaa"),
+                            rate=Rate.of(2, 5, 0.99), not_applied=("env API_KEY: not applied (value not recorded)",)))
+    new = next(r for r in store.night("n1").results if r.capsule_id == "new")
+    assert (new.signatures, new.rate, new.not_applied) == (("exit0:bbbb", "exit1:aaaa"), Rate.of(2, 5, 0.99),
+                                                           ("env API_KEY: not applied (value not recorded)",))
 
 
 def test_a_history_from_a_newer_replay_is_refused(tmp_path: Path) -> None:

@@ -1,13 +1,27 @@
-""""Since last night": what changed for each capsule between two nights."""
+""""Since last night": what changed for each capsule, with a flaky failure's noise held back
+(--fixed-after nights in a row without the failure before it counts as gone; a flaky
+capsule's signatures kept as a set), and the attention groups on the same rules."""
 from __future__ import annotations
 
-from runner.farm.history import transitions
+from typing import Any
+
+import pytest
+
+from runner.farm.attention import build, mark_of
+from runner.farm.history import standings, transitions
+from runner.farm.model import CapsuleResult, Night
 
 from tests.unit.farm.records import night, result
 
+FAIL, PASS, OTHER = "exit1:aaaa", "exit0:bbbb", "exit1:cccc"
 
-def _night(nid: str, *results: object) -> object:
+
+def _night(nid: str, *results: object) -> Night:
     return night(nid, "2026-12-01T00:00:00Z", results=tuple(results))  # type: ignore[arg-type]
+
+
+def _moves(nights: list[Night], fixed_after: int = 3) -> set[tuple[str, str, str, str]]:
+    return {(t.capsule_id, t.kind, t.before, t.after) for t in transitions(nights, fixed_after)}
 
 
 def test_each_kind_of_change_is_named() -> None:
@@ -15,25 +29,89 @@ def test_each_kind_of_change_is_named() -> None:
                     result("n1", "c", "reproduced"), result("n1", "d", "reproduced"),
                     result("n1", "e", "reproduced", ref="abc1234", ref_verdict="not-fixed"),
                     result("n1", "f", "reproduced", signature="exit1:x"), result("n1", "gone", "reproduced"),
-                    result("n1", "g", "reproduced"))
+                    result("n1", "g", "reproduced"), result("n1", "h", "reproduced"))
     after = _night("n2", result("n2", "a", "reproduced"), result("n2", "b", "reproduced", signature="exit1:y"),
                    result("n2", "c", "flaky"), result("n2", "d", "broken", reason="does not verify"),
                    result("n2", "e", "reproduced", ref="abc1234", ref_verdict="fixed"),
                    result("n2", "f", "reproduced", signature="exit1:x"), result("n2", "new", "not-reproduced"),
-                   result("n2", "g", "not-reproduced"))
-    got = {(t.capsule_id, t.kind, t.before, t.after) for t in transitions(before, after)}  # type: ignore[arg-type]
-    assert got == {
+                   result("n2", "g", "not-reproduced"), result("n2", "h", "different-failure"))
+    assert _moves([before, after], fixed_after=1) == {
         ("a", "newly-reproducing", "not-reproduced", "reproduced"),
         ("b", "signature-changed", "reproduced", "reproduced"),
         ("c", "flaky", "reproduced", "flaky"),
         ("d", "broken", "reproduced", "broken"),
         ("e", "fixed", "not-fixed", "fixed"),
         ("new", "new", "new", "not-reproduced"),
-        ("g", "other", "reproduced", "not-reproduced"),
+        ("g", "no-longer-reproducing", "reproduced", "not-reproduced"),
+        ("h", "other", "reproduced", "different-failure"),
     }
 
 
 def test_a_fix_already_seen_last_night_is_not_news() -> None:
     before = _night("n1", result("n1", "e", "reproduced", ref="abc1234", ref_verdict="fixed"))
     after = _night("n2", result("n2", "e", "reproduced", ref="abc1234", ref_verdict="fixed"))
-    assert transitions(before, after) == ()  # type: ignore[arg-type]
+    assert transitions([before, after]) == ()
+
+
+@pytest.mark.parametrize("fixed_after", [1, 2, 3, 5])
+def test_a_failure_counts_as_gone_only_after_n_nights_in_a_row_without_it(fixed_after: int) -> None:
+    verdicts = ["reproduced", "flaky"] + ["not-reproduced"] * 6
+    nights = [_night(f"n{i}", result(f"n{i}", "c", v)) for i, v in enumerate(verdicts)]
+    said = {i: _moves(nights[:i + 1], fixed_after) for i in range(2, len(nights))}
+    gone_at = 1 + fixed_after  # the fixed_after-th night without the failure
+    assert said[gone_at] == {("c", "no-longer-reproducing", "flaky", "not-reproduced")}
+    assert all(not moved for i, moved in said.items() if i != gone_at)  # before it and after it: nothing
+
+
+def test_a_night_with_the_failure_starts_the_count_again() -> None:
+    verdicts = ["reproduced", "not-reproduced", "not-reproduced", "flaky", "not-reproduced", "not-reproduced"]
+    assert [s for s, _ in standings(verdicts, 3)] == ["reproduced"] * 3 + ["flaky"] * 3  # never 3 in a row
+    assert [held for _, held in standings(verdicts, 3)] == [0, 1, 2, 0, 1, 2]
+    nights = [_night(f"n{i}", result(f"n{i}", "c", v)) for i, v in enumerate(verdicts)]
+    assert _moves(nights[:3]) == set()  # two nights without it: still reproducing
+    assert _moves(nights[:4]) == {("c", "flaky", "reproduced", "flaky")}  # it stood as reproduced until then
+    assert _moves(nights) == set()
+
+
+def test_a_flaky_capsules_known_signatures_are_no_change() -> None:
+    def flaky(nid: str, common: str, *seen: str) -> CapsuleResult:
+        return result(nid, "c", "flaky", signature=common, signatures=tuple(sorted(seen)))
+
+    n1 = _night("n1", flaky("n1", FAIL, FAIL, PASS))
+    n2 = _night("n2", flaky("n2", PASS, FAIL, PASS))  # the most common one flipped: no news
+    assert _moves([n1, n2]) == set()
+    n3 = _night("n3", result("n3", "c", "reproduced", signature=FAIL, signatures=(FAIL,)))
+    n4 = _night("n4", result("n4", "c", "reproduced", signature=OTHER, signatures=(OTHER,)))
+    assert _moves([n1, n2, n3]) == {("c", "newly-reproducing", "flaky", "reproduced")}
+    assert _moves([n1, n2, n3, n4]) == {("c", "signature-changed", "reproduced", "reproduced")}  # never seen before
+
+
+def _view(plan: dict[str, list[str | None]], **extra: Any) -> dict[str, Any]:
+    nights = []
+    count = max(len(v) for v in plan.values())
+    for i in range(count):
+        results = tuple(result(f"n{i}", cid, v, signature=FAIL if v in ("reproduced", "flaky") else PASS,
+                               **extra.get(cid, {}))
+                        for cid, vs in plan.items() if (v := vs[i]) is not None)
+        nights.append(night(f"n{i}", f"2026-12-0{i + 1}T03:00:00Z", results=results))
+    marks = [[mark_of(r) for r in n.results] for n in nights[:-1]]
+    view = build(nights, marks, lambda i: {r.capsule_id: (r.path, False) for r in nights[i].results})
+    return {r.capsule_id: r for r in view.rows}
+
+
+def test_a_capsule_never_reproduced_here_has_its_own_group_with_what_was_not_applied() -> None:
+    rows = _view({"never": ["not-reproduced", "different-failure", "not-reproduced"],
+                  "once": ["reproduced", "not-reproduced", "not-reproduced"],
+                  "broken": ["broken", "broken", "broken"]},
+                 never={"not_applied": ("env API_KEY: not applied (value not recorded)",)})
+    assert rows["never"].group == "never-reproduced" and rows["never"].news
+    assert rows["never"].not_applied == ("env API_KEY: not applied (value not recorded)",)
+    # reproduced once, then two nights without it: still standing as reproducing, nothing new
+    assert (rows["once"].group, rows["once"].verdict, rows["once"].standing, rows["once"].held) == (
+        "steady", "not-reproduced", "reproduced", 2)
+    assert rows["broken"].group == "steady"  # no verdict ever: trouble of its own, not "never reproduced"
+
+
+def test_a_flaky_capsule_stays_still_flaky_through_a_quiet_night() -> None:
+    rows = _view({"c": ["flaky", "flaky", "not-reproduced", "flaky"]})
+    assert (rows["c"].group, rows["c"].last_change.before) == ("still-flaky", "new")

@@ -1,5 +1,6 @@
-"""Verdicts from attempts (K, then more only where they disagree), the Wilson interval,
---ref judged like --patch, and broken vs infra-error from replay's typed errors."""
+"""Verdicts from attempts (K, then more only while they disagree), the rate of the one rate
+model, --ref judged like --patch against that rate, and broken vs infra-error from replay's
+typed errors."""
 from __future__ import annotations
 
 import pytest
@@ -9,35 +10,15 @@ from runner.errors import (BuildFailed, CapsuleError, CapsuleRefused, EngineUnav
 from runner.build.source import RemoteFailed
 from runner.engine.buildlog import build_failure
 from runner.errors import Exit
-from runner.farm.verdict import decide, more_attempts, ref_done, ref_judgement, unjudged, wilson
+from runner.farm.options import FarmOptions
+from runner.farm.verdict import decide, kinds_of, ref_judgement, unjudged
 from runner.replay import Expected
+from runner.verdict.rate import Rate
 
 from tests.unit.farm.records import attempt
 
 FAILS = Expected(True, 1, None, "exit1:aaaa", ("Error: boom",))
 PASSES = Expected(False, 0, None, None)
-
-
-@pytest.mark.parametrize("k, n, low, high", [(0, 3, 0.0, 0.5615), (3, 3, 0.4385, 1.0), (5, 10, 0.2366, 0.7634),
-                                            (1, 10, 0.0179, 0.4042)])
-def test_wilson_interval(k: int, n: int, low: float, high: float) -> None:
-    rate = wilson(k, n)
-    assert (rate.k, rate.n) == (k, n)
-    assert rate.low == pytest.approx(low, abs=1e-4) and rate.high == pytest.approx(high, abs=1e-4)
-
-
-def test_no_attempt_gives_the_whole_interval() -> None:
-    assert (wilson(0, 0).low, wilson(0, 0).high) == (0.0, 1.0)
-
-
-@pytest.mark.parametrize("kinds, more", [
-    ([], 3), (["recorded"], 2), (["recorded"] * 3, 0), (["pass"] * 3, 0),
-    (["recorded", "pass", "recorded"], 7),  # the first three disagree: up to ten
-    (["recorded", "recorded", "inconclusive"], 7),  # a timeout disagrees too
-    (["recorded", "pass"] * 5, 0), (["recorded"] * 2 + ["pass"] * 9, 0),
-])
-def test_more_attempts_only_where_the_first_disagree(kinds: list[str], more: int) -> None:
-    assert more_attempts(kinds, 3, 10) == more
 
 
 def _records(*kinds: str, signature: str = "exit1:aaaa") -> list:
@@ -46,50 +27,67 @@ def _records(*kinds: str, signature: str = "exit1:aaaa") -> list:
             for i, k in enumerate(kinds, 1)]
 
 
+@pytest.mark.parametrize("kinds, more", [
+    ([], 3), (["recorded"], 2), (["recorded"] * 3, 0), (["pass"] * 3, 0),
+    (["recorded", "pass", "recorded"], 4),  # they disagree: the fewest more that could decide (4 more failures), at once
+    (["recorded", "pass"] * 5, 0),  # the night's budget (--max-attempts 10) is spent
+])
+def test_a_night_runs_k_attempts_then_more_only_while_they_disagree(kinds: list[str], more: int) -> None:
+    assert FarmOptions(attempts=3, max_attempts=10).sampling.series_batch(kinds_of(_records(*kinds))) == more
+
+
 def test_all_attempts_as_recorded_is_reproduced_with_its_rate() -> None:
     d = decide(FAILS, _records("recorded", "recorded", "recorded"))
     assert (d.verdict, d.signature, d.exit_code, d.key_lines) == ("reproduced", "exit1:aaaa", 1, ("Error: boom",))
-    assert (d.rate.k, d.rate.n) == (3, 3)
+    assert d.rate == Rate.of(3, 3) and d.signatures == ("exit1:aaaa",)
 
 
-def test_mixed_attempts_are_flaky_with_the_rate_of_the_reproducing_ones() -> None:
-    d = decide(FAILS, _records(*(["recorded", "pass"] * 3), "pass", "pass", "recorded", "pass"))
+def test_mixed_attempts_are_flaky_with_the_rate_and_every_signature() -> None:
+    d = decide(FAILS, _records(*(["recorded", "pass"] * 3), "pass", "pass", "recorded", "pass"), confidence=0.99)
     assert d.verdict == "flaky"
-    assert (d.rate.k, d.rate.n) == (4, 10)
-    assert d.rate.low < 0.4 < d.rate.high
+    assert d.rate == Rate.of(4, 10, 0.99)
+    assert d.signatures == ("exit0:bbbb", "exit1:aaaa")  # a flaky capsule's signatures, as a set
 
 
 def test_another_failure_and_a_pass_in_the_vocabulary() -> None:
     assert decide(FAILS, _records("other", "other", "other", signature="exit1:cccc")).verdict == "different-failure"
     assert decide(FAILS, _records("pass", "pass", "pass")).verdict == "not-reproduced"
     assert decide(PASSES, _records("recorded", "recorded", "recorded")).verdict == "reproduced"
-    assert decide(FAILS, [attempt("n", "c", 1, "inconclusive", timed_out=True)]).verdict == "inconclusive"
+    timed_out = decide(FAILS, [attempt("n", "c", 1, "inconclusive", timed_out=True)])
+    assert timed_out.verdict == "inconclusive" and timed_out.rate is None
 
 
-def test_ref_follows_the_one_fix_table_with_the_same_nights_own_commit_verdict_as_baseline() -> None:
-    def fix(baseline: str, *kinds: str) -> str:
-        return ref_judgement(FAILS, baseline, _records(*kinds)).verdict  # type: ignore[arg-type]
+def test_ref_is_judged_by_the_one_fix_judgement_against_the_nights_own_commit_rate() -> None:
+    def fix(baseline: Rate, *kinds: str) -> str:
+        return ref_judgement(FAILS, baseline, _records(*kinds), "abc1234").verdict
 
-    assert fix("reproduced", "pass", "pass", "pass") == "fixed"
-    assert fix("reproduced", "recorded") == "not-fixed"
-    assert fix("reproduced", "pass", "recorded") == "flaky"  # the old farm mapping said not-fixed
-    assert fix("flaky", "other") == "different-failure"
-    assert fix("reproduced", "inconclusive") == "inconclusive"
-    assert fix("not-reproduced", "pass", "pass", "pass") == "inconclusive"
-    assert fix("different-failure", "pass", "pass", "pass") == "inconclusive"
-    assert ref_judgement(PASSES, "reproduced", _records("pass")).verdict == "inconclusive"
+    deterministic = Rate.of(3, 3)
+    assert fix(deterministic, *["pass"] * 5) == "fixed"
+    assert fix(deterministic, *["pass"] * 3) == "inconclusive"  # 3 passes do not outweigh 3 failures
+    assert fix(deterministic, "recorded") == "not-fixed"
+    assert fix(deterministic, "pass", "recorded") == "not-fixed"
+    assert fix(Rate.of(5, 10), "other", "other", "other") == "different-failure"
+    assert fix(deterministic, "inconclusive") == "inconclusive"
+    assert fix(Rate.of(0, 3), *["pass"] * 5) == "inconclusive"  # the failure never came back: nothing to fix
+    assert fix(Rate.of(5, 10), *["pass"] * 5) == "inconclusive"  # a flaky failure needs more straight passes
+    judged = ref_judgement(FAILS, Rate.of(5, 10), _records(*["pass"] * 5), "abc1234")
+    assert judged.more_passes == 8 and "at abc1234" in judged.why
     # the same function --patch uses, not a copy of it
     from runner.verdict.judge import judge_fix
     from runner.farm.verdict import as_attempt
     for kinds in (("pass",), ("pass", "recorded"), ("recorded",), ("other",)):
         recs = _records(*kinds)
-        assert ref_judgement(FAILS, "reproduced", recs) == judge_fix(FAILS, "reproduced", [as_attempt(r) for r in recs])
+        assert ref_judgement(FAILS, deterministic, recs, "R") == judge_fix(
+            FAILS, deterministic, [as_attempt(r) for r in recs], "the recorded commit", "at R")
 
 
-def test_ref_attempts_stop_at_the_first_that_does_not_pass() -> None:
-    assert not ref_done(_records("pass", "pass"), 3)
-    assert ref_done(_records("pass", "pass", "pass"), 3)
-    assert ref_done(_records("pass", "recorded"), 10)
+def test_ref_attempts_go_one_at_a_time_until_decided() -> None:
+    sampling = FarmOptions(attempts=3, max_attempts=10).sampling
+    base = Rate.of(3, 3)
+    assert sampling.fix_next(base, kinds_of(_records("pass", "pass"))) is not None
+    assert sampling.fix_next(base, kinds_of(_records(*["pass"] * 5))) is None  # fixed
+    assert sampling.fix_next(base, kinds_of(_records("pass", "recorded"))) is None  # not fixed
+    assert sampling.fix_next(Rate.of(0, 3), []) is None  # nothing to fix: no REF attempt
 
 
 @pytest.mark.parametrize("exc, verdict", [

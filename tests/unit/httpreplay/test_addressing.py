@@ -55,3 +55,29 @@ def test_candidates_avoid_every_route_of_this_host() -> None:
     assert all(s.subnet_of(POOL) and not any(s.overlaps(t) for t in taken) for s in found)
     assert found != sorted(found)  # shuffled: parallel replays rarely try the same subnet first
     assert list(candidates(3, [POOL])) == []
+
+
+def test_a_recorded_address_gets_a_subnet_around_it_and_is_its_own_host() -> None:
+    from runner.httpreplay.addressing import literal_subnets
+
+    subnets = literal_subnets(["10.1.2.3"], 2, [])
+    assert subnets[0] == IPv4Network("10.1.2.0/26") and all(s.prefixlen < 27 for s in subnets)
+    plan = plan_addresses(["10.1.2.3", "api.example"], subnets[0], ["10.1.2.3"])
+    assert plan.hosts["10.1.2.3"] == "10.1.2.3" and IPv4Address(plan.hosts["api.example"]) in subnets[0]
+    assert IPv4Address("10.1.2.3") not in plan.ip_range and plan.gateway in plan.ip_range
+    assert plan.hosts["api.example"] != str(plan.gateway)
+    # two addresses far apart in a /24, one of them where the gateway would go
+    wide = literal_subnets(["10.1.2.1", "10.1.2.200"], 2, [])[0]
+    plan = plan_addresses(["10.1.2.1", "10.1.2.200"], wide, ["10.1.2.1", "10.1.2.200"])
+    assert wide == IPv4Network("10.1.2.0/24") and plan.gateway not in (IPv4Address("10.1.2.1"), IPv4Address("10.1.2.200"))
+    assert not any(IPv4Address(a) in plan.ip_range for a in plan.hosts.values())
+
+
+def test_no_subnet_for_an_address_this_machine_reaches_itself() -> None:
+    from runner.httpreplay.addressing import literal_subnets, route_entries
+
+    assert literal_subnets(["192.0.2.77"], 1, [IPv4Network("192.0.2.0/24")]) == []
+    assert literal_subnets(["10.0.0.9", "10.200.0.1"], 2, []) == []  # no /16 holds both
+    assert route_entries(ROUTES)[-1] == ("rplx", IPv4Network("172.16.5.0/24"))
+    with pytest.raises(AddressSpaceError, match="does not hold"):
+        plan_addresses(["10.1.2.0"], IPv4Network("10.1.2.0/24"), ["10.1.2.0"])  # the network address itself

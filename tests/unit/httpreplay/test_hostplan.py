@@ -21,9 +21,10 @@ def test_aliases_and_the_calls_left_out_with_why() -> None:
         call(6, "https://mixed.example.com/"), call(7, "ftp://files.example.com/f"),
         call(8, "https://tracker.ads.example/"),
     ], denied_hosts=["*.ads.example"])
-    assert plan.hosts == ("api.example.com", "mixed.example.com")
-    assert sorted(plan.unservable) == [2, 3, 7, 8]
-    assert "not a DNS name" in plan.unservable[2] and "localhost" in plan.unservable[3]
+    # an IPv4 address is offered: the sidecar holds it on the replay network (addressing.literal_subnets)
+    assert plan.hosts == ("10.0.0.5", "api.example.com", "mixed.example.com") and plan.literals == ("10.0.0.5",)
+    assert sorted(plan.unservable) == [3, 7, 8]
+    assert "localhost is loopback" in plan.unservable[3]
     assert "scheme ftp" in plan.unservable[7] and "denied" in plan.unservable[8]
     # every call of gone.example.com failed dns: no address, the resolver answers NXDOMAIN and sees the lookup
     assert dict(plan.dns_failed) == {"gone.example.com": (4,)} and dict(plan.unobservable) == {}
@@ -74,3 +75,32 @@ def test_url_with_an_impossible_port_is_unservable_not_a_server_crash() -> None:
     plan = plan_hosts([call(1, "https://api.example.com:99999/"), call(2, "https://api.example.com/")])
     assert list(plan.unservable) == [1] and "port" in plan.unservable[1]
     assert plan.hosts == ("api.example.com",)
+
+
+def test_loopback_ipv6_and_unholdable_addresses_are_not_offered_and_say_why() -> None:
+    calls = [call(1, "http://127.0.0.1:8080/a"), call(2, "http://127.0.0.1:8080/b"), call(3, "http://[::1]/"),
+             call(4, "http://[2001:db8::1]/"), call(5, "http://224.0.0.1/"), call(6, "http://169.254.169.254/"),
+             call(7, "http://0.1.2.3/"), call(8, "http://app.localhost/"), call(9, "https://203.0.113.9/x")]
+    plan = plan_hosts(calls)
+    assert plan.hosts == ("203.0.113.9",) and plan.literals == ("203.0.113.9",)
+    assert "loopback" in plan.unservable[1] and "loopback" in plan.unservable[3] and "loopback" in plan.unservable[8]
+    assert "IPv6" in plan.unservable[4]
+    assert all("container on the replay network can hold" in plan.unservable[n] for n in (5, 6, 7))
+    groups = plan.unservable_by_host(calls)
+    assert groups[0][:2] == ("127.0.0.1:8080", (1, 2))  # one line per host and port, every call named
+
+
+def test_a_literal_refused_at_open_is_left_out_with_the_reason() -> None:
+    calls = [call(1, "http://10.9.8.7/x"), call(2, "https://api.example.com/")]
+    plan = plan_hosts(calls, (), {"10.9.8.7": "10.9.8.7: this machine's own network holds that address"})
+    assert plan.hosts == ("api.example.com",) and plan.literals == ()
+    assert plan.unservable[1].endswith("holds that address")
+
+
+def test_calls_document_carries_the_rules_and_the_request_headers() -> None:
+    calls = [HttpCall(1, 0.0, HttpRequest("GET", "https://api.example.com/x", (("X-Variant", "a"),)),
+                      HttpResponse(200))]
+    doc = json.loads(calls_document(calls, plan_hosts(calls), {"api.example.com": "172.16.9.128"},
+                                    ignore=["TS", "X-Request-Id", "ts"])[0])
+    assert doc["rules"] == {"ignore": ["ts", "x-request-id"]}
+    assert doc["calls"][0]["headers"] == [["X-Variant", "a"]]

@@ -101,3 +101,36 @@ def test_nearest_among_equals_is_the_most_alike_url_even_if_served() -> None:
     matcher.take(m.from_target("GET", "https", "h", 443, "/v1/greeting"))
     near, diffs = matcher.nearest(m.from_target("GET", "https", "h", 443, "/v1/greetings"))
     assert near.seq == 1 and [d.part for d in diffs] == ["path"]
+
+
+def hrec(seq: int, url: str, headers: tuple[tuple[str, str], ...] = (), body: bytes = b"") -> m.Recorded:
+    return m.Recorded(seq, m.parse_url("GET" if not body else "POST", url, body, headers), m.Response(200, "OK", (), b""))
+
+
+def test_ignored_parameters_and_body_members_take_no_part_and_are_no_difference() -> None:
+    matcher = m.Matcher([hrec(1, "https://h/p?q=1&sig=old"), hrec(2, "https://h/p", body=b'{"a": 1, "sig": "old"}')],
+                        m.Rules(["SIG"]))
+    assert matcher.take(m.from_target("GET", "https", "h", 443, "/p?sig=new&q=1")).seq == 1
+    assert matcher.take(m.from_target("POST", "https", "h", 443, "/p", b'{"sig": "new", "a": 1}')).seq == 2
+    assert m.differences(m.parse_url("GET", "https://h/p?sig=x"), m.parse_url("GET", "https://h/p"), m.Rules(["sig"])) == ()
+    assert [d.part for d in m.differences(m.parse_url("GET", "https://h/p?sig=x"), m.parse_url("GET", "https://h/p"))] == ["query"]
+
+
+def test_a_request_differing_only_in_volatile_values_is_served_in_recorded_order_and_says_so() -> None:
+    matcher = m.Matcher([hrec(1, "https://h/poll?ts=1690000000000"), hrec(2, "https://h/poll?ts=1690000005000"),
+                         hrec(3, "https://h/poll?page=2&ts=1690000009000")])
+    asked = m.from_target("GET", "https", "h", 443, "/poll?ts=1760000000000")
+    assert matcher.take(asked) is None  # not an exact match
+    first, second = matcher.take_volatile(asked), matcher.take_volatile(asked)
+    assert first is not None and second is not None and (first[0].seq, second[0].seq) == (1, 2)
+    assert first[1] == ["query ts: 1760000000000 (recorded 1690000000000, unix time)"]
+    assert matcher.take_volatile(asked) is None  # #3 differs in a parameter as well
+    assert matcher.take_volatile(m.from_target("GET", "https", "h", 443, "/poll?ts=abc")) is None
+
+
+def test_headers_choose_among_matching_calls_unless_ignored() -> None:
+    calls = [hrec(1, "https://h/v", (("X-Variant", "a"),)), hrec(2, "https://h/v", (("X-Variant", "b"),))]
+    asked = m.from_target("GET", "https", "h", 443, "/v", headers=(("x-variant", "b"),))
+    assert m.Matcher(calls).take(asked).seq == 2
+    assert m.Matcher(calls, m.Rules(["x-variant"])).take(asked).seq == 1  # recorded order again
+    assert m.load_rules({"rules": {"ignore": ["TS"]}}).kept((("ts", "1"), ("a", "2"))) == (("a", "2"),)

@@ -34,11 +34,14 @@ def test_last_attempt_served_unmatched_unused() -> None:
     assert report.served[0].approximated == "why not"
     (u,) = report.unmatched
     assert (u.nearest, u.nearest_request, u.differences[0].part) == (1, "GET https://h.example/1", "path")
-    assert [(c.seq, c.why) for c in report.unused] == [(1, "never requested"), (3, "host is an IP")]
+    assert [(c.seq, c.why) for c in report.unused] == [(1, "never requested")]
+    # a call the replay could not offer is not "never requested": it was named before the first attempt
+    assert [(c.seq, c.why) for c in report.unservable] == [(3, "host is an IP")]
     assert report.notes == ("java", "#4: refused", "something odd")
     assert not report.clean
     text = "\n".join(report.lines())
-    assert text.startswith("HTTP: 1 served, 1 unmatched, 2 unused, 0 unrecorded host(s)")
+    assert text.startswith("HTTP: 1 served, 1 unmatched, 1 unused, 1 not served, 0 unrecorded host(s)")
+    assert "  not served #3 GET https://h.example/3 (host is an IP)" in text
     assert "UNMATCHED GET https://h.example/9 (nearest #1 GET https://h.example/1)" in text
     assert encode(report)["unmatched"][0]["differences"] == [{"part": "path", "why": "'/9' != recorded '/1'"}]
 

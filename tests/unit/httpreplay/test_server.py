@@ -279,3 +279,26 @@ def test_a_host_that_first_failed_to_resolve_fails_that_lookup_then_answers(runn
         dns.close()
     outcomes = {e["seq"]: e["outcome"] for e in running.event_list() if e["event"] == "served"}
     assert outcomes == {14: "error dns: nxdomain", 15: "response 200"}
+
+
+def test_a_cache_buster_is_served_and_an_ignored_parameter_matches(tmp_path: Path) -> None:
+    plain = [h for h in HOSTS if h["name"] == "plain.example.com"]
+    calls = [_call(1, "GET", "http://plain.example.com/feed?_ts=1&v=1690000000000", body=b"feed"),
+             _call(2, "GET", "http://plain.example.com/item?id=4&sig=recorded", body=b"item")]
+    issued = ReplayCA("test").issue("plain.example.com")
+    (tmp_path / "h2.crt").write_bytes(issued.cert_pem)
+    (tmp_path / "h2.key").write_bytes(issued.key_pem)
+    events = tmp_path / "events.jsonl"
+    server = srv.ReplayServer({"version": 2, "hosts": plain, "calls": calls, "rules": {"ignore": ["SIG"]}},
+                              str(tmp_path), srv.EventLog(str(events)), port_map={80: 0})
+    ports = server.start()
+    try:
+        conn = http.client.HTTPConnection(ADDRESS["plain.example.com"], ports[("plain.example.com", 80)], timeout=5)
+        assert _get(conn, "/feed?_ts=99&v=1760000000000")[3] == b"feed"
+        assert _get(conn, "/item?sig=mine&id=4")[3] == b"item"
+        assert _get(conn, "/item?sig=mine&id=5")[0] == 599
+    finally:
+        server.shutdown()
+    served = [json.loads(line) for line in events.read_text().splitlines() if '"served"' in line]
+    assert served[0]["seq"] == 1 and served[0]["volatile"] == ["query v: 1760000000000 (recorded 1690000000000, unix time)"]
+    assert served[1]["seq"] == 2 and "volatile" not in served[1]

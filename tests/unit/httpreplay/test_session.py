@@ -186,3 +186,66 @@ def test_no_free_subnet_is_one_error_and_leaves_nothing(rules: list[tuple[str, s
         with HttpReplaySession(engine, Settings(), CALLS, "rid", "base:1"):
             pass
     assert len(engine.tried) == sess.NETWORK_TRIES and engine.networks == {} and engine.started == [] and rules == []
+
+
+LITERAL_CALLS = (
+    HttpCall(1, 1.0, HttpRequest("GET", "http://10.1.2.3:8080/ping"), HttpResponse(200, "OK", (), None)),
+    HttpCall(2, 2.0, HttpRequest("GET", "https://api.example.com/v1"), HttpResponse(200, "OK", (), None)),
+    HttpCall(3, 3.0, HttpRequest("GET", "http://127.0.0.1:9000/health"), HttpResponse(200, "OK", (), None)),
+)
+
+
+def _said(http_say: list[str]) -> list[str]:
+    return [s for s in http_say if s.startswith("warning:")]
+
+
+def test_a_recorded_address_is_held_by_the_sidecar_on_a_subnet_around_it(
+        rules: list[tuple[str, str, tuple[str, ...]]], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sess, "read_route_entries", lambda: [])
+    said: list[str] = []
+    engine = FakeEngine()
+    with HttpReplaySession(engine, Settings(), LITERAL_CALLS, "rid", "base:1", say=said.append) as http:
+        assert engine.networks[http.network]["ipam"]["subnet"] == "10.1.2.0/26"
+        doc = json.loads(engine.files["/replay/in/calls.json"])
+        assert {h["name"]: h["address"] for h in doc["hosts"]}["10.1.2.3"] == "10.1.2.3"
+        # loopback is named before the first attempt, with why
+        assert _said(said) == ["warning: 1 recorded call(s) to 127.0.0.1:9000 (#3) cannot be served: 127.0.0.1 is "
+                               + sess.plan_hosts(LITERAL_CALLS).unservable[3].split(" is ", 1)[1]]
+    report = http.report()
+    assert [c.seq for c in report.unservable] == [3] and [c.seq for c in report.unused] == [1, 2]
+    assert report.notes == ()  # no Java: no keystore note
+
+
+def test_an_address_this_machine_reaches_itself_is_not_served_and_said_first(
+        rules: list[tuple[str, str, tuple[str, ...]]], monkeypatch: pytest.MonkeyPatch) -> None:
+    from ipaddress import IPv4Network
+
+    monkeypatch.setattr(sess, "read_route_entries", lambda: [("eth0", IPv4Network("10.0.0.0/8"))])
+    said: list[str] = []
+    engine = FakeEngine()
+    with HttpReplaySession(engine, Settings(), LITERAL_CALLS, "rid", "base:1", say=said.append, java=True) as http:
+        assert engine.networks[http.network]["ipam"]["subnet"].startswith("172.16.")
+        assert [h["name"] for h in json.loads(engine.files["/replay/in/calls.json"])["hosts"]] == ["api.example.com"]
+    assert any("10.1.2.3:8080 (#1) cannot be served: 10.1.2.3: this machine's own network" in s for s in _said(said))
+    assert [c.seq for c in http.report().unservable] == [1, 3]
+    assert http.report().notes == (sess.JAVA_NOTE,)
+
+
+def test_another_replays_network_around_the_same_address_is_waited_for(
+        rules: list[tuple[str, str, tuple[str, ...]]], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sess, "read_route_entries", lambda: [])
+    monkeypatch.setattr(sess.time, "sleep", lambda s: None)
+    said: list[str] = []
+    engine = FakeEngine(overlaps=3)  # the three candidate subnets refused once, then the first again
+    with HttpReplaySession(engine, Settings(), LITERAL_CALLS, "rid", "base:1", say=said.append) as http:
+        assert engine.networks[http.network]["ipam"]["subnet"] == "10.1.2.0/26"
+    assert [t["subnet"] for t in engine.tried][:4] == ["10.1.2.0/26", "10.1.2.0/25", "10.1.2.0/24", "10.1.2.0/26"]
+    assert sum("waiting for another replay's network on 10.1.2.0/26" in s for s in said) == 1
+
+
+def test_the_ignored_names_reach_the_server_and_java_is_told_apart() -> None:
+    engine = FakeEngine()
+    with HttpReplaySession(engine, Settings(), CALLS, "rid", "base:1", ignore=("TS",)):
+        assert json.loads(engine.files["/replay/in/calls.json"])["rules"] == {"ignore": ["ts"]}
+    assert sess.uses_java(("./gradlew", "test"), ()) and sess.uses_java(("sh",), ("java",))
+    assert not sess.uses_java(("node", "x.js"), ("node",))

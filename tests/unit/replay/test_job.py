@@ -48,6 +48,36 @@ def test_the_recorded_failure_coming_back_is_reproduced(monkeypatch: pytest.Monk
 
 
 @pytest.mark.usefixtures("offline_registry")
+def test_by_default_a_replay_stops_when_decided_and_says_why_it_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine's runs alternate fail, pass, fail...: they disagree, so more run than 3, each
+    step saying why, until the rate is known; the sentence and the JSON carry the rate."""
+    runs = 0
+
+    def run(spec: RunSpec) -> RunResult:
+        nonlocal runs
+        if spec.argv[:2] == ("sh", "-c"):  # the image-facts probe
+            return RunResult(0, b"2.36\n---\n{}", b"2.36\n---\n{}", 0.1)
+        runs += 1
+        out = RECORDED_OUTPUT if runs % 2 else "all good\n"
+        return RunResult(1 if runs % 2 else 0, out.encode(), out.encode(), 0.5)
+
+    said: list[str] = []
+
+    class Console:
+        def print(self, text: str, **kw: object) -> None:
+            said.append(text)
+
+    opts = ReplayOptions(plan=PlanOptions(repo=str(BUNDLE)))
+    report = replay_capsule(TZ_CAPSULE, opts, Progress(Console()),
+                            engine=FakeEngine(run=run, images=["replay-base/debian:bookworm"]))
+    assert report.verdict == "flaky" and len(report.attempts) == 12
+    assert "replay: runs disagree: attempt 4 of up to 20 …" in said
+    assert report.summary.endswith("6 passed; fails in 25–75 % of runs (95 %).")
+    rate = to_json(report)["rate"]
+    assert rate == {"failed": 6, "runs": 12, "low": 0.2538, "high": 0.7462, "confidence": 0.95}
+
+
+@pytest.mark.usefixtures("offline_registry")
 def test_a_pass_where_a_failure_was_recorded_is_not_reproduced(monkeypatch: pytest.MonkeyPatch) -> None:
     report = replay(monkeypatch, engine_that(0, "all good\n"))
     assert report.verdict == "not-reproduced" and report.exit_code == 1

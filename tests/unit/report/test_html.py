@@ -26,7 +26,8 @@ from tests.unit.report.test_junit import HOSTILE, SIG, result
 NIGHTS = ("night-0001", "night-0002", "night-0003")
 STARTS = ("2026-11-29T03:00:00Z", "2026-11-30T03:00:00Z", "2026-12-01T03:00:00Z")
 OPTIONS = {"repo": "/srv/mirrors/app.git", "trust_keys": ["/etc/replay/team key.pem"], "require_valid": True,
-           "attempts": 3, "timeout": DEFAULT_TIMEOUT_S, "memory": "2g", "supplied": ["API_TOKEN"]}
+           "attempts": 5, "timeout": DEFAULT_TIMEOUT_S, "memory": "2g", "supplied": ["API_TOKEN"],
+           "mirrors": ["https://git.example.com/=/srv/mirrors/"]}
 # path -> its verdict on each night (None: not collected)
 PLAN: dict[str, tuple[str | None, ...]] = {
     "caps/steady.json": ("reproduced", "reproduced", "reproduced"),
@@ -39,6 +40,7 @@ PLAN: dict[str, tuple[str | None, ...]] = {
     "caps/passes.json": ("not-reproduced", "not-reproduced", "not-reproduced"),
     HOSTILE: (None, "reproduced", "reproduced"),
 }
+NOT_APPLIED = ("env API_KEY: not applied (value not recorded)", "runtime node: approximated (22.1.0 not offered)")
 RATES = {"reproduced": Rate(3, 3, 0.44, 1.0), "flaky": Rate(2, 5, 0.12, 0.77), "not-reproduced": Rate(0, 3, 0.0, 0.56)}
 
 
@@ -47,7 +49,8 @@ def sample_history() -> History:
     for i, nid in enumerate(NIGHTS):
         results = tuple(
             result(path, verdict, night_id=nid, capsule_id="c-hostile" if path == HOSTILE else "c-" + path.replace("/", "-"), signature=SIG if verdict != "broken" else None,
-                   rate=RATES.get(verdict), reason="the seal does not verify" if verdict == "broken" else "")
+                   rate=RATES.get(verdict), reason="the seal does not verify" if verdict == "broken" else "",
+                   not_applied=NOT_APPLIED if path == "caps/passes.json" else ())
             for path, plan in PLAN.items() if (verdict := plan[i]) is not None)
         nights.append(Night(nid, STARTS[i], STARTS[i].replace("03:00", "03:40"), None, ("caps/",), results,
                             options=OPTIONS))
@@ -71,14 +74,14 @@ def rows_of(doc: lxml_html.HtmlElement) -> list[lxml_html.HtmlElement]:
 def test_rows_come_in_attention_order() -> None:
     doc = page()
     got = [(r.get("data-group"), r.get("data-capsule")) for r in rows_of(doc)]
-    assert [g for g, _ in got] == ["changed", "changed", "newly-flaky", "still-flaky",
-                                   "steady", "steady", "steady", "steady", "steady"]
+    assert [g for g, _ in got] == ["changed", "changed", "newly-flaky", "still-flaky", "never-reproduced",
+                                   "steady", "steady", "steady", "steady"]
     assert {p for g, p in got if g == "changed"} == {"caps/new-failure.json", "caps/changed.json"}
     steady = [p for g, p in got if g == "steady"]
     assert steady[0] == "caps/broken-steady.json"  # trouble first among the steady
     assert steady[-1] == "caps/gone.json"  # not in the last night: last of all
     groups = [b.get("data-group") for b in doc.xpath("//table[@id='capsules']/tbody")]
-    assert groups == ["changed", "newly-flaky", "still-flaky", "steady"]
+    assert groups == ["changed", "newly-flaky", "still-flaky", "never-reproduced", "steady"]
 
 
 def test_colour_means_change_or_trouble() -> None:
@@ -89,7 +92,7 @@ def test_colour_means_change_or_trouble() -> None:
         return row.xpath(".//span[contains(@class, 'badge')]")[0].get("class")
 
     assert badge("caps/steady.json") == "badge v-steady"  # a failure that still reproduces: not alarm red
-    assert badge("caps/passes.json") == "badge v-steady"
+    assert badge("caps/passes.json") == "badge v-not-reproduced"  # never reproduced here: someone should look
     assert badge("caps/changed.json") == "badge v-reproduced"
     assert badge("caps/new-failure.json") == "badge v-reproduced"
     assert badge("caps/newly-flaky.json") == "badge v-flaky"
@@ -109,27 +112,30 @@ def test_each_row_has_first_seen_last_change_rate_and_command() -> None:
     still = by["caps/still-flaky.json"]
     assert (still.first_seen.night_id, still.last_change.night_id, still.last_change.before) == (NIGHTS[1], NIGHTS[1], "new")
     rate = by["caps/steady.json"].rate
-    assert rate is not None and (rate.rate.k, rate.rate.n, rate.nights) == (9, 9, 3)
+    assert rate is not None and (rate.rate.failed, rate.rate.runs, rate.nights) == (9, 9, 3)
     assert rate.rate.low > 0.6 and rate.rate.high == 1.0
     assert by["caps/changed.json"].strip == ("not-reproduced", "not-reproduced", "reproduced")
     narrow = {r.path: r for r in view_of(sample_history(), window=1).rows}["caps/changed.json"]
-    assert narrow.rate is not None and (narrow.rate.rate.k, narrow.rate.rate.n, narrow.rate.nights) == (3, 3, 1)
+    assert narrow.rate is not None and (narrow.rate.rate.failed, narrow.rate.rate.runs, narrow.rate.nights) == (3, 3, 1)
     assert narrow.strip == ("reproduced",)
     doc = page()
     (row,) = doc.xpath("//tr[@data-capsule='caps/changed.json']")
     text = " ".join(row.text_content().split())
     assert "2026-11-29" in text and "2026-12-01 not reproduced → reproduced" in text
-    assert "3/9 (12%–65%) 3 nights" in text  # 0/3, 0/3, then 3/3
+    assert "3/9 (12–65 %) 3 nights" in text  # 0/3, 0/3, then 3/3
 
 
 def test_the_command_is_shell_quoted_and_reproduces_with_the_nights_options() -> None:
     cmd = replay_command(HOSTILE + " $(rm -rf ~)", True, OPTIONS)
     assert shlex.split(cmd.split(" --env ")[0]) == [
-        "replay", HOSTILE + " $(rm -rf ~)", "--repo", "/srv/mirrors/app.git", "--trust-key", "/etc/replay/team key.pem",
-        "--require-valid", "--memory", "2g"]
+        "replay", HOSTILE + " $(rm -rf ~)", "--repo", "/srv/mirrors/app.git", "--mirror",
+        "https://git.example.com/=/srv/mirrors/", "--trust-key", "/etc/replay/team key.pem", "--require-valid",
+        "--memory", "2g"]  # the night's --mirror rules too (issue 31); its K is no exact --attempts
     assert cmd.endswith(' --env "API_TOKEN=$API_TOKEN"')  # the value is the shell's, never stored
     assert replay_command("-n.json", False, {}) == "replay ./-n.json"  # never read as an option
     assert replay_command("a.json", False, {"repo": "/r"}) == "replay a.json"  # no commit: no --repo
+    assert replay_command("a.json", False, {"confidence": 0.99}) == "replay a.json --confidence 0.99"
+    assert replay_command("a.json", False, {"confidence": 0.95}) == "replay a.json"
     doc = page()
     (row,) = doc.xpath("//tr[@data-capsule=$p]", p=HOSTILE)
     (code,) = row.xpath(".//code[@class='cmd']")
@@ -187,11 +193,12 @@ def test_many_rows_are_paged_and_steady_ones_get_no_page(monkeypatch: pytest.Mon
     assert [a.get("href") for a in first.xpath("//nav[@id='pages']/a")] == ["farm-pages/page-2.html",
                                                                            "farm-pages/page-3.html"]
     second = lxml_html.document_fromstring(site["farm-pages/page-2.html"])
-    assert [r.get("data-group") for r in rows_of(second)] == ["steady"] * 4
+    assert [r.get("data-group") for r in rows_of(second)] == ["never-reproduced"] + ["steady"] * 3
     # steady and not in trouble: no page of its own (the broken one has one)
-    assert [a.text_content() for a in second.xpath("//td[@class='path']/a")] == ["caps/broken-steady.json"]
+    assert [a.text_content() for a in second.xpath("//td[@class='path']/a")] == ["caps/passes.json",
+                                                                                 "caps/broken-steady.json"]
     capsule_pages = [k for k in site if "capsule-" in k]
-    assert len(capsule_pages) == 5  # changed x2, newly and still flaky, broken
+    assert len(capsule_pages) == 6  # changed x2, newly and still flaky, never reproduced, broken
 
 
 def test_hostile_capsule_strings_are_escaped() -> None:

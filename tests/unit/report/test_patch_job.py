@@ -43,28 +43,40 @@ def engine(unpatched_fails: bool, patched_fails: bool) -> tuple[FakeEngine, list
 
 
 @pytest.mark.usefixtures("offline_registry")
-@pytest.mark.parametrize(("unpatched_fails", "patched_fails", "verdict", "baseline"), [
-    (True, False, "fixed", "reproduced"),
-    (False, False, "inconclusive", "not-reproduced"),  # a placebo patch on a failure that does not come back
-    (True, True, "not-fixed", "reproduced"),
+@pytest.mark.parametrize(("unpatched_fails", "patched_fails", "verdict", "baseline", "runs"), [
+    (True, False, "fixed", "reproduced", (3, 5)),  # 5 straight passes put the rate below 3/3's low bound
+    (False, False, "inconclusive", "not-reproduced", (3, 0)),  # nothing to fix here: no run with the patch
+    (True, True, "not-fixed", "reproduced", (3, 1)),  # the first failure as recorded decides
 ])
 def test_both_runs_are_judged(comment_patch: str, unpatched_fails: bool, patched_fails: bool, verdict: str,
-                              baseline: str) -> None:
+                              baseline: str, runs: tuple[int, int]) -> None:
     fake, images = engine(unpatched_fails, patched_fails)
-    opts = ReplayOptions(attempts=2, plan=PlanOptions(repo=str(BUNDLE), patch=comment_patch))
+    opts = ReplayOptions(plan=PlanOptions(repo=str(BUNDLE), patch=comment_patch))
     report = replay_capsule(TZ_CAPSULE, opts, Progress(), engine=fake)
-    assert report.baseline is not None
+    assert report.baseline is not None and report.fix is not None
     assert (report.verdict, report.baseline.verdict) == (verdict, baseline)
-    assert len(report.attempts) == len(report.baseline.attempts) == 2
-    assert len(fake.builds) == 2 and len(images) == 2  # two images: unpatched and patched
+    assert (len(report.baseline.attempts), len(report.attempts)) == runs
+    assert len(fake.builds) == 2  # two images: unpatched and patched (built for the report even when unused)
     assert report.summary.startswith(verdict.upper() + ": ")
     assert from_json(to_json(report)) == report
 
 
 @pytest.mark.usefixtures("offline_registry")
+def test_exactly_n_attempts_runs_n_on_each_side(comment_patch: str) -> None:
+    """--attempts 2: two runs each, whatever they say; two passes cannot outweigh two failures."""
+    fake, _ = engine(True, False)
+    opts = ReplayOptions(attempts=2, plan=PlanOptions(repo=str(BUNDLE), patch=comment_patch))
+    report = replay_capsule(TZ_CAPSULE, opts, Progress(), engine=fake)
+    assert report.baseline is not None and report.fix is not None
+    assert (len(report.baseline.attempts), len(report.attempts), report.verdict) == (2, 2, "inconclusive")
+    assert report.fix.more_passes == 6 and "6 more passing run(s) would decide" in report.summary
+
+
+@pytest.mark.usefixtures("offline_registry")
 def test_without_a_patch_there_is_no_baseline() -> None:
     fake, _ = engine(True, True)
-    report = replay_capsule(TZ_CAPSULE, ReplayOptions(attempts=1, plan=PlanOptions(repo=str(BUNDLE))), Progress(),
+    report = replay_capsule(TZ_CAPSULE, ReplayOptions(plan=PlanOptions(repo=str(BUNDLE))), Progress(),
                             engine=fake)
     assert report.baseline is None and report.verdict == "reproduced" and len(fake.builds) == 1
+    assert len(report.attempts) == 3 and report.rate is not None and report.rate.always  # runs that agree: 3
     assert to_json(report)["baseline"] is None

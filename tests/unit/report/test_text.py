@@ -8,7 +8,8 @@ import re
 
 from rich.console import Console
 
-from runner.verdict.judge import Attempt, Expected
+from runner.verdict.judge import Attempt, Expected, judge_fix
+from runner.verdict.rate import Rate
 from runner.build.plan import Fidelity
 from runner.report import Baseline, CapsuleRef, ImageInfo, ReplayReport, Step, Verification, show, to_json
 
@@ -54,7 +55,8 @@ def text(r: ReplayReport, width: int = 100, show_all: bool = False, terminal: bo
 def test_the_default_view_is_short_and_ends_with_one_sentence() -> None:
     lines = text(report()).splitlines()
     assert len(lines) <= 40, "\n".join(lines)
-    assert lines[-1] == f"REPRODUCED: 3/3 attempts failed as recorded ({SIG})."
+    assert " ".join(" ".join(lines[-2:]).split()) == (f"REPRODUCED: 3/3 attempts failed as recorded ({SIG}); "
+                                                      "fails in at least 44 % of runs (95 %).")
     out = "\n".join(lines)
     assert not any(line.startswith("env VAR_") for line in lines)  # no name-only rows
     assert sum("set (value not recorded)" in line for line in lines) == 1  # one note for all of them
@@ -100,11 +102,28 @@ def test_plain_text_when_not_a_terminal() -> None:
 
 def test_a_patched_report_shows_both_runs() -> None:
     unpatched = tuple(Attempt(0, None, "exit0:0000000000000000", (), 0.4, classification="pass") for _ in range(3))
-    r = report(verdict="inconclusive", baseline=Baseline("not-reproduced", unpatched))
+    gone = Rate.of(0, 3)
+    fix = judge_fix(Expected(True, 1, None, SIG, ("FAIL x",)), gone, ())
+    r = report(verdict=fix.verdict, baseline=Baseline("not-reproduced", unpatched, rate=gone), attempts=(), fix=fix)
     out = text(r, width=200)
-    assert "unpatched source (baseline): not-reproduced" in out and "attempts with the patch" in out
+    assert "unpatched source (baseline): not-reproduced, 0/3 failed as recorded (at most 56 %)" in out
+    assert "attempts with the patch" in out
     assert out.splitlines()[-1] == ("INCONCLUSIVE: the unpatched source did not reproduce the failure here "
-                                    "(not-reproduced), so the fix cannot be judged.")
+                                    "(0/3 runs failed as recorded), so the fix cannot be judged.")
     data = to_json(r)
     assert data["baseline"]["verdict"] == "not-reproduced" and len(data["baseline"]["attempts"]) == 3
     assert data["summary"] == out.splitlines()[-1]
+
+
+def test_an_attempt_whose_output_differs_says_where_once() -> None:
+    from runner.verdict.sameness import OutputDiff
+
+    differs = OutputDiff("key lines", 2, "FAILED a.py::t - Asser...", "FAILED a.py::t - AssertionError: x")
+    attempts = tuple(Attempt(1, None, "exit1:0000000000000000", ("FAIL x", "FAILED a.py::t - AssertionError: x"), 0.5,
+                             classification="recorded", differs=differs) for _ in range(2))
+    out = text(report(attempts=attempts))
+    assert "recorded (output differs)" in out
+    assert out.count("key lines differ at key line 2: recorded 'FAILED a.py::t - Asser...'") == 1
+    assert "attempt 1: key lines differ" in out
+    assert "key lines here:" not in out  # reproduced: the one line says where, not both lists
+    assert "output differs" not in text(report())

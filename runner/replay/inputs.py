@@ -1,15 +1,16 @@
-"""What the commands that replay (run, render, shell, bisect) make of their shared options."""
+"""What a command that replays (run, render, shell, bisect, farm run) makes of the options it shares:
+checked (a bad one is a usage error naming it, exit 2, before any work), then the stage's own values."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ..commands.spec import Args
 from ..errors import UsageError
 
 # The stages (planning, opening a capsule, the mirror rules) are imported where an option is
-# used, not here: `replay farm history` should not pay for loading the builder.
+# used: `replay farm history` should not pay for loading the builder.
 if TYPE_CHECKING:
     from ..build.plan import PlanOptions
     from ..capsules.trust import Trust
@@ -24,11 +25,11 @@ def use_mirrors(items: list[str] | None) -> None:
     mirrors.from_env()  # a bad REPLAY_MIRRORS file is a usage error before any work too
 
 
-def trust(a: Args) -> Trust:
+def trust(v: Mapping[str, Any]) -> Trust:
     """--trust-key, --require-valid, --allow-unverified: checked before any capsule is read."""
     from ..capsules.trust import Trust
 
-    return Trust(tuple(a.trust_key), a.values.get("require_valid", False), a.values.get("allow_unverified", False))
+    return Trust(tuple(v["trust_key"]), v.get("require_valid", False), v.get("allow_unverified", False))
 
 
 def write_text(path: Path, text: str) -> None:
@@ -57,13 +58,13 @@ def check_repo(repo: str | None) -> None:
         raise UsageError(f"--repo {repo}: no such clone, bundle or URL")
 
 
-def plan_options(a: Args) -> PlanOptions:
-    """The plan options of a command that declares the build options (common.BUILD): checked, mirrors in force."""
+def plan_options(v: Mapping[str, Any]) -> PlanOptions:
+    """The plan options of a command that declares the build options (commands/common.BUILD): checked,
+    its mirror rules in force."""
     from ..build.plan import PlanOptions
     from ..capsules.opening import open_capsule
     from ..capsules.trust import Trust
 
-    v = a.values
     use_mirrors(v.get("mirror"))
     patch, source, http = v.get("patch"), v.get("source"), v.get("http")
     patch_text = _read_patch(patch) if patch is not None else ""
@@ -79,7 +80,24 @@ def plan_options(a: Args) -> PlanOptions:
             raise UsageError(f"--http {http}: not a CodeInstances instance ({instance.provenance.format.value})")
     return PlanOptions(env_overrides=parse_env(v.get("env") or []), salt=v.get("salt"),
                        all_runtimes=v.get("all_runtimes", False), pin=not v.get("no_pin", False), repo=v.get("repo"),
-                       ref=v.get("ref"), patch=patch_text, source_dir=str(source) if source else None, http=instance)
+                       ref=v.get("ref"), patch=patch_text, source_dir=str(source) if source else None, http=instance,
+                       http_ignore=tuple(v.get("http_ignore") or ()))
+
+
+def stopping(v: Mapping[str, Any]) -> dict[str, Any]:
+    """ReplayOptions' stopping fields; --attempts N (exactly N) does not go with --max-attempts or --budget."""
+    from .defaults import DEFAULT_MAX_ATTEMPTS
+
+    if v.get("attempts") is not None and (v.get("max_attempts") is not None or v.get("budget") is not None):
+        raise UsageError("--attempts N runs exactly N attempts: it does not go with --max-attempts or --budget")
+    return {"attempts": v.get("attempts"), "max_attempts": v.get("max_attempts") or DEFAULT_MAX_ATTEMPTS,
+            "budget": v.get("budget"), "confidence": v["confidence"]}
+
+
+def carried(v: Mapping[str, Any]) -> list[str]:
+    """The options a printed next command needs to work as printed: --repo and --mirror as given."""
+    words = [f"--repo={v['repo']}"] if v.get("repo") else []
+    return words + [f"--mirror={rule}" for rule in v.get("mirror") or ()]
 
 
 def _read_patch(patch: Path) -> str:

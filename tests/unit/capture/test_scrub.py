@@ -1,0 +1,40 @@
+"""What capture scrubs, as the Scrubber does it: secrets this environment holds (by value, URLs'
+credentials included), options' values, homes, counted per kind; PWD and OLDPWD are paths."""
+from __future__ import annotations
+
+from runner.capture.scrub import Scrubber, secret_values
+
+
+def test_secret_named_values_and_url_credentials_are_the_environments_secrets() -> None:
+    env = {"API_TOKEN": "tok-123456", "DATABASE_URL": "postgres://app:dbpass99@db/x?sslpassword=sslpw123",
+           "OLDPWD": "/srv/project", "PWD": "/srv/project/sub", "FEATURE": "on", "DB_PASS": "short"}
+    assert secret_values(env) == ["tok-123456", "dbpass99", "sslpw123"]  # longest first; "short" is too short
+
+
+def test_pwd_and_oldpwd_are_never_secrets_so_a_path_in_argv_stays_runnable() -> None:
+    scrub = Scrubber({"OLDPWD": "/srv/project", "PWD": "/srv/project/sub"}, None)
+    assert scrub.argv(["sh", "/srv/project/t.sh"]) == ["sh", "/srv/project/t.sh"]
+    assert scrub.scrubbed() == {}
+
+
+def test_argv_options_values_and_environment_values_are_scrubbed_and_counted() -> None:
+    scrub = Scrubber({"MY_SIGNING_KEY": "s3cr3tvalue123"}, None)
+    argv = ["deploy", "--password", "hunter2", "--token=abc", "mysql", "-pSECRET", "--sign", "s3cr3tvalue123",
+            "https://u:pw@h/x?private_token=glpat-0123456789abcdefghij"]
+    assert scrub.argv(argv) == ["deploy", "--password", "<redacted:option-value>", "--token=<redacted:option-value>",
+                                "mysql", "-p<redacted:option-value>", "--sign", "<redacted:env-value>",
+                                "https://h/x?private_token=***"]
+    assert scrub.scrubbed() == {"env-value": 1, "option-value": 3, "url-credentials": 1}
+
+
+def test_home_directories_become_tilde_ours_and_anyones() -> None:
+    scrub = Scrubber({}, "/root")
+    text = scrub.text("at /root/src/a.py, /home/sam/x, /Users/kim/y and C:\\Users\\lee\\z; /rootfs and /x/root stay")
+    assert text == "at ~/src/a.py, ~/x, ~/y and ~\\z; /rootfs and /x/root stay"
+    assert scrub.scrubbed() == {"home-path": 4}
+
+
+def test_what_is_left_out_is_named_scrubbed() -> None:
+    scrub = Scrubber({"API_TOKEN": "tok-123456"}, None)
+    scrub.omit("assets/tok-123456.bin")
+    assert scrub.omitted == ["assets/<redacted:env-value>.bin"]
