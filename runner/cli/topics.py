@@ -24,9 +24,8 @@ class Topic:
 
 
 def _exit_codes() -> str:
-    # farm run's rule is its declaration's (runner/commands/catalog.py), said once
-    night = textwrap.fill(f"`replay farm run` judges a night, not one capsule: {FARM_RUN.exit_rule()}.",
-                          width=78, initial_indent="  ", subsequent_indent="  ")
+    night = textwrap.fill(f"`replay farm run` judges a night, not one capsule: {FARM_RUN.exit_rule()}.", 78,
+                          initial_indent="  ", subsequent_indent="  ")  # its declaration's rule, said once
     return f"""\
 Every command exits with one of four codes:
 
