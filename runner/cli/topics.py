@@ -10,6 +10,7 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..commands.catalog import FARM_RUN
 from ..durations import HELP as DURATION_FORMS
 from ..verdict.facts import VERDICTS
 from ..settingsref import SETTINGS
@@ -23,7 +24,9 @@ class Topic:
 
 
 def _exit_codes() -> str:
-    return """\
+    night = textwrap.fill(f"`replay farm run` judges a night, not one capsule: {FARM_RUN.exit_rule()}.", 78,
+                          initial_indent="  ", subsequent_indent="  ")  # its declaration's rule, said once
+    return f"""\
 Every command exits with one of four codes:
 
   0  success: reproduced, fixed, valid, a culprit found, ready (doctor)
@@ -31,10 +34,11 @@ Every command exits with one of four codes:
   2  bad input or usage: an unreadable capsule, a bad option, a commit that does not exist
   3  the environment failed: no engine, a build that could not run, a registry that did not answer
 
-The exception: `replay capture` exits with its command's own code (it records a run, it does
-not judge one). Ctrl-C or SIGTERM: 130, after removing what replay made.
-`replay farm run`: 0 every capsule got a verdict (whatever it is), 3 any capsule could not be
-judged for an infrastructure reason, 2 bad usage.
+Two commands have a rule of their own:
+  `replay capture` exits with its command's own code (it records a run, it does
+  not judge one).
+{night}
+Ctrl-C or SIGTERM: 130, after removing what replay made.
 With --json the envelope's exit_code is replay's own code; a replayed program's exit code is
 in the result (result.attempts[].exit_code).
 """

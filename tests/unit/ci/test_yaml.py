@@ -2,6 +2,7 @@
 (check-jsonschema vendors them: offline), and call the scripts that exist."""
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -81,7 +82,7 @@ def test_the_github_replay_job_needs_the_failed_test_job_and_reads_what_it_wrote
     (publish,) = [s for s in steps if s.get("uses", "").startswith("actions/upload-artifact@")]
     assert download["with"]["name"] == "capsule"  # the name the test job wrote
     assert run["env"]["REPLAY_CAPSULE"] == f"{download['with']['path']}/capsule.json"
-    assert run["run"] == "replay-job.sh" and (CI / "replay-job.sh").is_file()
+    assert run["run"].endswith("replay-job.sh") and (CI / "replay-job.sh").is_file()
     assert publish["if"] == "always()" and publish["with"]["path"] == run["env"]["REPLAY_OUT"]
     assert steps.index(download) < steps.index(run) < steps.index(publish)
 
@@ -101,3 +102,75 @@ def test_the_gitlab_replay_job_runs_on_failure_with_the_test_jobs_capsule() -> N
 def test_the_replay_job_writes_the_step_summary() -> None:
     script = (CI / "replay-job.sh").read_text()
     assert "replay ci summary" in script and "GITHUB_STEP_SUMMARY" in script
+
+
+# -- templates that work as copied (issue 31) --------------------------------------------------
+
+def _pip_lines() -> list[tuple[str, str]]:
+    """Every line of the templates' steps that runs pip, with where it is."""
+    lines = []
+    for path in (CI / "github/workflows/replay.yml", CI / "gitlab/replay.gitlab-ci.yml", CI / "github/action.yml"):
+        doc = yaml.safe_load(path.read_text())
+        for text in _scripts(doc):
+            lines += [(path.name, line) for line in text.splitlines() if "pip install" in line]
+    return lines
+
+
+def _scripts(node: object) -> list[str]:
+    """The shell text of a parsed CI file: GitHub `run:` values, GitLab `script`-like lists."""
+    if isinstance(node, dict):
+        found = []
+        for key, value in node.items():
+            if key == "run" and isinstance(value, str):
+                found.append(value)
+            elif key in ("script", "before_script", "after_script") and isinstance(value, list):
+                found += [str(v) for v in value]
+            else:
+                found += _scripts(value)
+        return found
+    if isinstance(node, list):
+        return [s for item in node for s in _scripts(item)]
+    return []
+
+
+def test_every_install_line_names_the_real_distribution() -> None:
+    """`pip install replay` fetches an unrelated project, and `replay @ git+...` makes pip refuse
+    the checkout ("inconsistent name"): the name is pyproject's, replay-runner."""
+    import tomllib
+
+    name = tomllib.loads((CI.parent / "pyproject.toml").read_text())["project"]["name"]
+    lines = _pip_lines()
+    assert len(lines) == 3, lines  # the GitHub test job, the GitLab test job, the action
+    for where, line in lines:
+        requirement = re.search(r"pip install (?:--quiet )?\"([^\"]+)\"", line)
+        assert requirement, f"{where}: {line}"
+        spec = requirement.group(1)
+        assert spec.startswith(f"{name} @ git+") or spec.startswith("$GITHUB_ACTION_PATH/"), f"{where}: {spec}"
+        assert not re.search(r"pip install (--quiet )?[\"']?replay\b(?!-runner)", line), f"{where}: {line}"
+
+
+HOST_PATHS = re.compile(r"\$\{\{[^}]*\bgithub\.(workspace|action_path)\b")
+
+
+def test_container_jobs_name_the_workspace_as_the_container_sees_it() -> None:
+    """In a container job `${{ github.workspace }}` (and `github.action_path`) is the host's path
+    (actions/runner#2058); the steps read $GITHUB_WORKSPACE at run time instead."""
+    jobs = workflow()["jobs"]
+    in_containers = [job for job in jobs.values() if "container" in job]
+    assert in_containers
+    for job in in_containers:
+        assert not HOST_PATHS.search(yaml.safe_dump(job["steps"]))
+    (run,) = [s for s in jobs["replay"]["steps"] if "run" in s]
+    assert "REPLAY_REPO" not in run["env"] and 'REPLAY_REPO="$GITHUB_WORKSPACE"' in run["run"]
+    # the action may run in a container job too
+    action = (CI / "github/action.yml").read_text()
+    assert not HOST_PATHS.search(action)
+    assert 'REPLAY_REPO="${REPLAY_REPO:-$GITHUB_WORKSPACE}"' in action
+
+
+def test_the_gitlab_test_job_installs_replay_into_a_venv_not_the_system_python() -> None:
+    """node:20 has python3 but no pip, and PEP 668 refuses a system pip install: the template makes
+    a venv (tests/integration/test_ci_templates.py runs it in a stand-in for node:20)."""
+    text = "\n".join(gitlab()["test"]["before_script"])
+    assert "python3-venv" in text and "python3 -m venv" in text
+    assert "python3 -m pip install" not in text and "--break-system-packages" not in text

@@ -108,3 +108,72 @@ def test_the_help_page_shows_every_topic() -> None:
     page = (DOCS / "help.md").read_text(encoding="utf-8")
     for name in TOPICS:
         assert f"replay help {name}" in page
+
+
+# -- the site as a reader meets it (issue 31) --------------------------------------------------
+
+def _front_matter(page: str) -> dict:  # type: ignore[type-arg]
+    import yaml
+
+    text = (DOCS / page).read_text(encoding="utf-8")
+    assert text.startswith("---\n"), f"{page}: no front matter"
+    return yaml.safe_load(text.split("---\n", 2)[1])  # type: ignore[no-any-return]
+
+
+def test_the_command_pages_are_boosted_in_search_and_the_json_schemas_are_not() -> None:
+    from docs_gen import PAGES
+
+    reference = _front_matter("json-reference.md")["search"]["boost"]
+    for page in set(PAGES.values()):
+        assert _front_matter(page)["search"]["boost"] > 1 > reference, page
+
+
+def test_the_site_has_install_and_quickstart_first_copy_buttons_and_its_stylesheet() -> None:
+    import yaml
+
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    assert "content.code.copy" in config["theme"]["features"]
+    css = (DOCS / config["extra_css"][0]).read_text(encoding="utf-8")
+    assert "pre-wrap" in css and "td:first-child" in css and "nowrap" in css
+    first = config["nav"][1]["Getting started"][:2]
+    assert first == [{"Install": "install.md"}, {"Quickstart": "quickstart.md"}]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(out)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300,
+                          env={"PATH": "/usr/bin:/bin", "NO_MKDOCS_2_WARNING": "1", "HOME": str(out)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    return out
+
+
+def search(site: Path, query: str) -> list[str]:
+    """The pages the site's search box lists for QUERY, best first: the search worker the theme
+    ships, run by Node on the built search_index.json (tests/unit/docs/material_search.js)."""
+    import json
+    import shutil
+
+    from tests.services import missing
+
+    node = shutil.which("node")
+    if node is None:
+        missing("the docs' search is checked with the theme's own search worker: needs Node (apt-get install nodejs)")
+    done = subprocess.run([node, str(Path(__file__).with_name("material_search.js")), str(site), query],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def test_a_search_for_an_option_lists_its_command_page_before_the_json_schemas(site: Path) -> None:
+    pages = search(site, "include-env")
+    assert "capture.html" in pages and "json-reference.html" in pages, pages
+    assert pages.index("capture.html") < pages.index("json-reference.html"), pages
+    assert search(site, "EnvFact")[0] == "json-reference.html"  # still found where only it has the word
+
+
+def test_code_blocks_get_a_copy_button_and_the_stylesheet(site: Path) -> None:
+    page = (site / "quickstart.html").read_text(encoding="utf-8")
+    assert '"content.code.copy"' in page and "stylesheets/extra.css" in page
+    assert (site / "stylesheets" / "extra.css").is_file()
