@@ -70,7 +70,7 @@ def bisect_commits(replayer: ReplayerLike, bad: Path, good: Path, settings: Bise
 
     def test(sha: str) -> Observation:
         plan = at_commit(bad_plan, sha)
-        return trials.observe(plan, sha, plan, end_of(sha, g, line[-1]), f"commit {sha[:12]}")
+        return trials.observe(plan, plan, end_of(sha, g, line[-1]), f"commit {sha[:12]}")
 
     result = walk(g, line, test, settings.jobs, settings.rules)
     notes = (*_commit_notes(result, bad_plan), *result.notes)

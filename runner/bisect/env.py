@@ -90,7 +90,7 @@ class FactTrials:
         image_plan = facts.apply(self.base, [f for f in chosen if f.stage == "build"])
         title = f"good + {', '.join(keys)}" if keys else "good"
         chosen_set = frozenset(keys)
-        return self.trials.observe(facts.apply(self.base, chosen), facts.build_keys(chosen), image_plan,
+        return self.trials.observe(facts.apply(self.base, chosen), image_plan,
                                    end_of(chosen_set, frozenset(), self.everything), title, runs)
 
 

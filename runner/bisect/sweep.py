@@ -141,7 +141,7 @@ def bisect_sweep(replayer: ReplayerLike, bad: Path, good: Path, key: str, settin
 
     def test(version: str) -> Observation:
         plan = plan_of(version)
-        return trials.observe(plan, version, plan, end_of(version, g, b), f"good + {name} {version}")
+        return trials.observe(plan, plan, end_of(version, g, b), f"good + {name} {version}")
 
     result = walk(g, line, test, settings.jobs, settings.rules)
     notes = _sweep_notes(key, name, source, result, good_plan, bad_plan)

@@ -12,16 +12,17 @@ import dataclasses
 import itertools
 import threading
 from collections.abc import Callable, Hashable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from ..capsules.model import Capsule
 from ..errors import BuildFailed, BuildTimedOut, SourceUnavailable, UsageError
 from ..verdict.judge import Attempt, Classification, Expected, Verdict, trial_verdict
 from ..engine import Mount
+from ..build.images import ImageBank
 from ..build.plan import Plan
 from ..replay import BuiltImage
 from ..verdict.rate import DEFAULT_CONFIDENCE
@@ -128,31 +129,6 @@ def runs_of(once: Callable[[], Run], most: int) -> Observation:
                        attempts=kinds)
 
 
-class Once(Generic[K, V]):
-    """Compute each key's value once, even when threads ask for it at the same time.
-
-    A failure is remembered too: a variant image that cannot be built is not tried again.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._cells: dict[K, Future[V]] = {}
-
-    def get(self, key: K, make: Callable[[], V]) -> tuple[V, bool]:
-        """The value, and whether this call made it."""
-        with self._lock:
-            cell = self._cells.get(key)
-            first = cell is None
-            if cell is None:
-                cell = self._cells[key] = Future()
-        if first:
-            try:
-                cell.set_result(make())
-            except BaseException as e:  # handed to every waiter, then raised here too
-                cell.set_exception(e)
-        return cell.result(), first
-
-
 class Trials:
     """Runs trials: the image of a plan once per image key, then the runs the search asks for,
     each judged against the bad capsule's recorded failure."""
@@ -160,18 +136,18 @@ class Trials:
     def __init__(self, replayer: ReplayerLike, expected: Expected, progress: ProgressLike,
                  most: int | None = None, cache_reuse: bool = False) -> None:
         self.replayer, self.expected, self.progress = replayer, expected, progress
-        self.images: Once[Hashable, BuiltImage] = Once()
+        # each trial's image once (build/images.py): a variant that cannot be built is not tried again
+        self.images: ImageBank[BuiltImage] = ImageBank(replayer.image)
         self.most = most  # the run budget (progress only)
         self.runs = 0
         self._count = threading.Lock()
         self.tool_cache = ToolCache() if cache_reuse else None
         self._ends: dict[str, bool] = {}  # an end -> whether it has behaved as recorded yet
 
-    def observe(self, plan: Plan, image_key: Hashable, image_plan: Plan, end: End, title: str,
-                runs: int = 1) -> Observation:
-        """Up to `runs` runs of the plan (fewer when one fails the recorded way)."""
+    def observe(self, plan: Plan, image_plan: Plan, end: End, title: str, runs: int = 1) -> Observation:
+        """Up to `runs` runs of the plan (fewer when one fails the recorded way), on `image_plan`'s image."""
         try:
-            image, first = self.images.get(image_key, lambda: self.replayer.image(image_plan))
+            image, first = self.images.fetch(image_plan)
         except (BuildFailed, SourceUnavailable) as e:
             if end is not None or isinstance(e, BuildTimedOut):
                 # an end that cannot be built: nothing to compare with; a build that hit

@@ -54,6 +54,12 @@ class ImageBank(Generic[T]):
         self._futures: dict[str, Future[T]] = {}
 
     def get(self, plan: Plan) -> T:
+        """The plan's image; one this call did not make says so (built=False)."""
+        image, made = self.fetch(plan)
+        return image if made else _reused(image)
+
+    def fetch(self, plan: Plan) -> tuple[T, bool]:
+        """The plan's image as it was made, and whether this call made it."""
         key = image_key(plan)
         with self._lock:
             fut = self._futures.get(key)
@@ -66,8 +72,7 @@ class ImageBank(Generic[T]):
         assert fut is not None
         if owner:
             self._make(plan, fut)
-            return fut.result()
-        return _reused(fut.result())
+        return fut.result(), owner
 
     def _make(self, plan: Plan, fut: Future[T]) -> None:
         tell = self.on_build or (lambda *_: None)

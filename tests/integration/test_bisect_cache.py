@@ -98,7 +98,7 @@ def test_a_pytest_trial_never_runs_only_what_the_trial_before_it_failed(engine: 
     try:
         (bad_capsule, bad_plan), (_, good_plan), (_, other_plan) = (replayer.load(p) for p in (bad, good, other))
         trials = Trials(replayer, replayer.expected(bad_capsule), Progress(), cache_reuse=True)
-        seen = [trials.observe(plan, "one image", bad_plan, end, title).verdict for plan, end, title in (
+        seen = [trials.observe(plan, bad_plan, end, title).verdict for plan, end, title in (
             (bad_plan, "bad", "bad end"), (good_plan, "good", "good end"),
             (other_plan, None, "fails test_region"), (bad_plan, None, "fails test_mode"))]
         assert seen == ["reproduced", "not-reproduced", "different-failure", "reproduced"]

@@ -13,7 +13,7 @@ import pytest
 from runner.bisect.rules import Rules
 from runner.bisect.search import BisectResult, Candidate, result_data, search
 from runner.bisect.splits import SINGLETONS_UP_TO
-from runner.bisect.trial import Observation, Once, Trial
+from runner.bisect.trial import Observation, Trial
 from runner.verdict.judge import trial_verdict
 
 
@@ -34,7 +34,7 @@ class Fake:
         self.others = [frozenset(c) for c in others]
         self.calls: list[frozenset[str]] = []
         self.stages = stages or {}
-        self.images: Once[frozenset[str], str] = Once()
+        self.made: set[frozenset[str]] = set()
         self.image_calls: Counter[frozenset[str]] = Counter()
         self.lock = threading.Lock()
         self.delay = delay
@@ -50,7 +50,11 @@ class Fake:
         with self.lock:
             self.calls.append(applied)
         build = frozenset(k for k in keys if self.stages.get(k) == "build")
-        _, first = self.images.get(build, lambda: self.image(build))
+        with self.lock:
+            first = build not in self.made
+            self.made.add(build)
+        if first:
+            self.image(build)
         if any(c <= applied for c in self.culprits):
             return Observation("reproduced", "exit1:recorded", built=first, build_s=1.0 if first else 0.0,
                                attempts=("recorded",))
@@ -402,39 +406,6 @@ def test_a_time_budget_ends_the_search() -> None:
 
 def test_a_trial_of_nothing_is_inconclusive() -> None:
     assert trial_verdict([]) == "inconclusive"
-
-
-def test_once_makes_each_value_once_across_threads() -> None:
-    once: Once[str, int] = Once()
-    made: list[str] = []
-
-    def make() -> int:
-        made.append("x")
-        time.sleep(0.02)
-        return 42
-
-    results: list[tuple[int, bool]] = []
-    threads = [threading.Thread(target=lambda: results.append(once.get("k", make))) for _ in range(5)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert made == ["x"]
-    assert sorted(results) == [(42, False)] * 4 + [(42, True)]
-
-
-def test_once_remembers_a_failure() -> None:
-    once: Once[str, int] = Once()
-    calls = []
-
-    def boom() -> int:
-        calls.append(1)
-        raise ValueError("no")
-
-    for _ in range(2):
-        with pytest.raises(ValueError):
-            once.get("k", boom)
-    assert calls == [1]
 
 
 def test_result_data_is_json_ready() -> None:
