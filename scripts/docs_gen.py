@@ -21,7 +21,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from runner.cli.topics import TOPICS  # noqa: E402
+from runner.commands.topics import TOPICS  # noqa: E402
 from runner.commands.catalog import COMMANDS  # noqa: E402
 from runner.commands.common import GLOBALS  # noqa: E402
 from runner.commands.spec import Command, Param  # noqa: E402

@@ -141,7 +141,3 @@ def apply(plan: Plan, changes: Iterable[Fact]) -> Plan:
     for fact in changes:
         plan = kind_of(fact.key).apply(plan, fact.key, fact.value)
     return plan
-
-
-def build_keys(changes: Iterable[Fact]) -> tuple[str, ...]:
-    return tuple(sorted(f.key for f in changes if f.stage == "build"))

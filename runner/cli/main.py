@@ -19,7 +19,7 @@ from ..commands.catalog import COMMANDS, top_words
 from ..commands.spec import Args
 from ..errors import Exit, ReplayError, UsageError
 from ..envelope import envelope, error_of
-from . import topics
+from ..commands import topics
 from .build import register
 from .console import error_line, install_meter, print_json, refresh
 

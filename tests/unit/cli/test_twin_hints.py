@@ -131,7 +131,7 @@ def test_inspect_puts_format_id_command_and_outcome_first(capsys: pytest.Capture
 
 def test_help_lists_the_topics_and_shows_each(capsys: pytest.CaptureFixture[str]) -> None:
     from runner.cli.console import help_width
-    from runner.cli.topics import TOPICS, wrapped
+    from runner.commands.topics import TOPICS, wrapped
 
     assert main(["help"]) == 0
     out = capsys.readouterr().out

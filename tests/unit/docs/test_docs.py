@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from runner import settingsref
-from runner.cli.topics import TOPICS
+from runner.commands.topics import TOPICS
 from runner.commands.catalog import COMMANDS
 from runner.commands.spec import Command
 from tests.examples import ROOT

@@ -10,7 +10,7 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..commands.catalog import FARM_RUN
+from .catalog import FARM_RUN
 from ..durations import HELP as DURATION_FORMS
 from ..verdict.facts import VERDICTS
 from ..settingsref import SETTINGS
