@@ -24,6 +24,7 @@ from .collect import Opening, collect
 from .executor import Executor, LocalExecutor
 from .options import FarmOptions
 from ..build.images import image_key
+from ..build.planner import fill_only
 from .model import Night
 from .prepare import Prepared, now, prepare, unjudged_result
 from .progress import FarmProgress
@@ -157,8 +158,12 @@ class _Night:
         """Plan every capsule first, from its one read; the ones that cannot be planned are judged now."""
         out: list[Prepared] = []
         trust = self.options.trust
+        # a value supplied for a variable some capsule recorded by name only fills it in where it was set:
+        # the night's capsules that recorded it absent keep it absent (build/planner.fill_only)
+        fill = fill_only((o.capsule for o in read.values() if not isinstance(o, Exception)),
+                         self.replayer.options.secret_env)
         for entry, fut in [(e, pool.submit(prepare, e, self.replayer, self.options.ref, self.options.repo, trust,
-                                           read.get(e.capsule_id))) for e in todo]:
+                                           read.get(e.capsule_id), fill)) for e in todo]:
             ready = fut.result()
             if isinstance(ready, Prepared):
                 out.append(ready)

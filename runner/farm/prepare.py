@@ -38,7 +38,8 @@ Unprepared = tuple[FarmVerdict, str, "Capsule | None"]
 
 
 def prepare(entry: NightEntry, replayer: Replayer, ref: str | None, repo: str | None,
-            trust: Trust = Trust(), opened: Opened | Exception | None = None) -> Prepared | Unprepared:
+            trust: Trust = Trust(), opened: Opened | Exception | None = None,
+            fill: frozenset[str] = frozenset()) -> Prepared | Unprepared:
     """The plan from the one read of the capsule: `opened` when the night's collection opened it
     (or why it could not), else (a resumed night) opened now. A capsule the trust policy refuses
     (it does not verify; with --require-valid, no valid signature from a --trust-key) is
@@ -57,13 +58,15 @@ def prepare(entry: NightEntry, replayer: Replayer, ref: str | None, repo: str | 
         has_commit = capsule.repo is not None and capsule.repo.commit is not None
         # --repo serves the capsules that record a commit; the others record no source to fetch
         env = replayer.options.secret_env  # the plan names them as supplied; their values reach the run only
-        plan = make_plan(capsule, replayer.settings, PlanOptions(repo=repo if has_commit else None, env_overrides=env))
+        plan = make_plan(capsule, replayer.settings, PlanOptions(repo=repo if has_commit else None, env_overrides=env,
+                                                                 fill_only=fill))
         expected = expected_of(capsule)
         if not (ref and has_commit and expected.failed):
             return Prepared(entry, capsule, expected, plan, None)
         try:
             return Prepared(entry, capsule, expected, plan, make_plan(capsule, replayer.settings,
-                                                                      PlanOptions(repo=repo, ref=ref, env_overrides=env)))
+                                                                      PlanOptions(repo=repo, ref=ref, env_overrides=env,
+                                                                                  fill_only=fill)))
         except Exception as exc:
             return Prepared(entry, capsule, expected, plan, None, unjudged(exc)[1])
     except Exception as exc:

@@ -104,3 +104,23 @@ def test_bisect_finds_a_variable_recorded_by_name_only(tmp_path: Path) -> None:
     candidate = next(c for c in result.candidates if c.key == "env:TTY_COMPATIBLE")
     assert (candidate.good, candidate.bad) == (None, "(supplied)")
     assert "env:TTY_COMPATIBLE" not in {n.key for n in result.not_varied}
+
+
+def test_a_farm_night_fills_in_where_it_was_set_and_keeps_it_unset_elsewhere(tmp_path: Path) -> None:
+    """The same rule in the farm (issue 30): the night's --env TTY_COMPATIBLE=1 reaches the capsule that
+    recorded it by name only, not the one that did not record it set."""
+    from runner.farm.ids import content_id
+    from runner.farm.prepare import Prepared, prepare
+    from runner.farm.store import NightEntry
+    from runner.replay import Progress, Replayer, ReplayOptions
+
+    paths = pair(tmp_path)
+    replayer = Replayer(ReplayOptions(secret_env=SUPPLIED, trust=Trust(allow_unverified=True)), Progress(quiet=True),
+                        engine=FakeEngine())
+    fill = fill_only([read_capsule(p) for p in paths], SUPPLIED)
+    bad, good = (prepare(NightEntry(content_id(p), str(p), "twin"), replayer, None, None, Trust(allow_unverified=True),
+                         None, fill) for p in paths)
+    assert isinstance(bad, Prepared) and isinstance(good, Prepared)
+    assert bad.plan.env["TTY_COMPATIBLE"].state == "supplied"
+    assert good.plan.env["TTY_COMPATIBLE"].state == "withheld"
+    assert bad.plan.env["TZ"].state == good.plan.env["TZ"].state == "supplied"  # a recorded value: overridden
