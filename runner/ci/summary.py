@@ -17,13 +17,17 @@ from ..errors import CapsuleError
 
 
 def fidelity(capsule: Path, repo: str | None) -> tuple[Fidelity, ...]:
-    """What the planner says about the capsule with the same --repo: what the replay built."""
+    """The replay's fidelity table for the capsule with the same --repo (replay/world.py's, so the
+    summary counts as the replay did), with the base image's own glibc: nothing is built here."""
     from ..build.plan import PlanOptions
     from ..build.planner import make_plan
     from ..capsules import read_capsule
     from ..config import Settings
+    from ..replay.world import replay_fidelity
 
-    return make_plan(read_capsule(capsule), Settings(), PlanOptions(repo=repo)).fidelity
+    model = read_capsule(capsule)
+    plan = make_plan(model, Settings(), PlanOptions(repo=repo))
+    return replay_fidelity(plan, model.platform.libc_version, plan.base.libc_version)
 
 
 def render(capsule: Path, farm_run: Path, repo: str | None) -> str:

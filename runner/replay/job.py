@@ -12,7 +12,6 @@ from ..engine import Engine
 from ..build.source import RemoteFailed
 from ..verdict.judge import Attempt, Expected
 from ..build.plan import Fidelity, Plan
-from ..build.pins import with_build_rows
 from ..build.planner import make_plan
 from ..capsules.model import Capsule
 from .decide import Run, Until, fix_checked, replayed
@@ -23,7 +22,7 @@ from .options import ReplayOptions
 from .progress import Progress
 from .replayer import Replayer
 from .why import likeliest
-from .world import clock_rows
+from .world import replay_fidelity
 
 
 def replay_capsule(given: Path | str, options: ReplayOptions, progress: Progress,
@@ -64,8 +63,7 @@ def replay_capsule(given: Path | str, options: ReplayOptions, progress: Progress
         if not verified.valid:
             notes.append("the capsule does not verify and was replayed anyway (--allow-unverified): "
                          "see the verification problems at the top")
-        fidelity = (with_build_rows(plan.fidelity, image.unpinned) + _libc_rows(capsule.platform.libc_version, image)
-                    + clock_rows(plan))
+        fidelity = replay_fidelity(plan, capsule.platform.libc_version, image.libc_version, image.unpinned)
         why = likeliest(outcome.verdict, expected, attempts, fidelity, http, rerun_words(name, replayer.options))
         return ReplayReport(
             verdict=outcome.verdict, capsule=CapsuleRef(name, capsule.provenance.format.value, plan.capsule_id),
@@ -131,14 +129,3 @@ def rerun_words(capsule: str, options: ReplayOptions) -> list[str]:
     for name, _ in options.plan.env_overrides:  # a supplied value is the shell's, never printed
         words += ["--env", f"{name}=${name}"]
     return words
-
-
-def _libc_rows(recorded: str | None, image: BuiltImage) -> tuple[Fidelity, ...]:
-    """The glibc the built image really has, checked against the capsule."""
-    found = image.libc_version or "unknown"
-    if recorded is None:
-        return (Fidelity("libc in the image", "not recorded", f"glibc {found}", "approximated",
-                         "the capsule records no libc"),)
-    exact = recorded == image.libc_version
-    return (Fidelity("libc in the image", f"glibc {recorded}", f"glibc {found}", "exact" if exact else "approximated",
-                     "checked inside the built image" + ("" if exact else "; no base image offers that version")),)

@@ -21,6 +21,7 @@ from ..build.clock import (RANDOM_VALUES_PATH, clock_limits_note, faketime_env, 
 from ..config import Settings
 from .deferred import signals_deferred
 from ..engine import ContainerFile, Engine, Mount
+from ..build.pins import with_build_rows
 from ..build.plan import Fidelity, Plan
 
 if TYPE_CHECKING:
@@ -108,3 +109,22 @@ def clock_rows(plan: Plan) -> tuple[Fidelity, ...]:
     if not plan.clock_start:
         return (Fidelity("clock", "not recorded", "real time", "not applied", "the capsule records no clock"),)
     return (Fidelity("clock", plan.clock_start, plan.clock_start, "exact", clock_limits_note()),)
+
+
+def replay_fidelity(plan: Plan, recorded_libc: str | None, image_libc: str | None,
+                    unpinned: tuple[Fidelity, ...] = ()) -> tuple[Fidelity, ...]:
+    """The one fidelity table of a replay: the plan's rows (a package the build could not pin replaced
+    by the build's row), the glibc of the image, the clock. `replay` fills in what the built image
+    said; the CI summary, which builds nothing, the base image's own glibc."""
+    return with_build_rows(plan.fidelity, unpinned) + _libc_rows(recorded_libc, image_libc) + clock_rows(plan)
+
+
+def _libc_rows(recorded: str | None, image_libc: str | None) -> tuple[Fidelity, ...]:
+    """The glibc the built image really has, checked against the capsule."""
+    found = image_libc or "unknown"
+    if recorded is None:
+        return (Fidelity("libc in the image", "not recorded", f"glibc {found}", "approximated",
+                         "the capsule records no libc"),)
+    exact = recorded == image_libc
+    return (Fidelity("libc in the image", f"glibc {recorded}", f"glibc {found}", "exact" if exact else "approximated",
+                     "checked inside the built image" + ("" if exact else "; no base image offers that version")),)

@@ -2,6 +2,8 @@
 capsule values never break out of their cells, and the table is cut at ROWS."""
 from __future__ import annotations
 
+import pytest
+
 from runner.build.plan import Fidelity
 from runner.report.summary import ROWS, summary_markdown
 
@@ -26,3 +28,25 @@ def test_hostile_values_stay_in_their_cells_and_long_tables_are_cut() -> None:
 def test_no_result_is_not_judged() -> None:
     text = summary_markdown("c.json", [], "engine `down`\nretry", ())
     assert "**NOT JUDGED**: engine 'down' retry." in text.splitlines()
+
+
+@pytest.mark.usefixtures("offline_registry")
+def test_the_summary_counts_the_facts_as_the_replay_did() -> None:
+    """'12 of 15 recorded facts' in the CI summary where replay said '13 of 17' (issue 31): both read
+    the one fidelity table (replay/world.replay_fidelity)."""
+    from runner.build.plan import PlanOptions
+    from runner.ci.summary import fidelity
+    from runner.engine import RunResult, RunSpec
+    from runner.replay import Progress, ReplayOptions, replay_capsule
+    from tests.examples import BUNDLE, TZ_CAPSULE
+    from tests.unit.fake_engine import FakeEngine
+
+    def run(spec: RunSpec) -> RunResult:
+        if spec.argv[:2] == ("sh", "-c"):  # the image-facts probe: bookworm's glibc
+            return RunResult(0, b"2.36\n---\n{}", b"2.36\n---\n{}", 0.1)
+        return RunResult(0, b"ok\n", b"ok\n", 0.1)
+
+    report = replay_capsule(TZ_CAPSULE, ReplayOptions(attempts=1, plan=PlanOptions(repo=str(BUNDLE))), Progress(),
+                            engine=FakeEngine(run=run, images=["replay-base/debian:bookworm"]))
+    summary = fidelity(TZ_CAPSULE, str(BUNDLE))
+    assert [(f.fact, f.status) for f in summary] == [(f.fact, f.status) for f in report.fidelity]
