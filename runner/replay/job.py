@@ -11,7 +11,7 @@ from pathlib import Path
 from ..engine import Engine
 from ..build.source import RemoteFailed
 from ..verdict.judge import Attempt, Expected
-from ..build.plan import Fidelity, Plan
+from ..build.plan import Plan
 from ..build.planner import make_plan
 from ..capsules.model import Capsule
 from .decide import Run, Until, fix_checked, replayed
