@@ -210,6 +210,7 @@ class Context:
     notes: tuple[str, ...] = ()  # for the report: how the build went (the classic builder is slower)
     deps_node: DepsNode | None = None  # the dependencies are installed with an installer node
     deps_node_why_not: str = ""  # ... or why not ("" also when there is no npm lockfile)
+    facts: tuple[str, ...] = ()  # for the report: what is true of the image, built now or before (pipenv --dev)
 
 
 def write_context(plan: Plan, settings: Settings, dest: Path, builder: Builder = "classic") -> Context:
@@ -246,8 +247,8 @@ def write_context(plan: Plan, settings: Settings, dest: Path, builder: Builder =
     if plan.inputs:
         _write_inputs(plan, dest / "inputs", store)
     slow = builder == "classic" and (plan.lock is not None or plan.python_lock is not None)
-    notes = ((CLASSIC_NOTE,) if slow else ()) + ((pylock.pipenv_dev_note(dev),) if dev else ())
-    return Context(dest, dockerfile, restored, notes, deps_node, why_not)
+    facts = (pylock.pipenv_dev_note(dev),) if dev else ()
+    return Context(dest, dockerfile, restored, (CLASSIC_NOTE,) if slow else (), deps_node, why_not, facts)
 
 
 def _write_tools(dest: Path) -> None:

@@ -51,6 +51,8 @@ def replay_capsule(given: Path | str, options: ReplayOptions, progress: Progress
             notes += list(image.context.restored.notes)
         if image.context and image.built:
             notes += list(image.context.notes)
+        if image.context:  # true of the image, built now or before
+            notes += list(image.context.facts)
         if image.context and image.context.deps_node:  # true of the image, built now or before
             notes.append(image.context.deps_node.note())
         if http is not None and (http.unmatched or http.unused):
