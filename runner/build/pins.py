@@ -17,9 +17,10 @@ from typing import Any
 
 from ..capsules.model import Capsule, FrozenMap
 from ..facts.keys import normal_name
-from .plan import Fidelity, Lock, NodePin, Runtime, Tool
+from .plan import Alternative, Fidelity, Lock, NodePin, Runtime, Tool
 from .providers.versions import vkey
 
+MAX_ALTERNATIVES = 8  # environments tried besides the plan's own: each one an image
 SKIP_PY_PINS = {"pip", "setuptools", "wheel"}  # the venv's own packaging tools: the image keeps its own
 # How each node lockfile's manager pins a drifted package (npm-deps.js pin)
 NODE_PINNING = {"npm": "npm install --no-save",
@@ -56,6 +57,21 @@ def node_pins(c: Capsule, runtimes: tuple[Runtime, ...], lock: Lock | None, tool
             out[name] = recorded
             rows.append(Fidelity(fact, shown, shown, "exact", _node_how(lock, True)))
     return FrozenMap(out)
+
+
+def alternatives(c: Capsule, chosen: FrozenMap[str, NodePin]) -> tuple[Alternative, ...]:
+    """For each node package pinned at several recorded versions (which copy sat at the top level is
+    not recorded), each of them alone at the top level: the environments the capsule also admits,
+    in the recorded order."""
+    out = []
+    for name, pin in chosen.items():
+        if isinstance(pin, tuple) or len(c.resolved.node.get(name, ())) > 1:
+            versions = pin if isinstance(pin, tuple) else tuple(sorted(set(c.resolved.node[name]), key=vkey))
+            for version in versions:
+                if version != pin:
+                    out.append(Alternative(f"{name} {version} at the top level",
+                                           FrozenMap({**dict(chosen.items()), name: version})))
+    return tuple(out[:MAX_ALTERNATIVES])
 
 
 def _node_blocker(runtimes: tuple[Runtime, ...], lock: Lock | None, tools: tuple[Tool, ...], pin: bool) -> str:

@@ -116,6 +116,17 @@ class InputFile:
     content: str  # sha256 in the content store
 
 
+@dataclass(frozen=True)
+class Alternative:
+    """Another environment the capsule admits where it does not say which it was (a node package
+    recorded at several versions, which copy sat at the top level not recorded): the node pins
+    to put in the plan's place. Replay tries them, cheapest first, when the plan's own does not
+    come back (replay/job.py)."""
+
+    what: str  # as the report says it: "ms 2.1.2 at the top level"
+    node_pins: FrozenMap[str, NodePin]
+
+
 # A plan field that reaches only `docker run` or the report, never the image (build/images.py's key).
 RUN_TIME = MappingProxyType({"stage": "run"})
 
@@ -152,6 +163,7 @@ class Plan:
     faketime: bool = False  # libfaketime installed in the image
     fidelity: tuple[Fidelity, ...] = field(default=(), metadata=RUN_TIME)
     notes: tuple[str, ...] = field(default=(), metadata=RUN_TIME)
+    alternatives: tuple[Alternative, ...] = field(default=(), metadata=RUN_TIME)  # each its own plan: not this image
 
     def runtime(self, name: str) -> Runtime | None:
         return next((r for r in self.runtimes if r.name == name), None)

@@ -69,6 +69,7 @@ def make_plan(capsule: Capsule, settings: Settings, opts: PlanOptions = PlanOpti
         network=network, allowed_hosts=allowed, denied_hosts=denied, http_calls=calls,
         http_ignore=http_ignore(opts.http_ignore) if calls else (), values=values,
         clock_start=clock, faketime=clock is not None, fidelity=tuple(rows), notes=tuple(notes),
+        alternatives=pins.alternatives(capsule, node_pins),
     )
     return validate_plan(plan, capsule.provenance.path)
 

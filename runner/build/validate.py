@@ -114,10 +114,11 @@ def validate_plan(plan: Plan, origin: str) -> Plan:
             relative_path(lock.path, "lockfile path", origin)
             if lock.sha256 is not None:
                 check("sha256", lock.sha256, "lockfile sha256", origin)
-    for name, pin in plan.node_pins.items():
-        check("npm package", name, "resolved node package", origin)
-        for version in pin if isinstance(pin, tuple) else (pin,):  # a package installed at several versions
-            check("version", version, f"resolved node {name}", origin)
+    for pins in (plan.node_pins, *(alt.node_pins for alt in plan.alternatives)):  # each alternative's too
+        for name, pin in pins.items():
+            check("npm package", name, "resolved node package", origin)
+            for version in pin if isinstance(pin, tuple) else (pin,):  # a package installed at several versions
+                check("version", version, f"resolved node {name}", origin)
     for name, version in plan.python_pins.items():
         check("python package", name, "resolved python package", origin)
         check("version", version, f"resolved python {name}", origin)

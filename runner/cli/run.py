@@ -24,7 +24,8 @@ def run(a: Args) -> int:
     trust = o.trust(a.values)  # checked before anything is read
     plan_opts = o.plan_options(a.values)
     opts = ReplayOptions(timeout=a.timeout, memory=a.memory, verbose=a.verbose, plan=plan_opts,
-                         secret_env=plan_opts.env_overrides, trust=trust, **o.stopping(a.values))
+                         secret_env=plan_opts.env_overrides, trust=trust, alternatives=not a.no_alternatives,
+                         **o.stopping(a.values))
     report = replay_capsule(a.capsule, opts, Progress(err, quiet=a.quiet or a.json))  # names the capsule as given
     if a.comment is not None:
         write_comment(a.comment, report, a.ref)

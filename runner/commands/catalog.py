@@ -20,6 +20,9 @@ _READ_EXITS = ((0, "done"), (2, "bad input"))
 RUN = Command(
     "run", "Replay CAPSULE: rebuild the recorded environment, rerun the command, judge the outcome.",
     (c.capsule(), *c.STOPPING, c.timeout("per attempt"), c.MEMORY, *c.BUILD, c.SALT, c.HTTP, *c.TRUST,
+     Param("no_alternatives", "flag", "Replay the plan's own environment only: never the others the capsule also "
+           "admits (a package recorded at several versions) when it does not reproduce.", ("--no-alternatives",),
+           False),
      Param("show_all", "flag", "List every fidelity row and step, the exact ones too.", ("--all",), False, mcp=False),
      Param("comment", "path", "Also write a pull-request comment (Markdown) to FILE.", ("--comment",),
            metavar="FILE", mcp=False),

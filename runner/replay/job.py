@@ -21,6 +21,7 @@ from .image import BuiltImage
 from .options import ReplayOptions
 from .progress import Progress
 from .replayer import Replayer
+from .alternatives import try_alternatives
 from .why import likeliest
 from .world import replay_fidelity
 
@@ -40,8 +41,13 @@ def replay_capsule(given: Path | str, options: ReplayOptions, progress: Progress
         expected = replayer.expected(capsule)
         run = _Series(replayer, plan, expected)
         before = _before(replayer, capsule, plan, expected)
+        tried = None
         if before is None:
             outcome = replayed(expected, replayer.options.sampling, run)
+            if replayer.options.alternatives and plan.alternatives:
+                tried = try_alternatives(plan, expected, replayer.options.sampling, outcome, run,
+                                         lambda p: _Series(replayer, p, expected), progress.say)
+                outcome, run, plan = tried.outcome, tried.series, tried.plan  # type: ignore[assignment]
         else:
             base_run, names = before
             outcome = fix_checked(expected, replayer.options.sampling, base_run, run, names)
@@ -62,6 +68,9 @@ def replay_capsule(given: Path | str, options: ReplayOptions, progress: Progress
         if rerun:
             notes.append(f"the engine went away during attempt(s) {', '.join(rerun)}: each ran again in a fresh "
                          "container (what the lost run did is not counted)")
+        if tried is not None and tried.said:
+            notes.append(f"the recorded environment did not bring the failure back; tried {'; '.join(tried.said)}"
+                         + (f": it came back with {tried.chosen.what}" if tried.chosen else ""))
         if not verified.valid:
             notes.append("the capsule does not verify and was replayed anyway (--allow-unverified): "
                          "see the verification problems at the top")
@@ -70,6 +79,8 @@ def replay_capsule(given: Path | str, options: ReplayOptions, progress: Progress
         return ReplayReport(
             verdict=outcome.verdict, capsule=CapsuleRef(name, capsule.provenance.format.value, plan.capsule_id),
             expected=expected, attempts=tuple(attempts), fidelity=fidelity, why=why,
+            alternative=tried.chosen.what if tried is not None and tried.chosen else None,
+            alternatives_tried=tried.said if tried is not None else (),
             image=ImageInfo(image.ref, image.built, image.build_s, image.steps_run, replayer.engine.builder_name,
                             plan.base.key),
             verification=verification_of(verified), steps=tuple(Step(n, s) for n, s in progress.timings), drift=image.drift,

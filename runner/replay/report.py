@@ -75,6 +75,8 @@ class ReplayReport:
     rate: Rate | None = None
     fix: FixJudgement | None = None  # with --patch or --ref: the fix judgement (verdict/judge.py)
     why: tuple[Cause, ...] = ()  # not as recorded: the likeliest causes, first first (why.py)
+    alternative: str | None = None  # the environment the capsule also admits that brought the failure back
+    alternatives_tried: tuple[str, ...] = ()  # each tried ("ms 2.1.2 at the top level: reproduced")
 
     @property
     def exit_code(self) -> int:
