@@ -49,7 +49,7 @@ def trial_bound(facts: int) -> int:
 def run(tmp: Path, env: dict[str, str], warm_s: float, row: Row) -> None:
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from tests.integration.test_bisect import tz_pair
+    from tests.integration.bisecting import tz_pair
 
     pair = tz_pair(tmp / "bisect-single")
     cold_s, single = bisect(*pair, env)  # builds both ends' images

@@ -56,7 +56,7 @@ def timed(args: list[str], env: dict[str, str]) -> tuple[float, dict[str, Any] |
 def go_pair(dest: Path) -> tuple[Path, Path, Path]:
     """(bad, good, repo): the failure really observed on Go 1.23.9 (as twin records it)."""
     from tests.integration.helpers import env_facts, git_repo, repo_fact, twin_capsule, write_json
-    from tests.integration.test_bisect import passed, record_failure
+    from tests.integration.bisecting import passed, record_failure
 
     repo = dest / "repo"
     commit = git_repo(repo, {"go.mod": GO_MOD, "toolchain_test.go": TOOLCHAIN_TEST})

@@ -87,7 +87,7 @@ def facts_pair() -> tuple[Any, Any]:
     name only in the bad capsule and filled in with --env (withheld in the good one)."""
     from runner.build.plan import EnvSetting
     from runner.capsules.model import FrozenMap
-    from tests.unit.bisect import test_env as te
+    from tests.unit.bisect import world as te
 
     def env(p: Any, **values: EnvSetting) -> Any:
         return dataclasses.replace(p, env=FrozenMap(sorted(values.items())))
@@ -104,7 +104,7 @@ def facts_bisect(seed: int, rate: float, confidence: float) -> tuple[bool, bool,
     """One facts bisect of the time-zone pair: (exit 0, answered env:TZ alone, runs, images built)."""
     from runner.bisect.env import bisect_capsules
     from runner.bisect.trial import BisectSettings
-    from tests.unit.bisect import test_env as te
+    from tests.unit.bisect import world as te
     from tests.unit.bisect.fakes import FakeProgress
 
     rng = random.Random(seed)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -82,3 +83,17 @@ def http_server(handler: type[BaseHTTPRequestHandler], host: str = "127.0.0.1") 
     finally:
         server.shutdown()
         server.server_close()
+
+
+# Chromium, headless, as the farm's HTML tests look at its report
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
+         "--hide-scrollbars", "--disable-background-networking", "--disable-component-update", "--no-pings",
+         "--disable-sync")
+
+
+def browse(chromium: str, page: Path, tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    # A profile of its own: parallel test runs never share Chromium's singleton lock.
+    run = subprocess.run([chromium, *FLAGS, f"--user-data-dir={tmp / 'profile'}", *args, page.as_uri()],
+                         capture_output=True, text=True, timeout=180, check=False)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return run

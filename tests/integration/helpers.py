@@ -191,3 +191,24 @@ def farm_json(*args: str | Path) -> tuple[int, dict[str, Any]]:
     doc = json.loads(out.getvalue())
     assert doc["exit_code"] == rc and doc["error"] is None, doc["error"]
     return rc, doc["result"]
+
+
+# Two capsules of two unreachable remotes, and where mirrors of them are (the mirror and worker tests)
+REMOTE_A = "https://git-a.unreachable.invalid/team/a.git"
+REMOTE_B = "https://git-b.unreachable.invalid/b.git"
+# prints the repository's file, then fails: the recorded failure comes back only from the right tree
+CAT = ["sh", "-c", "cat msg.txt; exit 3"]
+
+
+def make_night(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """Two capsules (remotes A and B), a bundle of A, a directory of bare repositories holding B."""
+    caps = tmp_path / "caps"
+    caps.mkdir()
+    for name, remote in (("a", REMOTE_A), ("b", REMOTE_B)):
+        text = f"served by mirror {name} ({uuid.uuid4().hex})\n"  # a commit of this test alone
+        commit = git_repo(tmp_path / f"work-{name}", {"msg.txt": text})
+        write_json(caps / f"{name}.json", twin_capsule(CAT, text, 3, repo=repo_fact(remote, commit)))
+    git(tmp_path / "work-a", "bundle", "create", "-q", str(tmp_path / "a.bundle"), "--all")
+    (tmp_path / "mirrors").mkdir()
+    git(tmp_path, "clone", "-q", "--bare", str(tmp_path / "work-b"), str(tmp_path / "mirrors" / "b.git"))
+    return caps, tmp_path / "a.bundle", tmp_path / "mirrors"

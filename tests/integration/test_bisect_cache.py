@@ -21,8 +21,7 @@ from runner.build.plan import PlanOptions
 from runner.bisect.trial import Trials
 from runner.replay import Progress, Replayer, ReplayOptions
 from tests.integration.helpers import ROOT, env_facts, git_repo, repo_fact, twin_capsule, write_json
-from tests.integration.test_bisect import passed, record_failure
-from tests.integration.test_bisect_more import bisect
+from tests.integration.bisecting import bisect_at as bisect, passed, record_failure
 
 pytestmark = pytest.mark.integration
 

@@ -12,10 +12,9 @@ from typing import Any
 import pytest
 
 from runner.cli.main import main
-from tests.envelope import result_of
 
-from tests.integration.helpers import env_facts, git, git_repo, repo_fact, twin_capsule, write_json
-from tests.integration.test_bisect import passed, record_failure
+from tests.integration.helpers import env_facts, git, git_repo, write_json
+from tests.integration.bisecting import SIX_PY, bisect_at as bisect, passed, python_capsule, record_failure
 
 pytestmark = pytest.mark.integration
 
@@ -38,38 +37,9 @@ COMMITS = [({"check.py": CHECK_PY.format(rounding="down")}, "init"),
            ({"NOTES": "2.0\n"}, "release 2.0")]
 
 # Fails from six 1.16.0 on; the message names no version, so every failing version fails the same way.
-SIX_PY = """\
-import sys
-
-import six
-
-if tuple(int(p) for p in six.__version__.split(".")[:2]) >= (1, 16):
-    print("error: this check needs six < 1.16", file=sys.stderr, flush=True)
-    sys.exit(1)
-print("ok", flush=True)
-"""
-
-
 @pytest.fixture(autouse=True)
 def wide(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "300")
-
-
-def bisect(capsys: pytest.CaptureFixture[str], bad: Path, good: Path, repo: Path,
-           *args: str) -> tuple[int, dict[str, Any]]:
-    """`replay bisect BAD --good GOOD --repo REPO ARGS --json` in-process."""
-    rc = main(["bisect", str(bad), "--good", str(good), "--repo", str(repo), *args, "--json"])
-    captured = capsys.readouterr()
-    assert captured.out.strip(), f"no result on stdout (exit {rc}); stderr: {captured.err[-2000:]}"
-    return rc, result_of(captured.out)
-
-
-def python_capsule(repo: Path, commit: str, exit_code: int, env: dict[str, Any],
-                   six: str | None = None) -> dict[str, Any]:
-    data = twin_capsule(["python3", "check.py"], "", exit_code, python="3.11.2", env=env,
-                        resolved_python={"six": six} if six else None, repo=repo_fact(str(repo), commit))
-    data["command"]["failure"] = None  # recorded by record_failure for a bad capsule
-    return data
 
 
 # -- 1. --commits ----------------------------------------------------------------------

@@ -21,8 +21,7 @@ from runner.replay import BuiltImage, Replayer
 from runner.verdict.judge import Attempt, Expected
 from tests.envelope import result_of
 from tests.integration.helpers import env_facts, git, git_repo, repo_fact, twin_capsule, write_json
-from tests.integration.test_bisect import passed, record_failure
-from tests.integration.test_bisect_more import python_capsule
+from tests.integration.bisecting import passed, python_capsule, record_failure
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

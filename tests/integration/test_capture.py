@@ -28,8 +28,7 @@ import pytest
 from runner.cli.main import main
 from tests.envelope import result_of
 from tests.integration.helpers import ROOT, clone_tz_clock, git, git_repo, replay
-from tests.integration.test_bisect import bisect
-from tests.integration.test_bisect_more import SIX_PY
+from tests.integration.bisecting import SIX_PY, bisect
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]  # minutes: `pytest -m "not slow"` for a quick run
 

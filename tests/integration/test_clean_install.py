@@ -13,8 +13,6 @@ from pathlib import Path
 import pytest
 
 from tests.integration.helpers import ROOT
-from tests.integration.test_farm_postgres import db, server  # noqa: F401 - fixtures: a PostgreSQL of the module's own
-from tests.integration.test_workers import redis_url  # noqa: F401 - fixture: a Redis server of the module's own
 from tests.services import wait_until
 from tests.unit.farm.builders import write_instance
 

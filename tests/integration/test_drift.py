@@ -23,8 +23,7 @@ from runner.engine.builders import find_buildkit_cli
 from tests.envelope import result_of
 
 from tests.integration.helpers import ROOT, env_facts, git_repo, replay, repo_fact, twin_capsule, write_json
-from tests.integration.test_bisect import passed, record_failure
-from tests.integration.test_bisect_more import SIX_PY
+from tests.integration.bisecting import SIX_PY, passed, record_failure
 
 pytestmark = pytest.mark.integration
 

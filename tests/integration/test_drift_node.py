@@ -16,8 +16,7 @@ from typing import Any
 import pytest
 
 from tests.integration.helpers import ROOT, env_facts, git_repo, replay, repo_fact, twin_capsule, write_json
-from tests.integration.test_bisect import passed, record_failure
-from tests.integration.test_bisect_more import bisect
+from tests.integration.bisecting import bisect_at as bisect, passed, record_failure
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]  # minutes: `pytest -m "not slow"` for a quick run
 

@@ -126,7 +126,7 @@ def test_the_nights_html_and_junit_list_every_capsule(first_night: tuple[int, di
     per capsule, and the HTML page, loaded in a real headless Chromium, has a row for each."""
     from lxml import html as lxml_html
 
-    from tests.integration.test_farm_html import browse
+    from tests.services import browse
     from tests.unit.report.test_junit import valid
 
     _, doc, db = first_night

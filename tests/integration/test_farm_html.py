@@ -9,7 +9,6 @@ import base64
 import hashlib
 import json
 import shlex
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from lxml import html as lxml_html
 from runner.farm.attention import Attention
 from runner.report.html import write_site
 from runner.verdict.facts import FACTS, STEADY_COLOUR
+from tests.services import browse
 from tests.unit.report.test_html import sample_history, view_of
 from tests.unit.report.test_junit import HOSTILE
 
@@ -25,9 +25,6 @@ pytestmark = pytest.mark.integration
 
 # MACHINE-NOTES section 10: the flags that work here (as root, no GPU, no display); the
 # browser's own background services off, so its network log is about the page.
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
-         "--hide-scrollbars", "--disable-background-networking", "--disable-component-update", "--no-pings",
-         "--disable-sync")
 BLANK_PNG_BYTES = 20_000  # a blank 1280x2400 page compresses to ~8 kB
 
 # The test's probe, appended to a copy of the page (its hash added to the page's policy):
@@ -50,14 +47,6 @@ document.body.setAttribute("data-probe", "ran");
 def rgb(hex_colour: str) -> str:
     h = hex_colour.lstrip("#")
     return "rgb({}, {}, {})".format(*(int(h[i:i + 2], 16) for i in (0, 2, 4)))
-
-
-def browse(chromium: str, page: Path, tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    # A profile of its own: parallel test runs never share Chromium's singleton lock.
-    run = subprocess.run([chromium, *FLAGS, f"--user-data-dir={tmp / 'profile'}", *args, page.as_uri()],
-                         capture_output=True, text=True, timeout=180, check=False)
-    assert run.returncode == 0, run.stderr[-2000:]
-    return run
 
 
 def page_requests(netlog: Path) -> list[str]:

@@ -7,15 +7,9 @@ import contextlib
 import dataclasses
 import io
 import json
-import shutil
-import subprocess
-import tempfile
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 
 from runner.cli.main import main
@@ -24,50 +18,11 @@ from runner.farm.store import SqlStore, StoreError, connect_server
 
 from tests.unit.farm.builders import write_instance
 from tests.unit.farm.records import attempt, night, result
-from tests.services import free_port, missing
+from tests.services import free_port
 
 from tests.integration.helpers import farm_json, own_image_repo
 
 pytestmark = pytest.mark.integration
-
-# whichever PostgreSQL Debian's package installed (scripts/setup looks for the same)
-PG_BIN = next(iter(sorted(Path("/usr/lib/postgresql").glob("*/bin"))), Path("/usr/lib/postgresql/15/bin"))
-
-
-
-def _as_postgres(cmd: str) -> None:
-    subprocess.run(["su", "postgres", "-c", cmd], check=True, capture_output=True, timeout=120)
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
-    """A PostgreSQL server of this module's own; the URL of its `postgres` database."""
-    if not (PG_BIN / "initdb").exists():
-        missing("the PostgreSQL history's tests need Debian's postgresql (apt-get install postgresql)")
-    root = Path(tempfile.mkdtemp(prefix="replay-pg-"))
-    shutil.chown(root, "postgres")
-    port = free_port()
-    data = root / "db"
-    _as_postgres(f"{PG_BIN}/initdb -D {data} -A trust -U postgres")
-    _as_postgres(f"{PG_BIN}/pg_ctl -D {data} -w -t 60 -o '-p {port} -k {root} -c listen_addresses=127.0.0.1 "
-                 f"-c fsync=off' -l {root}/log start")  # -w: returns once the server accepts connections
-    try:
-        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
-    finally:
-        _as_postgres(f"{PG_BIN}/pg_ctl -D {data} -m fast -w stop")
-        shutil.rmtree(root, ignore_errors=True)
-
-
-@pytest.fixture
-def db(server: str) -> Iterator[str]:
-    """A fresh database on the server for one test."""
-    name = f"farm_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(server, autocommit=True) as admin:  # CREATE DATABASE runs outside a transaction
-        admin.execute(f'CREATE DATABASE "{name}"')
-    yield server.rsplit("/", 1)[0] + f"/{name}"
-    with psycopg.connect(server, autocommit=True) as admin:
-        admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-
 
 def _sql(url: str, statement: str) -> list[tuple[Any, ...]]:
     db = connect_server(url)

@@ -3,7 +3,6 @@ unreachable, each served by its own local mirror (a git bundle named by --mirror
 repository under a directory named by the REPLAY_MIRRORS file)."""
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,16 +10,11 @@ import pytest
 
 from runner.build import mirrors
 from runner.build.mirrors import Mirrors
-from tests.integration.helpers import farm_json, git, git_repo, own_image_repo, repo_fact, twin_capsule, write_json
+from tests.integration.helpers import farm_json, own_image_repo
 from tests.envelope import result_of
+from tests.integration.helpers import REMOTE_A, make_night
 
 pytestmark = pytest.mark.integration
-
-REMOTE_A = "https://git-a.unreachable.invalid/team/a.git"
-REMOTE_B = "https://git-b.unreachable.invalid/b.git"
-# prints the repository's file, then fails: the recorded failure comes back only from the right tree
-CAT = ["sh", "-c", "cat msg.txt; exit 3"]
-
 
 @pytest.fixture(autouse=True)
 def own_images(engine: object) -> Iterator[str]:
@@ -38,20 +32,6 @@ def no_rules(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 @pytest.fixture
 def night(tmp_path: Path) -> tuple[Path, Path, Path]:
     return make_night(tmp_path)
-
-
-def make_night(tmp_path: Path) -> tuple[Path, Path, Path]:
-    """Two capsules (remotes A and B), a bundle of A, a directory of bare repositories holding B."""
-    caps = tmp_path / "caps"
-    caps.mkdir()
-    for name, remote in (("a", REMOTE_A), ("b", REMOTE_B)):
-        text = f"served by mirror {name} ({uuid.uuid4().hex})\n"  # a commit of this test alone
-        commit = git_repo(tmp_path / f"work-{name}", {"msg.txt": text})
-        write_json(caps / f"{name}.json", twin_capsule(CAT, text, 3, repo=repo_fact(remote, commit)))
-    git(tmp_path / "work-a", "bundle", "create", "-q", str(tmp_path / "a.bundle"), "--all")
-    (tmp_path / "mirrors").mkdir()
-    git(tmp_path, "clone", "-q", "--bare", str(tmp_path / "work-b"), str(tmp_path / "mirrors" / "b.git"))
-    return caps, tmp_path / "a.bundle", tmp_path / "mirrors"
 
 
 def test_each_capsule_of_a_night_is_served_by_its_own_mirror(night: tuple[Path, Path, Path], tmp_path: Path,

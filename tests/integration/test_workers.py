@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -27,38 +26,13 @@ import pytest
 
 from tests.unit.farm.builders import write_instance
 from tests.integration.helpers import ROOT, farm_json, own_image_repo
-from tests.services import free_port, missing, wait_until
+from tests.services import wait_until
 
 pytestmark = pytest.mark.integration
 
 HEARTBEAT_S, LEASE_S = 1.0, 4.0
 SLEEPY = "import time; time.sleep({s}); print('slept {i}')"
 
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    server = shutil.which("redis-server")
-    if server is None:
-        missing("the workers' tests need Debian's redis-server (apt-get install redis-server)")
-    port = free_port()
-    log = tmp_path_factory.mktemp("redis") / "redis.log"
-    proc = subprocess.Popen([server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                             "--logfile", str(log)])
-    import redis
-
-    client = redis.Redis(port=port)
-    wait_until("redis answering", lambda: _pings(client), 30)
-    yield f"redis://127.0.0.1:{port}/0"
-    proc.terminate()
-    proc.wait(30)
-
-
-def _pings(client: Any) -> bool:
-    try:
-        return bool(client.ping())
-    except Exception:
-        return False
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -321,7 +295,7 @@ def test_workers_replay_sources_the_coordinator_read_from_its_local_mirrors(
     """The workers know no mirror rule, cannot reach the recorded remotes and have a cache of their
     own: the coordinator reads each source from its own local mirror and ships the tree with the work."""
     from runner.build import mirrors
-    from tests.integration.test_mirrors import REMOTE_A, make_night
+    from tests.integration.helpers import REMOTE_A, make_night
 
     caps, bundle, bare_dir = make_night(tmp_path)
     monkeypatch.setenv("REPLAY_CACHE", str(tmp_path / "coordinator-cache"))

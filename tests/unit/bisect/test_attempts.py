@@ -12,7 +12,7 @@ from runner.bisect.trial import BisectSettings, Run, runs_of, totals
 from tests.unit.bisect.fakes import FakeProgress
 from tests.unit.bisect.fakes import plan as fake_plan
 
-from tests.unit.bisect.test_env import RECORDED, FakeReplayer, fails_when, run, tz_of
+from tests.unit.bisect.world import RECORDED, FakeReplayer, fails_when, run, tz_of
 
 NEW_YORK = "America/New_York"
 PASS = (0, "exit0:0000000000000000")
@@ -117,7 +117,7 @@ def test_no_cache_reuse_mounts_nothing() -> None:
 def test_a_variant_build_past_the_build_timeout_ends_the_bisect() -> None:
     from runner.errors import BuildTimedOut, Exit
 
-    from tests.unit.bisect.test_env import node_of
+    from tests.unit.bisect.world import node_of
 
     class Stalled(FakeReplayer):
         def image(self, p):  # type: ignore[no-untyped-def]

@@ -1,79 +1,19 @@
 """bisect_session: two capsules -> ends checked -> the search, on a fake replayer."""
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from runner.bisect.env import at_bad_commit, bisect_capsules, shown
 from runner.bisect.trial import BisectSettings
-from runner.capsules.model import Capsule, Command, EnvFact, Failure, Format, FrozenMap, Provenance
+from runner.capsules.model import EnvFact
 from runner.errors import BuildFailed, CapsuleError, UsageError
-from runner.build.plan import BaseImage, EnvSetting, Plan, Runtime, Source
+from runner.build.plan import EnvSetting, Plan, Runtime
 
-from tests.unit.bisect.fakes import FakeProgress, Rule, RuleReplayer
-
-RECORDED = "exit1:0aee0834ac9c4d2d"
-BOOKWORM = BaseImage("debian", "bookworm", "12", "2.36", "3.11")
-GOOD_COMMIT, BAD_COMMIT = "a" * 40, "b" * 40
-
-
-def capsule(path: str, failed: bool, env: dict[str, EnvFact] | None = None, arch: str | None = None) -> Capsule:
-    from runner.capsules.model import Platform
-
-    cmd = Command(argv=("npx", "jest"), cwd=".", exit_code=1 if failed else 0, outcome="fail" if failed else "pass",
-                  failure=Failure(RECORDED, ("FAIL test/time.test.ts",)) if failed else None)
-    return Capsule(Provenance(Format.TWIN, "1", path), cmd, platform=Platform(os="linux", arch=arch),
-                   env=FrozenMap(env or {}))
-
-
-def plan(tz: str = "UTC", node: str = "22.11.0", lodash: str = "4.17.21", ci: str | None = None,
-         commit: str = GOOD_COMMIT, diff: str = "", argv: tuple[str, ...] = ("npx", "jest"),
-         lang: str | None = None) -> Plan:
-    env = {"TZ": EnvSetting("set", tz)}
-    if ci is not None:
-        env["CI"] = EnvSetting("set", ci)
-    if lang is not None:
-        env["LANG"] = EnvSetting("set", lang)
-    return Plan(title="t", capsule_id=commit[:8], base=BOOKWORM, argv=argv,
-                runtimes=(Runtime("node", node, node, "nodejs.org", True),),
-                node_pins=FrozenMap({"lodash": lodash}), source=Source("https://example.org/r.git", commit, diff),
-                env=FrozenMap(sorted(env.items())), locales=(lang,) if lang else ())
-
-
-GOOD = plan()
-BAD = plan(tz="America/New_York", node="20.18.0", lodash="4.17.20", ci="true", commit=BAD_COMMIT)
-
-
-def tz_of(p: Plan) -> str:
-    return p.env["TZ"].value
-
-
-def node_of(p: Plan) -> str:
-    rt = p.runtime("node")
-    assert rt is not None
-    return rt.version
-
-
-def fails_when(pred: Callable[[Plan], bool]) -> Rule:
-    return lambda p, n: (1, RECORDED) if pred(p) else (0, "exit0:0000000000000000")
-
-
-class FakeReplayer(RuleReplayer):
-    """The two capsules of these tests, with the world's behaviour as a rule."""
-
-    def __init__(self, rule: Rule, good: Capsule | None = None, bad: Capsule | None = None,
-                 good_plan: Plan = GOOD, bad_plan: Plan = BAD,
-                 broken: Callable[[Plan], bool] = lambda p: False) -> None:
-        super().__init__({"good.json": (good or capsule("good.json", False), good_plan),
-                          "bad.json": (bad or capsule("bad.json", True), bad_plan)},
-                         rule, broken, lambda p: f"node {node_of(p)}: no such release")
-
-
-def run(fake: FakeReplayer, attempts: int | None = None, jobs: int = 1):  # type: ignore[no-untyped-def]
-    return bisect_capsules(fake, Path("bad.json"), Path("good.json"), BisectSettings(attempts, jobs), FakeProgress())
-
+from tests.unit.bisect.fakes import FakeProgress
+from tests.unit.bisect.world import (BAD_COMMIT, GOOD_COMMIT, RECORDED, FakeReplayer, capsule,
+                                     fails_when, node_of, plan, run, tz_of)
 
 CANDIDATES = ["env:CI", "env:TZ", "pin:node:lodash", "runtime:node"]
 

@@ -5,31 +5,14 @@ from typing import Any
 
 import pytest
 
-import runner.cli.bisect as cli
 from runner.cli.main import main
-from runner.replay import Progress, ReplayOptions
-from tests.unit.bisect.test_env import FakeReplayer, Rule, capsule, fails_when, node_of, tz_of
+from tests.unit.bisect.world import FakeReplayer, Rule, capsule, fails_when, node_of, tz_rule, use
 from tests.envelope import result_of
 
 
 @pytest.fixture(autouse=True)
 def wide(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "300")
-
-
-def use(monkeypatch: pytest.MonkeyPatch, fake: FakeReplayer) -> list[ReplayOptions]:
-    seen: list[ReplayOptions] = []
-
-    def make(options: ReplayOptions, progress: Progress) -> FakeReplayer:
-        seen.append(options)
-        return fake
-
-    monkeypatch.setattr(cli, "Replayer", make)
-    return seen
-
-
-def tz_rule() -> Rule:
-    return fails_when(lambda p: tz_of(p) == "America/New_York")
 
 
 def bisect_json(capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, dict[str, Any]]:

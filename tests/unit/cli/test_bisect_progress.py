@@ -12,7 +12,7 @@ from runner.bisect.trial import BisectSettings
 from runner.cli.main import main
 from tests.examples import TZ_CAPSULE
 from tests.unit.bisect.fakes import FakeProgress
-from tests.unit.bisect.test_env import FakeReplayer, fails_when, tz_of
+from tests.unit.bisect.world import FakeReplayer, fails_when, tz_of
 
 
 def test_each_trial_says_its_result_and_the_runs_spent() -> None:

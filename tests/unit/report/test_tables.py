@@ -16,8 +16,7 @@ from runner.report.farm import show_history, show_report, show_run
 from runner.report.layout import View
 from runner.settingsref import Origin
 from tests.examples import NOVA, TWIN
-from tests.unit.cli.test_bisect_cli import tz_rule, use
-from tests.unit.bisect.test_env import FakeReplayer
+from tests.unit.bisect.world import FakeReplayer, tz_rule, use
 from tests.unit.report.test_html import sample_history, view_of
 from tests.unit.report.test_junit import SIG, every_verdict_night
 

@@ -18,7 +18,7 @@ from runner.replay.replayer import KEPT_CAPS
 
 from tests.unit.fake_engine import FakeEngine
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TZ = ROOT / "examples" / "tz-clock" / "capsule.json"
 FETCH = ROOT / "tests" / "fixtures" / "examples" / "codeinstances" / "fetch-greeting.json"
 

@@ -1,6 +1,6 @@
 """Every recorded installed version ends up pinned or named as not applied (issue 21), in the
 three formats: twin `resolved.node` / `resolved.python`, NovaFabric `installed_packages`,
-CodeInstances (none recorded). The registries are faked (tests/unit/test_planner.py)."""
+CodeInstances (none recorded). The registries are faked (tests/unit/build/conftest.py)."""
 from __future__ import annotations
 
 import json
@@ -16,9 +16,11 @@ from runner.build.plan import PlanOptions
 from runner.build.planner import make_plan
 from runner.capsules import read_capsule
 
-from tests.unit.test_planner import SETTINGS, pm, registries, row, twin  # noqa: F401 (the registries fixture)
+from tests.support.planning import SETTINGS, pm, row, twin
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "examples"
+pytestmark = pytest.mark.usefixtures("registries")
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "examples"
 
 
 def recorded_packages(path: Path) -> set[tuple[str, str]]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "templates" / "scripts" / "npm-deps.js"
+SCRIPT = Path(__file__).resolve().parents[3] / "templates" / "scripts" / "npm-deps.js"
 NODE = shutil.which("node")
 # Skipped only on a developer machine without node; in CI (REPLAY_REQUIRE_ENGINE=1) it must run.
 pytestmark = pytest.mark.skipif(NODE is None and os.environ.get("REPLAY_REQUIRE_ENGINE") != "1",

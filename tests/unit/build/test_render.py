@@ -326,7 +326,7 @@ def test_yarn_lock_urls_are_pointed_at_the_registry_before_yarn_installs(monkeyp
 
 # -- the installer node: BuildKit, an npm lockfile that runs no install scripts (installer.py) ------
 
-GOLDEN_INSTALLER = Path(__file__).resolve().parents[1] / "cases" / "render" / "installer" / "Dockerfile"
+GOLDEN_INSTALLER = Path(__file__).resolve().parents[2] / "cases" / "render" / "installer" / "Dockerfile"
 
 
 def installer_plan() -> Plan:

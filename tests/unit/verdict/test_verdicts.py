@@ -10,7 +10,7 @@ from runner.verdict import facts as verdicts
 from runner.farm import model
 from runner.report import junit
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_the_vocabulary_is_outcomes_not_a_copy() -> None:

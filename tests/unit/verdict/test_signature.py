@@ -19,7 +19,7 @@ from runner.verdict.signature import (
     signature,
 )
 
-TESTS = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parents[2]
 EXAMPLES = TESTS / "fixtures" / "examples" / "twin"
 CASES = TESTS / "cases" / "signature"
 TOOLS = sorted(p.name for p in CASES.iterdir() if (p / "a.txt").is_file())

@@ -27,7 +27,7 @@ from runner.capsules.model import (
 )
 from runner.facts.diff import diff_capsules, diff_to_data
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "examples"
 
 
 def twin(**changes: object) -> Capsule:

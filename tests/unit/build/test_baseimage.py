@@ -27,7 +27,7 @@ from runner.build.plancodec import plan_from_json, plan_to_json
 from runner.build.providers import distros
 from runner.build.render import render
 
-GOLDEN = Path(__file__).resolve().parents[1] / "cases" / "render"
+GOLDEN = Path(__file__).resolve().parents[2] / "cases" / "render"
 UBUNTU = Platform(os="linux", distro="ubuntu", distro_version="22.04", libc="glibc", libc_version="2.35")
 ALPINE = Platform(os="linux", distro="alpine", distro_version="3.20.3", libc="musl", libc_version="1.2.5")
 

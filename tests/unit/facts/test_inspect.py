@@ -19,7 +19,7 @@ from runner.capsules.model import (
 )
 from runner.facts.inspect import NONE_RECORDED, NOT_RECORDED, Row, Section, printable, records, sections
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "examples"
 TITLES = [
     "Command", "Outcome", "Platform", "Runtimes", "Tools", "Package managers", "Resolved packages", "Repository",
     "Environment", "Locale", "Redaction", "HTTP calls", "Clock and random values", "Inputs / expected outputs",

