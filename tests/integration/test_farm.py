@@ -310,7 +310,7 @@ def test_an_infrastructure_failure_is_exit_3_and_never_stops_the_others(
     caps = tmp_path / "caps"
     write_instance(caps / "hello.json", ["python3", "-c", "print('hello')"], "hello\n")
     shutil.copytree(SEALED, caps / "sealed")
-    real_image = Replayer.image
+    real_image = Replayer._make_image  # what the image bank calls to make an image
 
     def registry_down(self: Replayer, plan: Any) -> Any:  # fault injection: the package index answers 503
         if plan.inputs:
@@ -319,7 +319,7 @@ def test_an_infrastructure_failure_is_exit_3_and_never_stops_the_others(
 
     db = tmp_path / "farm.sqlite"
     with monkeypatch.context() as mp:
-        mp.setattr(Replayer, "image", registry_down)
+        mp.setattr(Replayer, "_make_image", registry_down)
         rc, night = farm(capsys, "run", caps, "--db", db)
     results = by_name(night)
     assert (rc, results["hello.json"]["verdict"], results["sealed"]["verdict"]) == (3, "reproduced", "infra-error")
