@@ -107,6 +107,11 @@ class EngineUnavailable(ReplayError):
     kind = "engine"
 
 
+class SubnetTaken(EngineUnavailable):
+    """The engine refused a network because another network holds (part of) its subnet: the caller
+    may try another subnet."""
+
+
 class BuildFailed(ReplayError):
     """An image build that could not complete (exit 3)."""
 

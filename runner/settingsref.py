@@ -49,11 +49,11 @@ SETTINGS: tuple[SettingRef, ...] = (
                "to start from an empty cache", "runner/build/render.py"),
     SettingRef("REPLAY_REGISTRY", "Docker Hub",
                "where official distro images come from (host[:port], images under library/NAME); `none`: no "
-               "registry, the nearest Debian suite", "runner/build/providers/distros.py"),
+               "registry, the nearest Debian suite", "runner/build/sources/providers/distros.py"),
     SettingRef("REPLAY_MIRRORS", "unset",
                "a file of mirror rules, one PREFIX=TARGET a line (`#` comments), as --mirror: a recorded remote "
                "starting with PREFIX is fetched from TARGET instead (a URL or a local clone or bundle)",
-               "runner/build/mirrors.py"),
+               "runner/build/sources/mirrors.py"),
     SettingRef("REPLAY_CAPSULE_MAX_BYTES", "67108864 (64 MiB)", "the largest capsule downloaded from a URL",
                "runner/capsules/fetch.py"),
     SettingRef("REPLAY_BUILDER", "auto", "`buildkit` (through the engine's CLI), `classic` (docker SDK), `auto`",

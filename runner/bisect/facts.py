@@ -2,7 +2,7 @@
 
 A fact is one key of a plan (an env variable, the base image, a runtime version,
 a package-manager version, a lockfile, a pinned dependency, the diff) with its value,
-under the keys of factkeys.py (the ones `diff` lists). Each
+under the keys of facts/keys.py (the ones `diff` lists). Each
 kind says whether it applies at build time (a variant image) or run time (only
 the `docker run` changes), how costly it is, and how to put a value into a plan.
 Bisect is a search over sets of fact keys (reprotest's VARIATIONS, as data).

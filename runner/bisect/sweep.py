@@ -18,9 +18,9 @@ from typing import Any, Literal
 from ..codec import encode
 from ..errors import UsageError
 from ..build.plan import Plan, Runtime, Tool
-from ..build.providers import go, node, npmbin
-from ..build.providers.pytools import PYTHON_TOOLS
-from ..build.providers.versions import is_release, vkey
+from ..build.sources.providers import go, node, npmbin
+from ..build.sources.providers.pytools import PYTHON_TOOLS
+from ..build.sources.providers.versions import is_release, vkey
 from . import facts
 from .facts import Fact
 from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, end_of, load_ends, said

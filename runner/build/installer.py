@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .plan import Plan, Runtime
-from .providers.versions import satisfies, vkey
+from .sources.providers.versions import satisfies, vkey
 
 # The platform every image is built for (its node is the linux-x64 build).
 PLATFORM = {"os": "linux", "cpu": "x64"}

@@ -18,7 +18,7 @@ from typing import Any
 from ..capsules.model import Capsule, FrozenMap
 from ..facts.keys import normal_name
 from .plan import Alternative, Fidelity, Lock, NodePin, Runtime, Tool
-from .providers.versions import vkey
+from .sources.providers.versions import vkey
 
 MAX_ALTERNATIVES = 8  # environments tried besides the plan's own: each one an image
 SKIP_PY_PINS = {"pip", "setuptools", "wheel"}  # the venv's own packaging tools: the image keeps its own

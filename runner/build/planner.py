@@ -14,16 +14,16 @@ from collections.abc import Iterable
 from typing import Literal
 from pathlib import Path, PurePosixPath
 
-from .baseimage import choose_base
+from .sources.baseimage import choose_base
 from ..capsules.model import HOST_SPECIFIC_ENV, Capsule, FrozenMap
 from .clock import clock_start, parse_rfc3339
 from ..config import Settings
 from ..errors import CapsuleError, NeedsInput, UsageError
-from .content import ContentStore, content_store
+from .sources.content import ContentStore, content_store
 from .plan import BaseImage, EnvSetting, Fidelity, InputFile, Lock, Plan, PlanOptions, Runtime, Source
-from .providers import BUNDLED_TOOLS, COMMAND_RUNTIME, ECOSYSTEM_RUNTIME, resolve_runtime
-from .providers import node as node_provider
-from .providers.versions import is_line
+from .sources.providers import BUNDLED_TOOLS, COMMAND_RUNTIME, ECOSYSTEM_RUNTIME, resolve_runtime
+from .sources.providers import node as node_provider
+from .sources.providers.versions import is_line
 from . import pins
 from .httprules import http_ignore, http_rows
 from .toolplan import bundled_tool_rows, locks, node_tools, python_tools

@@ -20,21 +20,21 @@ import jinja2
 
 from .. import __version__
 from . import installer, pylock
-from .baseimage import base_ref
+from .sources.baseimage import base_ref
 from ..config import NPM_SECRET, PYPI_SECRET, Settings, registry_secrets, without_credentials
-from .content import ContentStore, content_store
+from .sources.content import ContentStore, content_store
 from ..errors import CapsuleError, UsageError
 from .installer import DepsNode
 from .plan import Plan
-from .providers import debian as debian_provider
-from .providers import distros
-from .providers import go as go_provider
-from .providers import node as node_provider
-from .providers import npmbin
-from .providers.fetch import npm_tarball
-from .providers.pytools import PYTHON_TOOLS
+from .sources.providers import debian as debian_provider
+from .sources.providers import distros
+from .sources.providers import go as go_provider
+from .sources.providers import node as node_provider
+from .sources.providers import npmbin
+from .sources.providers.fetch import npm_tarball
+from .sources.providers.pytools import PYTHON_TOOLS
 from ..resources import template_loader, templates_dir
-from .source import Restored, restore
+from .sources.repo import Restored, restore
 
 Builder = Literal["buildkit", "classic"]
 

@@ -11,9 +11,9 @@ from pathlib import Path, PurePosixPath
 
 from ..capsules.model import Capsule, PackageManager
 from ..config import Settings
-from .content import ContentStore
+from .sources.content import ContentStore
 from .plan import Fidelity, Lock, Runtime, Tool
-from .providers import BUNDLED_TOOLS, NODE_TOOLS, PYTHON_TOOLS, resolve_node_tool, resolve_python_tool
+from .sources.providers import BUNDLED_TOOLS, NODE_TOOLS, PYTHON_TOOLS, resolve_node_tool, resolve_python_tool
 from .validate import check, relative_path
 
 NODE_LOCK_MANAGERS = ("npm", "pnpm", "yarn")

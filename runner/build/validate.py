@@ -16,7 +16,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Literal
 
 from ..errors import CapsuleError
-from .providers.distros import FAMILIES
+from .sources.providers.distros import FAMILIES
 
 Kind = Literal["version", "npm package", "python package", "locale", "sha256", "commit", "relative path",
                "file name", "id", "env name", "time zone"]

@@ -5,14 +5,14 @@ import os
 import time
 from pathlib import Path
 
-from ..build import source as git_source
+from ..build.sources import repo as git_source
 from ..bisect import (BisectResult, BisectSettings, CommitsResult, Registry, SweepResult, bisect_capsules,
                       bisect_commits, bisect_sweep, commits_data, result_data, sweep_data, totals)
 from ..bisect.env import fill_only_of
 from ..config import settings as load_settings
 from ..errors import Exit, UsageError
 from ..build.plan import Source
-from ..build.providers import fetch, pypi
+from ..build.sources.providers import fetch, pypi
 from ..report.bisect import show
 from ..build.plan import PlanOptions
 from ..replay import Progress, Replayer, ReplayOptions

@@ -200,8 +200,8 @@ def _prepare(ours: list[str]) -> None:
     if threading_main():
         signal.signal(signal.SIGTERM, _terminate)
     refresh()
-    if "runner.build.mirrors" in sys.modules:  # --mirror rules hold for one command: one without the option has none
-        from ..build import mirrors
+    if "runner.build.sources.mirrors" in sys.modules:  # --mirror rules hold for one command: one without the option has none
+        from ..build.sources import mirrors
 
         mirrors.use(mirrors.Mirrors())
     # Progress bars (downloads) only for people: not with --quiet, not with --json.

@@ -22,12 +22,12 @@ from typing import Any
 import requests
 
 from .. import resources
-from ..errors import EngineUnavailable, ReplayError
+from ..errors import EngineUnavailable, ReplayError, SubnetTaken
 from .builders import build_with_cli, build_with_sdk, find_buildkit_cli
 from .steps import BuildEvent
 from .protocol import LABEL, OWNER_LABEL, RunResult, RunSpec
 from .inventory import DockerInventory
-from .sdk import ENGINE_RETURN_S, TransientEngineError, retrying, sdk_call, typed_errors
+from .sdk import ENGINE_RETURN_S, TransientEngineError, retrying, sdk_call, subnet_taken, typed_errors
 from .specs import archive, docker_mount, limit_flags, limits
 
 class _Interrupted(Exception):
@@ -287,13 +287,19 @@ class DockerEngine:
     def create_network(self, name: str, labels: Mapping[str, str], internal: bool = True,
                        bridge_name: str | None = None, ipam: Mapping[str, str] | None = None) -> str:
         """ipam: docker.types.IPAMPool fields (subnet, iprange, gateway) for an explicit address plan."""
+        import docker.errors
         from docker.types import IPAMConfig, IPAMPool
 
         opts = {"com.docker.network.bridge.name": bridge_name} if bridge_name else None
         pools = IPAMConfig(pool_configs=[IPAMPool(subnet=ipam.get("subnet"), iprange=ipam.get("iprange"),
                                                   gateway=ipam.get("gateway"))]) if ipam else None
-        net = retrying(sdk_call)(self.client.networks.create, name, driver="bridge", internal=internal,
-                                   labels={**dict(labels), OWNER_LABEL: owner()}, options=opts, ipam=pools)
+        try:
+            net = retrying(sdk_call)(self.client.networks.create, name, driver="bridge", internal=internal,
+                                       labels={**dict(labels), OWNER_LABEL: owner()}, options=opts, ipam=pools)
+        except docker.errors.APIError as exc:
+            if subnet_taken(exc):
+                raise SubnetTaken(" ".join(str(exc).split())[:200]) from exc
+            raise
         return str(net.id)
 
     def remove_network(self, name: str) -> None:

@@ -54,6 +54,12 @@ def sdk_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         raise
 
 
+def subnet_taken(exc: BaseException) -> bool:
+    """The engine's answer when another network holds the subnet asked for ("Pool overlaps with other
+    one on this address space"): the one place that reads the engine's words for it."""
+    return "overlap" in str(exc).lower()
+
+
 def engine_error(exc: BaseException) -> ReplayError | None:
     """The typed error of an SDK or HTTP-client exception; None for anything else (a bug stays one)."""
     import docker.errors

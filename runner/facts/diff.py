@@ -1,7 +1,7 @@
 """Compare the environments of two capsules, fact by fact, under stable keys.
 
 A fact is one thing a recorder observed about the environment ("runtime:node",
-"env:TZ"), under the keys of factkeys.py, the ones bisect varies.
+"env:TZ"), under the keys of facts/keys.py, the ones bisect varies.
 Recorded outcomes (exit code, duration, signature, outputs, ids, provenance) are
 what a replay is judged against, not environment, so they never appear here.
 

@@ -18,7 +18,7 @@ from .keys import SOURCE_COMMIT
 
 REPO_PLACEHOLDER = "PATH_OR_URL"
 VALUE_PLACEHOLDER = "…"
-_NETWORK_URL = re.compile(r"^(https?|git|ssh)://|^[\w.-]+@[\w.-]+:")  # as build/source.py fetches them
+_NETWORK_URL = re.compile(r"^(https?|git|ssh)://|^[\w.-]+@[\w.-]+:")  # as build/sources/repo.py fetches them
 
 
 def next_step(a: Capsule, b: Capsule, outcome_keys: Sequence[str],

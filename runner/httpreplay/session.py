@@ -1,6 +1,6 @@
 """A replay network: the recorded HTTP/HTTPS traffic, served by a sidecar, and nothing else.
 
-Use (runner/replay.py)::
+Use (runner/replay/replayer.py)::
 
     with HttpReplaySession(engine, settings, capsule.http_calls, label, base_ref,
                            denied_hosts=policy_denied) as http:
@@ -65,7 +65,7 @@ from typing import Any
 from ..capsules.model import HttpCall
 from ..config import Settings
 from ..engine import LABEL, Containment, ContainerFile, RunSpec
-from ..errors import ReplayError
+from ..errors import ReplayError, SubnetTaken
 from ..resources import images_dir
 from .addressing import (AddressPlan, AddressSpaceError, candidates, literal_subnets, plan_addresses,
                          read_route_entries)
@@ -265,9 +265,7 @@ class HttpReplaySession:
         try:
             self.engine.create_network(self.network, {LABEL: self.label}, internal=True, bridge_name=self.bridge,
                                        ipam=plan.docker_ipam)
-        except Exception as exc:  # the SDK's APIError; only an overlap is worth another subnet
-            if "overlap" not in str(exc).lower():
-                raise
+        except SubnetTaken as exc:  # only another network on that subnet is worth another subnet
             self._overlap = str(exc)
             return False
         self._network_made = True

@@ -157,7 +157,7 @@ def _ca(s: Settings) -> Check:
 
 def _mirrors() -> Check:
     """The mirror rules in force (REPLAY_MIRRORS's file; --mirror adds to them per command)."""
-    from ..build import mirrors
+    from ..build.sources import mirrors
     from ..errors import UsageError
 
     try:

@@ -10,14 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..build.baseimage import base_ref
+from ..build.sources.baseimage import base_ref
 from ..build.plan import PlanOptions
 from ..capsules.opening import open_capsule
 from ..capsules.trust import Trust
 from ..config import Settings, registry_secrets, settings
 from ..resources import source_checkout
 from ..errors import ReplayError, SourceUnavailable, UsageError
-from ..build.source import RemoteFailed
+from ..build.sources.repo import RemoteFailed
 from ..build.plan import Plan
 from ..build.planner import make_plan
 from ..build.render import Builder, Context, render, workdir, write_context

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 def use_mirrors(items: list[str] | None) -> None:
     """--mirror PREFIX=PATH_OR_URL, checked (exit 2, one line), then in force with REPLAY_MIRRORS's
     for this command (mirrors.py): the fetch of every capsule's source asks the rules."""
-    from ..build import mirrors
+    from ..build.sources import mirrors
 
     mirrors.use(mirrors.parse_rules(items or ()))  # UsageError: the CLI's edge makes it one line, exit 2
     mirrors.from_env()  # a bad REPLAY_MIRRORS file is a usage error before any work too

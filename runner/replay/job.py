@@ -9,7 +9,7 @@ import dataclasses
 from pathlib import Path
 
 from ..engine import Engine
-from ..build.source import RemoteFailed
+from ..build.sources.repo import RemoteFailed
 from ..verdict.judge import Attempt, Expected
 from ..build.plan import Plan
 from ..build.planner import make_plan

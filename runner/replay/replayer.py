@@ -14,7 +14,7 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from .. import secretrules
-from ..build.baseimage import ensure_base
+from ..build.sources.baseimage import ensure_base
 from ..capsules.opening import Opened, open_capsule
 from ..capsules.model import Capsule
 from ..config import Settings, settings as load_settings

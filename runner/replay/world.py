@@ -82,7 +82,7 @@ class World:
         return self._session.report() if self._session is not None else None
 
     def _http_session(self) -> HttpReplaySession:
-        from ..build.baseimage import sidecar_base_ref
+        from ..build.sources.baseimage import sidecar_base_ref
         from ..httpreplay.session import HttpReplaySession, uses_java
 
         return HttpReplaySession(self.engine, self.settings, self.plan.http_calls, self.label,

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import redis
 
 from ..config import settings as load_settings
-from ..build.content import content_store
+from ..build.sources.content import content_store
 from ..errors import EngineUnavailable, UsageError
 from ..farm.executor import Done, ImageFailed, RemoteFailure, Work
 from ..build.images import image_key

@@ -13,8 +13,8 @@ from typing import Any
 
 from ..codec import decode, encode
 from ..config import Settings, settings as load_settings
-from ..build.content import ContentStore
-from ..build.source import ship_tree
+from ..build.sources.content import ContentStore
+from ..build.sources.repo import ship_tree
 from ..errors import CapsuleError
 from ..farm.executor import Done, Work
 from ..farm.model import FarmVerdict

@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Callable
 
 from ..config import Settings, settings as load_settings
-from ..build.content import content_store
+from ..build.sources.content import content_store
 from ..engine import Engine
 from ..farm.executor import Done, Work
 from ..farm.verdict import unjudged

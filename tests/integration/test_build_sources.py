@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from runner.build.providers.versions import is_release, vkey
+from runner.build.sources.providers.versions import is_release, vkey
 from runner.config import Settings
 from tests.integration.helpers import ROOT, git_repo, replay, repo_fact, twin_capsule, write_json
 

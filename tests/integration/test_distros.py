@@ -21,11 +21,11 @@ from typing import Any
 
 import pytest
 
-from runner.build.baseimage import DEFAULT, base_ref, ensure_base
+from runner.build.sources.baseimage import DEFAULT, base_ref, ensure_base
 from runner.capsules import read_capsule
 from runner.config import Settings
 from runner.build.planner import make_plan
-from runner.build.providers import distros
+from runner.build.sources.providers import distros
 
 from tests.integration.helpers import TZ_CLOCK, replay, write_json
 from tests.services import free_port, missing

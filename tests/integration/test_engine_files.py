@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.build.baseimage import DEFAULT, ensure_base
+from runner.build.sources.baseimage import DEFAULT, ensure_base
 from runner.config import Settings
 from runner.engine import ContainerFile, DockerEngine, RunSpec
 from runner.replay import BuiltImage, Progress, Replayer, ReplayOptions

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.build.baseimage import DEFAULT, ensure_base
+from runner.build.sources.baseimage import DEFAULT, ensure_base
 from runner.capsules import read_capsule
 from runner.capsules.model import Capsule, HttpCall, HttpError, HttpRequest, HttpResponse, Body
 from runner.build.clock import clock_start, faketime_env

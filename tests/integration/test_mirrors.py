@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.build import mirrors
-from runner.build.mirrors import Mirrors
+from runner.build.sources import mirrors
+from runner.build.sources.mirrors import Mirrors
 from tests.integration.helpers import farm_json, own_image_repo
 from tests.envelope import result_of
 from tests.integration.helpers import REMOTE_A, make_night

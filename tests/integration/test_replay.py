@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from runner.build.baseimage import DEFAULT, base_ref, ensure_base
+from runner.build.sources.baseimage import DEFAULT, base_ref, ensure_base
 from runner.config import Settings
 
 from tests.integration.helpers import (NOVA, ROOT, TZ_CLOCK, clone_tz_clock, env_facts, git, git_repo, replay, replay_error,

@@ -294,7 +294,7 @@ def test_workers_replay_sources_the_coordinator_read_from_its_local_mirrors(
         workers: list[Worker], redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The workers know no mirror rule, cannot reach the recorded remotes and have a cache of their
     own: the coordinator reads each source from its own local mirror and ships the tree with the work."""
-    from runner.build import mirrors
+    from runner.build.sources import mirrors
     from tests.integration.helpers import REMOTE_A, make_night
 
     caps, bundle, bare_dir = make_night(tmp_path)

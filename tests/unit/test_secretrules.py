@@ -145,7 +145,7 @@ def test_urls_in_a_message_are_masked_and_their_secrets_listed() -> None:
 
 
 def test_the_five_places_that_show_a_url_mask_it_alike() -> None:
-    from runner.build.source import RemoteFailed
+    from runner.build.sources.repo import RemoteFailed
     from runner.config import without_credentials
     from runner.farm.prepare import _repo
     from runner.farm.store import shown

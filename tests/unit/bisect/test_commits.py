@@ -19,7 +19,7 @@ from runner.cli.main import main
 from runner.config import Settings
 from runner.errors import NeedsInput, UsageError
 from runner.build.plan import Plan, Source
-from runner.build.source import commits_between
+from runner.build.sources.repo import commits_between
 from tests.integration.helpers import git, git_repo
 
 from tests.unit.bisect.fakes import FakeProgress, FakeReplayer, Outcome, commit_of, node_of, plan

@@ -14,7 +14,7 @@ from runner.bisect.sweep import SweepResult, between, bisect_sweep, offer, summa
 from runner.cli.main import main
 from runner.errors import UsageError
 from runner.build.plan import Plan, Runtime, Tool
-from runner.build.providers.versions import vkey
+from runner.build.sources.providers.versions import vkey
 
 from tests.unit.bisect.fakes import FakeProgress, FakeReplayer, node_of, plan
 from tests.envelope import result_of

@@ -144,7 +144,7 @@ def test_the_plan_names_the_newest_node_of_the_runtime_s_major() -> None:
 def test_no_installer_node_when_the_registry_cannot_say(monkeypatch: pytest.MonkeyPatch) -> None:
     from runner.config import Settings
     from runner.errors import SourceUnavailable
-    from runner.build.providers import node
+    from runner.build.sources.providers import node
 
     def down(*_: object) -> list[str]:
         raise SourceUnavailable("npm registry: HTTP 503")

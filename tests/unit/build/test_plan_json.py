@@ -9,7 +9,7 @@ import pytest
 
 from runner.capsules import read_capsule
 from runner.config import Settings
-from runner.build.content import ContentStore
+from runner.build.sources.content import ContentStore
 from runner.errors import CapsuleError, ReplayError
 from runner.build.plan import content_refs
 from runner.build.plancodec import plan_from_json, plan_to_json

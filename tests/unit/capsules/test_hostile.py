@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from runner.build.baseimage import _vkey
+from runner.build.sources.baseimage import _vkey
 from runner.capsules import read_capsule
 from runner.build.clock import parse_rfc3339
 from runner.errors import CapsuleError
-from runner.build.providers.versions import is_release, vkey
+from runner.build.sources.providers.versions import is_release, vkey
 from tests.examples import CI, MINIMAL, NOVA, TWIN, json_variant
 from tests.fuzz.harness import offline_registries, run_cli
 

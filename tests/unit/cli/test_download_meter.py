@@ -10,7 +10,7 @@ import pytest
 
 from runner.cli import console
 from runner.config import Settings
-from runner.build.providers import fetch
+from runner.build.sources.providers import fetch
 from tests.services import static_server
 
 

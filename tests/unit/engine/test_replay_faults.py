@@ -14,7 +14,7 @@ from runner.engine.buildlog import build_failure
 from runner.errors import BuildFailed, Exit
 from runner.build.plan import PlanOptions
 from runner.replay import Progress, ReplayOptions, replay_capsule
-from runner.build.source import RemoteFailed
+from runner.build.sources.repo import RemoteFailed
 
 from tests.examples import BUNDLE, TZ_CAPSULE, json_variant
 from tests.unit.fake_engine import FakeEngine

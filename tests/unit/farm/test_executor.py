@@ -16,7 +16,7 @@ import pytest
 
 from runner.capsules import read_capsule
 from runner.config import Settings
-from runner.build.content import ContentStore
+from runner.build.sources.content import ContentStore
 from runner.errors import CapsuleError, SourceUnavailable
 from runner.farm.executor import Done, ImageFailed, RemoteFailure, Work, attempt_ids, task_of
 from runner.farm.options import FarmOptions

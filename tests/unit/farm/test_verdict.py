@@ -7,7 +7,7 @@ import pytest
 
 from runner.errors import (BuildFailed, CapsuleError, CapsuleRefused, EngineUnavailable, NeedsInput,
                            SourceUnavailable)
-from runner.build.source import RemoteFailed
+from runner.build.sources.repo import RemoteFailed
 from runner.engine.buildlog import build_failure
 from runner.errors import Exit
 from runner.farm.options import FarmOptions

@@ -12,6 +12,7 @@ from runner.capsules.model import HttpCall, HttpError, HttpRequest, HttpResponse
 from runner.config import Settings
 from runner.engine import BuildEvent, RunSpec
 from runner.httpreplay import session as sess
+from runner.errors import SubnetTaken
 from runner.httpreplay.session import HttpReplayError, HttpReplaySession, context_digest, ensure_image
 
 
@@ -38,7 +39,7 @@ class FakeEngine:
                        bridge_name: str | None = None, ipam: Mapping[str, str] | None = None) -> str:
         self.tried.append(dict(ipam or {}))
         if len(self.tried) <= self.overlaps:  # what Docker says when another network holds the subnet
-            raise RuntimeError("400 Client Error: Pool overlaps with other one on this address space")
+            raise SubnetTaken("400 Client Error: Pool overlaps with other one on this address space")
         self.networks[name] = {"labels": dict(labels), "internal": internal, "bridge": bridge_name,
                                "ipam": dict(ipam or {})}
         return name

@@ -137,7 +137,7 @@ def test_the_builder_setting_is_honoured(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def _plan():
-    from runner.build.baseimage import DEFAULT
+    from runner.build.sources.baseimage import DEFAULT
     from runner.build.plan import Plan
 
     return Plan(title="t", capsule_id="c", base=DEFAULT, argv=("true",))

@@ -1,7 +1,7 @@
 """Run-time environment: set, empty, absent (even when the image sets it)."""
 from __future__ import annotations
 
-from runner.build.baseimage import DEFAULT
+from runner.build.sources.baseimage import DEFAULT
 from runner.capsules.model import FrozenMap
 from runner.build.plan import EnvSetting, Plan
 from runner.replay.runenv import command_env

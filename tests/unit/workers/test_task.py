@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.build.content import ContentStore
+from runner.build.sources.content import ContentStore
 from runner.build.planner import make_plan
 from runner.capsules import read_capsule
 from runner.config import Settings

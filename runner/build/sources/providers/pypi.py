@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ...config import Settings
-from ...errors import SourceUnavailable
+from ....config import Settings
+from ....errors import SourceUnavailable
 from . import fetch
 
 _ACCEPT = "application/vnd.pypi.simple.v1+json"

@@ -18,16 +18,16 @@ from pathlib import Path
 
 import pytest
 
-from runner.build.baseimage import base_ref, choose_base
+from runner.build.sources.baseimage import base_ref, choose_base
 from runner.capsules.model import Platform
 from runner.config import Settings
 from runner.errors import CapsuleError
 from runner.build.plan import BaseImage, Plan, Runtime
 from runner.build.plancodec import plan_from_json, plan_to_json
-from runner.build.providers import distros
+from runner.build.sources.providers import distros
 from runner.build.render import render
 
-GOLDEN = Path(__file__).resolve().parents[2] / "cases" / "render"
+GOLDEN = Path(__file__).resolve().parents[3] / "cases" / "render"
 UBUNTU = Platform(os="linux", distro="ubuntu", distro_version="22.04", libc="glibc", libc_version="2.35")
 ALPINE = Platform(os="linux", distro="alpine", distro_version="3.20.3", libc="musl", libc_version="1.2.5")
 

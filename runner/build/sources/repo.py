@@ -17,14 +17,14 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import Settings
+from ...config import Settings
 from . import mirrors
 from .content import ContentStore
-from ..errors import Exit, NeedsInput, SourceUnavailable, UsageError
-from ..secretrules import mask_urls
-from .plan import Source
-from ..textsafe import quoted, shown
-from .validate import is_valid
+from ...errors import Exit, NeedsInput, SourceUnavailable, UsageError
+from ...secretrules import mask_urls
+from ..plan import Source
+from ...textsafe import quoted, shown
+from ..validate import is_valid
 
 _SAFE_ENV = {
     "GIT_ALLOW_PROTOCOL": "file:git:http:https:ssh",

@@ -19,7 +19,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cache
 
-from ..plan import BaseImage
+from ...plan import BaseImage
 
 FAMILIES = ("apt", "dnf", "pacman", "apk")
 HUB = "registry-1.docker.io"

@@ -22,8 +22,8 @@ from typing import Any
 
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
 
-from ...config import Settings, without_credentials
-from ...errors import SourceUnavailable
+from ....config import Settings, without_credentials
+from ....errors import SourceUnavailable
 
 
 # Download progress: given a name and the size (None: unknown), a context that takes the

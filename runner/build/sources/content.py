@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from ..errors import CapsuleError, SourceUnavailable
+from ...errors import CapsuleError, SourceUnavailable
 
 MAX_FILE = 64 << 20  # a capsule's input or lockfile; larger is refused
 _SKIP_DIRS = (".git", "node_modules")

@@ -16,14 +16,14 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..capsules.model import Platform
-from ..config import Settings
-from ..errors import SourceUnavailable
-from .plan import BaseImage, Fidelity
+from ...capsules.model import Platform
+from ...config import Settings
+from ...errors import SourceUnavailable
+from ..plan import BaseImage, Fidelity
 from .providers import distros
 
 if TYPE_CHECKING:
-    from ..engine import Engine
+    from ...engine import Engine
 
 # Debian suites replay can bootstrap, oldest first: (suite, version, glibc, python3).
 SUITES: tuple[BaseImage, ...] = (

@@ -1,9 +1,9 @@
-"""npm's semver ranges for release versions (runner/build/providers/versions.py), as node-semver reads them."""
+"""npm's semver ranges for release versions (runner/build/sources/providers/versions.py), as node-semver reads them."""
 from __future__ import annotations
 
 import pytest
 
-from runner.build.providers.versions import satisfies
+from runner.build.sources.providers.versions import satisfies
 
 CASES = [
     ("22.1.0", ">=0.8.0", True), ("17.9.9", ">=18", False), ("18.0.0", ">= 18", True),

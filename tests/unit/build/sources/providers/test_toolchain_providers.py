@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from runner.build.baseimage import SUITES
+from runner.build.sources.baseimage import SUITES
 from runner.config import Settings
 from runner.errors import SourceUnavailable
-from runner.build.providers import debian, go, npmbin, pypi, pytools
+from runner.build.sources.providers import debian, go, npmbin, pypi, pytools
 
 BOOKWORM = SUITES[1]
 SETTINGS = Settings(pypi_index="https://index.example/simple", npm_registry="https://npm.example")
@@ -32,7 +32,7 @@ def index(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         return json.dumps(docs[name]).encode()
 
     pypi.project.cache_clear()
-    monkeypatch.setattr("runner.build.providers.fetch.get", get)
+    monkeypatch.setattr("runner.build.sources.providers.fetch.get", get)
     return docs
 
 

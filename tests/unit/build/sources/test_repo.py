@@ -1,4 +1,4 @@
-"""Truncated recorded diffs: what was recorded whole still applies (runner/build/source.py)."""
+"""Truncated recorded diffs: what was recorded whole still applies (runner/build/sources/repo.py)."""
 from __future__ import annotations
 
 import os
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.build.source import cut_to_whole_hunks
+from runner.build.sources.repo import cut_to_whole_hunks
 
 _GIT_ENV = {"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "T",
             "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
@@ -97,10 +97,10 @@ def test_a_complete_binary_patch_is_whole(repo: Path) -> None:
 def test_a_capsules_own_local_remote_is_refused(tmp_path: Path) -> None:
     """Someone else's capsule must not make replay copy a repository of this machine into an image."""
     from runner.config import Settings
-    from runner.build.content import content_store
+    from runner.build.sources.content import content_store
     from runner.errors import NeedsInput
     from runner.build.plan import Source
-    from runner.build.source import restore
+    from runner.build.sources.repo import restore
 
     src = Source(remote=str(tmp_path), commit="a" * 40)
     with pytest.raises(NeedsInput, match="--repo"):
@@ -113,24 +113,24 @@ def test_a_capsules_own_local_remote_is_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize("commit", ["--output=/tmp/x", "HEAD; rm -rf /", "main", ""])
 def test_only_commit_ids_reach_git(commit: str, tmp_path: Path) -> None:
     from runner.errors import SourceUnavailable
-    from runner.build.source import check_commit
+    from runner.build.sources.repo import check_commit
 
     with pytest.raises(SourceUnavailable):
         check_commit(commit)
 
 
 def test_credentials_never_reach_messages() -> None:
-    from runner.build.source import RemoteFailed
+    from runner.build.sources.repo import RemoteFailed
 
     assert str(RemoteFailed("https://sam:t0ken@git.example.com/x.git", "does not answer")) == \
         'the capsule\'s remote "https://git.example.com/x.git" does not answer'
 
 
 def test_a_source_dir_holding_the_cache_is_not_copied_into_itself(tmp_path: Path) -> None:
-    from runner.build.content import content_store
+    from runner.build.sources.content import content_store
     from runner.build.plan import Source
     from runner.config import Settings
-    from runner.build.source import restore
+    from runner.build.sources.repo import restore
 
     (tmp_path / "app.js").write_text("x")
     (tmp_path / "node_modules" / "m").mkdir(parents=True)
@@ -155,14 +155,14 @@ def _closed_port() -> int:
 
 def _mirror_of(tmp_path: Path, remote: str, commit: str = "a" * 40, trusted: bool = False) -> None:
     from runner.config import Settings
-    from runner.build.source import _mirror
+    from runner.build.sources.repo import _mirror
 
     _mirror(Settings(cache_dir=tmp_path / "cache"), remote, commit, trusted)
 
 
 def test_an_unreachable_remote_is_one_line_exit_3_without_its_credentials(tmp_path: Path) -> None:
     from runner.errors import Exit
-    from runner.build.source import RemoteFailed
+    from runner.build.sources.repo import RemoteFailed
 
     remote = f"http://sam:t0ken-9f2@127.0.0.1:{_closed_port()}/team/repo.git"
     with pytest.raises(RemoteFailed) as info:
@@ -178,7 +178,7 @@ def test_an_unreachable_remote_is_one_line_exit_3_without_its_credentials(tmp_pa
 
 def test_a_remote_holding_control_characters_is_escaped_and_bad_input(tmp_path: Path) -> None:
     from runner.errors import Exit
-    from runner.build.source import RemoteFailed
+    from runner.build.sources.repo import RemoteFailed
 
     with pytest.raises(RemoteFailed) as info:
         _mirror_of(tmp_path, f"http://sam:t0ken-9f2@127.0.0.1:{_closed_port()}/\x1b[2Jrepo.git")
@@ -188,7 +188,7 @@ def test_a_remote_holding_control_characters_is_escaped_and_bad_input(tmp_path: 
 
 
 def test_a_long_remote_is_cut(tmp_path: Path) -> None:
-    from runner.build.source import RemoteFailed
+    from runner.build.sources.repo import RemoteFailed
 
     remote = f"http://127.0.0.1:{_closed_port()}/" + "x" * 5000 + ".git"
     with pytest.raises(RemoteFailed) as info:
@@ -198,7 +198,7 @@ def test_a_long_remote_is_cut(tmp_path: Path) -> None:
 
 def test_a_commit_the_remote_does_not_have_is_bad_input_exit_2(tmp_path: Path) -> None:
     from runner.errors import Exit
-    from runner.build.source import RemoteFailed
+    from runner.build.sources.repo import RemoteFailed
 
     upstream = tmp_path / "upstream"
     upstream.mkdir()
@@ -214,7 +214,7 @@ def test_a_commit_the_remote_does_not_have_is_bad_input_exit_2(tmp_path: Path) -
 
 def test_an_option_like_remote_is_refused_as_bad_input(tmp_path: Path) -> None:
     from runner.errors import Exit
-    from runner.build.source import RemoteFailed
+    from runner.build.sources.repo import RemoteFailed
 
     with pytest.raises(RemoteFailed) as info:
         _mirror_of(tmp_path, "--upload-pack=touch /tmp/pwned")
@@ -244,7 +244,7 @@ def test_render_names_the_capsule_and_its_remote(offline_registry: None, tmp_pat
 def test_a_capsule_remote_whose_host_is_not_found_asks_for_repo_exit_2_but_a_given_repo_stays_exit_3(
         tmp_path: Path) -> None:
     from runner.errors import Exit
-    from runner.build.source import RemoteFailed
+    from runner.build.sources.repo import RemoteFailed
 
     remote = "https://replay-test.invalid/team/repo.git"  # .invalid never resolves (RFC 2606)
     with pytest.raises(RemoteFailed) as info:

@@ -10,9 +10,9 @@ import tarfile
 import zipfile
 from pathlib import Path, PurePosixPath
 
-from ...config import Settings
-from ...errors import SourceUnavailable
-from ..plan import BaseImage, Fidelity, Runtime
+from ....config import Settings
+from ....errors import SourceUnavailable
+from ...plan import BaseImage, Fidelity, Runtime
 from . import pypi
 from .versions import nearest
 

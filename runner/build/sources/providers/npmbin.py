@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...config import Settings
-from ...errors import SourceUnavailable
-from ..plan import BaseImage, Fidelity, Runtime
+from ....config import Settings
+from ....errors import SourceUnavailable
+from ...plan import BaseImage, Fidelity, Runtime
 from .fetch import npm_has, npm_tarball, npm_versions
 from .versions import nearest
 

@@ -6,9 +6,9 @@ hold what the recorded run had and nothing else).
 """
 from __future__ import annotations
 
-from ...config import Settings
-from ...errors import SourceUnavailable
-from ..plan import Fidelity, Tool
+from ....config import Settings
+from ....errors import SourceUnavailable
+from ...plan import Fidelity, Tool
 from . import pypi
 from .versions import is_release, nearest, vkey
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from runner.errors import SourceUnavailable
-from runner.build.providers import fetch
+from runner.build.sources.providers import fetch
 from tests.services import dribble, http_server
 
 

@@ -1,4 +1,4 @@
-"""Mirrors per remote (runner/build/mirrors.py): the rewrite as git's insteadOf, the rules'
+"""Mirrors per remote (runner/build/sources/mirrors.py): the rewrite as git's insteadOf, the rules'
 spelling, the mirrors file, and the fetch and shipping of a source through them (real git)."""
 from __future__ import annotations
 
@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from runner.build import mirrors
-from runner.build.content import content_store
-from runner.build.mirrors import Mirror, Mirrors, parse_rule, parse_rules, read_file
+from runner.build.sources import mirrors
+from runner.build.sources.content import content_store
+from runner.build.sources.mirrors import Mirror, Mirrors, parse_rule, parse_rules, read_file
 from runner.build.plan import Source
-from runner.build.source import fetch_location, restore, ship_tree
+from runner.build.sources.repo import fetch_location, restore, ship_tree
 from runner.cli.main import main
 from runner.config import Settings
 from runner.errors import UsageError
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 _GIT_ENV = {"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "T",
             "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
 
