@@ -8,11 +8,13 @@ with tenacity and reported when they give up.
 from __future__ import annotations
 
 import dataclasses
+import io
 import os
 import socket
 import shutil
 import subprocess
 import sys
+import tarfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -25,7 +27,7 @@ from .. import resources
 from ..errors import EngineUnavailable, ReplayError, SubnetTaken
 from .builders import build_with_cli, build_with_sdk, find_buildkit_cli
 from .steps import BuildEvent
-from .protocol import LABEL, OWNER_LABEL, RunResult, RunSpec
+from .protocol import LABEL, OWNER_LABEL, READ_BACK_MAX_BYTES, RunResult, RunSpec
 from .inventory import DockerInventory
 from .sdk import ENGINE_RETURN_S, TransientEngineError, retrying, sdk_call, subnet_taken, typed_errors
 from .specs import archive, docker_mount, limit_flags, limits
@@ -195,6 +197,7 @@ class DockerEngine:
                 stdout=retrying(sdk_call)(ctr.logs, stdout=True, stderr=False), duration_s=duration,
                 timed_out=timed_out,
                 oom_killed=bool(state.get("OOMKilled")), signal=_SIGNALS.get(code or 0) if code and code > 128 else None,
+                files={p: data for p in spec.read_back if (data := self._read_back(ctr.id, p)) is not None},
             )
         except TransientEngineError as exc:  # the connection kept dropping: the attempt's result is lost
             raise EngineUnavailable(f"the engine connection dropped during an attempt and did not come back "
@@ -248,18 +251,29 @@ class DockerEngine:
                 tar.addfile(info, io.BytesIO(data))
         self.client.api.put_archive(container_id, directory, buf.getvalue())
 
+    def _read_back(self, container_id: str, path: str) -> bytes | None:
+        """A file the command wrote, out of its ended container: None when it is not there, not a
+        regular file, or larger than READ_BACK_MAX_BYTES (the engine's stat says so before any byte)."""
+        import docker.errors
+
+        try:
+            stream, stat = self.client.api.get_archive(container_id, path)
+        except docker.errors.NotFound:
+            return None
+        if not stat or stat.get("size", 0) > READ_BACK_MAX_BYTES or stat.get("mode", 0) & 0o20000000000:
+            return None  # too big, or a directory (Go's os.ModeDir in the engine's stat)
+        try:
+            return _only_file(b"".join(stream))
+        except (OSError, tarfile.TarError):
+            return None
+
     def get_file(self, container_id: str, path: str) -> bytes:
         """One file out of a container (running or stopped), through the engine (an archive download)."""
-        import io
-        import tarfile
-
         stream, _ = self.client.api.get_archive(container_id, path)
-        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
-            member = next((m for m in tar.getmembers() if m.isfile()), None)
-            fh = tar.extractfile(member) if member is not None else None
-            if fh is None:
-                raise ReplayError(f"engine: {path} in container {container_id[:12]} is not a file")
-            return fh.read()
+        data = _only_file(b"".join(stream))
+        if data is None:
+            raise ReplayError(f"engine: {path} in container {container_id[:12]} is not a file")
+        return data
 
     def stop(self, container_id: str) -> None:
         import docker.errors
@@ -351,6 +365,14 @@ def _wait_until(ctr: Any, deadline: float | None) -> Any:
     if left <= 0:
         raise requests.exceptions.ReadTimeout("the command outlived --timeout")
     return ctr.wait(timeout=left)
+
+
+def _only_file(archive_bytes: bytes) -> bytes | None:
+    """The regular file an engine archive of one path holds; None when it holds none."""
+    with tarfile.open(fileobj=io.BytesIO(archive_bytes)) as tar:
+        member = next((m for m in tar.getmembers() if m.isfile()), None)
+        fh = tar.extractfile(member) if member is not None else None
+        return fh.read() if fh is not None else None
 
 
 def _remove(ctr: Any) -> None:

@@ -73,6 +73,9 @@ class RunSpec:
     tty: bool = False
     stdin_open: bool = False
     files: tuple[ContainerFile, ...] = ()  # uploaded by run and start before the container starts
+    # run: files read back out of the container once the command ended (absolute paths); one that
+    # is missing, not a regular file or over READ_BACK_MAX_BYTES is left out of RunResult.files
+    read_back: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,10 @@ class RunResult:
     oom_killed: bool = False
     signal: str | None = None
     reruns: int = 0  # times the attempt ran again because the engine went away under it
+    files: Mapping[str, bytes] = field(default_factory=dict)  # RunSpec.read_back, those that were there
+
+
+READ_BACK_MAX_BYTES = 8 * 1024 * 1024  # one file read back out of an attempt's container, at most
 
 
 @runtime_checkable

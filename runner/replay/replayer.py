@@ -6,6 +6,7 @@ attempt() are thread-safe so independent trials can run in parallel.
 from __future__ import annotations
 
 import dataclasses
+import posixpath
 import threading
 import time
 import uuid
@@ -177,9 +178,10 @@ class Replayer:
         if self.options.verbose:
             on_output = whole_lines(lambda line: self.progress.say(scrub(line, secrets)),
                                     keep=max((len(s.encode()) for s in secrets), default=1) - 1)
-        res = self.engine.run(spec, on_output)
+        paths = report_paths(spec.workdir, expected.reports if expected is not None else ())
+        res = self.engine.run(dataclasses.replace(spec, read_back=paths) if paths else spec, on_output)
         att = attempt_of(res.output, res.stdout, res.exit_code, res.signal, res.duration_s,
-                         res.timed_out or res.oom_killed, expected)
+                         res.timed_out or res.oom_killed, expected, [res.files[p] for p in paths if p in res.files])
         if res.reruns:
             self.progress.say(f"the engine went away during the attempt: ran it again ({res.reruns}x)")
             att = dataclasses.replace(att, reruns=res.reruns)
@@ -243,6 +245,15 @@ def scrub(text: str, secrets: Sequence[str]) -> str:
     for s in secrets:
         text = text.replace(s, SUPPLIED)
     return secretrules.scrub(text)
+
+
+def report_paths(workdir: str | None, reports: Sequence[str]) -> tuple[str, ...]:
+    """Where in the attempt's container the JUnit reports the recorded run wrote are (capsule
+    values, relative to its working directory): those that stay inside the working directory."""
+    if not workdir:
+        return ()
+    paths = (posixpath.normpath(posixpath.join(workdir, p)) for p in reports if p and "\0" not in p)
+    return tuple(dict.fromkeys(p for p in paths if p.startswith(workdir.rstrip("/") + "/")))
 
 
 def attempt_of(output: bytes, stdout: bytes, exit_code: int | None, signal: str | None, duration_s: float,

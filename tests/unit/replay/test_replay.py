@@ -146,3 +146,13 @@ def _plan():
 def test_body_data_decodes_text_and_base64() -> None:
     assert Body(text="hé").data == "hé".encode()
     assert Body(base64="AAE=").data == b"\x00\x01"
+
+
+def test_the_reports_read_back_stay_inside_the_working_directory() -> None:
+    """Report paths are capsule values: joined to the working directory, kept only inside it."""
+    from runner.replay.replayer import report_paths
+
+    assert report_paths("/work/repo", ("reports/junit.xml", "./a/../b.xml", "../../etc/shadow", "/etc/passwd",
+                                       "x\0y.xml", "", "reports/junit.xml")) == (
+        "/work/repo/reports/junit.xml", "/work/repo/b.xml")
+    assert report_paths(None, ("junit.xml",)) == ()
