@@ -73,6 +73,9 @@ class RunSpec:
     tty: bool = False
     stdin_open: bool = False
     files: tuple[ContainerFile, ...] = ()  # uploaded by run and start before the container starts
+    # (container port, host address, host port): published TCP ports (--debugger's forwarder, 127.0.0.1 only)
+    published: tuple[tuple[int, str, int], ...] = ()
+    also_networks: tuple[str, ...] = ()  # networks connected besides `network`, after create, before start
 
 
 @dataclass(frozen=True)
