@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.helpers import ROOT, TZ_CLOCK, clone_tz_clock, twin_capsule, write_json
+from tests.integration.helpers import ROOT, TZ_CLOCK, clone_tz_clock, git, replay, twin_capsule, write_json
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -173,3 +173,16 @@ def test_the_watch_loop_runs_again_after_an_edit(engine: object, tmp_path: Path)
         took_s = float(re.search(r"exit 0, ([\d.]+) s", line).group(1))  # type: ignore[union-attr]
         assert saved_s <= took_s + 2.0 + 3.0, line  # the bench row holds the 2 s target; a loaded CI gets slack
         assert r.interrupt() in (0, 1, 130)
+
+
+def test_a_workdir_run_shows_its_diff_and_the_diff_then_checks_the_fix(
+        engine: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    checkout = clone_tz_clock(tmp_path / "tz-clock")
+    commit = git(checkout, "rev-parse", "HEAD").strip()
+    test = checkout / "test" / "dates.test.js"
+    test.write_text("const test = require('node:test');\ntest('fixed', () => {});\n")
+    rc, report = replay(capsys, CAPSULE, "--repo", BUNDLE, "--workdir", checkout, "-n", "1")
+    assert (rc, report["verdict"]) == (1, "not-reproduced"), report["attempts"]
+    assert f"changed from the recorded commit {commit[:12]}: 1 file changed" in " ".join(report["notes"])
+    rc, report = replay(capsys, CAPSULE, "--repo", BUNDLE, "--patch", git(checkout, "diff"))
+    assert (rc, report["verdict"], report["baseline"]["verdict"]) == (0, "fixed", "reproduced"), report
