@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..build.render import render_text
-from ..engine import LABEL, ContainerFile, RunSpec
+from ..engine import ContainerFile, RunSpec
 from ..errors import UsageError
 from ..resources import templates_dir
 
@@ -62,7 +62,9 @@ def debugged(argv: Sequence[str], port: int) -> Debugging:
         return Debugging("python", (*prefix, "/opt/venv/bin/python", "-m", "debugpy", "--listen", listen,
                                     "--wait-for-client", "-m", "pytest", *cmd[1:]))
     if name == "go" and len(cmd) > 1 and cmd[1] in ("test", "run"):
-        return Debugging("go", (*prefix, *_delve(cmd[1], cmd[2:], listen)))
+        note = "go test ./... tests every package below: Delve debugs the working directory's own" \
+            if "./..." in cmd[2:] else ""
+        return Debugging("go", (*prefix, *_delve(cmd[1], cmd[2:], listen)), note=note)
     shown = " ".join(cmd[:2]) or "(none)"
     raise UsageError(f"--debugger: the recorded command `{shown}` has no debugger here (node, python, pytest, "
                      "npm/npx/yarn/pnpm, go test and go run do)")
@@ -104,7 +106,9 @@ def _delve(verb: str, args: Sequence[str], listen: str) -> tuple[str, ...]:
         raise UsageError(f"--debugger: Delve debugs one package at a time; the command tests {len(packages)} "
                          f"({' '.join(packages[:3])})")
     build_flags = (f"--build-flags={' '.join(build)}",) if build else ()
-    return ("dlv", "test", packages[0] if packages else ".", *server, *build_flags, "--", *flags)
+    package = packages[0] if packages else "."
+    # `./...` (every package below) is Delve's one package: the working directory's own
+    return ("dlv", "test", "." if package == "./..." else package, *server, *build_flags, "--", *flags)
 
 
 def port_of(runtime: DebugRuntime, given: int | None) -> int:
@@ -175,5 +179,3 @@ def debuggee_spec(spec: RunSpec, debugging: Debugging, image: str, network: str)
                    aliases=(TARGET,))
 
 
-def network_labels(label: str) -> dict[str, str]:
-    return {LABEL: label}

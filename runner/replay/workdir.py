@@ -7,6 +7,7 @@ listing is read again for every attempt: an entry added since shows in the next 
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,12 +39,21 @@ class WorkdirDiff:
     problem: str = ""  # why there is no diff (DIR is not a git checkout, the commit is not in it)
 
     def note(self, directory: str, commit: str | None) -> str:
-        at = f"the recorded commit {commit[:12]}" if commit else "its HEAD"
+        at = f"{_AT}{commit[:12]}" if commit else "its HEAD"
         if self.problem:
             return f"--workdir {directory}: ran in place of the recorded source; no diff against {at}: {self.problem}"
         if not self.diff:
             return f"--workdir {directory}: ran in place of the recorded source, unchanged from {at}"
         return f"--workdir {directory}: ran in place of the recorded source, changed from {at}: {self.stat}"
+
+
+def report_diff(notes: Sequence[str], directory: str) -> str:
+    """The whole diff of a replay's --workdir, against the commit its note names (the text report ends with it)."""
+    commit = next((n.split(_AT, 1)[1].split(":")[0] for n in notes if n.startswith("--workdir") and _AT in n), None)
+    return workdir_diff(directory, commit).diff
+
+
+_AT = "the recorded commit "
 
 
 def workdir_diff(directory: str, commit: str | None) -> WorkdirDiff:

@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 
-from tests.integration.helpers import ROOT, TZ_CLOCK, clone_tz_clock, git, replay, twin_capsule, write_json
+from tests.integration.helpers import (ROOT, TZ_CLOCK, clone_tz_clock, git, git_repo, replay, repo_fact, twin_capsule,
+                                      write_json)
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -159,6 +160,26 @@ def test_a_real_dap_client_completes_initialize_against_debugpy(engine: object, 
             return None
         sock = _until(connected, 120)
         sock.close()
+
+
+def test_a_real_delve_client_gets_the_servers_version(engine: object, tmp_path: Path) -> None:
+    go_day = ROOT / "tests" / "cases" / "toolchains" / "go-day"
+    repo = tmp_path / "repo"
+    commit = git_repo(repo, {p.name: p.read_text() for p in go_day.iterdir()})
+    data = twin_capsule(["go", "test", "./..."], "", 0, repo=repo_fact(str(repo), commit))
+    data["runtimes"] = {"go": "1.22.10"}  # test_toolchains' Go: its image layers are shared
+    capsule = write_json(tmp_path / "capsule.json", data)
+    port = free_port()
+    with replay_process(capsule, "--repo", repo, "--debugger", "--debugger-port", str(port)) as r:
+        r.wait_for(rf"dlv connect 127\.0\.0\.1:{port}", BUILD_S)
+
+        def version() -> dict[str, Any] | None:  # Delve's JSON-RPC (API v2), as `dlv connect` speaks it
+            with socket.create_connection(("127.0.0.1", port), timeout=300) as sock:
+                sock.sendall(json.dumps({"method": "RPCServer.GetVersion", "params": [{}], "id": 1}).encode())
+                answer = sock.recv(65536)
+            return json.loads(answer)["result"] if answer else None
+        found = _until(version, 600)
+        assert found["APIVersion"] == 2 and "go1.22.10" in found["TargetGoVersion"], found
 
 
 def test_the_watch_loop_runs_again_after_an_edit(engine: object, tmp_path: Path) -> None:

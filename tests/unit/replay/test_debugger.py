@@ -112,3 +112,8 @@ def test_the_debugged_command_keeps_the_internal_network_alone() -> None:
     out = dbg.debuggee_spec(spec, dbg.debugged(spec.argv, 9229), "img:t", "replay-dbg-x")
     assert out.network == "replay-dbg-x" and out.aliases == (dbg.TARGET,) and not out.published
     assert dict(out.env)["NODE_OPTIONS"] == "--max-old-space-size=100 --inspect-brk=0.0.0.0:9229"
+
+
+def test_go_test_of_every_package_below_debugs_the_working_directorys_own_and_says_so() -> None:
+    d = dbg.debugged(("go", "test", "./..."), 2345)
+    assert d.argv[:3] == ("dlv", "test", ".") and "./..." in d.note
