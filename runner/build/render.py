@@ -75,6 +75,12 @@ def _environment() -> jinja2.Environment:
     return env
 
 
+def render_text(template: str, **values: object) -> str:
+    """Another generated text on the Dockerfile's environment (its shell quoting): --debugger's
+    derived image and attach instructions (replay/debugger.py)."""
+    return _environment().get_template(template).render(**values)
+
+
 def apt_packages(plan: Plan) -> list[str]:
     """The system layer's packages, named for the base's package manager (apt, dnf, pacman, apk)."""
     family = plan.base.family

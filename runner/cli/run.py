@@ -8,6 +8,8 @@ from ..errors import UsageError
 from ..replay import Progress, ReplayOptions, replay_capsule
 from ..report import ReplayReport, show, to_json
 from ..replay import inputs as o
+from ..replay.interactive import interactive
+from ..replay.workdir import checked, report_diff
 from .console import err, out, print_result
 
 
@@ -23,9 +25,14 @@ def write_comment(path: Path, report: ReplayReport, ref: str | None) -> None:
 def run(a: Args) -> int:
     trust = o.trust(a.values)  # checked before anything is read
     plan_opts = o.plan_options(a.values)
+    workdir = str(checked(a.workdir)) if a.workdir is not None else None
     opts = ReplayOptions(timeout=a.timeout, memory=a.memory, verbose=a.verbose, plan=plan_opts,
                          secret_env=plan_opts.env_overrides, trust=trust, alternatives=not a.no_alternatives,
-                         **o.stopping(a.values))
+                         workdir=workdir, **o.stopping(a.values))
+    if a.debugger or a.watch or a.debugger_port is not None:
+        return interactive(a.capsule, opts, Progress(err, quiet=a.quiet),
+                           lambda line: out.print(line, markup=False, highlight=False), debugger=a.debugger,
+                           port=a.debugger_port, watching=a.watch, as_json=a.json)
     report = replay_capsule(a.capsule, opts, Progress(err, quiet=a.quiet or a.json))  # names the capsule as given
     if a.comment is not None:
         write_comment(a.comment, report, a.ref)
@@ -37,4 +44,6 @@ def run(a: Args) -> int:
         print_result("run", report.exit_code, to_json(report))
     else:
         show(report, out, show_all=a.show_all)
+        if workdir is not None:
+            out.print(report_diff(report.notes, workdir), markup=False, highlight=False, end="")
     return report.exit_code

@@ -26,7 +26,17 @@ RUN = Command(
      Param("show_all", "flag", "List every fidelity row and step, the exact ones too.", ("--all",), False, mcp=False),
      Param("comment", "path", "Also write a pull-request comment (Markdown) to FILE.", ("--comment",),
            metavar="FILE", mcp=False),
-     c.JUNIT),
+     c.JUNIT,
+     Param("debugger", "flag", "Run the command once under its runtime's debugger (node --inspect-brk, debugpy, "
+           "Delve for go test / go run), waiting for a client on 127.0.0.1, and print how to attach.",
+           ("--debugger",), False, mcp=False),
+     Param("debugger_port", "count", "With --debugger: the port on 127.0.0.1 (default: 9229 node, 5678 python, "
+           "2345 go).", ("--debugger-port",), low=1, high=65535, metavar="N", mcp=False),
+     Param("workdir", "path", "Run DIR, a checkout you edit, in place of the recorded source (mounted read-only: "
+           "nothing is built again); the report shows its diff against the recorded commit.", ("--workdir",),
+           metavar="DIR", mcp=False),
+     Param("watch", "flag", "With --workdir and --attempts 1: run again on every saved change, a verdict line "
+           "each (Ctrl-C ends).", ("--watch",), False, mcp=False)),
     "run:run", _REPLAY_EXITS, read_only=False, long=True, mcp="replay",
     help="`replay CAPSULE` is `replay run CAPSULE`. The capsule is verified first (refused, exit 1, when it does "
          "not verify unless --allow-unverified), the image built (cached: a second replay builds nothing) and the "
@@ -36,6 +46,8 @@ RUN = Command(
              "replay and removes its containers and networks.",
     examples=("replay examples/tz-clock/capsule.json --repo examples/tz-clock/repo.bundle",
               "replay capsule.json --env TZ=UTC --timeout 15m -n 5",
+              "replay capsule.json --debugger",
+              "replay capsule.json --workdir ../app --attempts 1 --watch",
               "replay https://ci.example.com/artifacts/capsule.json --json"))
 
 INSPECT = Command(

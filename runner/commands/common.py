@@ -33,8 +33,8 @@ MIRROR = Param("mirror", "texts", "Fetch a recorded remote that starts with PREF
                metavar="PREFIX=PATH_OR_URL")
 REF = Param("ref", "commit", "Replay the recorded environment against this commit instead (7-64 hex digits), "
             "without the recorded diff.", ("--ref",), metavar="COMMIT")
-PATCH = Param("patch", "path", "Apply this fix on top of the source; the verdict becomes fixed / not-fixed.",
-              ("--patch",), metavar="FILE")
+PATCH = Param("patch", "text", "Apply this fix on top of the source; the verdict becomes fixed / not-fixed. A "
+              "file, or the diff itself (--patch \"$(git -C DIR diff)\").", ("--patch",), metavar="FILE|DIFF")
 SOURCE = Param("source", "path", "Use this directory as the source (for capsules that record no commit).",
                ("--source",), metavar="DIR")
 HTTP_IGNORE = Param("http_ignore", "texts", "Leave this query parameter, form or JSON body field, or header out of "

@@ -140,7 +140,15 @@ class DockerEngine:
             if spec.aliases:
                 kwargs["networking_config"] = {
                     spec.network: self.client.api.create_endpoint_config(aliases=list(spec.aliases))}
+        if spec.published:
+            kwargs["ports"] = {f"{inside}/tcp": (host, port) for inside, host, port in spec.published}
         ctr = retrying(sdk_call)(self.client.containers.create, **kwargs)
+        for extra in spec.also_networks:
+            try:
+                retrying(sdk_call)(self.client.api.connect_container_to_network, ctr.id, extra)
+            except BaseException:
+                _quietly(ctr.remove, force=True)
+                raise
         if spec.files:
             try:  # after create, before start: the program never sees the files missing
                 retrying(sdk_call)(self.client.api.put_archive, ctr.id, "/", archive(spec.files))

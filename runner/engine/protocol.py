@@ -76,6 +76,9 @@ class RunSpec:
     # run: files read back out of the container once the command ended (absolute paths); one that
     # is missing, not a regular file or over READ_BACK_MAX_BYTES is left out of RunResult.files
     read_back: tuple[str, ...] = ()
+    # (container port, host address, host port): published TCP ports (--debugger's forwarder, 127.0.0.1 only)
+    published: tuple[tuple[int, str, int], ...] = ()
+    also_networks: tuple[str, ...] = ()  # networks connected besides `network`, after create, before start
 
 
 @dataclass(frozen=True)

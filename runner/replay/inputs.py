@@ -100,7 +100,12 @@ def carried(v: Mapping[str, Any]) -> list[str]:
     return words + [f"--mirror={rule}" for rule in v.get("mirror") or ()]
 
 
-def _read_patch(patch: Path) -> str:
+def _read_patch(patch: str | Path) -> str:
+    """--patch FILE, or the diff's text itself (`--patch "$(git -C DIR diff)"`: the shell drops its last newline)."""
+    text = str(patch)
+    if text.startswith(("diff --git ", "--- ", "Index: ")) or "\n+++ " in text:
+        return text if text.endswith("\n") else text + "\n"
+    patch = Path(text)
     try:
         return patch.read_text()
     except (OSError, UnicodeDecodeError) as exc:

@@ -23,6 +23,7 @@ from .progress import Progress
 from .replayer import Replayer
 from .alternatives import try_alternatives
 from .why import likeliest
+from .workdir import workdir_diff
 from .world import replay_fidelity
 
 
@@ -71,6 +72,9 @@ def replay_capsule(given: Path | str, options: ReplayOptions, progress: Progress
         if tried is not None and tried.said:
             notes.append(f"the recorded environment did not bring the failure back; tried {'; '.join(tried.said)}"
                          + (f": it came back with {tried.chosen.what}" if tried.chosen else ""))
+        if replayer.options.workdir is not None:
+            notes.append(workdir_diff(replayer.options.workdir, plan.source.commit if plan.source else None)
+                         .note(replayer.options.workdir, plan.source.commit if plan.source else None))
         if not verified.valid:
             notes.append("the capsule does not verify and was replayed anyway (--allow-unverified): "
                          "see the verification problems at the top")

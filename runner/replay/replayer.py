@@ -37,6 +37,7 @@ from .options import ReplayOptions
 from .progress import Progress
 from .runenv import command_env
 from .slots import context_slot, stamp
+from .workdir import workdir_mounts
 from .world import AttemptSettings, World
 
 
@@ -131,7 +132,7 @@ class Replayer:
                        network=world.network or ("bridge" if plan.network == "allow" else "none"),
                        labels=((LABEL, self.label), ("replay.capsule", plan.capsule_id)),
                        timeout_s=self.options.timeout, containment=self.containment(),
-                       mounts=world.mounts, dns_opts=world.dns_opts, dns=world.dns, files=world.files)
+                       mounts=(*world.mounts, *workdir_mounts(self.options.workdir)), dns_opts=world.dns_opts, dns=world.dns, files=world.files)
 
     def containment(self) -> Containment:
         """One policy for every container that runs the capsule's code (attempts and `replay shell`)."""

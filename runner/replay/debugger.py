@@ -1,0 +1,181 @@
+"""`replay CAPSULE --debugger`: the recorded command under its runtime's debugger.
+
+The command runs once, in its image (plus, for Python and Go, a derived image with the
+debugger: a layer of its own, never the cached replay image) and in its hermetic world. It
+listens inside its container; Docker 20.10 publishes no port of a container on an internal
+network, so a forwarder container (forward.pl on the Debian base) joins the attempt's internal
+network and a bridge that publishes its port to 127.0.0.1 only. The debugged command keeps the
+internal network alone: no egress.
+"""
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+from ..build.render import render_text
+from ..engine import ContainerFile, RunSpec
+from ..errors import UsageError
+from ..resources import templates_dir
+
+DebugRuntime = Literal["node", "python", "go"]
+DEFAULT_PORTS: dict[DebugRuntime, int] = {"node": 9229, "python": 5678, "go": 2345}
+DEBUGPY_VERSION = "1.8.22"
+TARGET = "replay-debuggee"  # the debugged command's alias on its network, for the forwarder
+_PYTHON = re.compile(r"python(\d+(\.\d+)?)?")
+_NODE_LAUNCHERS = ("npm", "npx", "yarn", "pnpm")
+# go test's flags that take a value (the rest are booleans): given to the test binary as -test.NAME
+_GO_TEST_VALUED = {"run", "skip", "count", "timeout", "bench", "benchtime", "cpu", "parallel", "shuffle",
+                   "coverprofile", "failfast", "list", "tags"}
+_GO_BUILD_FLAGS = {"tags", "race", "mod", "trimpath"}
+
+
+@dataclass(frozen=True)
+class Debugging:
+    """The recorded command as it runs under the debugger."""
+
+    runtime: DebugRuntime
+    argv: tuple[str, ...]
+    env: tuple[tuple[str, str], ...] = ()
+    note: str = ""  # what differs from the recorded run besides the debugger
+
+
+def debugged(argv: Sequence[str], port: int) -> Debugging:
+    """The command under its runtime's debugger, listening on `port` inside its container; a
+    command whose runtime has no debugger here is a UsageError (exit 2). Pure."""
+    prefix, cmd = _env_prefix(tuple(argv))
+    name = cmd[0].rsplit("/", 1)[-1] if cmd else ""
+    listen = f"0.0.0.0:{port}"
+    if name in ("node", "nodejs"):
+        return Debugging("node", (*prefix, cmd[0], f"--inspect-brk={listen}", *cmd[1:]))
+    if name in _NODE_LAUNCHERS:
+        return Debugging("node", (*prefix, *cmd), (("NODE_OPTIONS", f"--inspect-brk={listen}"),),
+                         f"{name} runs node: its first node process waits for the debugger; a child node "
+                         "process cannot take the port again and runs without it")
+    if _PYTHON.fullmatch(name):
+        return Debugging("python", (*prefix, cmd[0], "-m", "debugpy", "--listen", listen, "--wait-for-client",
+                                    *cmd[1:]))
+    if name in ("pytest", "py.test"):
+        return Debugging("python", (*prefix, "/opt/venv/bin/python", "-m", "debugpy", "--listen", listen,
+                                    "--wait-for-client", "-m", "pytest", *cmd[1:]))
+    if name == "go" and len(cmd) > 1 and cmd[1] in ("test", "run"):
+        note = "go test ./... tests every package below: Delve debugs the working directory's own" \
+            if "./..." in cmd[2:] else ""
+        return Debugging("go", (*prefix, *_delve(cmd[1], cmd[2:], listen)), note=note)
+    shown = " ".join(cmd[:2]) or "(none)"
+    raise UsageError(f"--debugger: the recorded command `{shown}` has no debugger here (node, python, pytest, "
+                     "npm/npx/yarn/pnpm, go test and go run do)")
+
+
+def _env_prefix(argv: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """runenv.py's `/usr/bin/env -u NAME ...` before the command, kept in front of it."""
+    if not argv or argv[0] != "/usr/bin/env":
+        return (), argv
+    i = 1
+    while i + 1 < len(argv) and argv[i] == "-u":
+        i += 2
+    return argv[:i], argv[i:]
+
+
+def _delve(verb: str, args: Sequence[str], listen: str) -> tuple[str, ...]:
+    """`go test|run ARGS` as Delve's headless server: its flags to the program (go test's as -test.NAME)."""
+    server = ("--headless", f"--listen={listen}", "--api-version=2", "--accept-multiclient",
+              "--check-go-version=false")
+    if verb == "run":
+        target = args[0] if args else "."
+        return ("dlv", "debug", target, *server, "--", *args[1:])
+    packages: list[str] = []
+    flags: list[str] = []
+    build: list[str] = []
+    it = iter(args)
+    for arg in it:
+        if not arg.startswith("-"):
+            packages.append(arg)
+            continue
+        flag, eq, value = arg.lstrip("-").partition("=")
+        if flag in _GO_BUILD_FLAGS:
+            build.append(arg if eq or flag in ("race", "trimpath") else f"{arg}={next(it, '')}")
+            continue
+        flags.append(f"-test.{flag}" + (f"={value}" if eq else ""))
+        if not eq and flag in _GO_TEST_VALUED:
+            flags.append(next(it, ""))
+    if len(packages) > 1:
+        raise UsageError(f"--debugger: Delve debugs one package at a time; the command tests {len(packages)} "
+                         f"({' '.join(packages[:3])})")
+    build_flags = (f"--build-flags={' '.join(build)}",) if build else ()
+    package = packages[0] if packages else "."
+    # `./...` (every package below) is Delve's one package: the working directory's own
+    return ("dlv", "test", "." if package == "./..." else package, *server, *build_flags, "--", *flags)
+
+
+def port_of(runtime: DebugRuntime, given: int | None) -> int:
+    return DEFAULT_PORTS[runtime] if given is None else given
+
+
+def derived_dockerfile(image: str, runtime: DebugRuntime, pypi_index: str, pypi_trusted_host: str | None) -> str:
+    return render_text("debugger/Dockerfile.j2", image=image, runtime=runtime, python="/opt/venv/bin/python",
+                       debugpy_version=DEBUGPY_VERSION, pypi_index=pypi_index, pypi_trusted_host=pypi_trusted_host)
+
+
+def derived_tag(image: str, runtime: DebugRuntime) -> str:
+    """The debugger's image next to the replay image's tag: `<repo>:<tag>-debugpy` (or -delve)."""
+    return f"{image}-{'debugpy' if runtime == 'python' else 'delve'}"
+
+
+def with_debugger(build: Callable[[Path, str], None], exists: Callable[[str], bool], image: str,
+                  runtime: DebugRuntime, dockerfile: Callable[[], str]) -> str:
+    """The image to debug in: the replay image itself for Node, a derived one (built once) else."""
+    if runtime == "node":
+        return image
+    tag = derived_tag(image, runtime)
+    if not exists(tag):
+        with tempfile.TemporaryDirectory(prefix="replay-debugger-") as tmp:
+            (Path(tmp) / "Dockerfile").write_text(dockerfile(), encoding="utf-8")
+            build(Path(tmp), tag)
+    return tag
+
+
+def attach_text(runtime: DebugRuntime, port: int) -> str:
+    """How to attach: a VS Code launch.json entry and the command-line way."""
+    root = "/work/repo"
+    launch: dict[str, object]
+    if runtime == "node":
+        what, cli = "Node inspector client", f"node inspect 127.0.0.1:{port}   (or chrome://inspect, Configure: 127.0.0.1:{port})"
+        launch = {"type": "node", "request": "attach", "name": "replay --debugger", "address": "127.0.0.1",
+                  "port": port, "localRoot": "${workspaceFolder}", "remoteRoot": root}
+    elif runtime == "python":
+        what, cli = "debug adapter (DAP) client", ""
+        launch = {"type": "debugpy", "request": "attach", "name": "replay --debugger",
+                  "connect": {"host": "127.0.0.1", "port": port},
+                  "pathMappings": [{"localRoot": "${workspaceFolder}", "remoteRoot": root}]}
+    else:
+        what, cli = "Delve client", f"dlv connect 127.0.0.1:{port}"
+        launch = {"type": "go", "request": "attach", "name": "replay --debugger", "mode": "remote",
+                  "host": "127.0.0.1", "port": port,
+                  "substitutePath": [{"from": "${workspaceFolder}", "to": root}]}
+    return render_text("debugger/attach.txt.j2", what=what, cli=cli, port=port, runtime=runtime, launch=launch)
+
+
+def forwarder_spec(base_image: str, network: str, inside_port: int, host_port: int,
+                   labels: tuple[tuple[str, str], ...]) -> RunSpec:
+    """The forwarder's container: on the attempt's internal network and the default bridge, publishing
+    `host_port` on 127.0.0.1 only."""
+    script = (templates_dir() / "debugger" / "forward.pl").read_bytes()
+    return RunSpec(image=base_image, argv=("perl", "/opt/replay/forward.pl", str(inside_port), TARGET, str(inside_port)),
+                   network=network, labels=labels, published=((inside_port, "127.0.0.1", host_port),),
+                   also_networks=("bridge",), files=(ContainerFile("/opt/replay/forward.pl", script),),
+                   timeout_s=24 * 3600.0)
+
+
+def debuggee_spec(spec: RunSpec, debugging: Debugging, image: str, network: str) -> RunSpec:
+    """The attempt's spec with the debugger: its image, argv and env, on `network` under TARGET."""
+    env = dict(spec.env)
+    for name, value in debugging.env:
+        env[name] = f"{env[name]} {value}" if env.get(name) else value
+    return replace(spec, image=image, argv=debugging.argv, env=tuple(env.items()), network=network,
+                   aliases=(TARGET,))
+
+

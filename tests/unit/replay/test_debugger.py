@@ -1,0 +1,119 @@
+"""--debugger's pure parts: the command under each runtime's debugger, the derived image's
+Dockerfile, the attach text, the forwarder's and the debugged command's specs."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from runner.engine import RunSpec
+from runner.errors import UsageError
+from runner.replay import debugger as dbg
+
+
+def test_node_gets_inspect_brk_on_every_address_inside() -> None:
+    d = dbg.debugged(("node", "--test", "test/a.test.js"), 9229)
+    assert (d.runtime, d.argv, d.env) == ("node", ("node", "--inspect-brk=0.0.0.0:9229", "--test", "test/a.test.js"), ())
+
+
+def test_npm_runs_node_with_node_options_and_says_what_that_costs() -> None:
+    d = dbg.debugged(("npm", "test"), 9229)
+    assert d.argv == ("npm", "test") and d.env == (("NODE_OPTIONS", "--inspect-brk=0.0.0.0:9229"),)
+    assert "first node process" in d.note
+
+
+def test_python_and_pytest_run_under_debugpy_waiting_for_a_client() -> None:
+    assert dbg.debugged(("python3", "-m", "pytest", "-x"), 5678).argv == (
+        "python3", "-m", "debugpy", "--listen", "0.0.0.0:5678", "--wait-for-client", "-m", "pytest", "-x")
+    assert dbg.debugged(("pytest", "tests/"), 5678).argv == (
+        "/opt/venv/bin/python", "-m", "debugpy", "--listen", "0.0.0.0:5678", "--wait-for-client", "-m", "pytest",
+        "tests/")
+
+
+def test_runenvs_env_prefix_stays_in_front() -> None:
+    d = dbg.debugged(("/usr/bin/env", "-u", "CI", "node", "x.js"), 9229)
+    assert d.argv == ("/usr/bin/env", "-u", "CI", "node", "--inspect-brk=0.0.0.0:9229", "x.js")
+
+
+def test_go_test_becomes_delves_test_server_with_the_flags_for_the_test_binary() -> None:
+    d = dbg.debugged(("go", "test", "-run", "TestX", "-count=1", "-v", "./pkg/..."), 2345)
+    assert d.runtime == "go"
+    assert d.argv[:3] == ("dlv", "test", "./pkg/...")
+    assert "--headless" in d.argv and "--listen=0.0.0.0:2345" in d.argv
+    assert d.argv[d.argv.index("--") + 1:] == ("-test.run", "TestX", "-test.count=1", "-test.v")
+
+
+def test_go_run_becomes_delves_debug_server_with_the_programs_arguments() -> None:
+    d = dbg.debugged(("go", "run", "./cmd/app", "--flag"), 2345)
+    assert d.argv[:3] == ("dlv", "debug", "./cmd/app") and d.argv[-2:] == ("--", "--flag")
+
+
+def test_go_test_of_several_packages_is_one_line() -> None:
+    with pytest.raises(UsageError, match="one package at a time"):
+        dbg.debugged(("go", "test", "./a", "./b"), 2345)
+
+
+@pytest.mark.parametrize("argv", [("make", "test"), ("go", "build"), ("cargo", "test"), ()])
+def test_a_command_with_no_debugger_here_is_a_usage_error(argv: tuple[str, ...]) -> None:
+    with pytest.raises(UsageError, match="has no debugger here") as exc:
+        dbg.debugged(argv, 1)
+    assert exc.value.exit_code == 2
+
+
+def test_the_derived_image_adds_debugpy_from_the_index_in_a_layer_of_its_own() -> None:
+    text = dbg.derived_dockerfile("replay/img:abc-123", "python", "https://pypi.org/simple", None)
+    assert text.startswith("FROM replay/img:abc-123\n")
+    assert f"debugpy=={dbg.DEBUGPY_VERSION}" in text and "PIP_CERT=/etc/ssl/certs/ca-certificates.crt" in text
+    assert "PIP_INDEX_URL=https://pypi.org/simple" in text
+    assert dbg.derived_tag("replay/img:abc-123", "python") == "replay/img:abc-123-debugpy"
+
+
+def test_the_derived_image_quotes_the_index_for_the_shell() -> None:
+    text = dbg.derived_dockerfile("img:t", "python", "https://x.example/simple; rm -rf /", "x.example")
+    assert "'https://x.example/simple; rm -rf /'" in text
+
+
+def test_delve_comes_from_debians_package() -> None:
+    text = dbg.derived_dockerfile("img:t", "go", "https://pypi.org/simple", None)
+    assert "apt-get install -y -q --no-install-recommends delve" in text and "debugpy" not in text
+
+
+def test_node_debugs_in_the_replay_image_itself_and_others_build_once() -> None:
+    built: list[str] = []
+    have = {"img:t"}
+
+    def build(ctx: object, tag: str) -> None:
+        built.append(tag)
+        have.add(tag)
+    assert dbg.with_debugger(build, have.__contains__, "img:t", "node", lambda: "") == "img:t"
+    assert dbg.with_debugger(build, have.__contains__, "img:t", "python", lambda: "FROM img:t\n") == "img:t-debugpy"
+    assert dbg.with_debugger(build, have.__contains__, "img:t", "python", lambda: "FROM img:t\n") == "img:t-debugpy"
+    assert built == ["img:t-debugpy"]
+
+
+@pytest.mark.parametrize("runtime,cli", [("node", "node inspect 127.0.0.1:4000"), ("go", "dlv connect 127.0.0.1:4000"),
+                                         ("python", "")])
+def test_the_attach_text_has_a_launch_json_entry_and_the_cli_way(runtime: dbg.DebugRuntime, cli: str) -> None:
+    text = dbg.attach_text(runtime, 4000)
+    assert "127.0.0.1:4000" in text and (cli in text)
+    entry = json.loads(text[text.index("{"):])
+    assert entry["request"] == "attach" and "4000" in json.dumps(entry)
+
+
+def test_the_forwarder_publishes_on_loopback_only_and_joins_the_bridge() -> None:
+    spec = dbg.forwarder_spec("replay-base/debian:bookworm", "replay-dbg-x", 9229, 4000, (("replay", "x"),))
+    assert spec.published == ((9229, "127.0.0.1", 4000),) and spec.also_networks == ("bridge",)
+    assert spec.network == "replay-dbg-x" and spec.argv[-2:] == (dbg.TARGET, "9229")
+    assert spec.files[0].path == "/opt/replay/forward.pl" and b"IO::Socket::INET" in spec.files[0].data
+
+
+def test_the_debugged_command_keeps_the_internal_network_alone() -> None:
+    spec = RunSpec(image="img:t", argv=("npm", "test"), env=(("NODE_OPTIONS", "--max-old-space-size=100"),))
+    out = dbg.debuggee_spec(spec, dbg.debugged(spec.argv, 9229), "img:t", "replay-dbg-x")
+    assert out.network == "replay-dbg-x" and out.aliases == (dbg.TARGET,) and not out.published
+    assert dict(out.env)["NODE_OPTIONS"] == "--max-old-space-size=100 --inspect-brk=0.0.0.0:9229"
+
+
+def test_go_test_of_every_package_below_debugs_the_working_directorys_own_and_says_so() -> None:
+    d = dbg.debugged(("go", "test", "./..."), 2345)
+    assert d.argv[:3] == ("dlv", "test", ".") and "./..." in d.note
