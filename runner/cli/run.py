@@ -25,7 +25,7 @@ def run(a: Args) -> int:
     plan_opts = o.plan_options(a.values)
     opts = ReplayOptions(timeout=a.timeout, memory=a.memory, verbose=a.verbose, plan=plan_opts,
                          secret_env=plan_opts.env_overrides, trust=trust, alternatives=not a.no_alternatives,
-                         **o.stopping(a.values))
+                         keep=a.keep, **o.stopping(a.values))
     report = replay_capsule(a.capsule, opts, Progress(err, quiet=a.quiet or a.json))  # names the capsule as given
     if a.comment is not None:
         write_comment(a.comment, report, a.ref)
@@ -37,4 +37,6 @@ def run(a: Args) -> int:
         print_result("run", report.exit_code, to_json(report))
     else:
         show(report, out, show_all=a.show_all)
+        if report.kept is not None:
+            out.print(f"Kept the attempt's container {report.kept.id}; enter it: {report.kept.command}", markup=False)
     return report.exit_code

@@ -23,6 +23,7 @@ RUN = Command(
      Param("no_alternatives", "flag", "Replay the plan's own environment only: never the others the capsule also "
            "admits (a package recorded at several versions) when it does not reproduce.", ("--no-alternatives",),
            False),
+     c.KEEP,
      Param("show_all", "flag", "List every fidelity row and step, the exact ones too.", ("--all",), False, mcp=False),
      Param("comment", "path", "Also write a pull-request comment (Markdown) to FILE.", ("--comment",),
            metavar="FILE", mcp=False),

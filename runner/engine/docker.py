@@ -28,7 +28,7 @@ from .steps import BuildEvent
 from .protocol import LABEL, OWNER_LABEL, RunResult, RunSpec
 from .inventory import DockerInventory
 from .sdk import ENGINE_RETURN_S, TransientEngineError, retrying, sdk_call, typed_errors
-from .specs import archive, docker_mount, limit_flags, limits
+from .specs import archive, docker_mount, limits
 
 class _Interrupted(Exception):
     """An attempt whose container ended while the engine was away: its result cannot be trusted."""
@@ -168,6 +168,7 @@ class DockerEngine:
 
         ctr = self._create(spec)
         started = time.monotonic()
+        kept = False
         try:
             try:
                 ctr.start()
@@ -190,17 +191,21 @@ class DockerEngine:
                 follower.join(FOLLOW_DRAIN_S)  # the stream's end (its last line) before the result
             retrying(sdk_call)(ctr.reload)
             state = ctr.attrs.get("State", {})
-            return RunResult(
+            result = RunResult(
                 exit_code=code, output=retrying(sdk_call)(ctr.logs, stdout=True, stderr=True),
                 stdout=retrying(sdk_call)(ctr.logs, stdout=True, stderr=False), duration_s=duration,
                 timed_out=timed_out,
                 oom_killed=bool(state.get("OOMKilled")), signal=_SIGNALS.get(code or 0) if code and code > 128 else None,
+                container=str(ctr.id) if spec.keep else None,
             )
+            kept = spec.keep
+            return result
         except TransientEngineError as exc:  # the connection kept dropping: the attempt's result is lost
             raise EngineUnavailable(f"the engine connection dropped during an attempt and did not come back "
                                     f"({exc.message[:200]}); check the engine with `replay doctor`") from exc
         finally:
-            _remove(ctr)
+            if not kept:  # a kept container is its caller's to remove (or `replay gc`'s)
+                _remove(ctr)
 
     def _wait(self, ctr: Any, deadline: float | None) -> Any:
         """The container's end. A dropped connection with the container still running was a hiccup:
@@ -270,18 +275,35 @@ class DockerEngine:
             pass
 
     def interactive(self, spec: RunSpec) -> int:
-        """An interactive session (replay shell): the engine CLI owns the terminal."""
+        """An interactive session (replay shell): the container made as an attempt's is (its files, its
+        network and resolver, its labels), then the engine CLI attached to it owns the terminal;
+        piped input works too (scripts, tests). The container is removed once it ends."""
         cli = shutil.which("docker") or "docker"
-        tty = ["-it"] if sys.stdin.isatty() else ["-i"]  # piped input works too (scripts, tests)
-        cmd = [cli, "run", "--rm", *tty, "--network", spec.network, "--entrypoint", "", *limit_flags(spec.containment)]
-        for k, _ in spec.env:  # values go through the environment, never the command line (ps)
-            cmd += ["-e", k]
-        for k, v in (*spec.labels, (OWNER_LABEL, owner())):
-            cmd += ["--label", f"{k}={v}"]
-        if spec.workdir:
-            cmd += ["-w", spec.workdir]
-        cmd += [spec.image, *spec.argv]
-        return subprocess.call(cmd, env={**os.environ, **dict(spec.env)})
+        tty = spec.tty and sys.stdin.isatty()
+        ctr = self._create(dataclasses.replace(spec, tty=tty, stdin_open=True))
+        try:
+            return subprocess.call([cli, "start", "--attach", "--interactive", str(ctr.id)])
+        finally:
+            _remove(ctr)
+
+    def container_labels(self, container_id: str) -> dict[str, str]:
+        return dict(self.client.containers.get(container_id).labels or {})
+
+    def commit(self, container_id: str, ref: str, labels: Mapping[str, str]) -> str:
+        repo, tag = ref.rsplit(":", 1)
+        # the container's own labels come along in the image; these override them (JSON, no Dockerfile quoting)
+        conf = {"Labels": {**self.container_labels(container_id), **dict(labels)}}
+        image = retrying(sdk_call)(self.client.containers.get(container_id).commit, repository=repo, tag=tag,
+                                   conf=conf)
+        return str(image.id)
+
+    def remove_image(self, ref: str) -> None:
+        import docker.errors
+
+        try:
+            self.client.images.remove(ref, force=True)
+        except docker.errors.ImageNotFound:
+            pass
 
     # -- networks and cleanup -----------------------------------------------
     def create_network(self, name: str, labels: Mapping[str, str], internal: bool = True,
@@ -304,15 +326,17 @@ class DockerEngine:
         except docker.errors.NotFound:
             pass
 
-    def cleanup(self, label_value: str) -> None:
-        """Remove every container, network and volume labelled replay=<label_value>."""
+    def cleanup(self, label_value: str, spare: Sequence[str] = ()) -> None:
+        """Remove every container, network and volume labelled replay=<label_value> (but the kept containers
+        `spare` names)."""
         flt: dict[str, Any] = {"label": f"{LABEL}={label_value}"}
         try:
             leftovers = retrying(sdk_call)(self.client.containers.list, all=True, filters=flt)
         except Exception:  # noqa: BLE001 - an engine gone for good: what it holds is for `replay gc` later
             return
         for ctr in leftovers:
-            _quietly(ctr.remove, force=True)
+            if ctr.id not in spare:
+                _quietly(ctr.remove, force=True)
         _quietly(self.client.networks.prune, filters=flt)
         _quietly(self.client.volumes.prune, filters=flt)
 

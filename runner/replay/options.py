@@ -32,6 +32,7 @@ class ReplayOptions:
     budget: float | None = None  # seconds of attempts per series (--budget); None: max_attempts alone bounds
     confidence: float = DEFAULT_CONFIDENCE
     alternatives: bool = True  # --no-alternatives: the plan's own environment only (replay/alternatives.py)
+    keep: bool = False  # --keep: one attempt's container stays, stopped (replay/keep.py)
     recheck_images: bool = False  # a worker's: an image made before is looked for again (its engine may lose it)
 
     def __post_init__(self) -> None:

@@ -32,6 +32,7 @@ from . import image as images
 from .decide import Until
 from .deferred import signals_deferred
 from .image import BuiltImage
+from .keep import Keeper, keep_labels
 from .options import ReplayOptions
 from .progress import Progress
 from .runenv import command_env
@@ -60,6 +61,7 @@ class Replayer:
         self.settings.build_timeout_s  # noqa: B018 - a bad REPLAY_BUILD_TIMEOUT is a usage error before any work
         self.label = options.label or f"r-{uuid.uuid4().hex[:12]}"  # unique: close() removes what carries it
         self._engine = EngineHolder(options.builder or self.settings.builder, engine)
+        self.keeper = Keeper(lambda: self.engine)  # --keep: the attempt whose container stays
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
         # each distinct image once (build/images.py); a worker's engine may lose one: it is checked again
@@ -128,9 +130,11 @@ class Replayer:
         env, argv = command_env(plan, self.engine.image_env(image.ref), (*world.env, *self.options.secret_env))
         return RunSpec(image=image.ref, argv=argv, env=env, workdir=workdir(plan),
                        network=world.network or ("bridge" if plan.network == "allow" else "none"),
-                       labels=((LABEL, self.label), ("replay.capsule", plan.capsule_id)),
+                       labels=((LABEL, self.label), ("replay.capsule", plan.capsule_id),
+                               *(keep_labels(plan) if self.options.keep else ())),
                        timeout_s=self.options.timeout, containment=self.containment(),
-                       mounts=world.mounts, dns_opts=world.dns_opts, dns=world.dns, files=world.files)
+                       mounts=world.mounts, dns_opts=world.dns_opts, dns=world.dns, files=world.files,
+                       keep=self.options.keep)
 
     def containment(self) -> Containment:
         """One policy for every container that runs the capsule's code (attempts and `replay shell`)."""
@@ -180,6 +184,8 @@ class Replayer:
         res = self.engine.run(spec, on_output)
         att = attempt_of(res.output, res.stdout, res.exit_code, res.signal, res.duration_s,
                          res.timed_out or res.oom_killed, expected)
+        if res.container is not None:
+            self.keeper.offer(res.container, att)
         if res.reruns:
             self.progress.say(f"the engine went away during the attempt: ran it again ({res.reruns}x)")
             att = dataclasses.replace(att, reruns=res.reruns)
@@ -187,7 +193,8 @@ class Replayer:
 
     def close(self) -> None:
         with signals_deferred():  # a signal now would leave this run's containers behind
-            self._engine.cleanup(self.label)
+            kept = self.keeper.container
+            self._engine.cleanup(self.label, (kept,) if kept else ())
 
 
 SUPPLIED = secretrules.SUPPLIED
