@@ -141,7 +141,8 @@ DOCTOR = Command(
 GC = Command(
     "gc", "Remove what replays that are gone left behind; with --images / --cache, old images and caches.",
     (Param("images", "flag", "Also remove replay's own images not used within --older-than.", ("--images",), False),
-     Param("older_than", "duration", f"With --images: the age ({DURATION_HELP}; default 14d).", ("--older-than",),
+     Param("older_than", "duration", f"Only what is older than this ({DURATION_HELP}): the containers --keep kept "
+           "(default: every one), and with --images the images (default 14d).", ("--older-than",),
            metavar="DURATION", low=0),
      Param("cache", "flag", "Also shrink the download cache and replay's BuildKit cache mounts, least recently used "
            "first.", ("--cache",), False),
@@ -151,7 +152,8 @@ GC = Command(
      Param("label", "text", "Only the leftovers the replay labelled replay=LABEL made (e.g. farm-<night>).",
            ("--label",))),
     "gc:gc", ((0, "done"), (2, "bad usage"), (3, "something could not be removed")), read_only=False,
-    help="Containers, networks and iptables rules labelled `replay` whose process is no longer running here; "
+    help="Containers, networks and iptables rules labelled `replay` whose process is no longer running here "
+         "(the containers `replay --keep` kept among them, those older than --older-than when it is given); "
          "with --images, replay's own images not used within the age and held by no running replay; with "
          "--cache, download-cache entries and replay's BuildKit cache mounts down to the max size. Never "
          "anything replay did not make.",
