@@ -93,11 +93,20 @@ RENDER = Command(
     examples=("replay render capsule.json > Dockerfile", "replay render capsule.json -o ctx/ --repo ../app.git"))
 
 SHELL = Command(
-    "shell", "Build the replay image and open bash in it, with the recorded environment set (no network).",
-    (c.capsule(), *c.BUILD, *c.TRUST),
+    "shell", "Open bash in the replay's world: the recorded environment, clock and HTTP calls; in the image, or in "
+             "the state a kept attempt (--keep) left.",
+    (c.capsule(what="Its image, before the command ran (or give --kept / --last).", required=False),
+     Param("kept", "text", "Enter this kept attempt's state instead (its files as the run left them): the ID "
+           "`replay CAPSULE --keep` printed.", ("--kept",), metavar="ID"),
+     Param("last", "flag", "Enter the newest kept attempt's state.", ("--last",), False),
+     *c.BUILD, c.HTTP, *c.TRUST),
     "shell:shell", ((0, "the shell's own exit code"), (2, "bad input"), (3, "the environment failed")),
     result=False, read_only=False,
-    examples=("replay shell capsule.json --repo ../app.git",))
+    help="The recorded command is printed on entry and is in the shell's history (Up). The network is the "
+         "replay's: none, or the recorded HTTP calls served by the sidecar (those that matched nothing are "
+         "listed when the shell ends). Input may be piped: `echo 'ls' | replay shell --last`.",
+    examples=("replay shell capsule.json --repo ../app.git", "replay shell --kept 3f2a1c9d0b7e",
+              "replay shell --last"))
 
 BISECT = Command(
     "bisect", "Find the facts that turn GOOD into BAD's recorded failure (or the first failing commit or version).",

@@ -12,8 +12,8 @@ CAPSULE_HELP = ("A twin capsule, a NovaFabric capsule directory, or a CodeInstan
                 "URL of a capsule file (downloaded to the cache, then read like a file); `-`: a JSON capsule on stdin.")
 
 
-def capsule(name: str = "capsule", what: str = "", metavar: str = "CAPSULE") -> Param:
-    return Param(name, "capsule", f"{what}{' ' if what else ''}{CAPSULE_HELP}", metavar=metavar, required=True)
+def capsule(name: str = "capsule", what: str = "", metavar: str = "CAPSULE", required: bool = True) -> Param:
+    return Param(name, "capsule", f"{what}{' ' if what else ''}{CAPSULE_HELP}", metavar=metavar, required=required)
 
 
 def timeout(per: str) -> Param:

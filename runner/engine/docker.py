@@ -126,7 +126,8 @@ class DockerEngine:
     def _create(self, spec: RunSpec, detach: bool = False) -> Any:
         kwargs: dict[str, Any] = dict(
             image=spec.image, command=list(spec.argv), environment=[f"{k}={v}" for k, v in spec.env],
-            working_dir=spec.workdir, labels={**dict(spec.labels), OWNER_LABEL: owner()}, detach=True, name=spec.name,
+            working_dir=spec.workdir, labels={**dict(spec.labels), OWNER_LABEL: owner()}, name=spec.name,
+            detach=not spec.stdin_open,  # an interactive one's streams are attached (the SDK's AttachStdout...)
             tty=spec.tty, stdin_open=spec.stdin_open,
             mounts=[docker_mount(m, spec.labels) for m in spec.mounts], dns_opt=list(spec.dns_opts) or None,
             dns=list(spec.dns) or None, entrypoint=[], **limits(spec.containment),
@@ -286,15 +287,23 @@ class DockerEngine:
         finally:
             _remove(ctr)
 
-    def container_labels(self, container_id: str) -> dict[str, str]:
-        return dict(self.client.containers.get(container_id).labels or {})
+    def container_labels(self, container_id: str) -> dict[str, str] | None:
+        import docker.errors
+
+        try:
+            return dict(self.client.containers.get(container_id).labels or {})
+        except docker.errors.NotFound:
+            return None
+
+    def newest(self, label: str) -> str | None:
+        found = retrying(sdk_call)(self.client.api.containers, all=True, filters={"label": label})
+        return str(max(found, key=lambda c: c.get("Created") or 0)["Id"]) if found else None
 
     def commit(self, container_id: str, ref: str, labels: Mapping[str, str]) -> str:
         repo, tag = ref.rsplit(":", 1)
-        # the container's own labels come along in the image; these override them (JSON, no Dockerfile quoting)
-        conf = {"Labels": {**self.container_labels(container_id), **dict(labels)}}
+        # the engine merges the container's own labels in; these win (as JSON: no Dockerfile quoting)
         image = retrying(sdk_call)(self.client.containers.get(container_id).commit, repository=repo, tag=tag,
-                                   conf=conf)
+                                   conf={"Labels": dict(labels)})
         return str(image.id)
 
     def remove_image(self, ref: str) -> None:

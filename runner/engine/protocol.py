@@ -20,6 +20,7 @@ OWNER_LABEL = "replay.owner"
 # An attempt's container that may be kept (--keep) carries it, and the plan it ran (its JSON, plancodec.py)
 # under PLAN_LABEL, so `replay shell --kept ID` rebuilds its world without the capsule
 KEPT_LABEL = "replay.kept"
+KEPT = "1"  # its value on a keepable attempt's container (`replay shell`'s own containers inherit another)
 PLAN_LABEL = "replay.plan"
 
 
@@ -118,7 +119,8 @@ class Engine(Protocol):
     def exec(self, container_id: str, argv: Sequence[str]) -> tuple[int, bytes]: ...
     def stop(self, container_id: str) -> None: ...
     def interactive(self, spec: RunSpec) -> int: ...
-    def container_labels(self, container_id: str) -> dict[str, str]: ...  # NotFound: a typed error naming it
+    def container_labels(self, container_id: str) -> dict[str, str] | None: ...  # None: no such container
+    def newest(self, label: str) -> str | None: ...  # the id of the newest container carrying it ("key=value")
     # a stopped container's filesystem as an image (replay shell --kept), labelled; its id
     def commit(self, container_id: str, ref: str, labels: Mapping[str, str]) -> str: ...
     def remove_image(self, ref: str) -> None: ...

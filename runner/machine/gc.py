@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 
 from ..durations import format_duration
-from ..engine import KEPT_LABEL, LABEL, OWNER_LABEL
+from ..engine import KEPT, KEPT_LABEL, LABEL, OWNER_LABEL
 from ..engine.inventory import Inventory, Resource
 
 _CHAINS = ("INPUT", "DOCKER-USER")
@@ -40,12 +40,12 @@ def leftovers(engine: Inventory, label: str | None = None, kept_older_than_s: fl
     out = [Leftover(r.kind, r.name, r.labels.get(OWNER_LABEL), _kept(r, kept_older_than_s) + why)
            for r in engine.labelled(f"{LABEL}={label}" if label else LABEL)
            if (why := _gone(r.labels.get(OWNER_LABEL)))
-           and not (KEPT_LABEL in r.labels and kept_older_than_s is not None and now - r.created < kept_older_than_s)]
+           and not (r.labels.get(KEPT_LABEL) == KEPT and kept_older_than_s is not None and now - r.created < kept_older_than_s)]
     return out if label else out + _stale_rules()
 
 
 def _kept(r: Resource, older_than_s: float | None) -> str:
-    if KEPT_LABEL not in r.labels:
+    if r.labels.get(KEPT_LABEL) != KEPT:
         return ""
     return "kept by --keep" + (f", older than {format_duration(older_than_s)}" if older_than_s is not None else "") + "; "
 

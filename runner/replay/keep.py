@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ..build.plan import Plan
 from ..build.plancodec import plan_to_json
-from ..engine import KEPT_LABEL, PLAN_LABEL, Engine
+from ..engine import KEPT, KEPT_LABEL, PLAN_LABEL, Engine
 from ..verdict.judge import Attempt
 
 SHORT = 12  # the id as shown, and as `replay shell --kept` takes it (any unique prefix of it works)
@@ -31,7 +31,7 @@ def enter_command(container: str) -> str:
 
 def keep_labels(plan: Plan) -> tuple[tuple[str, str], ...]:
     """A keepable container's labels: the plan it ran, as JSON (validated again when read back)."""
-    return (KEPT_LABEL, "1"), (PLAN_LABEL, json.dumps(plan_to_json(plan), sort_keys=True, separators=(",", ":")))
+    return (KEPT_LABEL, KEPT), (PLAN_LABEL, json.dumps(plan_to_json(plan), sort_keys=True, separators=(",", ":")))
 
 
 class Keeper:

@@ -91,12 +91,12 @@ class FakeEngine:
         self.interactive_specs.append(spec)
         return 0
 
-    def container_labels(self, container_id: str) -> dict[str, str]:
-        from runner.errors import UsageError
+    def container_labels(self, container_id: str) -> dict[str, str] | None:
+        return self.containers.get(container_id)
 
-        if container_id not in self.containers:
-            raise UsageError(f"no container {container_id}")
-        return self.containers[container_id]
+    def newest(self, label: str) -> str | None:
+        key, _, value = label.partition("=")
+        return next((c for c, labels in reversed(self.containers.items()) if labels.get(key) == value), None)
 
     def commit(self, container_id: str, ref: str, labels: Mapping[str, str]) -> str:
         self.commits.append((container_id, ref))
