@@ -126,15 +126,18 @@ class Replayer:
         with self._lock:
             return self._locks.setdefault(tag, threading.Lock())
 
-    def run_spec(self, plan: Plan, image: BuiltImage, world: AttemptSettings = AttemptSettings()) -> RunSpec:
+    def run_spec(self, plan: Plan, image: BuiltImage, world: AttemptSettings = AttemptSettings(),
+                 keep: bool | None = None) -> RunSpec:
+        """keep: whether the attempt may be kept (None: --keep's answer, ReplayOptions.keep)."""
+        keep = self.options.keep if keep is None else keep
         env, argv = command_env(plan, self.engine.image_env(image.ref), (*world.env, *self.options.secret_env))
         return RunSpec(image=image.ref, argv=argv, env=env, workdir=workdir(plan),
                        network=world.network or ("bridge" if plan.network == "allow" else "none"),
                        labels=((LABEL, self.label), ("replay.capsule", plan.capsule_id),
-                               *(keep_labels(plan) if self.options.keep else ())),
+                               *(keep_labels(plan) if keep else ())),
                        timeout_s=self.options.timeout, containment=self.containment(),
                        mounts=world.mounts, dns_opts=world.dns_opts, dns=world.dns, files=world.files,
-                       keep=self.options.keep)
+                       keep=keep)
 
     def containment(self) -> Containment:
         """One policy for every container that runs the capsule's code (attempts and `replay shell`)."""
@@ -146,11 +149,12 @@ class Replayer:
 
     def attempts(self, plan: Plan, image: BuiltImage, expected: Expected | None, until: int | Until,
                  label_steps: bool = True, mounts: tuple[Mount, ...] = (),
-                 side: str = "") -> tuple[list[Attempt], HttpReport | None]:
+                 side: str = "", keep: bool | None = None) -> tuple[list[Attempt], HttpReport | None]:
         """Attempts in fresh containers, in the plan's whole hermetic world (HTTP, clock, values):
         `until` a count (exactly that many), or the stopping rule that names each next attempt's
         step (saying why it runs) and ends the series with None; `side` prefixes the steps (a fix
-        check's two series); `mounts` besides (bisect's shared test-tool cache)."""
+        check's two series); `mounts` besides (bisect's shared test-tool cache); `keep` whether they may be
+        kept (None: as --keep says)."""
         out: list[Attempt] = []
         next_step = until if callable(until) else _exactly(until)
         sidecar = label_steps and plan.network == "replay"  # the HTTP replay: stages of their own
@@ -160,7 +164,7 @@ class Replayer:
         try:
             start = time.monotonic()
             while (name := next_step(out, time.monotonic() - start)) is not None:
-                spec = self.run_spec(plan, image, world.attempt())
+                spec = self.run_spec(plan, image, world.attempt(), keep)
                 spec = dataclasses.replace(spec, mounts=(*spec.mounts, *mounts)) if mounts else spec
                 with self.progress.step(f"{side}: {name}" if side else name) if label_steps else nullcontext():
                     out.append(self.run_one(expected, spec))
@@ -171,9 +175,9 @@ class Replayer:
                     world.__exit__(None, None, None)
 
     def attempt(self, plan: Plan, image: BuiltImage, expected: Expected | None = None,
-                mounts: tuple[Mount, ...] = ()) -> Attempt:
+                mounts: tuple[Mount, ...] = (), keep: bool | None = None) -> Attempt:
         """One attempt in a fresh container, in the plan's whole hermetic world."""
-        return self.attempts(plan, image, expected, 1, label_steps=False, mounts=mounts)[0][0]
+        return self.attempts(plan, image, expected, 1, label_steps=False, mounts=mounts, keep=keep)[0][0]
 
     def run_one(self, expected: Expected | None, spec: RunSpec) -> Attempt:
         secrets = [v for _, v in self.options.secret_env if len(v) >= 4]
