@@ -30,9 +30,9 @@ _ID = re.compile(r"[0-9a-f]{4,64}")
 
 
 def open_shell(capsule: str | None, options: ReplayOptions, progress: Progress, say: Callable[[str], None],
-               kept: str | None = None, last: bool = False) -> int:
+               kept: str | None = None, last: bool = False, engine: Engine | None = None) -> int:
     """Bash in the capsule's image (built or reused), or in a kept attempt's state; the shell's exit code."""
-    replayer = Replayer(options, progress)
+    replayer = Replayer(options, progress, engine=engine)
     try:
         if capsule is not None:
             _, plan = replayer.load(capsule)  # refused (exit 1) when it does not verify, unless allowed

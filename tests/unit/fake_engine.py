@@ -21,6 +21,11 @@ def _passes(spec: RunSpec) -> RunResult:
     return RunResult(0, b"", b"", 0.01)
 
 
+def kept_id(run: int) -> str:
+    """The id of the container of the engine's run number `run` (from 1), kept (spec.keep): hex, as the engine's."""
+    return f"{run:012x}"
+
+
 class FakeEngine:
     builder_name = "fake"
 
@@ -67,8 +72,8 @@ class FakeEngine:
         result = self._run(spec)
         if not spec.keep:
             return result
-        self.containers[f"run-{len(self.runs)}"] = dict(spec.labels)
-        return dataclasses.replace(result, container=f"run-{len(self.runs)}")
+        self.containers[kept_id(len(self.runs))] = dict(spec.labels)
+        return dataclasses.replace(result, container=kept_id(len(self.runs)))
 
     def start(self, spec: RunSpec) -> str:
         self.runs.append(spec)

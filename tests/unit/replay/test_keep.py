@@ -13,7 +13,7 @@ from runner.replay import Progress, ReplayOptions, replay_capsule
 from runner.report import from_json, to_json
 
 from tests.examples import BUNDLE, TZ_CAPSULE
-from tests.unit.fake_engine import FakeEngine
+from tests.unit.fake_engine import FakeEngine, kept_id
 
 RECORDED_OUTPUT = json.loads(TZ_CAPSULE.read_text())["command"]["failure"]["outputTail"]
 
@@ -41,7 +41,7 @@ def test_the_first_attempt_as_recorded_is_kept_the_others_go() -> None:
     assert [a.classification for a in report.attempts][1:] == ["recorded", "recorded"]
     attempts = [s for s in engine.runs if s.argv[:2] != ("sh", "-c")]
     assert all(s.keep and dict(s.labels)[KEPT_LABEL] == "1" for s in attempts)
-    second = f"run-{[n for n, s in enumerate(engine.runs, 1) if s.argv[:2] != ('sh', '-c')][1]}"
+    second = kept_id([n for n, s in enumerate(engine.runs, 1) if s.argv[:2] != ("sh", "-c")][1])
     assert list(engine.containers) == [second]  # the first replaced, the third dropped, the second spared
     assert engine.spared[-1] == (second,)
     assert report.kept is not None and report.kept.id == second
@@ -55,7 +55,7 @@ def test_the_first_attempt_as_recorded_is_kept_the_others_go() -> None:
 def test_when_none_ends_as_recorded_the_last_is_kept() -> None:
     engine = engine_of(iter([0, 0, 0]))
     report = _replay(engine)
-    last = f"run-{len(engine.runs)}"
+    last = kept_id(len(engine.runs))
     assert list(engine.containers) == [last] and report.kept is not None and report.kept.id == last
 
 
