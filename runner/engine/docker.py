@@ -27,6 +27,7 @@ from .builders import build_with_cli, build_with_sdk, find_buildkit_cli
 from .steps import BuildEvent
 from .protocol import LABEL, OWNER_LABEL, RunResult, RunSpec
 from .inventory import DockerInventory
+from .kept import KeptContainers
 from .sdk import ENGINE_RETURN_S, TransientEngineError, retrying, sdk_call, typed_errors
 from .specs import archive, docker_mount, limits
 
@@ -43,7 +44,7 @@ RUN_TRIES = 2
 
 
 @typed_errors
-class DockerEngine:
+class DockerEngine(KeptContainers):
     """The real engine, through the docker SDK (and BuildKit's CLI for builds)."""
 
     def __init__(self, builder: str = "auto") -> None:
@@ -286,33 +287,6 @@ class DockerEngine:
             return subprocess.call([cli, "start", "--attach", "--interactive", str(ctr.id)])
         finally:
             _remove(ctr)
-
-    def container_labels(self, container_id: str) -> dict[str, str] | None:
-        import docker.errors
-
-        try:
-            return dict(self.client.containers.get(container_id).labels or {})
-        except docker.errors.NotFound:
-            return None
-
-    def newest(self, label: str) -> str | None:
-        found = retrying(sdk_call)(self.client.api.containers, all=True, filters={"label": label})
-        return str(max(found, key=lambda c: c.get("Created") or 0)["Id"]) if found else None
-
-    def commit(self, container_id: str, ref: str, labels: Mapping[str, str]) -> str:
-        repo, tag = ref.rsplit(":", 1)
-        # the engine merges the container's own labels in; these win (as JSON: no Dockerfile quoting)
-        image = retrying(sdk_call)(self.client.containers.get(container_id).commit, repository=repo, tag=tag,
-                                   conf={"Labels": dict(labels)})
-        return str(image.id)
-
-    def remove_image(self, ref: str) -> None:
-        import docker.errors
-
-        try:
-            self.client.images.remove(ref, force=True)
-        except docker.errors.ImageNotFound:
-            pass
 
     # -- networks and cleanup -----------------------------------------------
     def create_network(self, name: str, labels: Mapping[str, str], internal: bool = True,
