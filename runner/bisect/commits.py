@@ -66,7 +66,7 @@ def bisect_commits(replayer: ReplayerLike, bad: Path, good: Path, settings: Bise
         raise UsageError(f"{bad}: no commit leads from {g[:12]} to {b[:12]}")
     progress.say(f"{len(commits)} commit(s) after {g[:12]} up to {b[:12]}")
     line = [c.sha for c in commits]
-    trials = Trials(replayer, expected, progress, settings.max_runs)
+    trials = Trials(replayer, expected, progress, settings.max_runs, keep=settings.keep)
 
     def test(sha: str) -> Observation:
         plan = at_commit(bad_plan, sha)

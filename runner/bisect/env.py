@@ -39,7 +39,7 @@ def bisect_capsules(replayer: ReplayerLike, bad: Path, good: Path, settings: Bis
     changes = facts.differences(base, bad_plan)
     candidates = [candidate(f, base) for f in changes]
     progress.say(f"{len(candidates)} candidate fact(s): {', '.join(c.key for c in candidates) or 'none'}")
-    runner = Trials(replayer, expected, progress, settings.max_runs, settings.cache_reuse)
+    runner = Trials(replayer, expected, progress, settings.max_runs, settings.cache_reuse, settings.keep)
     try:
         result = search(candidates, FactTrials(runner, base, changes), jobs=settings.jobs, rules=settings.rules)
     finally:

@@ -41,8 +41,9 @@ class ReplayerLike(Protocol):
     def expected(self, capsule: Capsule) -> Expected: ...
     def image(self, plan: Plan) -> BuiltImage: ...
     # judged against `expected` on what the program printed (the attempt returned is scrubbed of secrets)
+    # keep: the attempt may be kept (--keep: the bad end's)
     def attempt(self, plan: Plan, image: BuiltImage, expected: Expected | None = None, *,
-                mounts: tuple[Mount, ...] = ()) -> Attempt: ...
+                mounts: tuple[Mount, ...] = (), keep: bool | None = None) -> Attempt: ...
 
 
 class ProgressLike(Protocol):
@@ -58,6 +59,7 @@ class BisectSettings:
     confidence: float = DEFAULT_CONFIDENCE
     max_runs: int = DEFAULT_BISECT_MAX_RUNS
     budget_s: float | None = None
+    keep: bool = False  # --keep: the bad end's first attempt as recorded (or its last) stays (replay/keep.py)
 
     @property
     def rules(self) -> Rules:
@@ -134,7 +136,7 @@ class Trials:
     each judged against the bad capsule's recorded failure."""
 
     def __init__(self, replayer: ReplayerLike, expected: Expected, progress: ProgressLike,
-                 most: int | None = None, cache_reuse: bool = False) -> None:
+                 most: int | None = None, cache_reuse: bool = False, keep: bool = False) -> None:
         self.replayer, self.expected, self.progress = replayer, expected, progress
         # each trial's image once (build/images.py): a variant that cannot be built is not tried again
         self.images: ImageBank[BuiltImage] = ImageBank(replayer.image)
@@ -143,6 +145,7 @@ class Trials:
         self._count = threading.Lock()
         self.tool_cache = ToolCache() if cache_reuse else None
         self._ends: dict[str, bool] = {}  # an end -> whether it has behaved as recorded yet
+        self.keep = keep  # --keep: the bad end's attempts may be kept
 
     def observe(self, plan: Plan, image_plan: Plan, end: End, title: str, runs: int = 1) -> Observation:
         """Up to `runs` runs of the plan (fewer when one fails the recorded way), on `image_plan`'s image."""
@@ -158,7 +161,8 @@ class Trials:
         on_first, on_later = self.tool_cache.mounts(image.ref, end, plan) if self.tool_cache is not None else (NONE, NONE)
         ran = itertools.count()
         with self.progress.step(f"trial: {title}"):
-            obs = runs_of(lambda: self.once(plan, image, on_later if next(ran) else on_first), runs)
+            obs = runs_of(lambda: self.once(plan, image, on_later if next(ran) else on_first,
+                                            self.keep and end == "bad"), runs)
         self._said(title, obs)
         if self.tool_cache is not None and end is not None:
             wanted = "reproduced" if end == "bad" else "not-reproduced"
@@ -175,8 +179,9 @@ class Trials:
         runs = f"{len(obs.attempts)} runs" if len(obs.attempts) > 1 else "1 run"
         self.progress.say(f"{title}: {obs.verdict} ({runs}; {n}{budget} in all)")
 
-    def once(self, plan: Plan, image: BuiltImage, cache: Shared = NONE) -> Run:
-        attempt = self.replayer.attempt(cache.apply(plan), image, self.expected, mounts=cache.mounts)
+    def once(self, plan: Plan, image: BuiltImage, cache: Shared = NONE, keep: bool = False) -> Run:
+        kept: dict[str, bool] = {"keep": True} if keep else {}
+        attempt = self.replayer.attempt(cache.apply(plan), image, self.expected, mounts=cache.mounts, **kept)
         return Run(attempt.classification, attempt.signature, attempt.duration_s)
 
     def close(self) -> list[str]:

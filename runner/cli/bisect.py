@@ -15,7 +15,9 @@ from ..build.plan import Source
 from ..build.sources.providers import fetch, pypi
 from ..report.bisect import show
 from ..build.plan import PlanOptions
+from ..codec import encode
 from ..replay import Progress, Replayer, ReplayOptions
+from ..replay.keep import Kept
 from . import console
 from ..commands.spec import Args
 from ..replay.inputs import check_repo, parse_env, use_mirrors, write_text
@@ -59,12 +61,15 @@ def _data(result: Result, wall_s: float) -> dict[str, object]:
     return {"mode": "facts", **result_data(result), "totals": totals(result.trials, wall_s)}
 
 
-def _report(bad: Path, good: Path, result: Result, as_json: bool, wall_s: float) -> None:
+def _report(bad: Path, good: Path, result: Result, as_json: bool, wall_s: float, kept: Kept | None) -> None:
     if as_json:
         console.print_result("bisect", int(Exit.OK if result.found else Exit.NEGATIVE),
-                             {"bad": str(bad), "good": str(good), **_data(result, wall_s)})
+                             {"bad": str(bad), "good": str(good), **_data(result, wall_s), "kept": encode(kept)})
     else:
         show(console.out, bad, good, result, wall_s)
+        if kept is not None:
+            console.out.print(f"Kept the bad end's attempt's container {kept.id}; enter it: {kept.command}",
+                              markup=False)
 
 
 def bisect(a: Args) -> int:
@@ -82,12 +87,12 @@ def bisect(a: Args) -> int:
     start = time.monotonic()
     try:
         settings = BisectSettings(a.attempts, a.jobs or _cores(), not a.no_cache_reuse, a.confidence, a.max_runs,
-                                  a.budget)
+                                  a.budget, keep=a.keep)
         result = _bisect(replayer, a.bad, Path(a.good), settings, progress, a.commits, a.sweep)
     finally:
         replayer.close()
     wall_s = time.monotonic() - start
-    _report(Path(a.bad), Path(a.good), result, a.json, wall_s)
+    _report(Path(a.bad), Path(a.good), result, a.json, wall_s, replayer.keeper.kept if a.keep else None)
     if a.junit is not None:
         from ..report.junit import bisect_junit
 

@@ -18,13 +18,11 @@ def _size(text: str) -> int:
 
 
 def gc(a: Args) -> int:
-    if a.older_than is not None and not a.images:
-        raise UsageError("--older-than goes with --images")
     if a.max_size is not None and not a.cache:
         raise UsageError("--max-size goes with --cache")
     age = (a.older_than if a.older_than is not None else DEFAULT_AGE_S) if a.images else None
     limit = _size(a.max_size or DEFAULT_MAX_SIZE) if a.cache else None  # bad input is exit 2 before anything goes
-    result = collect(DockerEngine().inventory(), a.label, age, limit, a.dry_run)
+    result = collect(DockerEngine().inventory(), a.label, age, limit, a.dry_run, kept_older_than_s=a.older_than)
     if a.json:
         console.print_result("gc", result.exit_code, gc_data(result))
     else:

@@ -28,7 +28,7 @@ def run(a: Args) -> int:
     workdir = str(checked(a.workdir)) if a.workdir is not None else None
     opts = ReplayOptions(timeout=a.timeout, memory=a.memory, verbose=a.verbose, plan=plan_opts,
                          secret_env=plan_opts.env_overrides, trust=trust, alternatives=not a.no_alternatives,
-                         workdir=workdir, **o.stopping(a.values))
+                         workdir=workdir, keep=a.keep, **o.stopping(a.values))
     if a.debugger or a.watch or a.debugger_port is not None:
         return interactive(a.capsule, opts, Progress(err, quiet=a.quiet),
                            lambda line: out.print(line, markup=False, highlight=False), debugger=a.debugger,
@@ -46,4 +46,6 @@ def run(a: Args) -> int:
         show(report, out, show_all=a.show_all)
         if workdir is not None:
             out.print(report_diff(report.notes, workdir), markup=False, highlight=False, end="")
+        if report.kept is not None:
+            out.print(f"Kept the attempt's container {report.kept.id}; enter it: {report.kept.command}", markup=False)
     return report.exit_code

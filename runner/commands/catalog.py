@@ -23,6 +23,7 @@ RUN = Command(
      Param("no_alternatives", "flag", "Replay the plan's own environment only: never the others the capsule also "
            "admits (a package recorded at several versions) when it does not reproduce.", ("--no-alternatives",),
            False),
+     c.KEEP,
      Param("show_all", "flag", "List every fidelity row and step, the exact ones too.", ("--all",), False, mcp=False),
      Param("comment", "path", "Also write a pull-request comment (Markdown) to FILE.", ("--comment",),
            metavar="FILE", mcp=False),
@@ -104,11 +105,20 @@ RENDER = Command(
     examples=("replay render capsule.json > Dockerfile", "replay render capsule.json -o ctx/ --repo ../app.git"))
 
 SHELL = Command(
-    "shell", "Build the replay image and open bash in it, with the recorded environment set (no network).",
-    (c.capsule(), *c.BUILD, *c.TRUST),
+    "shell", "Open bash in the replay's world: the recorded environment, clock and HTTP calls; in the image, or in "
+             "the state a kept attempt (--keep) left.",
+    (c.capsule(what="Its image, before the command ran (or give --kept / --last).", required=False),
+     Param("kept", "text", "Enter this kept attempt's state instead (its files as the run left them): the ID "
+           "`replay CAPSULE --keep` printed.", ("--kept",), metavar="ID"),
+     Param("last", "flag", "Enter the newest kept attempt's state.", ("--last",), False),
+     *c.BUILD, c.HTTP, *c.TRUST),
     "shell:shell", ((0, "the shell's own exit code"), (2, "bad input"), (3, "the environment failed")),
     result=False, read_only=False,
-    examples=("replay shell capsule.json --repo ../app.git",))
+    help="The recorded command is printed on entry and is in the shell's history (Up). The network is the "
+         "replay's: none, or the recorded HTTP calls served by the sidecar (those that matched nothing are "
+         "listed when the shell ends). Input may be piped: `echo 'ls' | replay shell --last`.",
+    examples=("replay shell capsule.json --repo ../app.git", "replay shell --kept 3f2a1c9d0b7e",
+              "replay shell --last"))
 
 BISECT = Command(
     "bisect", "Find the facts that turn GOOD into BAD's recorded failure (or the first failing commit or version).",
@@ -132,7 +142,7 @@ BISECT = Command(
            "pin:python:six...) instead.", ("--sweep",), metavar="FACT"),
      Param("no_cache_reuse", "flag", "Run every trial with a cold test-tool cache: jest's, Go's build cache or "
            "Python's bytecode, none shared between trials.", ("--no-cache-reuse",), False),
-     c.JUNIT, *c.TRUST),
+     c.KEEP, c.JUNIT, *c.TRUST),
     "bisect:bisect", ((0, "found at --confidence"), (1, "not found: baseline fails, not-reproduced, no culprit, "
                                                           "undecided (the likeliest answers, each one's probability)"),
                       (2, "bad input"),
@@ -152,7 +162,8 @@ DOCTOR = Command(
 GC = Command(
     "gc", "Remove what replays that are gone left behind; with --images / --cache, old images and caches.",
     (Param("images", "flag", "Also remove replay's own images not used within --older-than.", ("--images",), False),
-     Param("older_than", "duration", f"With --images: the age ({DURATION_HELP}; default 14d).", ("--older-than",),
+     Param("older_than", "duration", f"Only what is older than this ({DURATION_HELP}): the containers --keep kept "
+           "(default: every one), and with --images the images (default 14d).", ("--older-than",),
            metavar="DURATION", low=0),
      Param("cache", "flag", "Also shrink the download cache and replay's BuildKit cache mounts, least recently used "
            "first.", ("--cache",), False),
@@ -162,7 +173,8 @@ GC = Command(
      Param("label", "text", "Only the leftovers the replay labelled replay=LABEL made (e.g. farm-<night>).",
            ("--label",))),
     "gc:gc", ((0, "done"), (2, "bad usage"), (3, "something could not be removed")), read_only=False,
-    help="Containers, networks and iptables rules labelled `replay` whose process is no longer running here; "
+    help="Containers, networks and iptables rules labelled `replay` whose process is no longer running here "
+         "(the containers `replay --keep` kept among them, those older than --older-than when it is given); "
          "with --images, replay's own images not used within the age and held by no running replay; with "
          "--cache, download-cache entries and replay's BuildKit cache mounts down to the max size. Never "
          "anything replay did not make.",

@@ -12,8 +12,8 @@ CAPSULE_HELP = ("A twin capsule, a NovaFabric capsule directory, or a CodeInstan
                 "URL of a capsule file (downloaded to the cache, then read like a file); `-`: a JSON capsule on stdin.")
 
 
-def capsule(name: str = "capsule", what: str = "", metavar: str = "CAPSULE") -> Param:
-    return Param(name, "capsule", f"{what}{' ' if what else ''}{CAPSULE_HELP}", metavar=metavar, required=True)
+def capsule(name: str = "capsule", what: str = "", metavar: str = "CAPSULE", required: bool = True) -> Param:
+    return Param(name, "capsule", f"{what}{' ' if what else ''}{CAPSULE_HELP}", metavar=metavar, required=required)
 
 
 def timeout(per: str) -> Param:
@@ -47,6 +47,9 @@ NO_PIN = Param("no_pin", "flag", "Keep the lockfile's versions instead of the re
                ("--no-pin",), False)
 MEMORY = Param("memory", "size", f"Memory limit per attempt, like 512m or 4g (default {DEFAULT_MEMORY}).",
                ("--memory",), DEFAULT_MEMORY, metavar="SIZE")
+KEEP = Param("keep", "flag", "Keep the first attempt that ended as recorded (or, when none did, the last one) as a "
+             "stopped container, its files as the run left them, and print the command that enters it (replay shell "
+             "--kept ID); `replay gc` removes it.", ("--keep",), False)
 JUNIT = Param("junit", "path", "Also write the answer as JUnit XML to FILE.", ("--junit",), metavar="FILE", mcp=False)
 
 TRUST_KEY = Param("trust_key", "paths", "PEM public key of a trusted signer (repeatable).", ("--trust-key",), [],

@@ -8,7 +8,6 @@ with tenacity and reported when they give up.
 from __future__ import annotations
 
 import dataclasses
-import io
 import os
 import socket
 import shutil
@@ -29,8 +28,9 @@ from .builders import build_with_cli, build_with_sdk, find_buildkit_cli
 from .steps import BuildEvent
 from .protocol import LABEL, OWNER_LABEL, READ_BACK_MAX_BYTES, RunResult, RunSpec
 from .inventory import DockerInventory
+from .kept import KeptContainers
 from .sdk import ENGINE_RETURN_S, TransientEngineError, retrying, sdk_call, subnet_taken, typed_errors
-from .specs import archive, docker_mount, limit_flags, limits
+from .specs import archive, docker_mount, limits, only_file
 
 class _Interrupted(Exception):
     """An attempt whose container ended while the engine was away: its result cannot be trusted."""
@@ -45,7 +45,7 @@ RUN_TRIES = 2
 
 
 @typed_errors
-class DockerEngine:
+class DockerEngine(KeptContainers):
     """The real engine, through the docker SDK (and BuildKit's CLI for builds)."""
 
     def __init__(self, builder: str = "auto") -> None:
@@ -128,7 +128,8 @@ class DockerEngine:
     def _create(self, spec: RunSpec, detach: bool = False) -> Any:
         kwargs: dict[str, Any] = dict(
             image=spec.image, command=list(spec.argv), environment=[f"{k}={v}" for k, v in spec.env],
-            working_dir=spec.workdir, labels={**dict(spec.labels), OWNER_LABEL: owner()}, detach=True, name=spec.name,
+            working_dir=spec.workdir, labels={**dict(spec.labels), OWNER_LABEL: owner()}, name=spec.name,
+            detach=not spec.stdin_open,  # an interactive one's streams are attached (the SDK's AttachStdout...)
             tty=spec.tty, stdin_open=spec.stdin_open,
             mounts=[docker_mount(m, spec.labels) for m in spec.mounts], dns_opt=list(spec.dns_opts) or None,
             dns=list(spec.dns) or None, entrypoint=[], **limits(spec.containment),
@@ -178,6 +179,7 @@ class DockerEngine:
 
         ctr = self._create(spec)
         started = time.monotonic()
+        kept = False
         try:
             try:
                 ctr.start()
@@ -200,18 +202,22 @@ class DockerEngine:
                 follower.join(FOLLOW_DRAIN_S)  # the stream's end (its last line) before the result
             retrying(sdk_call)(ctr.reload)
             state = ctr.attrs.get("State", {})
-            return RunResult(
+            result = RunResult(
                 exit_code=code, output=retrying(sdk_call)(ctr.logs, stdout=True, stderr=True),
                 stdout=retrying(sdk_call)(ctr.logs, stdout=True, stderr=False), duration_s=duration,
                 timed_out=timed_out,
                 oom_killed=bool(state.get("OOMKilled")), signal=_SIGNALS.get(code or 0) if code and code > 128 else None,
                 files={p: data for p in spec.read_back if (data := self._read_back(ctr.id, p)) is not None},
+                container=str(ctr.id) if spec.keep else None,
             )
+            kept = spec.keep
+            return result
         except TransientEngineError as exc:  # the connection kept dropping: the attempt's result is lost
             raise EngineUnavailable(f"the engine connection dropped during an attempt and did not come back "
                                     f"({exc.message[:200]}); check the engine with `replay doctor`") from exc
         finally:
-            _remove(ctr)
+            if not kept:  # a kept container is its caller's to remove (or `replay gc`'s)
+                _remove(ctr)
 
     def _wait(self, ctr: Any, deadline: float | None) -> Any:
         """The container's end. A dropped connection with the container still running was a hiccup:
@@ -271,14 +277,14 @@ class DockerEngine:
         if not stat or stat.get("size", 0) > READ_BACK_MAX_BYTES or stat.get("mode", 0) & 0o20000000000:
             return None  # too big, or a directory (Go's os.ModeDir in the engine's stat)
         try:
-            return _only_file(b"".join(stream))
+            return only_file(b"".join(stream))
         except (OSError, tarfile.TarError):
             return None
 
     def get_file(self, container_id: str, path: str) -> bytes:
         """One file out of a container (running or stopped), through the engine (an archive download)."""
         stream, _ = self.client.api.get_archive(container_id, path)
-        data = _only_file(b"".join(stream))
+        data = only_file(b"".join(stream))
         if data is None:
             raise ReplayError(f"engine: {path} in container {container_id[:12]} is not a file")
         return data
@@ -292,18 +298,16 @@ class DockerEngine:
             pass
 
     def interactive(self, spec: RunSpec) -> int:
-        """An interactive session (replay shell): the engine CLI owns the terminal."""
+        """An interactive session (replay shell): the container made as an attempt's is (its files, its
+        network and resolver, its labels), then the engine CLI attached to it owns the terminal;
+        piped input works too (scripts, tests). The container is removed once it ends."""
         cli = shutil.which("docker") or "docker"
-        tty = ["-it"] if sys.stdin.isatty() else ["-i"]  # piped input works too (scripts, tests)
-        cmd = [cli, "run", "--rm", *tty, "--network", spec.network, "--entrypoint", "", *limit_flags(spec.containment)]
-        for k, _ in spec.env:  # values go through the environment, never the command line (ps)
-            cmd += ["-e", k]
-        for k, v in (*spec.labels, (OWNER_LABEL, owner())):
-            cmd += ["--label", f"{k}={v}"]
-        if spec.workdir:
-            cmd += ["-w", spec.workdir]
-        cmd += [spec.image, *spec.argv]
-        return subprocess.call(cmd, env={**os.environ, **dict(spec.env)})
+        tty = spec.tty and sys.stdin.isatty()
+        ctr = self._create(dataclasses.replace(spec, tty=tty, stdin_open=True))
+        try:
+            return subprocess.call([cli, "start", "--attach", "--interactive", str(ctr.id)])
+        finally:
+            _remove(ctr)
 
     # -- networks and cleanup -----------------------------------------------
     def create_network(self, name: str, labels: Mapping[str, str], internal: bool = True,
@@ -332,15 +336,17 @@ class DockerEngine:
         except docker.errors.NotFound:
             pass
 
-    def cleanup(self, label_value: str) -> None:
-        """Remove every container, network and volume labelled replay=<label_value>."""
+    def cleanup(self, label_value: str, spare: Sequence[str] = ()) -> None:
+        """Remove every container, network and volume labelled replay=<label_value> (but the kept containers
+        `spare` names)."""
         flt: dict[str, Any] = {"label": f"{LABEL}={label_value}"}
         try:
             leftovers = retrying(sdk_call)(self.client.containers.list, all=True, filters=flt)
         except Exception:  # noqa: BLE001 - an engine gone for good: what it holds is for `replay gc` later
             return
         for ctr in leftovers:
-            _quietly(ctr.remove, force=True)
+            if ctr.id not in spare:
+                _quietly(ctr.remove, force=True)
         _quietly(self.client.networks.prune, filters=flt)
         _quietly(self.client.volumes.prune, filters=flt)
 
@@ -373,14 +379,6 @@ def _wait_until(ctr: Any, deadline: float | None) -> Any:
     if left <= 0:
         raise requests.exceptions.ReadTimeout("the command outlived --timeout")
     return ctr.wait(timeout=left)
-
-
-def _only_file(archive_bytes: bytes) -> bytes | None:
-    """The regular file an engine archive of one path holds; None when it holds none."""
-    with tarfile.open(fileobj=io.BytesIO(archive_bytes)) as tar:
-        member = next((m for m in tar.getmembers() if m.isfile()), None)
-        fh = tar.extractfile(member) if member is not None else None
-        return fh.read() if fh is not None else None
 
 
 def _remove(ctr: Any) -> None:

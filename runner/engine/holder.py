@@ -16,7 +16,10 @@ class EngineHolder:
             self._engine = DockerEngine(self.builder)
         return self._engine
 
-    def cleanup(self, label: str) -> None:
-        """Remove what carries the label, when an engine was ever reached."""
+    def cleanup(self, label: str, spare: tuple[str, ...] = ()) -> None:
+        """Remove what carries the label (but the kept containers `spare` names), when an engine was ever reached."""
         if self._engine is not None:
-            self._engine.cleanup(label)
+            if spare:
+                self._engine.cleanup(label, spare)
+            else:
+                self._engine.cleanup(label)

@@ -17,6 +17,11 @@ LABEL = "replay"  # every image, container and network replay makes carries it
 # ...and every container and network also `replay.owner=<host>:<pid>` of the process that made it,
 # so `replay gc` can tell what a replay that is gone left behind from what a running one uses
 OWNER_LABEL = "replay.owner"
+# An attempt's container that may be kept (--keep) carries it, and the plan it ran (its JSON, plancodec.py)
+# under PLAN_LABEL, so `replay shell --kept ID` rebuilds its world without the capsule
+KEPT_LABEL = "replay.kept"
+KEPT = "1"  # its value on a keepable attempt's container (`replay shell`'s own containers inherit another)
+PLAN_LABEL = "replay.plan"
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,7 @@ class RunSpec:
     # (container port, host address, host port): published TCP ports (--debugger's forwarder, 127.0.0.1 only)
     published: tuple[tuple[int, str, int], ...] = ()
     also_networks: tuple[str, ...] = ()  # networks connected besides `network`, after create, before start
+    keep: bool = False  # run: leave the container stopped (RunResult.container names it); the caller removes it
 
 
 @dataclass(frozen=True)
@@ -92,6 +98,7 @@ class RunResult:
     signal: str | None = None
     reruns: int = 0  # times the attempt ran again because the engine went away under it
     files: Mapping[str, bytes] = field(default_factory=dict)  # RunSpec.read_back, those that were there
+    container: str | None = None  # the stopped container, when the spec asked to keep it
 
 
 READ_BACK_MAX_BYTES = 8 * 1024 * 1024  # one file read back out of an attempt's container, at most
@@ -122,6 +129,11 @@ class Engine(Protocol):
     def exec(self, container_id: str, argv: Sequence[str]) -> tuple[int, bytes]: ...
     def stop(self, container_id: str) -> None: ...
     def interactive(self, spec: RunSpec) -> int: ...
+    def container_labels(self, container_id: str) -> dict[str, str] | None: ...  # None: no such container
+    def newest(self, label: str) -> str | None: ...  # the id of the newest container carrying it ("key=value")
+    # a stopped container's filesystem as an image (replay shell --kept), labelled; its id
+    def commit(self, container_id: str, ref: str, labels: Mapping[str, str]) -> str: ...
+    def remove_image(self, ref: str) -> None: ...
     def put_files(self, container_id: str, directory: str, files: Mapping[str, bytes]) -> None: ...
     def get_file(self, container_id: str, path: str) -> bytes: ...
 
@@ -129,4 +141,5 @@ class Engine(Protocol):
     def create_network(self, name: str, labels: Mapping[str, str], internal: bool = True,
                        bridge_name: str | None = None, ipam: Mapping[str, str] | None = None) -> str: ...
     def remove_network(self, name: str) -> None: ...
-    def cleanup(self, label_value: str) -> None: ...
+    # spare: containers kept (--keep) that carry the label and stay
+    def cleanup(self, label_value: str, spare: Sequence[str] = ()) -> None: ...

@@ -1,4 +1,4 @@
-"""A container's spec as the SDK and the CLI take it: containment limits, mounts, files."""
+"""A container's spec as the SDK takes it (every container, `replay shell`'s too): containment limits, mounts, files."""
 from __future__ import annotations
 
 import time
@@ -21,19 +21,15 @@ def limits(c: Containment) -> dict[str, Any]:
     return out
 
 
-def limit_flags(c: Containment) -> list[str]:
-    """The same policy as `docker run` flags (replay shell hands the terminal to the CLI)."""
-    flags = []
-    if c.memory:
-        flags += ["--memory", c.memory]
-    if c.pids_limit:
-        flags += ["--pids-limit", str(c.pids_limit)]
-    if c.cpus:
-        flags += ["--cpus", str(c.cpus)]
-    if c.no_new_privileges:
-        flags += ["--security-opt", "no-new-privileges"]
-    flags += [f"--cap-drop={cap}" for cap in c.cap_drop] + [f"--cap-add={cap}" for cap in c.cap_add]
-    return flags
+def only_file(archive_bytes: bytes) -> bytes | None:
+    """The regular file an engine archive of one path holds; None when it holds none."""
+    import io
+    import tarfile
+
+    with tarfile.open(fileobj=io.BytesIO(archive_bytes)) as tar:
+        member = next((m for m in tar.getmembers() if m.isfile()), None)
+        fh = tar.extractfile(member) if member is not None else None
+        return fh.read() if fh is not None else None
 
 
 def archive(files: Sequence[ContainerFile]) -> bytes:

@@ -4,7 +4,8 @@ A container or network is a leftover when it carries replay's label and the proc
 that made it (`replay.owner=<host>:<pid>`) is gone from this host; one without an owner
 was made by an older replay and is a leftover too. An iptables rule is a leftover when
 it names a replay bridge (`rpl…`) that no longer exists. Objects made on other hosts
-(a shared engine) are left alone.
+(a shared engine) are left alone. A container `replay --keep` kept (labelled replay.kept) is a
+leftover like the others once its replay has ended; with an age, only when older than it.
 """
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ import re
 import shutil
 import socket
 import subprocess
+import time
 from dataclasses import dataclass
 
-from ..engine import LABEL, OWNER_LABEL
-from ..engine.inventory import Inventory
+from ..durations import format_duration
+from ..engine import KEPT, KEPT_LABEL, LABEL, OWNER_LABEL
+from ..engine.inventory import Inventory, Resource
 
 _CHAINS = ("INPUT", "DOCKER-USER")
 _BRIDGE = re.compile(r"-i (rpl[0-9a-f]{1,12})\b")
@@ -30,12 +33,21 @@ class Leftover:
     why: str
 
 
-def leftovers(engine: Inventory, label: str | None = None) -> list[Leftover]:
-    """label: only what one replay (replay=<label>) made; iptables rules are then left to a full gc."""
-    out = [Leftover(r.kind, r.name, r.labels.get(OWNER_LABEL), why)
+def leftovers(engine: Inventory, label: str | None = None, kept_older_than_s: float | None = None) -> list[Leftover]:
+    """label: only what one replay (replay=<label>) made; iptables rules are then left to a full gc.
+    kept_older_than_s: a kept container (--keep) younger than it stays."""
+    now = time.time()
+    out = [Leftover(r.kind, r.name, r.labels.get(OWNER_LABEL), _kept(r, kept_older_than_s) + why)
            for r in engine.labelled(f"{LABEL}={label}" if label else LABEL)
-           if (why := _gone(r.labels.get(OWNER_LABEL)))]
+           if (why := _gone(r.labels.get(OWNER_LABEL)))
+           and not (r.labels.get(KEPT_LABEL) == KEPT and kept_older_than_s is not None and now - r.created < kept_older_than_s)]
     return out if label else out + _stale_rules()
+
+
+def _kept(r: Resource, older_than_s: float | None) -> str:
+    if r.labels.get(KEPT_LABEL) != KEPT:
+        return ""
+    return "kept by --keep" + (f", older than {format_duration(older_than_s)}" if older_than_s is not None else "") + "; "
 
 
 def remove(engine: Inventory, found: list[Leftover]) -> list[str]:

@@ -89,6 +89,7 @@ def replay_capsule(given: Path | str, options: ReplayOptions, progress: Progress
                             plan.base.key),
             verification=verification_of(verified), steps=tuple(Step(n, s) for n, s in progress.timings), drift=image.drift,
             http=http, notes=tuple(notes), baseline=outcome.baseline, rate=outcome.rate, fix=outcome.fix,
+            kept=replayer.keeper.kept,
         )
     except RemoteFailed as exc:  # the line names the capsule whose remote it is
         raise exc.naming(name) from exc

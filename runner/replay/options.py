@@ -33,6 +33,7 @@ class ReplayOptions:
     confidence: float = DEFAULT_CONFIDENCE
     alternatives: bool = True  # --no-alternatives: the plan's own environment only (replay/alternatives.py)
     workdir: str | None = None  # --workdir: a checkout run in place of the recorded source (replay/workdir.py)
+    keep: bool = False  # --keep: one attempt's container stays, stopped (replay/keep.py)
     recheck_images: bool = False  # a worker's: an image made before is looked for again (its engine may lose it)
 
     def __post_init__(self) -> None:

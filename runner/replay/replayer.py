@@ -33,6 +33,7 @@ from . import image as images
 from .decide import Until
 from .deferred import signals_deferred
 from .image import BuiltImage
+from .keep import Keeper, keep_labels
 from .options import ReplayOptions
 from .progress import Progress
 from .runenv import command_env
@@ -62,6 +63,7 @@ class Replayer:
         self.settings.build_timeout_s  # noqa: B018 - a bad REPLAY_BUILD_TIMEOUT is a usage error before any work
         self.label = options.label or f"r-{uuid.uuid4().hex[:12]}"  # unique: close() removes what carries it
         self._engine = EngineHolder(options.builder or self.settings.builder, engine)
+        self.keeper = Keeper(lambda: self.engine)  # --keep: the attempt whose container stays
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
         # each distinct image once (build/images.py); a worker's engine may lose one: it is checked again
@@ -126,13 +128,18 @@ class Replayer:
         with self._lock:
             return self._locks.setdefault(tag, threading.Lock())
 
-    def run_spec(self, plan: Plan, image: BuiltImage, world: AttemptSettings = AttemptSettings()) -> RunSpec:
+    def run_spec(self, plan: Plan, image: BuiltImage, world: AttemptSettings = AttemptSettings(),
+                 keep: bool | None = None) -> RunSpec:
+        """keep: whether the attempt may be kept (None: --keep's answer, ReplayOptions.keep)."""
+        keep = self.options.keep if keep is None else keep
         env, argv = command_env(plan, self.engine.image_env(image.ref), (*world.env, *self.options.secret_env))
         return RunSpec(image=image.ref, argv=argv, env=env, workdir=workdir(plan),
                        network=world.network or ("bridge" if plan.network == "allow" else "none"),
-                       labels=((LABEL, self.label), ("replay.capsule", plan.capsule_id)),
+                       labels=((LABEL, self.label), ("replay.capsule", plan.capsule_id),
+                               *(keep_labels(plan) if keep else ())),
                        timeout_s=self.options.timeout, containment=self.containment(),
-                       mounts=(*world.mounts, *workdir_mounts(self.options.workdir)), dns_opts=world.dns_opts, dns=world.dns, files=world.files)
+                       mounts=(*world.mounts, *workdir_mounts(self.options.workdir)), dns_opts=world.dns_opts, dns=world.dns, files=world.files,
+                       keep=keep)
 
     def containment(self) -> Containment:
         """One policy for every container that runs the capsule's code (attempts and `replay shell`)."""
@@ -144,11 +151,12 @@ class Replayer:
 
     def attempts(self, plan: Plan, image: BuiltImage, expected: Expected | None, until: int | Until,
                  label_steps: bool = True, mounts: tuple[Mount, ...] = (),
-                 side: str = "") -> tuple[list[Attempt], HttpReport | None]:
+                 side: str = "", keep: bool | None = None) -> tuple[list[Attempt], HttpReport | None]:
         """Attempts in fresh containers, in the plan's whole hermetic world (HTTP, clock, values):
         `until` a count (exactly that many), or the stopping rule that names each next attempt's
         step (saying why it runs) and ends the series with None; `side` prefixes the steps (a fix
-        check's two series); `mounts` besides (bisect's shared test-tool cache)."""
+        check's two series); `mounts` besides (bisect's shared test-tool cache); `keep` whether they may be
+        kept (None: as --keep says)."""
         out: list[Attempt] = []
         next_step = until if callable(until) else _exactly(until)
         sidecar = label_steps and plan.network == "replay"  # the HTTP replay: stages of their own
@@ -158,7 +166,7 @@ class Replayer:
         try:
             start = time.monotonic()
             while (name := next_step(out, time.monotonic() - start)) is not None:
-                spec = self.run_spec(plan, image, world.attempt())
+                spec = self.run_spec(plan, image, world.attempt(), keep)
                 spec = dataclasses.replace(spec, mounts=(*spec.mounts, *mounts)) if mounts else spec
                 with self.progress.step(f"{side}: {name}" if side else name) if label_steps else nullcontext():
                     out.append(self.run_one(expected, spec))
@@ -169,9 +177,9 @@ class Replayer:
                     world.__exit__(None, None, None)
 
     def attempt(self, plan: Plan, image: BuiltImage, expected: Expected | None = None,
-                mounts: tuple[Mount, ...] = ()) -> Attempt:
+                mounts: tuple[Mount, ...] = (), keep: bool | None = None) -> Attempt:
         """One attempt in a fresh container, in the plan's whole hermetic world."""
-        return self.attempts(plan, image, expected, 1, label_steps=False, mounts=mounts)[0][0]
+        return self.attempts(plan, image, expected, 1, label_steps=False, mounts=mounts, keep=keep)[0][0]
 
     def run_one(self, expected: Expected | None, spec: RunSpec) -> Attempt:
         secrets = [v for _, v in self.options.secret_env if len(v) >= 4]
@@ -183,6 +191,8 @@ class Replayer:
         res = self.engine.run(dataclasses.replace(spec, read_back=paths) if paths else spec, on_output)
         att = attempt_of(res.output, res.stdout, res.exit_code, res.signal, res.duration_s,
                          res.timed_out or res.oom_killed, expected, [res.files[p] for p in paths if p in res.files])
+        if res.container is not None:
+            self.keeper.offer(res.container, att)
         if res.reruns:
             self.progress.say(f"the engine went away during the attempt: ran it again ({res.reruns}x)")
             att = dataclasses.replace(att, reruns=res.reruns)
@@ -190,7 +200,8 @@ class Replayer:
 
     def close(self) -> None:
         with signals_deferred():  # a signal now would leave this run's containers behind
-            self._engine.cleanup(self.label)
+            kept = self.keeper.container
+            self._engine.cleanup(self.label, (kept,) if kept else ())
 
 
 SUPPLIED = secretrules.SUPPLIED

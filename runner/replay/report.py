@@ -9,6 +9,7 @@ from ..httpreplay.report import HttpReport
 from ..verdict.judge import Attempt, Expected, FixJudgement, Verdict, exit_code_of, explain
 from ..verdict.rate import DEFAULT_CONFIDENCE, Rate
 from ..build.plan import Drift, Fidelity
+from .keep import Kept
 from .why import Cause
 
 
@@ -77,6 +78,7 @@ class ReplayReport:
     why: tuple[Cause, ...] = ()  # not as recorded: the likeliest causes, first first (why.py)
     alternative: str | None = None  # the environment the capsule also admits that brought the failure back
     alternatives_tried: tuple[str, ...] = ()  # each tried ("ms 2.1.2 at the top level: reproduced")
+    kept: Kept | None = None  # --keep: the attempt's container that stays, and the command that enters it
 
     @property
     def exit_code(self) -> int:

@@ -1,23 +1,92 @@
-"""`replay shell`, the use case: the replay image of a capsule, and bash in it with the recorded
-environment set, under the same containment as an attempt."""
+"""`replay shell`, the use case: bash in the replay's world, under the same containment as an attempt.
+
+The world is an attempt's (world.py): the recorded environment, TZ, locale and clock (libfaketime),
+the recorded random values, and for recorded HTTP the hermetic network with its sidecar serving the
+calls (what matched nothing is said when the shell ends). The recorded command is printed on entry
+and is the one line of the shell's history. The state is the image before the command ran, or with
+--kept ID / --last a kept attempt's (--keep): its stopped container committed to a temporary image,
+removed once the shell ends.
+"""
 from __future__ import annotations
 
 import dataclasses
+import json
+import re
+import shlex
 from collections.abc import Callable
+from contextlib import nullcontext
 
+from ..build.plan import Plan
+from ..build.plancodec import plan_from_json
+from ..engine import KEPT, KEPT_LABEL, LABEL, PLAN_LABEL, ContainerFile, Engine
+from ..errors import CapsuleError, UsageError
+from .image import BuiltImage
 from .options import ReplayOptions
 from .progress import Progress
 from .replayer import Replayer
 
+HISTORY = "/tmp/.replay_history"  # HISTFILE: the recorded command, one Up away
+_ID = re.compile(r"[0-9a-f]{4,64}")
 
-def open_shell(capsule: str, options: ReplayOptions, progress: Progress, say: Callable[[str], None]) -> int:
-    """Build (or reuse) the image and run bash in it interactively; the shell's exit code."""
-    replayer = Replayer(options, progress)
+
+def open_shell(capsule: str | None, options: ReplayOptions, progress: Progress, say: Callable[[str], None],
+               kept: str | None = None, last: bool = False, engine: Engine | None = None) -> int:
+    """Bash in the capsule's image (built or reused), or in a kept attempt's state; the shell's exit code."""
+    replayer = Replayer(options, progress, engine=engine)
     try:
-        _, plan = replayer.load(capsule)  # refused (exit 1) when it does not verify, unless allowed
-        image = replayer.image(plan)
-        spec = dataclasses.replace(replayer.run_spec(plan, image), argv=("bash",), tty=True, stdin_open=True)
-        say(f"recorded command: {' '.join(plan.argv)}")
-        return replayer.engine.interactive(spec)
+        if capsule is not None:
+            _, plan = replayer.load(capsule)  # refused (exit 1) when it does not verify, unless allowed
+            return _bash(replayer, plan, replayer.image(plan), say)
+        container, plan = kept_state(replayer.engine, kept, last)
+        ref = f"{replayer.settings.image_repo}:shell-{replayer.label}"
+        with progress.step(f"commit the kept container {container[:12]}"):
+            replayer.engine.commit(container, ref, {LABEL: "shell", KEPT_LABEL: "shell"})
+        try:
+            return _bash(replayer, plan, BuiltImage(ref, False, 0.0), say)
+        finally:
+            replayer.engine.remove_image(ref)
     finally:
         replayer.close()
+
+
+def kept_state(engine: Engine, kept: str | None, last: bool) -> tuple[str, Plan]:
+    """The kept container (--kept ID, or the newest with --last) and the plan it ran (from its label)."""
+    if last:
+        found = engine.newest(f"{KEPT_LABEL}={KEPT}")
+        if found is None:
+            raise UsageError("--last: no kept container on this engine (`replay CAPSULE --keep` keeps one)")
+        kept = found
+    if kept is None or not _ID.fullmatch(kept):
+        raise UsageError(f"--kept {kept!r}: a container id, as `replay CAPSULE --keep` printed it")
+    labels = engine.container_labels(kept)
+    if labels is None or labels.get(KEPT_LABEL) != KEPT or PLAN_LABEL not in labels:
+        raise UsageError(f"--kept {kept}: no container `replay --keep` kept has this id (`replay gc` removes them)")
+    try:
+        data = json.loads(labels[PLAN_LABEL])
+    except ValueError as exc:
+        raise CapsuleError(f"container {kept[:12]}", f"its plan label is not JSON ({exc})") from exc
+    return kept, plan_from_json(data, f"container {kept[:12]}")
+
+
+def _bash(replayer: Replayer, plan: Plan, image: BuiltImage, say: Callable[[str], None]) -> int:
+    sidecar = plan.network == "replay"
+    world = replayer.world(plan)
+    with replayer.progress.step("start the HTTP replay") if sidecar else nullcontext():
+        world.__enter__()
+    try:
+        spec = replayer.run_spec(plan, image, world.attempt())
+        prefix = spec.argv[:len(spec.argv) - len(plan.argv)]  # env -u NAME...: what the image sets and the run had not
+        command = shlex.join(plan.argv)
+        spec = dataclasses.replace(
+            spec, argv=(*prefix, "bash"), tty=True, stdin_open=True, keep=False,
+            env=(*((k, v) for k, v in spec.env if k != "HISTFILE"), ("HISTFILE", HISTORY)),
+            files=(*spec.files, ContainerFile(HISTORY, f"{command}\n".encode(), 0o666)))
+        say(f"recorded command (the shell's history: Up): {command}")
+        code = replayer.engine.interactive(spec)
+        http = world.http_report()
+    finally:
+        with replayer.progress.step("stop the HTTP replay") if sidecar else nullcontext():
+            world.__exit__(None, None, None)
+    for line in http.lines() if http is not None else ():
+        say(line)
+    return code

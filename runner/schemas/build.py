@@ -175,9 +175,10 @@ def bisect() -> dict[str, Any]:
     from ..bisect.commits import Commit, CommitsResult
     from ..bisect.search import BisectResult
     from ..bisect.sweep import SweepResult
+    from ..replay.keep import Kept
 
     d = Derive()
-    where = {"bad": STR, "good": STR}
+    where = {"bad": STR, "good": STR, "kept": nullable(d.of(Kept))}
     facts = d.root(BisectResult, {**where, "mode": {"const": "facts"}, "also_failing": array(INT),
                                   "variant_builds": INT})
     commits = d.root(CommitsResult, {**where, "mode": {"const": "commits"}, "first_failing": nullable(d.of(Commit))})

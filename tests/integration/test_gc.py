@@ -191,7 +191,7 @@ def test_gc_cache_removes_the_least_recently_used_downloads_down_to_the_size(
 
 
 @pytest.mark.parametrize("args, says", [
-    (["--older-than", "14d"], "--older-than goes with --images"),
+    (["--older-than", "fortnight"], "Invalid value for '--older-than': 'fortnight' is not a duration"),
     (["--images", "--older-than", "fortnight"], "Invalid value for '--older-than': 'fortnight' is not a duration"),
     (["--cache", "--max-size", "20 parsecs"], "--max-size '20 parsecs' is not a size"),
 ])

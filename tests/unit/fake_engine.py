@@ -4,6 +4,7 @@ tests use the real engine."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+import dataclasses
 from pathlib import Path
 
 from runner.engine import BuildEvent, RunResult, RunSpec
@@ -20,6 +21,11 @@ def _passes(spec: RunSpec) -> RunResult:
     return RunResult(0, b"", b"", 0.01)
 
 
+def kept_id(run: int) -> str:
+    """The id of the container of the engine's run number `run` (from 1), kept (spec.keep): hex, as the engine's."""
+    return f"{run:012x}"
+
+
 class FakeEngine:
     builder_name = "fake"
 
@@ -31,6 +37,9 @@ class FakeEngine:
         self.interactive_specs: list[RunSpec] = []
         self.cleaned: list[str] = []
         self.files: dict[str, dict[str, bytes]] = {}
+        self.containers: dict[str, dict[str, str]] = {}  # kept (spec.keep) and still there: their labels
+        self.commits: list[tuple[str, str]] = []  # (container, image ref)
+        self.spared: list[tuple[str, ...]] = []
 
     def image_exists(self, ref: str) -> bool:
         return ref in self.images
@@ -60,7 +69,11 @@ class FakeEngine:
     def run(self, spec: RunSpec, on_output: Callable[[bytes], None] | None = None) -> RunResult:
         self.runs.append(spec)
         self._upload(f"run-{len(self.runs)}", spec)
-        return self._run(spec)
+        result = self._run(spec)
+        if not spec.keep:
+            return result
+        self.containers[kept_id(len(self.runs))] = dict(spec.labels)
+        return dataclasses.replace(result, container=kept_id(len(self.runs)))
 
     def start(self, spec: RunSpec) -> str:
         self.runs.append(spec)
@@ -77,11 +90,26 @@ class FakeEngine:
         return 0, b""
 
     def stop(self, container_id: str) -> None:
-        pass
+        self.containers.pop(container_id, None)
 
     def interactive(self, spec: RunSpec) -> int:
         self.interactive_specs.append(spec)
         return 0
+
+    def container_labels(self, container_id: str) -> dict[str, str] | None:
+        return self.containers.get(container_id)
+
+    def newest(self, label: str) -> str | None:
+        key, _, value = label.partition("=")
+        return next((c for c, labels in reversed(self.containers.items()) if labels.get(key) == value), None)
+
+    def commit(self, container_id: str, ref: str, labels: Mapping[str, str]) -> str:
+        self.commits.append((container_id, ref))
+        self.images.add(ref)
+        return "sha256:c"
+
+    def remove_image(self, ref: str) -> None:
+        self.images.discard(ref)
 
     def put_files(self, container_id: str, directory: str, files: Mapping[str, bytes]) -> None:
         self.files.setdefault(f"{container_id}:{directory}", {}).update(files)
@@ -106,5 +134,9 @@ class FakeEngine:
     def remove_network(self, name: str) -> None:
         pass
 
-    def cleanup(self, label_value: str) -> None:
+    def cleanup(self, label_value: str, spare: Sequence[str] = ()) -> None:
         self.cleaned.append(label_value)
+        self.spared.append(tuple(spare))
+        for cid, labels in list(self.containers.items()):
+            if ("replay", label_value) in labels.items() and cid not in spare:
+                del self.containers[cid]

@@ -65,6 +65,7 @@ class RuleReplayer:
         self.built: list[Plan] = []
         self.ran: list[Plan] = []
         self.mounts: list[tuple[Mount, ...]] = []
+        self.keep_asked: list[bool | None] = []  # each attempt's keep (--keep: the bad end's may be kept)
         self.tries: Counter[str] = Counter()
         self.lock = threading.Lock()
         self.closed = False
@@ -85,9 +86,10 @@ class RuleReplayer:
         return BuiltImage(f"img{len(self.built)}", True, 2.0)
 
     def attempt(self, p: Plan, image: BuiltImage, expected: Expected | None = None, *,
-                mounts: tuple[Mount, ...] = ()) -> Attempt:
+                mounts: tuple[Mount, ...] = (), keep: bool | None = None) -> Attempt:
         with self.lock:
             self.ran.append(p)
+            self.keep_asked.append(keep)
             self.mounts.append(mounts)
             self.tries[repr(p)] += 1
             n = self.tries[repr(p)]

@@ -1,0 +1,40 @@
+"""What the docker engine does with kept containers (--keep, `replay shell --kept`): their labels, the
+newest, a stopped one committed to an image, that image removed. A part of DockerEngine (docker.py)."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .sdk import retrying, sdk_call, typed_errors
+
+
+@typed_errors
+class KeptContainers:
+    client: Any  # the docker SDK's client (DockerEngine's)
+
+    def container_labels(self, container_id: str) -> dict[str, str] | None:
+        import docker.errors
+
+        try:
+            return dict(self.client.containers.get(container_id).labels or {})
+        except docker.errors.NotFound:
+            return None
+
+    def newest(self, label: str) -> str | None:
+        found = retrying(sdk_call)(self.client.api.containers, all=True, filters={"label": label})
+        return str(max(found, key=lambda c: c.get("Created") or 0)["Id"]) if found else None
+
+    def commit(self, container_id: str, ref: str, labels: Mapping[str, str]) -> str:
+        repo, tag = ref.rsplit(":", 1)
+        # the engine merges the container's own labels in; these win (as JSON: no Dockerfile quoting)
+        image = retrying(sdk_call)(self.client.containers.get(container_id).commit, repository=repo, tag=tag,
+                                   conf={"Labels": dict(labels)})
+        return str(image.id)
+
+    def remove_image(self, ref: str) -> None:
+        import docker.errors
+
+        try:
+            self.client.images.remove(ref, force=True)
+        except docker.errors.ImageNotFound:
+            pass

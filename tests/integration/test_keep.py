@@ -1,0 +1,91 @@
+"""--keep and `replay shell` after a replay (issue 29), with real containers: the kept attempt is one
+labelled stopped container that `replay shell --kept` enters with its files and `replay gc` removes;
+`replay shell` on a CodeInstances capsule is served the recorded HTTP."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runner.cli.main import main
+from runner.engine import KEPT_LABEL, LABEL
+
+from tests.envelope import result_of
+from tests.integration.helpers import ROOT, twin_capsule, write_json
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+FETCH = ROOT / "tests" / "fixtures" / "examples" / "codeinstances" / "fetch-greeting.json"
+
+
+def replay_cli(*args: str | Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """`replay ARGS` as its own process, which ends (so what it kept is a leftover for `replay gc`)."""
+    return subprocess.run([sys.executable, "-m", "runner", *map(str, args)], cwd=ROOT, input=stdin,
+                          capture_output=True, text=True, timeout=900)
+
+
+def _failing(tmp_path: Path) -> tuple[Path, str]:
+    """A capsule whose command writes a file, then fails; the file's text is this test's alone."""
+    nonce = uuid.uuid4().hex
+    argv = ["sh", "-c", f"echo {nonce} > /tmp/left.txt; echo 'Error: boom'; exit 3"]
+    return write_json(tmp_path / "fail.json", twin_capsule(argv, "Error: boom\n", 3)), nonce
+
+
+def _containers(engine: Any, label: str) -> list[Any]:
+    return engine.client.containers.list(all=True, filters={"label": label})
+
+
+def test_keep_leaves_one_labelled_container_shell_enters_it_gc_removes_it(
+        engine: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    capsule, nonce = _failing(tmp_path)
+    proc = replay_cli(capsule, "--keep", "-n", "3", "--json")
+    report = result_of(proc.stdout)
+    assert proc.returncode == 0 and report["verdict"] == "reproduced", proc.stderr[-2000:]
+    kept = report["kept"]
+    assert kept["command"] == f"replay shell --kept {kept['id']}"
+    ctr = engine.client.containers.get(kept["id"])
+    label = ctr.labels[LABEL]
+    try:
+        # exactly one of the three attempts' containers stays, stopped, labelled replay's and kept
+        (only,) = _containers(engine, f"{LABEL}={label}")
+        assert only.id == ctr.id and only.status == "exited" and only.labels[KEPT_LABEL] == "1"
+
+        # the shell sees the file the failing run wrote; its temporary image is gone afterwards
+        shell = replay_cli("shell", "--kept", kept["id"], stdin="cat /tmp/left.txt\nexit 0\n")
+        assert shell.returncode == 0, shell.stderr[-2000:]
+        assert shell.stdout.splitlines() == [nonce]
+        assert "recorded command (the shell's history: Up): sh -c" in shell.stderr
+        mine = [f"{LABEL}=shell", f"replay.capsule={report['capsule']['id']}"]  # the committed image's labels
+        assert engine.client.images.list(filters={"label": mine}) == []
+
+        # gc: --older-than spares a kept container younger than it; without it, it goes
+        assert main(["gc", "--label", label, "--older-than", "1h"]) == 0
+        assert len(_containers(engine, f"{LABEL}={label}")) == 1
+        capsys.readouterr()
+        assert main(["gc", "--label", label, "--json"]) == 0
+        (gone,) = result_of(capsys.readouterr().out)["leftovers"]
+        assert gone["why"].startswith("kept by --keep; ")
+        assert _containers(engine, f"{LABEL}={label}") == []
+    finally:
+        for c in _containers(engine, f"{LABEL}={label}"):
+            c.remove(force=True)
+
+
+def test_shell_on_a_codeinstances_capsule_gets_the_recorded_http(engine: Any) -> None:
+    """The recorded command, from the shell, is answered by the sidecar as in the replay; a call the
+    recording lacks is listed when the shell ends."""
+    argv = json.loads(FETCH.read_text())["command"]["argv"]
+    script = (" ".join(["python3", "-c", json.dumps(argv[2])]) + "\n"
+              "python3 -c \"import urllib.request; urllib.request.urlopen('https://api.example.com/v1/other')\""
+              " 2>/dev/null || echo refused\n"
+              "date +%F\n")
+    proc = replay_cli("shell", FETCH, stdin=script)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines() == ["hello", "refused", "2026-10-13"]  # the recorded answer, the recorded clock
+    assert "served   #1 GET https://api.example.com/v1/greeting -> response 200" in proc.stderr
+    assert "UNMATCHED GET https://api.example.com/v1/other" in proc.stderr

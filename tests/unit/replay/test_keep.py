@@ -1,0 +1,67 @@
+"""--keep on the fake engine: which attempt's container stays, labelled with its plan, spared by cleanup."""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from runner.build.plan import PlanOptions
+from runner.build.plancodec import plan_from_json
+from runner.engine import KEPT_LABEL, PLAN_LABEL, RunResult, RunSpec
+from runner.replay import Progress, ReplayOptions, replay_capsule
+from runner.report import from_json, to_json
+
+from tests.examples import BUNDLE, TZ_CAPSULE
+from tests.unit.fake_engine import FakeEngine, kept_id
+
+RECORDED_OUTPUT = json.loads(TZ_CAPSULE.read_text())["command"]["failure"]["outputTail"]
+
+
+def engine_of(outcomes: Iterator[int]) -> FakeEngine:
+    """Each attempt ends with the next exit code: 1 prints the recorded failure, 0 passes."""
+    def run(spec: RunSpec) -> RunResult:
+        if spec.argv[:2] == ("sh", "-c"):  # the image-facts probe
+            return RunResult(0, b"2.36\n---\n{}", b"2.36\n---\n{}", 0.1)
+        code = next(outcomes)
+        out = RECORDED_OUTPUT.encode() if code else b"ok\n"
+        return RunResult(code, out, out, 0.5)
+    return FakeEngine(run=run, images=["replay-base/debian:bookworm"])
+
+
+def _replay(engine: FakeEngine, keep: bool = True):
+    opts = ReplayOptions(attempts=3, keep=keep, plan=PlanOptions(repo=str(BUNDLE)))
+    return replay_capsule(TZ_CAPSULE, opts, Progress(), engine=engine)
+
+
+@pytest.mark.usefixtures("offline_registry")
+def test_the_first_attempt_as_recorded_is_kept_the_others_go() -> None:
+    engine = engine_of(iter([0, 1, 1]))
+    report = _replay(engine)
+    assert [a.classification for a in report.attempts][1:] == ["recorded", "recorded"]
+    attempts = [s for s in engine.runs if s.argv[:2] != ("sh", "-c")]
+    assert all(s.keep and dict(s.labels)[KEPT_LABEL] == "1" for s in attempts)
+    second = kept_id([n for n, s in enumerate(engine.runs, 1) if s.argv[:2] != ("sh", "-c")][1])
+    assert list(engine.containers) == [second]  # the first replaced, the third dropped, the second spared
+    assert engine.spared[-1] == (second,)
+    assert report.kept is not None and report.kept.id == second
+    assert report.kept.command == f"replay shell --kept {second}"
+    plan = plan_from_json(json.loads(engine.containers[second][PLAN_LABEL]))
+    assert plan.argv == tuple(json.loads(TZ_CAPSULE.read_text())["command"]["argv"])
+    assert from_json(to_json(report)) == report
+
+
+@pytest.mark.usefixtures("offline_registry")
+def test_when_none_ends_as_recorded_the_last_is_kept() -> None:
+    engine = engine_of(iter([0, 0, 0]))
+    report = _replay(engine)
+    last = kept_id(len(engine.runs))
+    assert list(engine.containers) == [last] and report.kept is not None and report.kept.id == last
+
+
+@pytest.mark.usefixtures("offline_registry")
+def test_without_keep_nothing_is_kept() -> None:
+    engine = engine_of(iter([1, 1, 1]))
+    report = _replay(engine, keep=False)
+    assert report.kept is None and engine.containers == {}
+    assert not any(s.keep or KEPT_LABEL in dict(s.labels) for s in engine.runs)
