@@ -53,6 +53,12 @@ _KEY_KINDS = frozenset({
 })
 
 
+# A name that ends in one of these names where a secret is kept, not the secret: SSH_AUTH_SOCK,
+# KEY_FILE, POSTGRES_PASSWORD_FILE, PRIVATE_KEY_PATH, PASSWORD_STORE_DIR. Its value is a path, which
+# must stay as it was (argv naming it must still run), and is no secret to record.
+_LOCATOR = frozenset({"file", "files", "path", "paths", "dir", "directory", "sock", "socket"})
+
+
 # Every rule below needs one of these: most names (and every name in a flood of output) are
 # passed over without being split into words.
 _HINT = re.compile(r"secret|token|pass|pwd|pat|key|auth|dsn|cred|cookie|salt", re.I)
@@ -68,6 +74,8 @@ def secret_name(name: str) -> bool:
     if _HINT.search(name) is None:
         return False
     words = _words(name)
+    if not words or words[-1] in _LOCATOR:
+        return False
     if any(part in w for w in words for part in _INSIDE) or any(w in _WHOLE for w in words):
         return True
     upper = name == name.upper()
@@ -180,6 +188,13 @@ SHORT_SECRET_OPTIONS: dict[str, tuple[str, bool]] = {
 # An option named for a secret whose value is not one: --password-stdin, --token-file, --no-password.
 _NOT_A_VALUE = frozenset({"stdin", "file", "path", "dir", "prompt", "env", "var", "cmd", "command", "helper",
                           "url", "uri", "length", "type"})
+# Options whose one word says "password" the tools' own way: keytool's and jarsigner's -storepass and
+# -keypass (an Android signing step), openssl's -passin, -passout and -pass.
+_PASS_OPTIONS = frozenset({"pass", "passin", "passout", "storepass", "keypass", "srcstorepass", "deststorepass",
+                           "srckeypass", "destkeypass", "keystorepass", "truststorepass"})
+# openssl's pass phrase arguments: `pass:SECRET` holds it; `env:VAR`, `file:PATH`, `fd:N`, `stdin` say
+# where it is, and stay (the command still runs where that is given).
+_PASS_SOURCES = ("env:", "file:", "fd:")
 
 
 @dataclass(frozen=True)
@@ -198,7 +213,8 @@ def option_secret(word: str, program: str | None) -> OptionSecret | None:
     if re.match(r"--?[A-Za-z][A-Za-z0-9_.-]", word):
         name, eq, _ = word.lstrip("-").partition("=")
         words = _words(name)
-        if (secret_name(name) or "pass" in words) and words[0] != "no" and words[-1] not in _NOT_A_VALUE:
+        if ((secret_name(name) or any(w in _PASS_OPTIONS for w in words)) and words[0] != "no"
+                and words[-1] not in _NOT_A_VALUE):
             return OptionSecret(word.index("=") + 1 if eq else None)
     return None
 
@@ -225,7 +241,7 @@ class _OptionWalk:
         if self.pending:
             self.pending = False
             if not w.startswith(("<redacted:", "--")):
-                return self._secret(w)
+                return self.secret(w, whole=False)
         if w in _SHELL_BREAKS or w.endswith(";"):
             self.program = None
             return w
@@ -237,22 +253,37 @@ class _OptionWalk:
         if found.at is None:
             self.pending = True
             return w
-        return w[:found.at] + self._secret(w[found.at:]) if found.at < len(w) else w
+        return w[:found.at] + self.secret(w[found.at:], whole=False) if found.at < len(w) else w
 
-    def _secret(self, value: str) -> str:
-        if value[0] in "\"'" and value.count(value[0]) == 1:
-            self.closing = value[0]
+    def starts_value(self, arg: str) -> bool:
+        """Is this whole argument the secret an option before it announced (`--password`, `my pass phrase`)?"""
+        return self.pending and not self.closing and bool(arg) and not arg.startswith(("<redacted:", "--"))
+
+    def secret(self, value: str, whole: bool) -> str:
+        """`value` (one word, or a `whole` argument) as it is written: masked, but for openssl's
+        `pass:` prefix, and a source (`env:VAR`) left as it was."""
+        self.pending = False
+        if value == "stdin" or value.startswith(_PASS_SOURCES):
+            return value
+        prefix = "pass:" if value.startswith("pass:") and len(value) > 5 else ""
+        rest = value[len(prefix):]
+        if not whole and rest[0] in "\"'" and rest.count(rest[0]) == 1:
+            self.closing = rest[0]
         self.masked += 1
-        return marker("option-value")
+        return prefix + marker("option-value")
 
 
 def mask_options(argv: Sequence[str], counts: Counter[str] | None = None) -> list[str]:
-    """argv with the secrets its options carry as `<redacted:option-value>`: `--password hunter2`,
-    `--token=x`, mysql's `-pSECRET`, redis-cli's `-a SECRET`, also inside a shell line
-    (`sh -c "mysql -pSECRET db"`)."""
+    """argv with the secrets its options carry as `<redacted:option-value>`: `--password hunter2`
+    (the whole next argument, `--password "my pass phrase"`), `--token=x`, mysql's `-pSECRET`,
+    redis-cli's `-a SECRET`, keytool's `-storepass X`, openssl's `-passin pass:X`, also inside a
+    shell line (`sh -c "mysql -pSECRET db"`, where the secret is the next word)."""
     walk = _OptionWalk()
     out = []
     for arg in argv:
+        if walk.starts_value(arg):  # an argument is one value, spaces and all
+            out.append(walk.secret(arg, whole=True))
+            continue
         parts = re.split(r"(\s+)", arg)
         out.append("".join(walk.word(p) if i % 2 == 0 else p for i, p in enumerate(parts)))
     if counts is not None and walk.masked:
@@ -303,6 +334,13 @@ def _masked(m: re.Match[str]) -> str | None:
     return None if new == m.group() else new
 
 
+# A key block with no END (the program died printing it, or the text ends inside it): its body, line
+# by line (a line break as text, `\\n`, too: a key inside a JSON string), the PEM headers of an
+# encrypted key and blank lines with it; the first other line ends it.
+_BREAK = r"(?:\r?\n|(?:\\r)?\\n)"
+_PEM_BODY = ("(?:" + _BREAK + r"(?:[A-Za-z0-9+/=]{1,128}|(?:Proc-Type|DEK-Info|Comment):[^\r\n\\]{0,256}|[ \t]{0,8})"
+             r"(?=" + _BREAK + r"|\Z|[\"']))*")
+
 URL_RULES: tuple[Rule, ...] = (
     # A URL with a user (and password): through mask_url, which also masks its secret parameters.
     Rule("url-credentials", re.compile(_URL + r"[^\s/?#@\"'<>`]{1,512}@" + _URL_CHARS + "{0,8192}+"), _masked),
@@ -311,8 +349,8 @@ URL_RULES: tuple[Rule, ...] = (
 # Most specific first: what an earlier rule replaced is a marker a later one does not match.
 RULES: tuple[Rule, ...] = (
     Rule("private-key", re.compile(  # up to the END line, never past the next BEGIN (linear over many BEGINs)
-        r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:(?!-----BEGIN ).){0,65536}?"
-        r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----", re.S)),
+        r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:(?:(?!-----BEGIN ).){0,65536}?"
+        r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|" + _PEM_BODY + ")", re.S)),
     *URL_RULES,
     Rule("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b")),
     Rule("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{40,255})\b")),

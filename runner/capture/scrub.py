@@ -13,6 +13,7 @@ the capsule's `redaction.scrubbed` reports them, plus what only a recorder needs
 """
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -26,11 +27,22 @@ _ANYONES_HOME = re.compile(r"(?<![\w.-])(?:/home|/Users)/[^/\s\"':]{1,255}|(?<![
 
 def secret_values(env: Mapping[str, str]) -> list[str]:
     """What this environment holds that is secret: secret-named variables' values and the
-    credentials inside any variable's URLs; longest first, so a value holding another goes whole."""
-    values = {v for k, v in env.items() if secret_name(k)}
+    credentials inside any variable's URLs; longest first, so a value holding another goes whole.
+    A value that is the path of a file here (GOOGLE_APPLICATION_CREDENTIALS=/etc/gcp.json) says
+    where a secret is kept, not the secret: an argument naming it must still run."""
+    values = {v for k, v in env.items() if secret_name(k) and not _a_path_here(v)}
     for v in env.values():
         values.update(secretrules.url_secrets(v))
     return sorted((v for v in values if len(v) >= MIN_SECRET_CHARS), key=lambda v: (-len(v), v))
+
+
+def _a_path_here(value: str) -> bool:
+    if not os.path.isabs(value) or "\0" in value:
+        return False
+    try:
+        return os.path.lexists(value)
+    except (OSError, ValueError):
+        return False
 
 
 class Scrubber:

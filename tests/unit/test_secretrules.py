@@ -39,6 +39,10 @@ GH = "ghp_" + "a1B2c3D4" * 5
     ('"Authorization": "Bearer abcdefghijklmnop"', '"Authorization": "Bearer <redacted:bearer-token>"'),
     ('{"signingKey": "abcd1234"}', '{"signingKey": "<redacted:assignment>"}'),
     ("seed Xk29Lm3Np8Qr4St7Uv1Wx5Yz0Ab6Cd2Ef", "seed <redacted:high-entropy>"),
+    # a key block with no END (the program died printing it): its body goes, the next line stays
+    ("-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAK+/CAQEA\nAbCd==\n\nTraceback: died", "<redacted:private-key>\nTraceback: died"),
+    ("-----BEGIN EC PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,AB\n\nMHcCAQEE", "<redacted:private-key>"),
+    ('{"k": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADAN\\nBgkqhkiG9w0", "b": 1}', '{"k": "<redacted:private-key>", "b": 1}'),
 ])
 def test_each_rule_replaces_its_match_with_a_marker(text: str, want: str) -> None:
     assert scrub(text) == want
@@ -65,6 +69,8 @@ def test_entropy_needs_mixed_case_digits_and_bits() -> None:
     "a." * 500_000, "token=" * 100_000, "-----BEGIN PRIVATE KEY-----" * 30_000, "x://" * 200_000,
     "Bearer " * 150_000, "eyJ" * 300_000, "a" * 1_000_000, "passwd:" * 150_000, "a=b " * 200_000,
     "key=1 " * 150_000, "https://a:b@" * 80_000, "x=https://h/?token=a&" * 50_000,
+    "-----BEGIN PRIVATE KEY-----" + "\n" + "A" * 1_000_000, "-----BEGIN PRIVATE KEY-----" + "\nAb\n\n" * 200_000,
+    ("-----BEGIN PRIVATE KEY-----\n" + "A" * 129 + "\n") * 5_000,
 ])
 def test_scrubbing_stays_linear_on_what_a_program_may_print(text: str) -> None:
     start = time.perf_counter()
@@ -109,6 +115,8 @@ def test_a_secret_looking_name(name: str) -> None:
 @pytest.mark.parametrize("name", [
     "PWD", "OLDPWD", "PASS", "TERM", "COLUMNS", "CI", "PATH", "HOME", "LANG", "AUTHOR", "BYPASS_CACHE", "key",
     "sort_key", "cache_key", "first_pass", "author", "KEYBOARD_LAYOUT",
+    # where a secret is kept, not the secret: a path, which argv may name and a replay needs as it was
+    "SSH_AUTH_SOCK", "KEY_FILE", "POSTGRES_PASSWORD_FILE", "PRIVATE_KEY_PATH", "PASSWORD_STORE_DIR", "token_file",
 ])
 def test_not_a_secret_looking_name(name: str) -> None:
     assert not secret_name(name)
@@ -175,6 +183,15 @@ def test_the_five_places_that_show_a_url_mask_it_alike() -> None:
                                                                    "reg.example.com"]),
     (["tool", "--token-file", "t.txt", "--no-password", "x"], ["tool", "--token-file", "t.txt", "--no-password", "x"]),
     (["tool", "--password"], ["tool", "--password"]),
+    # the next argument is the value whole, spaces and all; in a shell line, the next word (above)
+    (["deploy", "--password", "my pass phrase", "x"], ["deploy", "--password", "<redacted:option-value>", "x"]),
+    (["keytool", "-storepass", "hunter2", "-keypass", "k2"], ["keytool", "-storepass", "<redacted:option-value>",
+                                                             "-keypass", "<redacted:option-value>"]),
+    (["openssl", "pkcs12", "-passin", "pass:hunter2", "-passout", "env:PW", "-pass", "stdin"],
+     ["openssl", "pkcs12", "-passin", "pass:<redacted:option-value>", "-passout", "env:PW", "-pass", "stdin"]),
+    (["gpg", "--batch", "--passphrase", "correct horse", "-d"], ["gpg", "--batch", "--passphrase",
+                                                                 "<redacted:option-value>", "-d"]),
+    (["gcc", "-pthread", "-pedantic", "x.c"], ["gcc", "-pthread", "-pedantic", "x.c"]),  # -p is not -p everywhere
 ])
 def test_options_and_their_secret_values(argv: list[str], want: list[str]) -> None:
     counts: Counter[str] = Counter()
