@@ -202,6 +202,7 @@ class OptionSecret:
     at: int | None  # where the secret starts in this word (--token=x, -pX); None: it is the next word
 
 
+@functools.lru_cache(maxsize=4096)  # a log repeats its options: each is judged once
 def option_secret(word: str, program: str | None) -> OptionSecret | None:
     """Does this argument carry a secret (`--password=x`, mysql's `-pX`) or announce one as the
     next argument (`--password x`, redis-cli's `-a x`)? `program`: the command it belongs to."""
@@ -311,6 +312,15 @@ def _assignment(m: re.Match[str]) -> str | None:
     return f"{m.group('name')}{m.group('sep')}{m.group('quote')}{marker('assignment')}"
 
 
+def _option(m: re.Match[str]) -> str | None:
+    if _HINT.search(m.group("opt")) is None:  # most options in a log: passed over without a look
+        return None
+    found = option_secret(m.group("opt"), None)
+    if found is None or found.at is not None:  # --token=x is an assignment
+        return None
+    return f"{m.group('opt')}{m.group('gap')}{m.group('quote')}{marker('option-value')}"
+
+
 def _entropy(text: str) -> float:
     counts = Counter(text)
     return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
@@ -375,6 +385,13 @@ RULES: tuple[Rule, ...] = (
             r"(?<=\")(?![^\"\n]{0,4096}?<redacted:)[^\"\n]{4,4096}+(?=\")|"
             r"(?<=')(?![^'\n]{0,4096}?<redacted:)[^'\n]{4,4096}+(?=')|"
             r"[^\s\"'<>,;]{4,}+(?![ \t]{1,8}<redacted:))")),
+    # `--password hunter2`, `-storepass x` as text (a `set -x` trace, a command echoed in a log): as
+    # mask_options reads argv, without the program (so no short option: `-p` is not -p everywhere).
+    Rule("option-value", re.compile(
+        r"(?<![A-Za-z0-9_.-])(?P<opt>--?[A-Za-z][A-Za-z0-9_.-]{1,64})(?P<gap>[ \t]{1,8})(?P<quote>[\"']?)"),
+        _option, re.compile(
+            r"(?!<redacted:|-|" + re.escape(SUPPLIED) + r")(?:"
+            r"(?<=\")[^\"\n]{1,4096}+(?=\")|(?<=')[^'\n]{1,4096}+(?=')|[^\s\"'<>,;]{1,4096}+)")),
     Rule("high-entropy", re.compile(r"(?<![A-Za-z0-9+_=-])[A-Za-z0-9+_=-]{32,}"), _high_entropy),
 )
 

@@ -39,6 +39,10 @@ GH = "ghp_" + "a1B2c3D4" * 5
     ('"Authorization": "Bearer abcdefghijklmnop"', '"Authorization": "Bearer <redacted:bearer-token>"'),
     ('{"signingKey": "abcd1234"}', '{"signingKey": "<redacted:assignment>"}'),
     ("seed Xk29Lm3Np8Qr4St7Uv1Wx5Yz0Ab6Cd2Ef", "seed <redacted:high-entropy>"),
+    # an option and its value as text: a `set -x` trace, a command a log echoes
+    ("+ docker login --password hunter2 reg", "+ docker login --password <redacted:option-value> reg"),
+    ('+ gpg --passphrase "correct horse" -d', '+ gpg --passphrase "<redacted:option-value>" -d'),
+    ("keytool -storepass abc -keypass def", "keytool -storepass <redacted:option-value> -keypass <redacted:option-value>"),
     # a key block with no END (the program died printing it): its body goes, the next line stays
     ("-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAK+/CAQEA\nAbCd==\n\nTraceback: died", "<redacted:private-key>\nTraceback: died"),
     ("-----BEGIN EC PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,AB\n\nMHcCAQEE", "<redacted:private-key>"),
@@ -55,6 +59,8 @@ def test_each_rule_replaces_its_match_with_a_marker(text: str, want: str) -> Non
     "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",  # long but not random
     "--- PASS: TestParse (0.00s)", "sorted(rows, key=lambda r: r.name)", "cache_key = digest(path)",  # not secrets
     '"author": "Jane Doe"', "OLDPWD=/home/runner/work", "https://example.com/a?page=2&sort=name",
+    "docker login --password-stdin reg", "use --token-file t.txt now", "x --password --verbose", "gcc -pthread x.c",
+    "mysql -p db",  # as text, no program is known: a short option stays (argv knows its program: mask_options)
 ])
 def test_what_is_not_a_secret_is_left_alone(text: str) -> None:
     assert scrub(text) == text
@@ -70,7 +76,8 @@ def test_entropy_needs_mixed_case_digits_and_bits() -> None:
     "Bearer " * 150_000, "eyJ" * 300_000, "a" * 1_000_000, "passwd:" * 150_000, "a=b " * 200_000,
     "key=1 " * 150_000, "https://a:b@" * 80_000, "x=https://h/?token=a&" * 50_000,
     "-----BEGIN PRIVATE KEY-----" + "\n" + "A" * 1_000_000, "-----BEGIN PRIVATE KEY-----" + "\nAb\n\n" * 200_000,
-    ("-----BEGIN PRIVATE KEY-----\n" + "A" * 129 + "\n") * 5_000,
+    ("-----BEGIN PRIVATE KEY-----\n" + "A" * 129 + "\n") * 5_000, "--password " * 100_000, "-a " * 300_000,
+    "--password-" * 100_000,
 ])
 def test_scrubbing_stays_linear_on_what_a_program_may_print(text: str) -> None:
     start = time.perf_counter()
