@@ -195,6 +195,9 @@ _PASS_OPTIONS = frozenset({"pass", "passin", "passout", "storepass", "keypass", 
 # openssl's pass phrase arguments: `pass:SECRET` holds it; `env:VAR`, `file:PATH`, `fd:N`, `stdin` say
 # where it is, and stay (the command still runs where that is given).
 _PASS_SOURCES = ("env:", "file:", "fd:")
+# A shell variable's reference is where the secret comes from, not the secret (`--password "$DB_PASS"`
+# in a script or an `sh -c` line stays runnable): `${name}`, or `$NAME` in capitals as variables are.
+_VAR_REF = r"\$\{[A-Za-z_][A-Za-z0-9_]{0,127}\}|\$[A-Z_][A-Z0-9_]{0,127}"
 
 
 @dataclass(frozen=True)
@@ -264,7 +267,7 @@ class _OptionWalk:
         """`value` (one word, or a `whole` argument) as it is written: masked, but for openssl's
         `pass:` prefix, and a source (`env:VAR`) left as it was."""
         self.pending = False
-        if value == "stdin" or value.startswith(_PASS_SOURCES):
+        if value == "stdin" or value.startswith(_PASS_SOURCES) or re.fullmatch(f"([\"']?)(?:{_VAR_REF})\\1", value):
             return value
         prefix = "pass:" if value.startswith("pass:") and len(value) > 5 else ""
         rest = value[len(prefix):]
@@ -381,7 +384,7 @@ RULES: tuple[Rule, ...] = (
     Rule("assignment", re.compile(
         r"(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z0-9_.-]{1,128})(?P<sep>[\"']?[ \t]{0,8}[:=][ \t]{0,8})(?P<quote>[\"']?)"),
         _assignment, re.compile(
-            r"(?!<redacted:|" + re.escape(SUPPLIED) + r")(?:"
+            r"(?!<redacted:|" + re.escape(SUPPLIED) + "|(?:" + _VAR_REF + r")(?![A-Za-z0-9_]))(?:"
             r"(?<=\")(?![^\"\n]{0,4096}?<redacted:)[^\"\n]{4,4096}+(?=\")|"
             r"(?<=')(?![^'\n]{0,4096}?<redacted:)[^'\n]{4,4096}+(?=')|"
             r"[^\s\"'<>,;]{4,}+(?![ \t]{1,8}<redacted:))")),
@@ -390,7 +393,7 @@ RULES: tuple[Rule, ...] = (
     Rule("option-value", re.compile(
         r"(?<![A-Za-z0-9_.-])(?P<opt>--?[A-Za-z][A-Za-z0-9_.-]{1,64})(?P<gap>[ \t]{1,8})(?P<quote>[\"']?)"),
         _option, re.compile(
-            r"(?!<redacted:|-|" + re.escape(SUPPLIED) + r")(?:"
+            r"(?!<redacted:|-|" + re.escape(SUPPLIED) + "|(?:" + _VAR_REF + r")(?![A-Za-z0-9_]))(?:"
             r"(?<=\")[^\"\n]{1,4096}+(?=\")|(?<=')[^'\n]{1,4096}+(?=')|[^\s\"'<>,;]{1,4096}+)")),
     Rule("high-entropy", re.compile(r"(?<![A-Za-z0-9+_=-])[A-Za-z0-9+_=-]{32,}"), _high_entropy),
 )

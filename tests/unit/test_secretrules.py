@@ -61,6 +61,8 @@ def test_each_rule_replaces_its_match_with_a_marker(text: str, want: str) -> Non
     '"author": "Jane Doe"', "OLDPWD=/home/runner/work", "https://example.com/a?page=2&sort=name",
     "docker login --password-stdin reg", "use --token-file t.txt now", "x --password --verbose", "gcc -pthread x.c",
     "mysql -p db",  # as text, no program is known: a short option stays (argv knows its program: mask_options)
+    # a variable's reference is where the secret comes from, not the secret
+    'mysql --password "$DB_PASS" db', "POSTGRES_PASSWORD=${PG_PASS}", "export API_TOKEN=$GITHUB_TOKEN",
 ])
 def test_what_is_not_a_secret_is_left_alone(text: str) -> None:
     assert scrub(text) == text
@@ -199,6 +201,9 @@ def test_the_five_places_that_show_a_url_mask_it_alike() -> None:
     (["gpg", "--batch", "--passphrase", "correct horse", "-d"], ["gpg", "--batch", "--passphrase",
                                                                  "<redacted:option-value>", "-d"]),
     (["gcc", "-pthread", "-pedantic", "x.c"], ["gcc", "-pthread", "-pedantic", "x.c"]),  # -p is not -p everywhere
+    (["sh", "-c", 'mysql --password "$DB_PASS" db'], ["sh", "-c", 'mysql --password "$DB_PASS" db']),  # stays runnable
+    (["t", "--token", "${tok}", "--password", "$ecret1"], ["t", "--token", "${tok}", "--password",
+                                                           "<redacted:option-value>"]),  # not a variable as written
 ])
 def test_options_and_their_secret_values(argv: list[str], want: list[str]) -> None:
     counts: Counter[str] = Counter()
