@@ -4,6 +4,8 @@ error lines) treats as a secret, by name, by shape and inside URLs.
 * `secret_name`: a variable, option or key whose *name* says it holds a secret.
 * `mask_url` / `mask_urls`: a URL as it may be shown or written: no user:password@, and the
   values of secret query parameters (`private_token`, `token`, `key`, `sig`...) as `***`.
+* `option_secret`: an option that carries a secret (`--password=x`) or announces one as the next
+  word (`--password x`, keytool's `-storepass x`); capture walks argv with it (capture/argv.py).
 * `RULES` / `scrub`: twin's secret rules over text (its privacy reference lists them; these
   are written from that description), with the URL and name rules above in place of twin's
   narrower ones. A match becomes ``<redacted:RULE-ID>``, or the URL masked. Supplied ``--env``
@@ -20,7 +22,7 @@ import math
 import re
 import urllib.parse
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 # 2: twin's rules version 2 (its privacy reference: the value allowlist with TERM, FORCE_COLOR,
@@ -200,6 +202,13 @@ _PASS_SOURCES = ("env:", "file:", "fd:")
 _VAR_REF = r"\$\{[A-Za-z_][A-Za-z0-9_]{0,127}\}|\$[A-Z_][A-Z0-9_]{0,127}"
 
 
+def a_source(value: str) -> bool:
+    """Does this value say where a secret comes from rather than hold it: `env:VAR`, `file:PATH`,
+    `stdin` (openssl), a variable's reference (`"$DB_PASS"`, `${pw}`)?"""
+    return value == "stdin" or value.startswith(_PASS_SOURCES) or re.fullmatch(f"([\"']?)(?:{_VAR_REF})\\1",
+                                                                               value) is not None
+
+
 @dataclass(frozen=True)
 class OptionSecret:
     at: int | None  # where the secret starts in this word (--token=x, -pX); None: it is the next word
@@ -221,78 +230,6 @@ def option_secret(word: str, program: str | None) -> OptionSecret | None:
                 and words[-1] not in _NOT_A_VALUE):
             return OptionSecret(word.index("=") + 1 if eq else None)
     return None
-
-
-_SHELL_BREAKS = frozenset({";", "&&", "||", "|", "&", "(", ")", "then", "do"})
-
-
-class _OptionWalk:
-    """argv read as one stream of words (an argument holding a shell line is several), so an
-    option's secret is found in the next word, the next argument, or a shell line's next word."""
-
-    def __init__(self) -> None:
-        self.program: str | None = None  # the command the words belong to, for its short options
-        self.pending = False  # the next word is a secret
-        self.closing = ""  # inside a quoted secret ("my pass phrase"): the quote that ends it
-        self.masked = 0
-
-    def word(self, w: str) -> str:
-        if not w:
-            return w
-        if self.closing:  # the rest of a quoted secret goes with it
-            self.closing = "" if self.closing in w else self.closing
-            return ""
-        if self.pending:
-            self.pending = False
-            if not w.startswith(("<redacted:", "--")):
-                return self.secret(w, whole=False)
-        if w in _SHELL_BREAKS or w.endswith(";"):
-            self.program = None
-            return w
-        found = option_secret(w, self.program)
-        if found is None:
-            base = w.rsplit("/", 1)[-1]
-            self.program = base if base in SHORT_SECRET_OPTIONS else self.program
-            return w
-        if found.at is None:
-            self.pending = True
-            return w
-        return w[:found.at] + self.secret(w[found.at:], whole=False) if found.at < len(w) else w
-
-    def starts_value(self, arg: str) -> bool:
-        """Is this whole argument the secret an option before it announced (`--password`, `my pass phrase`)?"""
-        return self.pending and not self.closing and bool(arg) and not arg.startswith(("<redacted:", "--"))
-
-    def secret(self, value: str, whole: bool) -> str:
-        """`value` (one word, or a `whole` argument) as it is written: masked, but for openssl's
-        `pass:` prefix, and a source (`env:VAR`) left as it was."""
-        self.pending = False
-        if value == "stdin" or value.startswith(_PASS_SOURCES) or re.fullmatch(f"([\"']?)(?:{_VAR_REF})\\1", value):
-            return value
-        prefix = "pass:" if value.startswith("pass:") and len(value) > 5 else ""
-        rest = value[len(prefix):]
-        if not whole and rest[0] in "\"'" and rest.count(rest[0]) == 1:
-            self.closing = rest[0]
-        self.masked += 1
-        return prefix + marker("option-value")
-
-
-def mask_options(argv: Sequence[str], counts: Counter[str] | None = None) -> list[str]:
-    """argv with the secrets its options carry as `<redacted:option-value>`: `--password hunter2`
-    (the whole next argument, `--password "my pass phrase"`), `--token=x`, mysql's `-pSECRET`,
-    redis-cli's `-a SECRET`, keytool's `-storepass X`, openssl's `-passin pass:X`, also inside a
-    shell line (`sh -c "mysql -pSECRET db"`, where the secret is the next word)."""
-    walk = _OptionWalk()
-    out = []
-    for arg in argv:
-        if walk.starts_value(arg):  # an argument is one value, spaces and all
-            out.append(walk.secret(arg, whole=True))
-            continue
-        parts = re.split(r"(\s+)", arg)
-        out.append("".join(walk.word(p) if i % 2 == 0 else p for i, p in enumerate(parts)))
-    if counts is not None and walk.masked:
-        counts["option-value"] += walk.masked
-    return out
 
 
 # -- the text rules -------------------------------------------------------------------

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 
 from .. import secretrules
 from ..secretrules import marker, secret_name
+from .argv import mask_options
 
 MIN_SECRET_CHARS = 6  # shorter values ("1", "true") would scrub ordinary text
 _ANYONES_HOME = re.compile(r"(?<![\w.-])(?:/home|/Users)/[^/\s\"':]{1,255}|(?<![\w.-])[A-Za-z]:\\Users\\[^\\\s\"':]{1,255}")
@@ -77,7 +78,7 @@ class Scrubber:
 
     def argv(self, argv: Sequence[str]) -> list[str]:
         """Options' secrets first (`--password hunter2`: the value has no telling shape), then the text rules."""
-        return [self.text(a) for a in secretrules.mask_options(argv, self.counts)]
+        return [self.text(a) for a in mask_options(argv, self.counts)]
 
     def omit(self, what: str) -> None:
         self.omitted.append(self.text(what))

@@ -4,7 +4,6 @@ five places that show a URL masking it one way."""
 from __future__ import annotations
 
 import time
-from collections import Counter
 from types import SimpleNamespace
 
 import pytest
@@ -12,7 +11,7 @@ import pytest
 from runner.verdict.judge import Attempt, Expected
 from runner.replay.replayer import SUPPLIED, attempt_of, redacted
 from runner.secretrules import (
-    looks_random, mask_options, mask_url, mask_urls, option_secret, scrub, scrub_bytes, secret_name, url_secrets,
+    a_source, looks_random, mask_url, mask_urls, option_secret, scrub, scrub_bytes, secret_name, url_secrets,
 )
 
 GH = "ghp_" + "a1B2c3D4" * 5
@@ -60,7 +59,7 @@ def test_each_rule_replaces_its_match_with_a_marker(text: str, want: str) -> Non
     "--- PASS: TestParse (0.00s)", "sorted(rows, key=lambda r: r.name)", "cache_key = digest(path)",  # not secrets
     '"author": "Jane Doe"', "OLDPWD=/home/runner/work", "https://example.com/a?page=2&sort=name",
     "docker login --password-stdin reg", "use --token-file t.txt now", "x --password --verbose", "gcc -pthread x.c",
-    "mysql -p db",  # as text, no program is known: a short option stays (argv knows its program: mask_options)
+    "mysql -p db",  # as text, no program is known: a short option stays (argv knows its program: capture/argv.py)
     # a variable's reference is where the secret comes from, not the secret
     'mysql --password "$DB_PASS" db', "POSTGRES_PASSWORD=${PG_PASS}", "export API_TOKEN=$GITHUB_TOKEN",
 ])
@@ -175,43 +174,8 @@ def test_the_five_places_that_show_a_url_mask_it_alike() -> None:
     assert want in str(RemoteFailed(url, "does not answer")) and "hunter22" not in str(RemoteFailed(url, "x"))
 
 
-@pytest.mark.parametrize(("argv", "want"), [
-    (["tool", "--password", "hunter2", "run"], ["tool", "--password", "<redacted:option-value>", "run"]),
-    (["tool", "--token=abc", "--api-key", "k1"], ["tool", "--token=<redacted:option-value>", "--api-key",
-                                                  "<redacted:option-value>"]),
-    (["tool", "--db-pass", "p4"], ["tool", "--db-pass", "<redacted:option-value>"]),
-    (["mysql", "-uroot", "-pSECRET", "db"], ["mysql", "-uroot", "-p<redacted:option-value>", "db"]),
-    (["mysql", "-p", "db"], ["mysql", "-p", "db"]),  # mysql asks; the next word is the database
-    (["redis-cli", "-a", "pw1234"], ["redis-cli", "-a", "<redacted:option-value>"]),
-    (["/usr/bin/curl", "-u", "me:pw", "https://h"], ["/usr/bin/curl", "-u", "<redacted:option-value>", "https://h"]),
-    (["sh", "-c", "mysql -pS3cret db && pytest -pno:cacheprovider"],
-     ["sh", "-c", "mysql -p<redacted:option-value> db && pytest -pno:cacheprovider"]),
-    (["sh", "-c", "tool --password 'my pass phrase' --x"], ["sh", "-c", "tool --password <redacted:option-value>   --x"]),
-    (["pytest", "-pno:cacheprovider", "-p", "xdist"], ["pytest", "-pno:cacheprovider", "-p", "xdist"]),
-    (["docker", "login", "--password-stdin", "reg.example.com"], ["docker", "login", "--password-stdin",
-                                                                   "reg.example.com"]),
-    (["tool", "--token-file", "t.txt", "--no-password", "x"], ["tool", "--token-file", "t.txt", "--no-password", "x"]),
-    (["tool", "--password"], ["tool", "--password"]),
-    # the next argument is the value whole, spaces and all; in a shell line, the next word (above)
-    (["deploy", "--password", "my pass phrase", "x"], ["deploy", "--password", "<redacted:option-value>", "x"]),
-    (["keytool", "-storepass", "hunter2", "-keypass", "k2"], ["keytool", "-storepass", "<redacted:option-value>",
-                                                             "-keypass", "<redacted:option-value>"]),
-    (["openssl", "pkcs12", "-passin", "pass:hunter2", "-passout", "env:PW", "-pass", "stdin"],
-     ["openssl", "pkcs12", "-passin", "pass:<redacted:option-value>", "-passout", "env:PW", "-pass", "stdin"]),
-    (["gpg", "--batch", "--passphrase", "correct horse", "-d"], ["gpg", "--batch", "--passphrase",
-                                                                 "<redacted:option-value>", "-d"]),
-    (["gcc", "-pthread", "-pedantic", "x.c"], ["gcc", "-pthread", "-pedantic", "x.c"]),  # -p is not -p everywhere
-    (["sh", "-c", 'mysql --password "$DB_PASS" db'], ["sh", "-c", 'mysql --password "$DB_PASS" db']),  # stays runnable
-    (["t", "--token", "${tok}", "--password", "$ecret1"], ["t", "--token", "${tok}", "--password",
-                                                           "<redacted:option-value>"]),  # not a variable as written
-])
-def test_options_and_their_secret_values(argv: list[str], want: list[str]) -> None:
-    counts: Counter[str] = Counter()
-    assert mask_options(argv, counts) == want
-    assert counts["option-value"] == sum(w.count("<redacted:") for w in want)
-
-
 def test_an_option_secret_says_where_the_secret_is() -> None:
+    assert a_source("env:PW") and a_source('"$DB_PASS"') and a_source("${pw}") and not a_source("$ecret1")
     assert option_secret("--password=x", None).at == len("--password=")  # type: ignore[union-attr]
     assert option_secret("--password", None).at is None  # type: ignore[union-attr]
     assert option_secret("-pX", "mysql").at == 2 and option_secret("-pX", None) is None  # type: ignore[union-attr]
