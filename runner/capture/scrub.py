@@ -5,7 +5,10 @@ the capsule's `redaction.scrubbed` reports them, plus what only a recorder needs
   DB_PASS...), and every password or secret parameter a variable's URL holds (DATABASE_URL),
   wherever it shows up (the output, the diff, an argument, a file name), whatever its shape:
   the rules catch secrets by shape, this catches the ones this environment really holds.
-* `option-value`: argv read as options and their values (`--password hunter2`).
+* `option-value`: argv read as options and their values (`--password hunter2`, mysql's `-pX`:
+  runner/capture/argv.py), and a long option's value in any other text (a `set -x` trace).
+* Never a path: a secret-named variable holding the path of a file here, like PWD and OLDPWD,
+  says where a secret is, and an argument naming it must still run on replay.
 * `home-path`: the home directory, and anyone's (`/home/NAME`, `/Users/NAME`,
   `C:\\Users\\NAME`), becomes `~` (twin's rule; a replay's reports leave it out because their
   paths are the container's).
