@@ -4,6 +4,8 @@ error lines) treats as a secret, by name, by shape and inside URLs.
 * `secret_name`: a variable, option or key whose *name* says it holds a secret.
 * `mask_url` / `mask_urls`: a URL as it may be shown or written: no user:password@, and the
   values of secret query parameters (`private_token`, `token`, `key`, `sig`...) as `***`.
+* `option_secret`: an option that carries a secret (`--password=x`) or announces one as the next
+  word (`--password x`, keytool's `-storepass x`); capture walks argv with it (capture/argv.py).
 * `RULES` / `scrub`: twin's secret rules over text (its privacy reference lists them; these
   are written from that description), with the URL and name rules above in place of twin's
   narrower ones. A match becomes ``<redacted:RULE-ID>``, or the URL masked. Supplied ``--env``
@@ -20,7 +22,7 @@ import math
 import re
 import urllib.parse
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 # 2: twin's rules version 2 (its privacy reference: the value allowlist with TERM, FORCE_COLOR,
@@ -53,6 +55,12 @@ _KEY_KINDS = frozenset({
 })
 
 
+# A name that ends in one of these names where a secret is kept, not the secret: SSH_AUTH_SOCK,
+# KEY_FILE, POSTGRES_PASSWORD_FILE, PRIVATE_KEY_PATH, PASSWORD_STORE_DIR. Its value is a path, which
+# must stay as it was (argv naming it must still run), and is no secret to record.
+_LOCATOR = frozenset({"file", "files", "path", "paths", "dir", "directory", "sock", "socket"})
+
+
 # Every rule below needs one of these: most names (and every name in a flood of output) are
 # passed over without being split into words.
 _HINT = re.compile(r"secret|token|pass|pwd|pat|key|auth|dsn|cred|cookie|salt", re.I)
@@ -68,6 +76,8 @@ def secret_name(name: str) -> bool:
     if _HINT.search(name) is None:
         return False
     words = _words(name)
+    if not words or words[-1] in _LOCATOR:
+        return False
     if any(part in w for w in words for part in _INSIDE) or any(w in _WHOLE for w in words):
         return True
     upper = name == name.upper()
@@ -180,6 +190,23 @@ SHORT_SECRET_OPTIONS: dict[str, tuple[str, bool]] = {
 # An option named for a secret whose value is not one: --password-stdin, --token-file, --no-password.
 _NOT_A_VALUE = frozenset({"stdin", "file", "path", "dir", "prompt", "env", "var", "cmd", "command", "helper",
                           "url", "uri", "length", "type"})
+# Options whose one word says "password" the tools' own way: keytool's and jarsigner's -storepass and
+# -keypass (an Android signing step), openssl's -passin, -passout and -pass.
+_PASS_OPTIONS = frozenset({"pass", "passin", "passout", "storepass", "keypass", "srcstorepass", "deststorepass",
+                           "srckeypass", "destkeypass", "keystorepass", "truststorepass"})
+# openssl's pass phrase arguments: `pass:SECRET` holds it; `env:VAR`, `file:PATH`, `fd:N`, `stdin` say
+# where it is, and stay (the command still runs where that is given).
+_PASS_SOURCES = ("env:", "file:", "fd:")
+# A shell variable's reference is where the secret comes from, not the secret (`--password "$DB_PASS"`
+# in a script or an `sh -c` line stays runnable): `${name}`, or `$NAME` in capitals as variables are.
+_VAR_REF = r"\$\{[A-Za-z_][A-Za-z0-9_]{0,127}\}|\$[A-Z_][A-Z0-9_]{0,127}"
+
+
+def a_source(value: str) -> bool:
+    """Does this value say where a secret comes from rather than hold it: `env:VAR`, `file:PATH`,
+    `stdin` (openssl), a variable's reference (`"$DB_PASS"`, `${pw}`)?"""
+    return value == "stdin" or value.startswith(_PASS_SOURCES) or re.fullmatch(f"([\"']?)(?:{_VAR_REF})\\1",
+                                                                               value) is not None
 
 
 @dataclass(frozen=True)
@@ -187,6 +214,7 @@ class OptionSecret:
     at: int | None  # where the secret starts in this word (--token=x, -pX); None: it is the next word
 
 
+@functools.lru_cache(maxsize=4096)  # a log repeats its options: each is judged once
 def option_secret(word: str, program: str | None) -> OptionSecret | None:
     """Does this argument carry a secret (`--password=x`, mysql's `-pX`) or announce one as the
     next argument (`--password x`, redis-cli's `-a x`)? `program`: the command it belongs to."""
@@ -198,66 +226,10 @@ def option_secret(word: str, program: str | None) -> OptionSecret | None:
     if re.match(r"--?[A-Za-z][A-Za-z0-9_.-]", word):
         name, eq, _ = word.lstrip("-").partition("=")
         words = _words(name)
-        if (secret_name(name) or "pass" in words) and words[0] != "no" and words[-1] not in _NOT_A_VALUE:
+        if ((secret_name(name) or any(w in _PASS_OPTIONS for w in words)) and words[0] != "no"
+                and words[-1] not in _NOT_A_VALUE):
             return OptionSecret(word.index("=") + 1 if eq else None)
     return None
-
-
-_SHELL_BREAKS = frozenset({";", "&&", "||", "|", "&", "(", ")", "then", "do"})
-
-
-class _OptionWalk:
-    """argv read as one stream of words (an argument holding a shell line is several), so an
-    option's secret is found in the next word, the next argument, or a shell line's next word."""
-
-    def __init__(self) -> None:
-        self.program: str | None = None  # the command the words belong to, for its short options
-        self.pending = False  # the next word is a secret
-        self.closing = ""  # inside a quoted secret ("my pass phrase"): the quote that ends it
-        self.masked = 0
-
-    def word(self, w: str) -> str:
-        if not w:
-            return w
-        if self.closing:  # the rest of a quoted secret goes with it
-            self.closing = "" if self.closing in w else self.closing
-            return ""
-        if self.pending:
-            self.pending = False
-            if not w.startswith(("<redacted:", "--")):
-                return self._secret(w)
-        if w in _SHELL_BREAKS or w.endswith(";"):
-            self.program = None
-            return w
-        found = option_secret(w, self.program)
-        if found is None:
-            base = w.rsplit("/", 1)[-1]
-            self.program = base if base in SHORT_SECRET_OPTIONS else self.program
-            return w
-        if found.at is None:
-            self.pending = True
-            return w
-        return w[:found.at] + self._secret(w[found.at:]) if found.at < len(w) else w
-
-    def _secret(self, value: str) -> str:
-        if value[0] in "\"'" and value.count(value[0]) == 1:
-            self.closing = value[0]
-        self.masked += 1
-        return marker("option-value")
-
-
-def mask_options(argv: Sequence[str], counts: Counter[str] | None = None) -> list[str]:
-    """argv with the secrets its options carry as `<redacted:option-value>`: `--password hunter2`,
-    `--token=x`, mysql's `-pSECRET`, redis-cli's `-a SECRET`, also inside a shell line
-    (`sh -c "mysql -pSECRET db"`)."""
-    walk = _OptionWalk()
-    out = []
-    for arg in argv:
-        parts = re.split(r"(\s+)", arg)
-        out.append("".join(walk.word(p) if i % 2 == 0 else p for i, p in enumerate(parts)))
-    if counts is not None and walk.masked:
-        counts["option-value"] += walk.masked
-    return out
 
 
 # -- the text rules -------------------------------------------------------------------
@@ -278,6 +250,15 @@ def _assignment(m: re.Match[str]) -> str | None:
     if not secret_name(m.group("name")):
         return None
     return f"{m.group('name')}{m.group('sep')}{m.group('quote')}{marker('assignment')}"
+
+
+def _option(m: re.Match[str]) -> str | None:
+    if _HINT.search(m.group("opt")) is None:  # most options in a log: passed over without a look
+        return None
+    found = option_secret(m.group("opt"), None)
+    if found is None or found.at is not None:  # --token=x is an assignment
+        return None
+    return f"{m.group('opt')}{m.group('gap')}{m.group('quote')}{marker('option-value')}"
 
 
 def _entropy(text: str) -> float:
@@ -303,6 +284,13 @@ def _masked(m: re.Match[str]) -> str | None:
     return None if new == m.group() else new
 
 
+# A key block with no END (the program died printing it, or the text ends inside it): its body, line
+# by line (a line break as text, `\\n`, too: a key inside a JSON string), the PEM headers of an
+# encrypted key and blank lines with it; the first other line ends it.
+_BREAK = r"(?:\r?\n|(?:\\r)?\\n)"
+_PEM_BODY = ("(?:" + _BREAK + r"(?:[A-Za-z0-9+/=]{1,128}|(?:Proc-Type|DEK-Info|Comment):[^\r\n\\]{0,256}|[ \t]{0,8})"
+             r"(?=" + _BREAK + r"|\Z|[\"']))*")
+
 URL_RULES: tuple[Rule, ...] = (
     # A URL with a user (and password): through mask_url, which also masks its secret parameters.
     Rule("url-credentials", re.compile(_URL + r"[^\s/?#@\"'<>`]{1,512}@" + _URL_CHARS + "{0,8192}+"), _masked),
@@ -311,8 +299,8 @@ URL_RULES: tuple[Rule, ...] = (
 # Most specific first: what an earlier rule replaced is a marker a later one does not match.
 RULES: tuple[Rule, ...] = (
     Rule("private-key", re.compile(  # up to the END line, never past the next BEGIN (linear over many BEGINs)
-        r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:(?!-----BEGIN ).){0,65536}?"
-        r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----", re.S)),
+        r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:(?:(?!-----BEGIN ).){0,65536}?"
+        r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|" + _PEM_BODY + ")", re.S)),
     *URL_RULES,
     Rule("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b")),
     Rule("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{40,255})\b")),
@@ -333,10 +321,17 @@ RULES: tuple[Rule, ...] = (
     Rule("assignment", re.compile(
         r"(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z0-9_.-]{1,128})(?P<sep>[\"']?[ \t]{0,8}[:=][ \t]{0,8})(?P<quote>[\"']?)"),
         _assignment, re.compile(
-            r"(?!<redacted:|" + re.escape(SUPPLIED) + r")(?:"
+            r"(?!<redacted:|" + re.escape(SUPPLIED) + "|(?:" + _VAR_REF + r")(?![A-Za-z0-9_]))(?:"
             r"(?<=\")(?![^\"\n]{0,4096}?<redacted:)[^\"\n]{4,4096}+(?=\")|"
             r"(?<=')(?![^'\n]{0,4096}?<redacted:)[^'\n]{4,4096}+(?=')|"
             r"[^\s\"'<>,;]{4,}+(?![ \t]{1,8}<redacted:))")),
+    # `--password hunter2`, `-storepass x` as text (a `set -x` trace, a command echoed in a log): as
+    # mask_options reads argv, without the program (so no short option: `-p` is not -p everywhere).
+    Rule("option-value", re.compile(
+        r"(?<![A-Za-z0-9_.-])(?P<opt>--?[A-Za-z][A-Za-z0-9_.-]{1,64})(?P<gap>[ \t]{1,8})(?P<quote>[\"']?)"),
+        _option, re.compile(
+            r"(?!<redacted:|-|" + re.escape(SUPPLIED) + "|(?:" + _VAR_REF + r")(?![A-Za-z0-9_]))(?:"
+            r"(?<=\")[^\"\n]{1,4096}+(?=\")|(?<=')[^'\n]{1,4096}+(?=')|[^\s\"'<>,;]{1,4096}+)")),
     Rule("high-entropy", re.compile(r"(?<![A-Za-z0-9+_=-])[A-Za-z0-9+_=-]{32,}"), _high_entropy),
 )
 

@@ -2,8 +2,8 @@
 
 A binary change cannot be scrubbed (a token inside a binary or UTF-16 file is invisible to
 the rules once encoded), so the capsule never holds one: git is asked for no binary patches,
-and each file git calls binary ("Binary files a/x and b/x differ") is dropped from the diff
-and named instead.
+and each file git calls binary ("Binary files a/x and b/x differ"), or whose text holds a NUL
+byte, is dropped from the diff and named instead.
 """
 from __future__ import annotations
 
@@ -24,6 +24,11 @@ def files(diff: bytes) -> list[bytes]:
 
 
 def is_binary(section: bytes) -> bool:
+    """Binary as git says, or text holding a NUL byte: UTF-16 (or any binary) that git shows as text
+    because `.gitattributes` says `diff`, or because its first 8,000 bytes, all git looks at, have
+    no NUL. Its ASCII would be interleaved with NULs, which no rule can read."""
+    if b"\0" in section:
+        return True
     hunk = section.find(b"\n@@")  # a text hunk's lines start with ' ', '+' or '-': never these
     return _BINARY.search(section, 0, hunk if hunk >= 0 else len(section)) is not None
 

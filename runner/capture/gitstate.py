@@ -4,7 +4,8 @@
 diff is `git diff HEAD` of tracked files with external diff drivers and textconv off, its
 binary files left out and named (runner/capture/gitdiff.py), scrubbed and cut at a line
 boundary to 200,000 bytes; untracked files are names only (not ignored ones), at most 200.
-The remote goes through mask_url. A field git cannot answer (no commit yet, no origin, a
+The remote goes through the same scrubbing as every text (mask_url's
+credentials and query tokens, the environment's secrets, the rules by shape), counted. A field git cannot answer (no commit yet, no origin, a
 detached HEAD) is null.
 """
 from __future__ import annotations
@@ -16,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..secretrules import mask_url
 from . import gitdiff
 from .scrub import Scrubber
 
@@ -66,7 +66,7 @@ def repo_facts(wt: WorkTree, scrub: Scrubber, exclude: Path | None = None) -> di
     diff, truncated, redacted = _diff(wt, scrub) if commit else ("", False, False)
     untracked = _untracked(wt, scrub, exclude)
     return {
-        "remote": None if remote is None else mask_url(remote),
+        "remote": None if remote is None else scrub.text(remote),
         "commit": commit,
         "branch": _out(wt, "symbolic-ref", "--short", "-q", "HEAD"),
         "dirty": bool(diff) or bool(untracked),

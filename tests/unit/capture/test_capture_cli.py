@@ -211,6 +211,17 @@ def test_the_output_is_scrubbed_before_it_is_cut_to_the_tail(here: Path) -> None
     assert doc["redaction"]["scrubbed"]["github-token"] == 1
 
 
+def test_a_key_the_program_died_printing_and_a_traced_password_leave_nothing_in_the_tail(here: Path) -> None:
+    """No END line (the program died mid-key) with the BEGIN line before the tail; a `set -x` trace."""
+    body = [f"MIIEvQIBADANBgkqhkiG9w0BAQEFAASC{i:04d}abcdefghijklmnopqrstuvwx" for i in range(250)]
+    lines = ["-----BEGIN PRIVATE KEY-----", *body, "+ docker login --password hunter2-pw reg", "Error: killed"]
+    doc = capture(["t"], CaptureOptions(output=here / "k.json"), {}, fake_run("\n".join(lines) + "\n")).doc
+    tail = doc["command"]["failure"]["outputTail"]
+    assert not any(b[:36] in tail for b in body) and "hunter2-pw" not in tail
+    assert tail == "<redacted:private-key>\n+ docker login --password <redacted:option-value> reg\nError: killed\n"
+    assert doc["redaction"]["scrubbed"] == {"option-value": 1, "private-key": 1}
+
+
 def test_stderr_says_what_was_redacted_and_which_values_were_not_recorded(
         here: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("APP_LANG", "de")

@@ -39,6 +39,14 @@ def test_include_env_records_a_value_scrubbed_but_never_a_secrets() -> None:
     assert found["API_TOKEN"] == {"state": "set"} and "API_TOKEN" not in included
 
 
+def test_a_recorded_value_holding_a_command_line_loses_its_options_secrets() -> None:
+    env = {"PYTEST_ADDOPTS": "-x --db-password hunter22 --pg-token=t0k3n-value", "NODE_OPTIONS": "--max-old-space-size=4096"}
+    found, included, scrub = facts(env)
+    assert found["PYTEST_ADDOPTS"]["value"] == "-x --db-password <redacted:option-value> --pg-token=<redacted:assignment>"
+    assert found["NODE_OPTIONS"]["value"] == "--max-old-space-size=4096" and included == ["NODE_OPTIONS", "PYTEST_ADDOPTS"]
+    assert scrub.scrubbed() == {"assignment": 1, "option-value": 1}
+
+
 def test_a_salt_hashes_the_values_not_recorded() -> None:
     found, _, _ = facts(salt="pepper")
     want = hmac.new(b"pepper", b"s3cr3t-value-123", hashlib.sha256).hexdigest()[:32]

@@ -83,8 +83,27 @@ def test_a_clean_text_change_is_not_called_redacted(tmp_path: Path) -> None:
 def test_the_remote_loses_its_credentials_and_its_query_token(tmp_path: Path) -> None:
     r = repo(tmp_path / "r", {"a": b"1\n"})
     git(r, "remote", "add", "origin", "https://bob:hunter22@gitlab.example.com/o/r.git?private_token=glpat-abcdefghij0123456789")
-    got, _ = facts(r)
+    got, scrub = facts(r)
     assert got["remote"] == "https://gitlab.example.com/o/r.git?private_token=***"
+    assert scrub.scrubbed() == {"url-credentials": 1}  # counted, as every replacement is
+
+
+def test_the_remote_goes_through_every_rule_not_only_the_urls(tmp_path: Path) -> None:
+    r = repo(tmp_path / "r", {"a": b"1\n"})
+    git(r, "remote", "add", "origin", f"https://git.example.com/{TOKEN}/s3cr3t-team/r.git")
+    got, scrub = facts(r, {"TEAM_SECRET": "s3cr3t-team"})
+    assert got["remote"] == "https://git.example.com/<redacted:github-token>/<redacted:env-value>/r.git"
+    assert scrub.scrubbed() == {"env-value": 1, "github-token": 1}
+
+
+def test_a_utf16_file_git_is_told_to_show_as_text_is_left_out_too(tmp_path: Path) -> None:
+    # `diff` in .gitattributes makes git print UTF-16 as "text": the token's letters interleaved with NULs
+    r = repo(tmp_path / "r", {".gitattributes": b"*.txt diff\n", "notes.txt": "hello\n".encode("utf-16-le"),
+                              "late.log": b"x\n" * 5000})
+    (r / "notes.txt").write_bytes(f"token {TOKEN}\n".encode("utf-16-le"))
+    (r / "late.log").write_bytes(b"x\n" * 5000 + b"tok " + TOKEN.encode("utf-16-le"))  # past git's 8,000 bytes
+    got, scrub = facts(r)
+    assert scrub.omitted == ["late.log", "notes.txt"] and got["diff"] == "" and got["diffRedacted"] is True
 
 
 @pytest.mark.parametrize(("section", "want"), [
@@ -102,3 +121,4 @@ def test_a_diff_is_cut_into_files_and_only_binary_ones_are_binary() -> None:
     binary = b"diff --git a/b b/b\nindex 1..2\nBinary files a/b and b/b differ\n"
     assert gitdiff.files(text + binary) == [text, binary]
     assert [gitdiff.is_binary(s) for s in gitdiff.files(text + binary)] == [False, True]
+    assert gitdiff.is_binary(b"diff --git a/u b/u\n@@ -1 +1 @@\n-h\x00i\x00\n+t\x00o\x00\n")

@@ -2,6 +2,8 @@
 credentials included), options' values, homes, counted per kind; PWD and OLDPWD are paths."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from runner.capture.scrub import Scrubber, secret_values
 
 
@@ -38,3 +40,13 @@ def test_what_is_left_out_is_named_scrubbed() -> None:
     scrub = Scrubber({"API_TOKEN": "tok-123456"}, None)
     scrub.omit("assets/tok-123456.bin")
     assert scrub.omitted == ["assets/<redacted:env-value>.bin"]
+
+
+def test_a_secret_named_variable_holding_a_path_here_names_where_the_secret_is_not_the_secret(tmp_path: Path) -> None:
+    key = tmp_path / "gcp.json"
+    key.write_text("{}")
+    env = {"GOOGLE_APPLICATION_CREDENTIALS": str(key), "SSH_AUTH_SOCK": str(tmp_path / "agent.1"),
+           "DEPLOY_TOKEN": "/not/a/path/here/tok"}
+    assert secret_values(env) == ["/not/a/path/here/tok"]
+    scrub = Scrubber(env, None)
+    assert scrub.argv(["gcloud", "auth", f"--key-file={key}"]) == ["gcloud", "auth", f"--key-file={key}"]
