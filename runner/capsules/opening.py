@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
 from ..errors import CapsuleError, UsageError
+from ..secretrules import mask_url
 from . import detect
 from .fetch import downloaded, is_url, max_bytes
 from .model import Capsule
@@ -116,7 +117,7 @@ def _located(given: str | Path) -> Iterator[tuple[Path, str]]:
             yield path, STDIN_NAME
         return
     if isinstance(given, str) and is_url(given):
-        yield downloaded(given), given  # its own errors name the URL
+        yield downloaded(given), mask_url(given)  # its own errors name the URL, masked too
         return
     yield Path(given), text
 
