@@ -9,6 +9,7 @@ from runner.report.comment import read_marker, render_comment
 from runner.verdict.judge import Attempt, Expected, judge_fix
 from runner.verdict.rate import Rate
 from runner.report import Baseline, CapsuleRef, ImageInfo, ReplayReport, Verification
+from runner.textsafe import md_text
 
 REF = "3f2c9e1aa0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5"
 FAILED = Expected(True, 1, None, "exit1:0aee0834ac9c4d2d", ("FAIL in New York", "expected 9, got 8"), b"", "recorded")
@@ -47,7 +48,7 @@ def test_the_state_is_the_replays_own_verdict(kinds: tuple[str, ...], state: str
     text = render_comment(r, REF)
     assert r.verdict == state and read_marker(text) == ("ab12cd34ef56ab12cd34ef56", state)
     assert text.splitlines()[1].startswith(f"### {words} at `3f2c9e1aa0b1`: `capsules/tz.json`")
-    assert r.summary in text  # the sentence says why, with the rates
+    assert md_text(r.summary) in text  # the sentence says why, with the rates (as prose: no markup)
     rows = [line for line in text.splitlines() if line[:4] in ("| 1 ", "| 2 ")]
     assert [r[:4] for r in rows] == ["| 1 ", "| 2 "][:len(kinds)]  # one row per attempt
 
