@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
@@ -87,3 +88,15 @@ def test_a_capsule_cannot_break_out_of_the_markdown_or_the_marker() -> None:
     assert read_marker(text) == ("ab12cd34ef56ab12cd34ef56", "not-fixed")  # the first marker is replay's own
     assert "````text\n```\n" in text  # the fence is longer than any backtick run inside
     assert "\n# x.json" not in text  # a newline in a path does not start a heading
+
+
+def test_capsule_text_in_the_comment_is_code_and_its_controls_escaped() -> None:
+    sig = "exit1:<img src=x>\x1b]0;t\x07|![x](https://evil.example/p.png)"
+    evil = dataclasses.replace(FAILED, signature=sig, key_lines=("\x1b[0Ksection_start:1:x\r\x1b[0K", "\u202eok"))
+    text = render_comment(report("recorded", expected=evil, path="[Click here](https://evil.example)<script>.json"),
+                          REF)
+    assert not set(text) & set("\x1b\x07\r\u202e")
+    outside = re.sub(r"(`+)(.+?)\1", "", re.sub(r"(?s)(`{3,})text\n.*?\n\1", "", text))
+    assert "<img" not in outside and "<script>" not in outside and "](" not in outside, outside
+    table = next(line for line in text.splitlines() if line.startswith("| `ab12"))
+    assert table.count("|") - table.count("\\|") == 5  # the signature's pipe stays in its cell

@@ -2,6 +2,8 @@
 capsule values never break out of their cells, and the table is cut at ROWS."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from runner.build.plan import Fidelity
@@ -50,3 +52,29 @@ def test_the_summary_counts_the_facts_as_the_replay_did() -> None:
                             engine=FakeEngine(run=run, images=["replay-base/debian:bookworm"]))
     summary = fidelity(TZ_CAPSULE, str(BUNDLE))
     assert [(f.fact, f.status) for f in summary] == [(f.fact, f.status) for f in report.fidelity]
+
+
+MARKUP = ("<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "[Click here](https://evil.example)",
+          "![x](https://evil.example/p.png)", "\x1b[0Ksection_start:1:fake\r\x1b[0K")
+
+
+def _outside_code(markdown: str) -> str:
+    """The Markdown with every code span and fenced block taken out: what GitHub reads as markup."""
+    return re.sub(r"(`+)(.+?)\1", "", markdown)
+
+
+def test_a_broken_capsules_reason_and_name_only_envs_are_never_markup() -> None:
+    remote = "https://git.example.org/<script>alert(1)</script><img src=x>[Click here](https://evil.example)"
+    rows = tuple(Fidelity(f"env {name}", "set (value not recorded)", "unset", "not applied") for name in MARKUP)
+    text = summary_markdown("c.json", [{"verdict": "broken", "reason": f"the capsule's remote {remote} is gone"}],
+                            "", rows)
+    assert "<script>" in text  # said, as code
+    outside = _outside_code(text)
+    for token in ("<", "](", "![", "\x1b", "\r", "section_start"):
+        assert token not in outside, (token, outside)
+    assert "\\x1b[0Ksection_start" in text  # the marker shown, not acted on by a GitLab log
+
+
+def test_no_result_error_is_never_markup() -> None:
+    text = summary_markdown("c.json", [], "engine said <img src=x> [x](y)", ())
+    assert "<img" not in _outside_code(text) and "](" not in _outside_code(text)
