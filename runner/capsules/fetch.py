@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import time
 import urllib.error
 import urllib.parse
@@ -202,6 +203,17 @@ def _store(url: str, data: bytes) -> Path:
         part.write_bytes(data)
         part.replace(dest)  # atomic: a parallel run never reads half a capsule
     return dest
+
+
+def discard(local: Path) -> None:
+    """Remove the cached copy `downloaded` returned (its whole `capsules/<digest>/` folder)."""
+    root = (settings().cache_dir / "capsules").resolve()
+    folder = local.resolve()
+    while folder.parent != root:
+        if folder == folder.parent:
+            return  # not in the cache: nothing of ours to remove
+        folder = folder.parent
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _remove_if_empty(folder: Path) -> None:

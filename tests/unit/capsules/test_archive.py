@@ -91,3 +91,23 @@ def test_a_device_in_an_archive_is_refused(served: tuple[str, Path], tmp_path: P
         tar.addfile(info)
     assert main(["verify", f"{base}/fifo.tar"]) == 2
     assert _cached(tmp_path) == []
+
+
+def test_an_archive_whose_capsule_is_refused_leaves_nothing(served: tuple[str, Path], tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    base, root = served
+    with tarfile.open(root / "bad.tar.gz", "w:gz") as tar:
+        info = tarfile.TarInfo("run/capsule.yaml")
+        data = b"{not: [yaml"
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    assert main(["inspect", f"{base}/bad.tar.gz"]) == 2
+    assert f"{base}/bad.tar.gz" in capsys.readouterr().err
+    assert _cached(tmp_path) == []
+
+
+def test_a_good_capsule_stays_in_the_cache(served: tuple[str, Path], tmp_path: Path) -> None:
+    base, root = served
+    _packed(root / "ok.tar.gz", {})
+    assert main(["inspect", f"{base}/ok.tar.gz"]) == 0
+    assert _cached(tmp_path)
