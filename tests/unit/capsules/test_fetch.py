@@ -3,6 +3,7 @@
 A real http.server on loopback in a thread serves every case."""
 from __future__ import annotations
 
+import io
 import json
 import socket
 import threading
@@ -134,3 +135,18 @@ def test_a_query_token_is_masked_in_error_lines(site: str, capsys: pytest.Captur
     assert main(["inspect", f"{site}/slow.json?access_token=abcdef123456"]) == 2
     err = capsys.readouterr().err
     assert "abcdef123456" not in err and "access_token=***" in err
+
+
+def test_a_redirect_from_https_to_http_is_refused() -> None:
+    """No TLS server here: the redirect rule itself, as urllib calls it for a 302."""
+    import urllib.request
+    from http.client import HTTPMessage
+
+    from runner.capsules.fetch import _Deadline, _Redirects
+    from runner.errors import CapsuleError
+
+    handler = _Redirects("https://a.example/c.json", _Deadline("https://a.example/c.json", 60))
+    request = urllib.request.Request("https://a.example/c.json")
+    with pytest.raises(CapsuleError, match="step down to plain http"):
+        handler.redirect_request(request, io.BytesIO(), 302, "Found", HTTPMessage(), "http://a.example/c.json")
+    assert handler.redirect_request(request, io.BytesIO(), 302, "Found", HTTPMessage(), "https://b.example/c.json")
