@@ -34,6 +34,7 @@ from .sources.providers import npmbin
 from .sources.providers.fetch import npm_tarball
 from .sources.providers.pytools import PYTHON_TOOLS
 from ..resources import template_loader, templates_dir
+from ..textsafe import cut, escaped
 from .sources.repo import Restored, restore
 
 Builder = Literal["buildkit", "classic"]
@@ -71,7 +72,9 @@ def _environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False,
     )
     env.filters["sh"] = lambda v: shlex.quote(str(v))
-    env.filters["comment"] = lambda v: " ".join(str(v).split()).replace("\n", " ")[:120]
+    # A comment line: capsule text (the title quotes argv) with its controls escaped (textsafe's terminal
+    # rule: `replay render` prints the Dockerfile), on one line, cut.
+    env.filters["comment"] = lambda v: cut(escaped(" ".join(str(v).split())), 120)
     return env
 
 

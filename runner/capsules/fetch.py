@@ -1,12 +1,20 @@
 """Capsules given as `https://` or `http://` URLs: downloaded to the cache, size-capped,
 then read (and verified) like any file.
 
-A capsule is someone else's file, so its URL is untrusted too: the download is capped
-(REPLAY_CAPSULE_MAX_BYTES, default 64 MiB) and never trusted for more than its bytes.
+A capsule is someone else's file, so its URL is untrusted too:
+- a URL holding credentials (`user:password@`) is refused (exit 2), never shown;
+- every redirect is checked like the URL itself: http or https only (never `ftp://`, which
+  would log in to the host it names, nor `file://`), no credentials, no step down from https
+  to http, at most 10 of them;
+- the whole download (redirects, headers and body) takes at most REPLAY_CAPSULE_TIMEOUT
+  seconds (default 120): a server trickling a byte a second is cut there, not after each
+  read's own timeout;
+- the body is capped (REPLAY_CAPSULE_MAX_BYTES, default 64 MiB), counted as it is read;
+- an archive is unpacked under caps of its own (archive.py);
+- wherever the URL is shown (errors, `inspect --json`), it goes through secretrules.mask_url:
+  a `?token=` value is `***`.
 The copy is stored under its content's SHA-256, so two runs of the same URL never
-race and a changed capsule never hides behind a stale copy. A tar archive (a NovaFabric
-capsule directory, packed) is unpacked with tarfile's "data" filter: no absolute
-paths, no links out, no devices.
+race and a changed capsule never hides behind a stale copy.
 
 Errors raised here name the URL; opening.py names the capsule by its URL in every error
 about the cached copy (no state is kept about which copy came from where).
@@ -14,20 +22,27 @@ about the cached copy (no state is kept about which copy came from where).
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import re
-import tarfile
+import shutil
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from http.client import HTTPMessage
 from pathlib import Path
+from typing import IO
 
 from ..config import settings
-from ..errors import CapsuleError, SourceUnavailable
+from ..errors import CapsuleError, SourceUnavailable, UsageError
+from ..secretrules import mask_url
+from .archive import is_tar, unpacked
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
-TIMEOUT_S = 60.0
+DEFAULT_TIMEOUT_S = 120.0
+READ_TIMEOUT_S = 60.0  # one read (or connect) within the total, for when the total is longer
+MAX_REDIRECTS = 10
+_CHUNK = 64 * 1024
 _URL = re.compile(r"^https?://", re.IGNORECASE)
 
 
@@ -45,39 +60,140 @@ def max_bytes() -> int:
     return int(raw) if raw.isdigit() and int(raw) > 0 else DEFAULT_MAX_BYTES
 
 
-def download(url: str, cap: int) -> bytes:
-    """The body, at most `cap` bytes; CapsuleError (exit 2) for what the URL says,
-    SourceUnavailable (exit 3) when nothing answers."""
+def timeout_s() -> float:
+    """REPLAY_CAPSULE_TIMEOUT: seconds the whole download may take (default 120)."""
+    raw = os.environ.get("REPLAY_CAPSULE_TIMEOUT", "").strip()
+    if not raw:
+        return DEFAULT_TIMEOUT_S
+    try:
+        secs = float(raw)
+    except ValueError:
+        secs = -1.0
+    if not 0 < secs < 1e9:
+        raise UsageError(f"REPLAY_CAPSULE_TIMEOUT: {raw[:40]!r} is not a number of seconds above 0")
+    return secs
+
+
+def download(url: str, cap: int, total_s: float | None = None) -> bytes:
+    """The body, at most `cap` bytes, within `total_s` seconds in all (REPLAY_CAPSULE_TIMEOUT);
+    CapsuleError (exit 2) for what the URL says, SourceUnavailable (exit 3) when nothing answers in time."""
+    name = mask_url(url)
+    _check_url(name, url)
+    deadline = _Deadline(name, timeout_s() if total_s is None else total_s)
+    opener = urllib.request.build_opener(_Redirects(name, deadline))
     request = urllib.request.Request(url, headers={"User-Agent": "replay", "Accept": "application/json, */*"})
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT_S) as resp:  # noqa: S310 - http(s) only, checked above
+        with opener.open(request, timeout=deadline.left()) as resp:
             length = resp.headers.get("Content-Length")
             if length and length.isdigit() and int(length) > cap:
-                raise CapsuleError(url, f"{int(length)} bytes is more than the {cap}-byte limit "
-                                        "(REPLAY_CAPSULE_MAX_BYTES)")
-            data = bytes(resp.read(cap + 1))
+                raise CapsuleError(name, f"{int(length)} bytes is more than the {cap}-byte limit "
+                                         "(REPLAY_CAPSULE_MAX_BYTES)")
+            return _body(name, resp, cap, deadline)
     except urllib.error.HTTPError as exc:
         if exc.code >= 500:
-            raise _unavailable(url, f"HTTP {exc.code}") from None
-        raise CapsuleError(url, f"HTTP {exc.code} {exc.reason}") from None
+            raise _unavailable(name, f"HTTP {exc.code}") from None
+        raise CapsuleError(name, f"HTTP {exc.code} {exc.reason}") from None
     except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
-        raise _unavailable(url, str(getattr(exc, "reason", exc))) from None
-    if len(data) > cap:
-        raise CapsuleError(url, f"more than the {cap}-byte limit (REPLAY_CAPSULE_MAX_BYTES)")
-    return data
+        if deadline.passed():
+            raise deadline.too_slow() from None
+        raise _unavailable(name, mask_url(str(getattr(exc, "reason", exc)))) from None
 
 
-def _unavailable(url: str, why: str) -> SourceUnavailable:
-    exc = SourceUnavailable(f"{url}: cannot download the capsule ({why})")
-    exc.path = url
+def _check_url(name: str, url: str) -> None:
+    """CapsuleError for a URL replay will not fetch: not http(s), or holding credentials."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        _ = parts.port  # a port that is no number raises here
+    except ValueError:
+        raise CapsuleError(name, "not a valid URL") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise CapsuleError(name, "only http:// and https:// URLs are fetched")
+    if "@" in parts.netloc:
+        raise CapsuleError(name, "a URL with credentials (user:password@) is refused: they would be sent "
+                                 "in clear and shown; serve the capsule without them")
+
+
+class _Redirects(urllib.request.HTTPRedirectHandler):
+    """Every redirect checked as the URL itself was, within the same deadline."""
+
+    max_redirections = MAX_REDIRECTS
+
+    def __init__(self, name: str, deadline: _Deadline) -> None:
+        self.name, self.deadline = name, deadline
+
+    def redirect_request(self, req: urllib.request.Request, fp: IO[bytes], code: int, msg: str,
+                         headers: HTTPMessage, newurl: str) -> urllib.request.Request | None:
+        self.deadline.left()
+        target = mask_url(newurl)
+        try:
+            _check_url(target, newurl)
+        except CapsuleError as exc:
+            raise CapsuleError(self.name, f"redirected to {target}: {exc.problem}") from None
+        if req.full_url.lower().startswith("https:") and not newurl.lower().startswith("https:"):
+            raise CapsuleError(self.name, f"redirected from https to {target}, refused (a step down to plain http)")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def _body(name: str, resp: object, cap: int, deadline: _Deadline) -> bytes:
+    """Read in chunks as they come, each read bounded by what is left of the deadline."""
+    data = bytearray()
+    read = getattr(resp, "read1", None) or getattr(resp, "read")  # noqa: B009 - read1: what has come, no waiting for a full chunk
+    while True:
+        _set_read_timeout(resp, deadline.left())
+        try:
+            chunk = read(_CHUNK)
+        except TimeoutError:
+            raise deadline.too_slow() from None
+        if not chunk:
+            return bytes(data)
+        data += chunk
+        if len(data) > cap:
+            raise CapsuleError(name, f"more than the {cap}-byte limit (REPLAY_CAPSULE_MAX_BYTES)")
+
+
+def _set_read_timeout(resp: object, seconds: float) -> None:
+    """The socket's timeout for the next read: at most what is left of the whole download's time.
+    http.client keeps the socket only inside its file object (fp.raw._sock)."""
+    sock = getattr(getattr(getattr(resp, "fp", None), "raw", None), "_sock", None)
+    if sock is not None and hasattr(sock, "settimeout"):
+        sock.settimeout(seconds)
+
+
+class _Deadline:
+    """The whole download's time: what is left of it bounds every connect and read."""
+
+    def __init__(self, name: str, total_s: float) -> None:
+        self.name, self.total_s, self.at = name, total_s, time.monotonic() + total_s
+
+    def passed(self) -> bool:
+        return time.monotonic() >= self.at
+
+    def left(self) -> float:
+        """Seconds the next step may take; SourceUnavailable once none are left."""
+        left = self.at - time.monotonic()
+        if left <= 0:
+            raise self.too_slow()
+        return min(left, READ_TIMEOUT_S)
+
+    def too_slow(self) -> SourceUnavailable:
+        return _unavailable(self.name, f"not done within {self.total_s:g} s in all (REPLAY_CAPSULE_TIMEOUT)")
+
+
+def _unavailable(name: str, why: str) -> SourceUnavailable:
+    exc = SourceUnavailable(f"{name}: cannot download the capsule ({why})")
+    exc.path = name
     return exc
 
 
 def _store(url: str, data: bytes) -> Path:
     digest = hashlib.sha256(data).hexdigest()[:24]
     folder = settings().cache_dir / "capsules" / digest
-    if _is_tar(data):
-        return _unpack(url, data, folder / "capsule")
+    if is_tar(data):
+        try:
+            return unpacked(mask_url(url), data, folder / "capsule")
+        except CapsuleError:
+            _remove_if_empty(folder)  # a refused archive leaves nothing in the cache
+            raise
     name = Path(urllib.parse.urlsplit(url).path).name or "capsule.json"
     name = re.sub(r"[^A-Za-z0-9._-]", "_", name)[:100] or "capsule.json"
     dest = folder / name
@@ -89,26 +205,19 @@ def _store(url: str, data: bytes) -> Path:
     return dest
 
 
-def _is_tar(data: bytes) -> bool:
+def discard(local: Path) -> None:
+    """Remove the cached copy `downloaded` returned (its whole `capsules/<digest>/` folder)."""
+    root = (settings().cache_dir / "capsules").resolve()
+    folder = local.resolve()
+    while folder.parent != root:
+        if folder == folder.parent:
+            return  # not in the cache: nothing of ours to remove
+        folder = folder.parent
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _remove_if_empty(folder: Path) -> None:
     try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*"):
-            return True
-    except (tarfile.TarError, EOFError, OSError):
-        return False
-
-
-def _unpack(url: str, data: bytes, dest: Path) -> Path:
-    """A packed capsule directory; the one directory holding capsule.yaml inside it."""
-    if not dest.exists():
-        tmp = dest.with_name(f".unpack-{os.getpid()}")
-        tmp.mkdir(parents=True, exist_ok=True)
-        try:
-            with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
-                tar.extractall(tmp, filter="data")
-        except (tarfile.TarError, OSError) as exc:
-            raise CapsuleError(url, f"cannot unpack the archive ({exc})") from None
-        tmp.replace(dest)
-    found = sorted(p.parent for p in dest.rglob("capsule.yaml"))
-    if not found:
-        raise CapsuleError(url, "an archive without a capsule.yaml (not a NovaFabric capsule)")
-    return found[0]
+        folder.rmdir()
+    except OSError:
+        pass

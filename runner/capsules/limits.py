@@ -29,6 +29,11 @@ most 16 MiB, 250,000 nodes and 64 levels, no aliases; a recorded output 64 MiB; 
 name 255 bytes and a path 4,096 (Linux's NAME_MAX and PATH_MAX: longer ones fail with
 ENAMETOOLONG); verify lists at most 100,000 files of a NovaFabric directory and looks at
 10,000 sibling capsules of a distributed run.
+
+Caps on a capsule given as a URL (fetch.py, archive.py): the download at most
+REPLAY_CAPSULE_MAX_BYTES (64 MiB) in at most REPLAY_CAPSULE_TIMEOUT seconds in all (120),
+redirects and body included; a packed NovaFabric directory unpacks to at most 256 MiB and
+10,000 entries, counted while unpacking (what is written, not what the headers say).
 """
 from __future__ import annotations
 
@@ -55,6 +60,8 @@ VALUES = 100_000
 HEADERS = 1_000
 HTTP_TEXT_CHARS = 65_536
 BODY_CHARS = 16 * 1024 * 1024
+UNPACKED_BYTES = 256 * 1024 * 1024
+UNPACKED_ENTRIES = 10_000
 
 # A rule names a member by its path (``*`` any key or index) and caps its size.
 Rule = tuple[tuple[str, ...], int, str, Callable[[Any], int]]

@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
 from ..errors import CapsuleError, UsageError
+from ..secretrules import mask_url
 from . import detect
-from .fetch import downloaded, is_url, max_bytes
+from .fetch import discard, downloaded, is_url, max_bytes
 from .model import Capsule
 from .novafabric import MANIFEST
 from .trust import Trust
@@ -116,7 +117,12 @@ def _located(given: str | Path) -> Iterator[tuple[Path, str]]:
             yield path, STDIN_NAME
         return
     if isinstance(given, str) and is_url(given):
-        yield downloaded(given), given  # its own errors name the URL
+        local = downloaded(given)
+        try:
+            yield local, mask_url(given)  # its own errors name the URL, masked too
+        except CapsuleError:
+            discard(local)  # a capsule refused as unreadable leaves nothing in the cache
+            raise
         return
     yield Path(given), text
 

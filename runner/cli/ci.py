@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..ci.github import GitHub
 from ..commands.spec import Args
+from ..textsafe import escaped
 from .console import err, out
 
 
@@ -20,7 +21,7 @@ def find(a: Args) -> int:
         if found.path is not None:
             out.print(str(found.path), markup=False, highlight=False)
         else:
-            err.print(f"skipped {found.url} (issue #{found.issue}): {found.why}", markup=False, highlight=False)
+            err.print(escaped(f"skipped {found.url} (issue #{found.issue}): {found.why}"), markup=False, highlight=False)
     return 0
 
 

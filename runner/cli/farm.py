@@ -8,6 +8,7 @@ from typing import Any
 from ..commands.spec import Args
 from ..errors import UsageError
 from ..farm.options import FarmOptions
+from ..textsafe import escaped
 from .console import err, out, print_result
 from ..replay.inputs import check_repo, parse_env, use_mirrors, write_text
 
@@ -111,9 +112,9 @@ def history(a: Args) -> int:
     if a.json:
         print_result("farm history", code, history_json((matched, results)))
     elif results:
-        out.print(matched, markup=False)
+        out.print(escaped(matched), markup=False)
         show_history(results, out)
     else:
-        out.print(matched, markup=False)
-        out.print(f"no nights recorded for {a.capsule}", markup=False)
+        out.print(escaped(matched), markup=False)
+        out.print(escaped(f"no nights recorded for {a.capsule}"), markup=False)
     return code

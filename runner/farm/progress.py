@@ -6,6 +6,7 @@ import threading
 import time
 from typing import Any
 
+from ..textsafe import escaped
 from .model import CapsuleResult
 
 
@@ -22,7 +23,7 @@ class FarmProgress:
 
     def say(self, text: str) -> None:
         if self._console is not None:
-            self._console.print(f"farm: {text}", markup=False, highlight=False, emoji=False)
+            self._console.print(f"farm: {escaped(text)}", markup=False, highlight=False, emoji=False)
 
     def start(self, total: int, already: int) -> None:
         with self._lock:

@@ -6,7 +6,6 @@ Bad arguments are refused before anything runs, as the CLI's usage errors (exit 
 """
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import anyio
@@ -19,6 +18,7 @@ from mcp.shared.exceptions import MCPError
 from .. import __version__
 from ..envelope import envelope
 from ..errors import Exit
+from ..textsafe import json_text
 from .child import enveloped, run_child
 from ..commands.spec import ArgumentError, Command
 from .schemas import output_schema
@@ -41,7 +41,7 @@ def tool_listing() -> list[types.Tool]:
 
 def answer(data: dict[str, Any]) -> types.CallToolResult:
     """The envelope as the tool's result: structured, and as text for clients that read only text."""
-    text = json.dumps(data, indent=2, ensure_ascii=False)
+    text = json_text(data, indent=2)  # textsafe's JSON rule: C1, bidi, U+2028/9 escaped
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=data,
                                 is_error=data.get("error") is not None)
 

@@ -21,6 +21,7 @@ from ..build.sources.repo import RemoteFailed
 from ..build.plan import Plan
 from ..build.planner import make_plan
 from ..build.render import Builder, Context, render, workdir, write_context
+from ..textsafe import shell_word
 from .runenv import command_env
 
 _TAG = "replay-by-hand"
@@ -149,4 +150,4 @@ def run_line(plan: Plan, supplied: list[str]) -> str:
         words += ["-e", f"{name}={value}"]
     for name in supplied:
         words += ["-e", name]
-    return " ".join(shlex.quote(w) for w in [*words, by_hand_tag(plan), *argv])
+    return " ".join(shell_word(w) for w in [*words, by_hand_tag(plan), *argv])  # a control: as $'\x1b'

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ..textsafe import escaped
 
 FORCE_ENV = "REPLAY_PROGRESS"
 
@@ -24,7 +25,7 @@ class Progress:
 
     def say(self, text: str) -> None:
         if not self._quiet and self._console is not None:
-            self._console.print(f"replay: {text}", markup=False, highlight=False, emoji=False)
+            self._console.print(f"replay: {escaped(text)}", markup=False, highlight=False, emoji=False)
 
     @contextmanager
     def step(self, name: str) -> Iterator[None]:

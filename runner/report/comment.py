@@ -12,11 +12,10 @@ passing runs would decide), so the job's exit and the comment agree with replay'
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from ..verdict.facts import FACTS, Verdict
 from ..replay.report import ReplayReport
-from .templates import add_filters, render
+from .templates import render
 
 MARKER = "replay-ci"
 _MARKER_RE = re.compile(r"<!-- replay-ci capsule=([0-9A-Za-z._-]+) state=([a-z-]+) -->")
@@ -40,18 +39,3 @@ def render_comment(report: ReplayReport, ref: str | None) -> str:
                   attempts=report.attempts, expected=report.expected)
 
 
-def code(text: Any) -> str:
-    """Inline code that no backtick or newline in a capsule's value can break out of."""
-    value = " ".join(str(text).split())
-    fence = "`" * (max((len(r) for r in re.findall(r"`+", value)), default=0) + 1)
-    return f"{fence} {value} {fence}" if "`" in value else f"`{value}`"
-
-
-def block(lines: Any) -> str:
-    """A fenced block longer than any backtick run inside it (key lines are the capsule's text)."""
-    text = "\n".join(lines)
-    fence = "`" * max(3, max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
-    return f"{fence}text\n{text}\n{fence}"
-
-
-add_filters(code=code, block=block)

@@ -11,6 +11,7 @@ from ..verdict.facts import FARM_ORDER, facts_of
 from ..farm.attention import GROUP_LABELS, GROUPS, Attention, Row
 from ..farm.attention import counts as counts_by_group
 from ..farm.model import CapsuleResult, Night
+from ..textsafe import escaped
 from .layout import Styled, View
 
 def counts(night: Night) -> dict[str, int]:
@@ -69,17 +70,22 @@ def history_json(found: tuple[str, list[CapsuleResult]]) -> dict[str, Any]:
             "matched": matched, "nights": [result_json(r) for r in results]}
 
 
+def _print(console: Any, line: str, **style: Any) -> None:
+    """One line of the text report: capsule paths and reasons in it escaped (textsafe's terminal rule)."""
+    console.print(escaped(line), **style)
+
+
 def show_run(night: Night, console: Any) -> None:
     View(console).table(f"night {night.id}", ("capsule", "format", "verdict", "rate", "at ref", "signature", "why"),
                         [(r.path, r.format, r.verdict, _rate(r), r.ref_verdict or "", r.signature or "", r.reason)
                          for r in night.results], free=6)
-    console.print(_counts_line(night), markup=False)
+    _print(console, _counts_line(night), markup=False)
     broken = [r.path for r in night.results if r.verdict == "broken"]
     if broken:
-        console.print(f"broken ({len(broken)}, no verdict: the capsule's own problem, see why): " +
+        _print(console, f"broken ({len(broken)}, no verdict: the capsule's own problem, see why): " +
                       ", ".join(broken[:10]) + (f" and {len(broken) - 10} more" if len(broken) > 10 else ""),
                       markup=False)
-    console.print(f"images: {night.images} planned, {night.builds} built", markup=False)
+    _print(console, f"images: {night.images} planned, {night.builds} built", markup=False)
 
 
 STEADY_SHOWN = 20  # steady rows listed by the text report before they are folded (--all lists them)
@@ -88,32 +94,32 @@ TRANSITIONS_SHOWN = 50  # "since last night" lines before they are folded (--all
 
 def show_report(view: Attention, console: Any, show_all: bool = False) -> None:
     if not view.nights or view.last is None:
-        console.print("no nights recorded yet", markup=False)
+        _print(console, "no nights recorded yet", markup=False)
         return
     last = view.last
-    console.print(f"{len(view.nights)} night(s); last {last.id} (started {last.started_at}"
+    _print(console, f"{len(view.nights)} night(s); last {last.id} (started {last.started_at}"
                   f"{', unfinished' if last.finished_at is None else ''}); rates over the last "
                   f"{min(view.window, len(view.nights))} night(s)", markup=False)
-    console.print(_counts_line(last), markup=False)
-    console.print("since last night:" if view.transitions else "since last night: nothing changed", markup=False)
+    _print(console, _counts_line(last), markup=False)
+    _print(console, "since last night:" if view.transitions else "since last night: nothing changed", markup=False)
     listed = view.transitions if show_all else view.transitions[:TRANSITIONS_SHOWN]
     for t in listed:
-        console.print(f"  {t.kind}: {t.path} ({t.before} -> {t.after})" + (f" {t.detail}" if t.detail else ""),
+        _print(console, f"  {t.kind}: {t.path} ({t.before} -> {t.after})" + (f" {t.detail}" if t.detail else ""),
                       markup=False)
     if len(listed) < len(view.transitions):
-        console.print(f"  and {len(view.transitions) - len(listed)} more (--all lists them; each is a row below)",
+        _print(console, f"  and {len(view.transitions) - len(listed)} more (--all lists them; each is a row below)",
                       markup=False)
     for group in GROUPS:
         rows = view.group(group)
         if not rows:
             continue
         shown = rows if show_all or group != "steady" or len(rows) <= STEADY_SHOWN else ()
-        console.print(f"{GROUP_LABELS[group]} ({len(rows)})", markup=False, style="bold")
+        _print(console, f"{GROUP_LABELS[group]} ({len(rows)})", markup=False, style="bold")
         if shown:
             _rows_table(shown, console)
         else:
             by = Counter(r.verdict for r in rows)
-            console.print("  " + ", ".join(f"{n} {v}" for v, n in by.most_common()) +
+            _print(console, "  " + ", ".join(f"{n} {v}" for v, n in by.most_common()) +
                           " (folded: --all lists them, --json has every row)", markup=False)
 
 
@@ -126,7 +132,7 @@ def _rows_table(rows: Sequence[Row], console: Any) -> None:
                          for r in rows], free=5)
     for r in rows:
         if r.group == "never-reproduced" and r.not_applied:
-            console.print(f"  {r.path}: not replayed exactly: " + "; ".join(r.not_applied[:NOT_APPLIED_SHOWN]) +
+            _print(console, f"  {r.path}: not replayed exactly: " + "; ".join(r.not_applied[:NOT_APPLIED_SHOWN]) +
                           (f" and {len(r.not_applied) - NOT_APPLIED_SHOWN} more" if len(r.not_applied) >
                            NOT_APPLIED_SHOWN else ""), markup=False)
 

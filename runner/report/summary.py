@@ -7,28 +7,24 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..build.plan import Fidelity
+from ..textsafe import md_code, md_text
 from .templates import add_filters, render
 from .text import NAME_ONLY
 
 ROWS = 50  # fidelity rows in the table; `replay --all` lists every one
-_CODE = str.maketrans({"`": "'", "|": "/", "\n": " ", "\r": " "})
 
 
 def cell(text: Any) -> str:
-    """A table cell (or inline code) that no capsule value can break out of."""
-    return f"`{str(text).translate(_CODE)}`" if text not in (None, "") else "-"
-
-
-def plain(text: Any) -> str:
-    """Prose from a capsule or an error: no backtick, pipe or newline of its own."""
-    return str(text).translate(_CODE)
+    """A table cell: the value as inline code (textsafe's Markdown rule), "-" when there is none."""
+    return md_code(text, table=True) if text not in (None, "") else "-"
 
 
 def sentence(result: Mapping[str, Any]) -> str:
     """One farm result (`replay farm run --json`'s) as a sentence: the verdict first."""
     verdict = str(result.get("verdict", "inconclusive"))
     reason = str(result.get("reason") or "").strip().rstrip(".")
-    said = f"**{verdict.upper()}**: {reason}." if reason else f"**{verdict.upper()}**."
+    said = f"**{md_text(verdict.upper())}**"
+    said += f": {md_code(reason)}." if reason else "."  # a broken capsule's reason quotes its remote
     if result.get("signature"):
         said += f" Signature {cell(result['signature'])}"
         if result.get("recorded_signature"):
@@ -45,4 +41,4 @@ def summary_markdown(capsule: str, results: Sequence[Mapping[str, Any]], error: 
                   others=[f for f in fidelity if f.status != "exact" and f.recorded != NAME_ONLY], rows=ROWS)
 
 
-add_filters(cell=cell, plain=plain, sentence=sentence)
+add_filters(cell=cell, sentence=sentence)

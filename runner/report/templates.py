@@ -5,17 +5,21 @@ Templates are files under templates/ (one loader, runner.resources.template_load
 with the Dockerfile renderer). StrictUndefined: a name a template expects and the writer
 did not give is an error, never an empty string. Autoescape by the kind of the template,
 read from its name: markup (`*.html.j2`, `*.xml.j2`) is escaped, Markdown and plain text
-are not (their writers quote capsule values with their own filters: `code`, `block`).
+are not: they quote capsule values with textsafe's Markdown filters, which every environment
+has (`md_code`, `md_cell` for a table, `md_block`, `md_text` for prose); markup templates put
+capsule text in attributes and `<title>` through `html_plain` (controls removed).
 Each writer module adds its filters once, under names no other writer uses.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
+import functools
 from functools import cache
 from typing import Any
 
 import jinja2
 
+from .. import textsafe
 from ..resources import template_loader
 
 MARKUP = (".html", ".htm", ".xml", ".svg")
@@ -28,8 +32,11 @@ def autoescape(name: str | None) -> bool:
 
 @cache
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(loader=template_loader(), undefined=jinja2.StrictUndefined, autoescape=autoescape,
-                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env = jinja2.Environment(loader=template_loader(), undefined=jinja2.StrictUndefined, autoescape=autoescape,
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters.update(md_code=textsafe.md_code, md_cell=functools.partial(textsafe.md_code, table=True),
+                       md_block=textsafe.md_block, md_text=textsafe.md_text, html_plain=textsafe.html_plain)
+    return env
 
 
 def add_filters(**filters: Callable[..., Any]) -> None:

@@ -135,3 +135,37 @@ def test_a_context_render_wrote_is_replaced_by_the_next_render(tmp_path: Path) -
     (out / "stale").write_text("from the first render")
     assert main(["render", str(TZ_CAPSULE), "-o", str(out), "--repo", str(BUNDLE)]) == 0
     assert (out / "Dockerfile").is_file() and not (out / "stale").exists()
+
+
+# ESC (a window title, then clear the scrollback), BEL, NUL, a C1 control (CSI), a bidi override, U+2028
+HOSTILE_ARG = "x\x1b]0;owned\x07\x1b[3J\x00\x9b2J\u202etxt.js\u2028y"
+RAW = set(HOSTILE_ARG) - set("x]0;owned[3J2Jtxt.jsy")
+
+
+def _hostile_argv(data: dict[str, object]) -> None:
+    data["command"]["argv"].append(HOSTILE_ARG)  # type: ignore[index]
+
+
+def test_render_shows_a_hostile_argv_escaped_in_the_title(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    capsule = json_variant(TZ_CAPSULE, tmp_path, _hostile_argv)
+    assert main(["render", str(capsule), "--repo", str(BUNDLE)]) == 0
+    out = capsys.readouterr().out
+    assert not RAW & set(out)
+    title = out.splitlines()[0]
+    assert title.startswith("# replay ") and "\\x1b]0;owned\\x07" in title and "\\u202e" in title
+
+
+def test_render_o_writes_the_run_line_with_controls_as_bash_escapes(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    import subprocess
+
+    capsule = json_variant(TZ_CAPSULE, tmp_path, _hostile_argv)
+    assert main(["render", str(capsule), "-o", str(tmp_path / "ctx"), "--repo", str(BUNDLE)]) == 0
+    captured = capsys.readouterr()
+    assert not RAW & set(captured.out + captured.err)
+    run_line = next(line for line in captured.out.splitlines() if line.startswith("docker run"))
+    word = run_line.rsplit(" ", 1)[1]
+    assert word.startswith("$'") and "\\x1b" in word
+    # bash reads it back as the recorded bytes (NUL aside: no argv string can hold one)
+    said = subprocess.run(["bash", "-c", f"printf %s {word}"], capture_output=True, check=True).stdout
+    assert said == HOSTILE_ARG.split("\x00")[0].encode()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
@@ -9,6 +10,7 @@ from runner.report.comment import read_marker, render_comment
 from runner.verdict.judge import Attempt, Expected, judge_fix
 from runner.verdict.rate import Rate
 from runner.report import Baseline, CapsuleRef, ImageInfo, ReplayReport, Verification
+from runner.textsafe import md_text
 
 REF = "3f2c9e1aa0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5"
 FAILED = Expected(True, 1, None, "exit1:0aee0834ac9c4d2d", ("FAIL in New York", "expected 9, got 8"), b"", "recorded")
@@ -47,7 +49,7 @@ def test_the_state_is_the_replays_own_verdict(kinds: tuple[str, ...], state: str
     text = render_comment(r, REF)
     assert r.verdict == state and read_marker(text) == ("ab12cd34ef56ab12cd34ef56", state)
     assert text.splitlines()[1].startswith(f"### {words} at `3f2c9e1aa0b1`: `capsules/tz.json`")
-    assert r.summary in text  # the sentence says why, with the rates
+    assert md_text(r.summary) in text  # the sentence says why, with the rates (as prose: no markup)
     rows = [line for line in text.splitlines() if line[:4] in ("| 1 ", "| 2 ")]
     assert [r[:4] for r in rows] == ["| 1 ", "| 2 "][:len(kinds)]  # one row per attempt
 
@@ -86,3 +88,15 @@ def test_a_capsule_cannot_break_out_of_the_markdown_or_the_marker() -> None:
     assert read_marker(text) == ("ab12cd34ef56ab12cd34ef56", "not-fixed")  # the first marker is replay's own
     assert "````text\n```\n" in text  # the fence is longer than any backtick run inside
     assert "\n# x.json" not in text  # a newline in a path does not start a heading
+
+
+def test_capsule_text_in_the_comment_is_code_and_its_controls_escaped() -> None:
+    sig = "exit1:<img src=x>\x1b]0;t\x07|![x](https://evil.example/p.png)"
+    evil = dataclasses.replace(FAILED, signature=sig, key_lines=("\x1b[0Ksection_start:1:x\r\x1b[0K", "\u202eok"))
+    text = render_comment(report("recorded", expected=evil, path="[Click here](https://evil.example)<script>.json"),
+                          REF)
+    assert not set(text) & set("\x1b\x07\r\u202e")
+    outside = re.sub(r"(`+)(.+?)\1", "", re.sub(r"(?s)(`{3,})text\n.*?\n\1", "", text))
+    assert "<img" not in outside and "<script>" not in outside and "](" not in outside, outside
+    table = next(line for line in text.splitlines() if line.startswith("| `ab12"))
+    assert table.count("|") - table.count("\\|") == 5  # the signature's pipe stays in its cell

@@ -13,7 +13,8 @@ from runner.report.templates import add_filters, autoescape, environment
 
 def test_every_writer_shares_the_one_environment() -> None:
     env = environment()
-    assert {"strip", "vclass", "code", "block", "cell", "sentence"} <= env.filters.keys()
+    assert {"strip", "vclass", "md_code", "md_cell", "md_block", "md_text", "html_plain", "cell",
+            "sentence"} <= env.filters.keys()
     assert html.environment is environment and comment.render is summary.render is templates.render
     assert env.undefined is jinja2.StrictUndefined
     assert render._environment().loader is env.loader  # one loader of templates/
@@ -29,6 +30,6 @@ def test_autoescape_follows_the_kind_of_template() -> None:
 
 
 def test_a_filter_name_is_taken_once() -> None:
-    add_filters(code=comment.code)  # the same function again: fine
-    with pytest.raises(ValueError, match="'code' is defined twice"):
-        add_filters(code=str)
+    add_filters(cell=summary.cell)  # the same function again: fine
+    with pytest.raises(ValueError, match="'cell' is defined twice"):
+        add_filters(cell=str)
