@@ -41,7 +41,7 @@ def test_an_attempt_is_contained(engine: object, capsys: pytest.CaptureFixture[s
     assert lines == ["socket False", "reach 172.17.0.1 no", "reach 8.8.8.8 no", "nonewprivs 1", f"caps {KEPT_BITS}",
                      "pids 4096", f"memory {512 << 20}", "host paths []"]
     # `--junit FILE`: one testcase, a pass (the capsule recorded a pass and it came back)
-    from tests.unit.report.test_junit import valid
+    from tests.support.reports import valid
 
     [case] = valid(junit.read_text(encoding="utf-8")).findall(".//testcase")
     assert case.get("name") == str(capsule) and case.find("failure") is None and case.find("error") is None

@@ -127,7 +127,7 @@ def test_the_nights_html_and_junit_list_every_capsule(first_night: tuple[int, di
     from lxml import html as lxml_html
 
     from tests.services import browse
-    from tests.unit.report.test_junit import valid
+    from tests.support.reports import valid
 
     _, doc, db = first_night
     html_file, junit_file = tmp_path / "farm.html", tmp_path / "farm.xml"

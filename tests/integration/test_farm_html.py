@@ -18,8 +18,8 @@ from runner.farm.attention import Attention
 from runner.report.html import write_site
 from runner.verdict.facts import FACTS, STEADY_COLOUR
 from tests.services import browse
-from tests.unit.report.test_html import sample_history, view_of
-from tests.unit.report.test_junit import HOSTILE
+from tests.support.reports import sample_history, view_of
+from tests.support.reports import HOSTILE
 
 pytestmark = pytest.mark.integration
 

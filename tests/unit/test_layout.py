@@ -149,3 +149,16 @@ def test_the_front_ends_only_wire() -> None:
                     long.append(f"{path.relative_to(ROOT)}:{node.name} ({n} lines)")
     assert long == []
     assert sum(len(p.read_text().splitlines()) for p in (RUNNER / "cli").glob("*.py")) <= 2344 // 2
+
+
+def test_no_test_module_imports_another() -> None:
+    """What several test modules share lives in tests/support/ (or a conftest, or a helper module
+    whose name does not start with test_), never in one of the test modules."""
+    found = []
+    for p in (ROOT / "tests").rglob("*.py"):
+        for node in ast.walk(ast.parse(p.read_text())):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else \
+                [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            found += [f"{p.relative_to(ROOT)}: {n}" for n in names
+                      if n.startswith("tests.") and n.rsplit(".", 1)[-1].startswith("test_")]
+    assert found == []

@@ -100,7 +100,7 @@ def test_usage_errors_exit_2(monkeypatch: pytest.MonkeyPatch, args: list[str]) -
 
 def test_junit_names_the_minimal_set(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
                                      tmp_path: Any) -> None:
-    from tests.unit.report.test_junit import valid
+    from tests.support.reports import valid
 
     use(monkeypatch, FakeReplayer(tz_rule()))
     out = tmp_path / "bisect.xml"

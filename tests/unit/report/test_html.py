@@ -15,53 +15,13 @@ from lxml import html as lxml_html
 
 from runner.errors import UsageError
 from runner.report import html as farm_html
-from runner.farm.attention import Attention, build, mark_of, replay_command
+from runner.farm.attention import Attention, replay_command
 from runner.report.html import page_name, render_site, write_site
-from runner.farm.model import History, Night, Rate
-from runner.replay.defaults import DEFAULT_TIMEOUT_S
+from runner.farm.model import History, Night
 from runner.verdict.facts import FACTS
 
-from tests.unit.report.test_junit import HOSTILE, SIG, result
-
-NIGHTS = ("night-0001", "night-0002", "night-0003")
-STARTS = ("2026-11-29T03:00:00Z", "2026-11-30T03:00:00Z", "2026-12-01T03:00:00Z")
-OPTIONS = {"repo": "/srv/mirrors/app.git", "trust_keys": ["/etc/replay/team key.pem"], "require_valid": True,
-           "attempts": 5, "timeout": DEFAULT_TIMEOUT_S, "memory": "2g", "supplied": ["API_TOKEN"],
-           "mirrors": ["https://git.example.com/=/srv/mirrors/"]}
-# path -> its verdict on each night (None: not collected)
-PLAN: dict[str, tuple[str | None, ...]] = {
-    "caps/steady.json": ("reproduced", "reproduced", "reproduced"),
-    "caps/new-failure.json": (None, None, "reproduced"),
-    "caps/changed.json": ("not-reproduced", "not-reproduced", "reproduced"),
-    "caps/newly-flaky.json": ("reproduced", "reproduced", "flaky"),
-    "caps/still-flaky.json": (None, "flaky", "flaky"),
-    "caps/broken-steady.json": ("broken", "broken", "broken"),
-    "caps/gone.json": ("reproduced", None, None),
-    "caps/passes.json": ("not-reproduced", "not-reproduced", "not-reproduced"),
-    HOSTILE: (None, "reproduced", "reproduced"),
-}
-NOT_APPLIED = ("env API_KEY: not applied (value not recorded)", "runtime node: approximated (22.1.0 not offered)")
-RATES = {"reproduced": Rate(3, 3, 0.44, 1.0), "flaky": Rate(2, 5, 0.12, 0.77), "not-reproduced": Rate(0, 3, 0.0, 0.56)}
-
-
-def sample_history() -> History:
-    nights = []
-    for i, nid in enumerate(NIGHTS):
-        results = tuple(
-            result(path, verdict, night_id=nid, capsule_id="c-hostile" if path == HOSTILE else "c-" + path.replace("/", "-"), signature=SIG if verdict != "broken" else None,
-                   rate=RATES.get(verdict), reason="the seal does not verify" if verdict == "broken" else "",
-                   not_applied=NOT_APPLIED if path == "caps/passes.json" else ())
-            for path, plan in PLAN.items() if (verdict := plan[i]) is not None)
-        nights.append(Night(nid, STARTS[i], STARTS[i].replace("03:00", "03:40"), None, ("caps/",), results,
-                            options=OPTIONS))
-    return History(tuple(nights))
-
-
-def view_of(history: History, window: int = 14) -> Attention:
-    marks = [[mark_of(r) for r in n.results] for n in history.nights[:-1]]
-    return build(history.nights, marks, lambda i: {r.capsule_id: (r.path, r.commit is not None)
-                                                   for r in history.nights[i].results}, window)
-
+from tests.support.reports import HOSTILE, result
+from tests.support.reports import NIGHTS, OPTIONS, sample_history, view_of
 
 def page(view: Attention | None = None, name: str = "farm.html") -> lxml_html.HtmlElement:
     return lxml_html.document_fromstring(render_site(view or view_of(sample_history()))[name])

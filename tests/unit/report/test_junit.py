@@ -3,103 +3,22 @@ checked mapping by mapping, and validated against Maven Surefire's schema (the o
 knows flakyFailure, vendored under tests/fixtures/junit/)."""
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import replace
-from functools import cache
-from pathlib import Path
 from typing import Any, get_type_hints
 
 import pytest
-from lxml import etree
 
 from runner.bisect import BisectResult, Candidate, CommitsResult, NotVaried, SweepResult, Trial, Walk
 from runner.bisect.commits import Commit
 from runner.bisect.search import Status
 from runner.verdict.judge import Verdict
 from runner.report.junit import OUTCOME, bisect_junit, farm_junit, replay_junit
-from runner.farm.model import AttemptRecord, CapsuleResult, FarmVerdict, Night, Rate
+from runner.farm.model import FarmVerdict, Night, Rate
 from runner.replay import Attempt, Expected
 from runner.report import ReplayReport
-
-XSD = Path(__file__).resolve().parents[2] / "fixtures" / "junit" / "surefire-test-report-3.0.xsd"
-NIGHT = "night-0003"
-SIG = "exit1:0aee0834ac9c4d2d"
-OTHER = "exit2:1111111111111111"
-KEY = ("FAIL test/time.test.ts", "expected 2026-01-01 got 2025-12-31")
-HOSTILE = "<script>alert(1)</script>"
-
-
-# --- values built by hand (shared with test_html.py and the Chromium test) ----------------
-
-def attempt(capsule_id: str, index: int, classification: str, *, exit_code: int | None = 1,
-            signature: str | None = SIG, side: str = "recorded", night_id: str = NIGHT,
-            key_lines: tuple[str, ...] = KEY, timed_out: bool = False) -> AttemptRecord:
-    return AttemptRecord(f"{night_id}-{capsule_id}-{side}-{index}", night_id, capsule_id, side,  # type: ignore[arg-type]
-                         index, "finished", "2026-12-01T03:00:00Z", "2026-12-01T03:00:09Z",
-                         exit_code, None, signature, classification, 9.0 + index / 10, timed_out, key_lines)
-
-
-def result(path: str, verdict: FarmVerdict, *, night_id: str = NIGHT, capsule_id: str | None = None,
-           fmt: str = "twin", repo: str | None = "https://example.org/app.git",
-           attempts: Sequence[tuple[str, int | None, str | None]] = (), **kw: Any) -> CapsuleResult:
-    """A result; `attempts` as (classification, exit code, signature) at the recorded commit."""
-    cid = capsule_id or f"c-{path.replace('/', '-')}"
-    recs = tuple(attempt(cid, i, c, exit_code=e, signature=s, night_id=night_id)
-                 for i, (c, e, s) in enumerate(attempts, 1))
-    kw.setdefault("recorded_signature", SIG)
-    return CapsuleResult(night_id, cid, path, fmt, repo, "a" * 40, verdict, attempts=recs,
-                         replay_version="0.1.0", duration_s=30.5, finished_at="2026-12-01T03:10:00Z", **kw)
-
-
-REPRO = [("recorded", 1, SIG)] * 3
-
-
-def every_verdict(night_id: str = NIGHT, ref: str | None = "main") -> tuple[CapsuleResult, ...]:
-    """One capsule per verdict (and per verdict at REF), of all three formats."""
-    r = {"night_id": night_id}
-    return (
-        result("caps/tz/capsule.json", "reproduced", signature=SIG, exit_code=1, key_lines=KEY,
-               attempts=REPRO, rate=Rate(3, 3, 0.44, 1.0), ref=ref, ref_verdict="not-fixed", **r),
-        result("caps/fixed-on-main.json", "reproduced", signature=SIG, exit_code=1, key_lines=KEY,
-               attempts=REPRO, ref=ref, ref_verdict="fixed", **r),
-        result("caps/other.json", "different-failure", signature=OTHER, exit_code=2,
-               key_lines=("TypeError: x is undefined",), attempts=[("other", 2, OTHER)] * 3, **r),
-        result("caps/flaky.json", "flaky", signature=SIG, exit_code=1, key_lines=KEY,
-               attempts=[("recorded", 1, SIG), ("pass", 0, None), ("recorded", 1, SIG), ("pass", 0, None),
-                         ("pass", 0, None)], rate=Rate(2, 5, 0.118, 0.769), **r),
-        result("nova/01JC4Q7W9Z2M5N8P3R6T1V0X4B", "not-reproduced", fmt="novafabric", exit_code=0,
-               attempts=[("pass", 0, None)] * 3, ref=ref, ref_verdict="inconclusive", **r),
-        result("ci/fetch-greeting.json", "reproduced", fmt="codeinstances", repo=None, exit_code=0,
-               recorded_signature=None, attempts=[("recorded", 0, None)] * 3, **r),
-        result("caps/slow.json", "inconclusive", reason="every attempt timed out after 600 s", **r),
-        result("caps/tampered.json", "broken", repo=None, reason="the seal does not verify: payload differs", **r),
-        result("caps/engine.json", "infra-error", reason="the engine did not answer: connection refused", **r),
-    )
-
-
-def every_verdict_night(night_id: str = NIGHT, ref: str | None = "main") -> Night:
-    return Night(night_id, "2026-12-01T03:00:00Z", "2026-12-01T03:41:07Z", ref, ("caps/", "nova/", "ci/"),
-                 every_verdict(night_id, ref))
-
-
-# --- helpers ----------------------------------------------------------------------------------
-
-@cache
-def schema() -> etree.XMLSchema:
-    return etree.XMLSchema(etree.parse(str(XSD)))
-
-
-def valid(xml: str) -> ET.Element:
-    """The document, after checking it against Surefire's schema."""
-    doc = etree.fromstring(xml.encode("utf-8"))
-    assert schema().validate(doc), schema().error_log
-    return ET.fromstring(xml.encode("utf-8"))
-
-
-def cases(xml: str) -> dict[str, ET.Element]:
-    return {c.get("name"): c for c in valid(xml).iter("testcase")}  # type: ignore[misc]
-
+from tests.support.reports import (HOSTILE, KEY, NIGHT, OTHER, REPRO, SIG, cases, every_verdict,
+                                    every_verdict_night, result, valid)
 
 # --- the farm ---------------------------------------------------------------------------------
 

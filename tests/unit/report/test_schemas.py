@@ -14,7 +14,7 @@ from runner.report import to_json
 from runner.schemas import COMMANDS, check, result_schema_of, schema
 from runner.schemas.build import all_documents, text
 from runner.schemas.build import HERE
-from tests.unit.report.test_text import report
+from tests.support.reports import report
 
 
 def test_the_shipped_files_are_the_generated_ones() -> None:

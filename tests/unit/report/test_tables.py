@@ -17,8 +17,8 @@ from runner.report.layout import View
 from runner.settingsref import Origin
 from tests.examples import NOVA, TWIN
 from tests.unit.bisect.world import FakeReplayer, tz_rule, use
-from tests.unit.report.test_html import sample_history, view_of
-from tests.unit.report.test_junit import SIG, every_verdict_night
+from tests.support.reports import sample_history, view_of
+from tests.support.reports import SIG, every_verdict_night
 
 BOX = set("─│┃━┏┓┗┛┡┩└┘├┤┬┴┼╇╋═║╔╗╚╝")
 DANA_KEYID = "193eb6743a66bf9e92120204bcf7352dc5eb1ed111cf22699154d90fc39bf993"

