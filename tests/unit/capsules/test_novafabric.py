@@ -366,9 +366,17 @@ def test_env_lock_symlinked_outside_is_refused_by_read(tmp_path: Path, minimal: 
     )
 
 
-def test_symlink_inside_the_capsule_is_fine(minimal: Path) -> None:
-    (minimal / "outputs" / "copy.txt").symlink_to("stdout.txt")
+def test_symlink_inside_the_capsule_off_the_read_paths_is_fine(minimal: Path) -> None:
+    (minimal / "notes.txt").symlink_to("outputs/stdout.txt")
     assert novafabric.verify(minimal, []).valid
+    _read(minimal)
+
+
+def test_symlink_on_a_read_path_is_refused_even_inside(minimal: Path) -> None:
+    """verify's walk follows no link, so replay reads through none: one view of the tree."""
+    (minimal / "outputs" / "copy.txt").symlink_to("stdout.txt")
+    assert "outputs/copy.txt is a symlink, and replay reads no file through one (the seal binds paths, a link " \
+           "changes what they mean)" in _errors(novafabric.verify(minimal, []))
 
 
 # --- untrusted YAML ------------------------------------------------------------------------
