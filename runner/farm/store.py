@@ -12,6 +12,7 @@ twice. Reads return the model's frozen values.
 from __future__ import annotations
 
 import json
+import stat
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..errors import Exit, ReplayError
+from ..errors import Exit, PathError, ReplayError
 from ..secretrules import mask_url
 from . import schema as s
 from .db import Conn, Database, DbError, IntegrityFailed, Unavailable, insert_sql
@@ -104,9 +105,10 @@ def connect_server(url: str) -> Database:
     return _postgresql(_SERVER_URL.sub("postgresql://", url))
 
 
-def connect(path: Path) -> Database:
-    """The SQLite file (WAL: readers never block the writer; a generous busy wait)."""
-    return _sqlite(path)
+def connect(path: Path, read_only: bool = False) -> Database:
+    """The SQLite file (WAL: readers never block the writer; a generous busy wait); read-only
+    for the commands that only read, which never change the file."""
+    return _sqlite(path, read_only)
 
 
 # Every read the store makes, by name: the methods run these, and `query_plans` shows SQLite's
@@ -137,6 +139,19 @@ _EXAMPLE = {"last": 30, "night": "x", "capsule": "y", "side": "recorded", "low":
             "path": "caps/x.json", "limit": 20}
 
 
+def _existing_file(path: Path) -> Path:
+    """The history file a read-only command opens: it must exist and be a regular file."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise StoreError(path, "no farm history here (run `replay farm run` first, or pass --db)") from None
+    except OSError as exc:
+        raise StoreError(path, PathError.of(path, exc).problem) from None
+    if not stat.S_ISREG(mode):
+        raise StoreError(path, "not a farm history (not a regular file)")
+    return path
+
+
 class SqlStore:
     def __init__(self, target: Path | str, create: bool = True) -> None:
         server = self._server = is_server_url(target)
@@ -147,10 +162,15 @@ class SqlStore:
                 self.db = connect_server(str(target))
             else:
                 assert isinstance(self.path, Path)
-                if not self.path.exists() and not create:
-                    raise StoreError(self.path, "no farm history here (run `replay farm run` first, or pass --db)")
+                if not create:
+                    self.db = connect(_existing_file(self.path), read_only=True)
+                    self._check_readable()
+                    return
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 self.db = connect(self.path)
+            if not create:  # a server's history, read: never migrated by a command that only reads
+                self._check_readable()
+                return
             with self.db.begin() as conn:
                 s.lock_for_migration(conn)  # two coordinators starting at once migrate one after the other
                 found = s.current_version(conn)
@@ -166,6 +186,20 @@ class SqlStore:
             raise StoreError(self.path, f"not a usable farm history ({_why(exc)})") from None
         except (DbError, OSError) as exc:
             raise StoreError(self.path, f"not a usable farm history ({_why(exc)})") from None
+
+    def _check_readable(self) -> None:
+        """A history at this replay's schema, checked by reading only (the caller maps the driver's errors)."""
+        with self.db.connect() as conn:
+            found = s.current_version(conn)
+        if found == 0:
+            raise StoreError(self.path, "not a farm history (no schema_version table); left as it was")
+        if found > s.LATEST:
+            raise StoreError(self.path, f"history schema version {found} is newer than this replay "
+                                        f"understands ({s.LATEST}); upgrade replay")
+        if found < s.LATEST:
+            raise StoreError(self.path, f"history schema version {found} is older than this replay's ({s.LATEST}); "
+                                        "the next `replay farm run` with it upgrades it (a command that only "
+                                        "reads changes nothing)")
 
     def _tx(self, fn: Any, *args: Any) -> Any:
         """A write; a key or trigger that refuses it is the caller's to name (IntegrityFailed)."""
