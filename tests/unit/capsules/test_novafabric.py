@@ -472,7 +472,7 @@ def test_distributed_parent_lists_the_workers_it_holds(tmp_path: Path) -> None:
 def test_a_distributed_parent_never_reads_its_siblings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """NovaFabric's spool puts a run's capsules side by side: inspecting the parent reads none of them."""
     parent = _distributed(tmp_path, PARENT, "PARENT", children_expected=1, children_arrived=1)
-    sibling = _distributed(tmp_path, "01JC5000000000000000000003", "CHILD", parent_run_id=PARENT, rank=0)
+    _distributed(tmp_path, "01JC5000000000000000000003", "CHILD", parent_run_id=PARENT, rank=0)
     opened: list[str] = []
     real_open = Path.open
 
