@@ -12,7 +12,6 @@ twice. Reads return the model's frozen values.
 from __future__ import annotations
 
 import json
-import stat
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -20,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..errors import Exit, PathError, ReplayError
+from ..errors import Exit, ReplayError
 from ..secretrules import mask_url
 from . import schema as s
 from .db import Conn, Database, DbError, IntegrityFailed, Unavailable, insert_sql
@@ -139,19 +138,6 @@ _EXAMPLE = {"last": 30, "night": "x", "capsule": "y", "side": "recorded", "low":
             "path": "caps/x.json", "limit": 20}
 
 
-def _existing_file(path: Path) -> Path:
-    """The history file a read-only command opens: it must exist and be a regular file."""
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        raise StoreError(path, "no farm history here (run `replay farm run` first, or pass --db)") from None
-    except OSError as exc:
-        raise StoreError(path, PathError.of(path, exc).problem) from None
-    if not stat.S_ISREG(mode):
-        raise StoreError(path, "not a farm history (not a regular file)")
-    return path
-
-
 class SqlStore:
     def __init__(self, target: Path | str, create: bool = True) -> None:
         server = self._server = is_server_url(target)
@@ -163,7 +149,9 @@ class SqlStore:
             else:
                 assert isinstance(self.path, Path)
                 if not create:
-                    self.db = connect(_existing_file(self.path), read_only=True)
+                    if problem := s.not_a_file(self.path):
+                        raise StoreError(self.path, problem)
+                    self.db = connect(self.path, read_only=True)
                     self._check_readable()
                     return
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -177,8 +165,6 @@ class SqlStore:
                 if found > s.LATEST:
                     raise StoreError(self.path, f"history schema version {found} is newer than this replay "
                                                 f"understands ({s.LATEST}); upgrade replay")
-                if found == 0 and not create:
-                    raise StoreError(self.path, "no farm history here (run `replay farm run` first, or pass --db)")
                 s.migrate(conn)
         except Unavailable as exc:
             if server:
@@ -190,16 +176,9 @@ class SqlStore:
     def _check_readable(self) -> None:
         """A history at this replay's schema, checked by reading only (the caller maps the driver's errors)."""
         with self.db.connect() as conn:
-            found = s.current_version(conn)
-        if found == 0:
-            raise StoreError(self.path, "not a farm history (no schema_version table); left as it was")
-        if found > s.LATEST:
-            raise StoreError(self.path, f"history schema version {found} is newer than this replay "
-                                        f"understands ({s.LATEST}); upgrade replay")
-        if found < s.LATEST:
-            raise StoreError(self.path, f"history schema version {found} is older than this replay's ({s.LATEST}); "
-                                        "the next `replay farm run` with it upgrades it (a command that only "
-                                        "reads changes nothing)")
+            problem = s.unreadable(s.current_version(conn))
+        if problem:
+            raise StoreError(self.path, problem)
 
     def _tx(self, fn: Any, *args: Any) -> Any:
         """A write; a key or trigger that refuses it is the caller's to name (IntegrityFailed)."""

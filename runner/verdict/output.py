@@ -44,7 +44,7 @@ def read_output(file: str, say: Callable[[str], None] = lambda line: None) -> st
             with Path(file).open("rb") as stream:
                 data = _tail_bytes(stream)
     except OSError as e:
-        raise PathError.of(file, e) from None
+        raise PathError(file, f"cannot read: {PathError.of(file, e).problem}") from None
     # Invalid bytes become U+FFFD, as twin's decoder does.
     return data.decode("utf-8", errors="replace")
 
