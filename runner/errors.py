@@ -5,6 +5,7 @@ Exit codes (everywhere): 0 success, 1 a negative answer, 2 bad input or usage,
 """
 from __future__ import annotations
 
+import errno
 from enum import IntEnum
 from pathlib import Path
 from typing import Literal
@@ -15,6 +16,7 @@ from .textsafe import shown
 # ellipsis) and escaped, never echoed whole. The path is the user's (a URL or `<stdin>` as
 # given: capsules/opening.py names it), so it is only escaped, never cut short of PATH_MAX.
 PATH_LIMIT = 4096
+NAME_MAX = 255
 PROBLEM_LIMIT = 200
 
 
@@ -66,6 +68,37 @@ class CapsuleError(ReplayError):
         other.__dict__.update(self.__dict__)
         CapsuleError.__init__(other, path, self.problem)
         return other
+
+
+class PathError(CapsuleError):
+    """A path the file system refuses (too long, a symlink loop, no permission, a directory where a
+    file belongs...): one line naming the file and the problem in words, exit 2."""
+
+    kind = "path"
+
+    @classmethod
+    def of(cls, path: Path | str, exc: OSError) -> PathError:
+        return cls(path, _PATH_PROBLEMS.get(exc.errno or 0) or (exc.strerror or str(exc)).lower())
+
+
+_PATH_PROBLEMS = {
+    errno.ENOENT: "no such file or directory",
+    errno.ENOTDIR: "a component of the path is not a directory",
+    errno.ENAMETOOLONG: f"a name in the path is longer than the file system allows ({NAME_MAX} bytes a name, "
+                        f"{PATH_LIMIT} a path)",
+    errno.ELOOP: "too many levels of symbolic links (a symlink loop)",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.EISDIR: "is a directory, not a file",
+    errno.EEXIST: "already exists",
+    errno.EROFS: "on a read-only file system",
+    errno.ENOSPC: "no space left on the device",
+    errno.EXDEV: "on another file system",
+    errno.ENXIO: "no such device (a socket or FIFO nobody serves)",
+    errno.EBUSY: "busy",
+    errno.ETXTBSY: "busy (a program running)",
+    errno.EINVAL: "not a valid path here",
+}
 
 
 class NotACapsule(CapsuleError):

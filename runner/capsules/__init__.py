@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
-from ..errors import CapsuleError, NotACapsule
+from ..errors import CapsuleError, NotACapsule, PathError
 from .jsonload import sniff
 from .model import Capsule, Format
 from .scope import Scope
@@ -36,8 +36,12 @@ def _readers() -> tuple[ModuleType, ...]:
 
 def detect(path: Path) -> tuple[ModuleType, object]:
     """The reader of this capsule and its parsed document: the one parse every use shares."""
-    if not path.exists():
-        raise CapsuleError(path, "no such file or directory")
+    try:
+        path.stat()
+    except FileNotFoundError:
+        raise CapsuleError(path, "no such file or directory") from None
+    except OSError as exc:  # the paths no file can have: too long, a symlink loop, no permission...
+        raise PathError.of(path, exc) from None
     from . import codeinstances, novafabric, twin
 
     doc = sniff(path)  # None: no JSON file (a directory, a YAML manifest, another file)

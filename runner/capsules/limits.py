@@ -28,7 +28,7 @@ value: a million small objects take 7 s and most of a GiB); a NovaFabric YAML fi
 most 16 MiB, 250,000 nodes and 64 levels, no aliases; a recorded output 64 MiB; a file
 name 255 bytes and a path 4,096 (Linux's NAME_MAX and PATH_MAX: longer ones fail with
 ENAMETOOLONG); verify lists at most 100,000 files of a NovaFabric directory and looks at
-10,000 sibling capsules of a distributed run.
+10,000 worker capsules inside a distributed run's parent (never at its siblings).
 
 Caps on a capsule given as a URL (fetch.py, archive.py): the download at most
 REPLAY_CAPSULE_MAX_BYTES (64 MiB) in at most REPLAY_CAPSULE_TIMEOUT seconds in all (120),

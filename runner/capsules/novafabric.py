@@ -1,7 +1,8 @@
 """NovaFabric Run Capsule: a directory holding capsule.yaml (maybe sealed with DSSE).
 
 Also recognised: a distributed run's capsule.json (parent/child schema), whose
-workers are its sibling capsules naming it as their parent. The formats README
+workers are the capsules it holds (subdirectories) naming it as their parent; its
+siblings are never read. The formats README
 ("NovaFabric Run Capsule") pins down what the seed leaves open.
 """
 from __future__ import annotations
@@ -188,7 +189,11 @@ def _distributed_problems(root: Path, doc: Mapping[str, Any]) -> list[Problem]:
         return problems
     found = len(build.workers(root, doc))
     arrived = doc.get("children_arrived")
-    problems.append(Problem("info", f"{found} worker capsules found beside the parent", DISTRIBUTED))
+    if found == 0:
+        problems.append(Problem("info", "no worker capsules inside the parent (those beside it are capsules of "
+                                        "their own: replay reads nothing outside the capsule)", DISTRIBUTED))
+        return problems
+    problems.append(Problem("info", f"{found} worker capsules found inside the parent", DISTRIBUTED))
     if isinstance(arrived, int) and arrived != found:
         problems.append(Problem("warning", f"children_arrived is {arrived}, {found} found", DISTRIBUTED))
     return problems

@@ -1,11 +1,12 @@
 """Build the model from a NovaFabric capsule's parsed (and schema-checked) files.
 
 Pure functions over already-validated data; only reading outputs/stdout.txt,
-outputs/stderr.txt and the sibling capsules of a distributed run touches the disk.
+outputs/stderr.txt and the worker capsules a distributed run's parent holds touches the disk.
 """
 from __future__ import annotations
 
 import base64
+import itertools
 import re
 import stat
 from collections.abc import Mapping
@@ -41,7 +42,7 @@ from .yamlload import PathEscape, inside
 
 # Values a replay maps to the container's own rather than copies.
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024
-MAX_SIBLINGS = 10_000
+MAX_WORKERS = 10_000
 _PEP503 = re.compile(r"[-_.]+")
 
 
@@ -284,31 +285,35 @@ def distributed_capsule(root: Path, doc: Mapping[str, Any]) -> Capsule:
 
 
 def workers(root: Path, doc: Mapping[str, Any]) -> tuple[Worker, ...]:
-    """Sibling capsules of the same global run naming this one as their parent.
+    """The worker capsules of the same global run, naming this one as their parent, that the
+    capsule holds: its subdirectories' capsule.json (a run shipped as one directory).
 
-    NovaFabric's writer puts every capsule of a run side by side in one spool
-    directory (<spool>/<run_id>/capsule.json) and joins them on parent_run_id.
+    NovaFabric's writer puts every capsule of a run side by side in one spool directory
+    (<spool>/<run_id>/capsule.json); those siblings are never read: replay reads nothing
+    outside the capsule it was given (each worker is a capsule of its own to inspect).
     """
     found = []
-    for sibling in _siblings(root):
+    for child_dir in _held(root):
         try:
-            child = jsonload.load(sibling / "capsule.json")
-        except CapsuleError:
+            path = inside(root, f"{child_dir.name}/capsule.json")  # no symlink, nothing outside
+            child = jsonload.load(path)
+        except (CapsuleError, PathEscape):
             continue  # another capsule's problem, not this one's
         if _is_child_of(child, doc):
             found.append(_worker(child))
     return tuple(sorted(found, key=lambda w: (w.rank if w.rank is not None else -1, w.run_id)))
 
 
-def _siblings(root: Path) -> list[Path]:
-    spool = root.resolve().parent
-    siblings = []
-    for i, entry in enumerate(spool.iterdir()):
-        if i >= MAX_SIBLINGS:
-            break
-        if entry.is_dir() and entry.resolve() != root.resolve() and (entry / "capsule.json").is_file():
-            siblings.append(entry)
-    return siblings
+def _held(root: Path) -> list[Path]:
+    held = []
+    try:
+        entries = sorted(itertools.islice(root.iterdir(), MAX_WORKERS))
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.is_symlink() and entry.is_dir() and (entry / "capsule.json").is_file():
+            held.append(entry)
+    return held
 
 
 def _is_child_of(child: Any, doc: Mapping[str, Any]) -> bool:

@@ -264,7 +264,9 @@ def _why_unbound(digests: object) -> str:
 
 
 def walk(root: Path) -> tuple[tuple[str, ...], tuple[Problem, ...]]:
-    """Every file under ``root`` (relative, '/'-separated), and every symlink that leads out."""
+    """Every file under ``root`` (relative, '/'-separated); an error for every symlink that leads out,
+    and for every symlink under inputs/ or outputs/ (or those directories themselves): replay reads
+    no file through a link (yamlload.inside), so the walk never follows one either."""
     files: list[str] = []
     problems: list[Problem] = []
     real_root = root.resolve()
@@ -274,6 +276,9 @@ def walk(root: Path) -> tuple[tuple[str, ...], tuple[Problem, ...]]:
             rel = full.relative_to(root).as_posix()
             if full.is_symlink() and not _resolves_inside(full, real_root):
                 problems.append(Problem("error", f"symlink {rel} leads outside the capsule", rel))
+            elif full.is_symlink() and (rel + "/").startswith(READ_DIRS):
+                problems.append(Problem("error", f"{rel} is a symlink, and replay reads no file through one "
+                                                 "(the seal binds paths, a link changes what they mean)", rel))
             if name in filenames:
                 files.append(rel)
         if len(files) > MAX_FILES:

@@ -154,10 +154,14 @@ def claimed_format(path: Path) -> str:
     """The format a capsule that cannot be opened says it is, by its shape and first bytes
     (a farm lists it, as broken, under that format): novafabric, twin, codeinstances or unknown.
     Only regular files are read: a FIFO or a device is `unknown`, never waited on."""
-    if path.is_dir() or path.name == MANIFEST:
+    try:
+        mode = path.stat().st_mode
+    except OSError:  # missing, a name too long, a symlink loop
+        return "novafabric" if path.name == MANIFEST else "unknown"
+    if stat.S_ISDIR(mode) or path.name == MANIFEST:
         return "novafabric"
     try:
-        if not stat.S_ISREG(path.stat().st_mode):
+        if not stat.S_ISREG(mode):
             return "unknown"
         with path.open("rb") as f:
             head = f.read(4096)

@@ -8,10 +8,11 @@ from one of `keys`. The commands that show (inspect, diff, verify) refuse nothin
 """
 from __future__ import annotations
 
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import CapsuleRefused, UsageError
+from ..errors import CapsuleRefused, PathError, UsageError
 from .verification import VerifyResult
 
 _MAX_KEY_BYTES = 64 * 1024  # a PEM public key is a few hundred bytes
@@ -53,15 +54,17 @@ def check_trust_key(path: Path) -> Path:
     Checked before any capsule is read, so a typo in a key path is a usage error and
     not a silently untrusted capsule.
     """
-    if not path.is_file():
-        raise UsageError(f"--trust-key {path}: no such file")
     try:
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):  # /dev/zero would never end, a FIFO never answer
+            what = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+            raise UsageError(f"--trust-key {path}: {what}; a trust key is a PEM public key or certificate file")
         with path.open("rb") as f:
             data = f.read(_MAX_KEY_BYTES + 1)
     except OSError as e:
-        raise UsageError(f"--trust-key {path}: cannot read: {e.strerror or e}") from None
+        raise UsageError(f"--trust-key {PathError.of(path, e).line()}") from None
     if len(data) > _MAX_KEY_BYTES or not _is_pem_key(data):
-        raise UsageError(f"--trust-key {path}: not a PEM public key")
+        raise UsageError(f"--trust-key {path}: not a PEM public key or certificate")
     return path
 
 

@@ -152,7 +152,7 @@ def _one_line(e: yaml.YAMLError) -> str:
 
 
 def inside(root: Path, rel: object) -> Path:
-    """``root/rel`` when it stays inside ``root`` after resolving symlinks; PathEscape otherwise."""
+    """``root/rel`` when it stays inside ``root`` and passes through no symlink; PathEscape otherwise."""
     if not isinstance(rel, str) or not rel:
         raise PathEscape(f"{shown(repr(rel), 60)} is not a relative path")
     if "\\" in rel or "\x00" in rel:
@@ -172,4 +172,21 @@ def inside(root: Path, rel: object) -> Path:
         raise PathEscape(f"{shown(repr(rel), 60)} cannot be resolved: {e}") from None
     if not target.is_relative_to(real_root):
         raise PathEscape(f"{shown(repr(rel), 60)} resolves outside the capsule (through a symlink)")
+    link = symlink_on(root, pure)
+    if link is not None:
+        raise PathEscape(f"{shown(repr(rel), 60)} passes through the symlink {shown(link, 60)}: replay reads no "
+                         "capsule file through a symlink (a seal binds paths, a link would change what they mean)")
     return root / pure
+
+
+def symlink_on(root: Path, rel: PurePosixPath) -> str | None:
+    """The first component of ``root/rel`` below ``root`` that is a symlink, relative; None when none is.
+
+    The one view of a capsule's tree: verify's walk never follows a link, so the reader never reads
+    through one either (a directory replaced by a link to sealed files elsewhere would otherwise pass)."""
+    here = root
+    for i, part in enumerate(rel.parts):
+        here = here / part
+        if here.is_symlink():
+            return "/".join(rel.parts[: i + 1])
+    return None

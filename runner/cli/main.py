@@ -17,7 +17,7 @@ import typer
 
 from ..commands.catalog import COMMANDS, top_words
 from ..commands.spec import Args
-from ..errors import Exit, ReplayError, UsageError
+from ..errors import Exit, PathError, ReplayError, UsageError
 from ..envelope import envelope, error_of
 from ..commands import topics
 from .build import register
@@ -257,7 +257,8 @@ def _unexpected(e: Exception, args: list[str], failure: _Failure, debug: bool) -
     if _is_abort(e):
         return failure.say(e, "interrupted", 130, "interrupted")
     if isinstance(e, OSError) and e.filename is not None:  # a path the stages did not name themselves
-        return failure.say(e, f"{e.filename}: {e.strerror or e}", int(Exit.BAD_INPUT), "usage")
+        named = PathError.of(os.fsdecode(e.filename) if isinstance(e.filename, (str, bytes)) else str(e.filename), e)
+        return failure.say(named, named.line(), int(named.exit_code))
     if debug:
         traceback.print_exc()
     message = f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)"

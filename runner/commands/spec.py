@@ -66,7 +66,14 @@ class Param:
         return self.kind in ("paths", "texts", "env")
 
     def check(self, value: Any) -> Any:
-        """The value as the CLI takes it; ArgumentError naming the parameter otherwise."""
+        """The value as the CLI takes it; ArgumentError naming the parameter otherwise.
+
+        First the one rule every string obeys, whatever its kind: no longer than its schema's
+        maxLength (a string or a list's items), checked before any parsing looks at it."""
+        limit = _max_length(_schema(self))
+        for item in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(item, str) and limit is not None and len(item) > limit:
+                raise ArgumentError(f"{self.name}: longer than {limit} characters")
         return _CHECKS[self.kind](self, value)
 
     def schema(self) -> dict[str, Any]:
@@ -302,8 +309,18 @@ def _schema(p: Param) -> dict[str, Any]:
     if p.kind == "flag":
         return {"type": "boolean"}
     if p.kind == "commit":
-        return {"type": "string", "pattern": COMMIT}
+        return {"type": "string", "pattern": COMMIT, "maxLength": 64}
     return {"enum": list(p.choices)}
+
+
+def _max_length(schema: Mapping[str, Any]) -> int | None:
+    """The longest string a schema takes (its own, its items', any alternative's); None: no string."""
+    found = [schema["maxLength"]] if "maxLength" in schema else []
+    found += [n for sub in (schema.get("items"), *schema.get("anyOf", ())) if isinstance(sub, Mapping)
+              for n in [_max_length(sub)] if n is not None]
+    if "enum" in schema:
+        found.append(max((len(v) for v in schema["enum"] if isinstance(v, str)), default=0))
+    return max(found) if found else None
 
 
 def names(params: Sequence[Param]) -> tuple[str, ...]:

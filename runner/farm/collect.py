@@ -21,7 +21,7 @@ from pathlib import Path
 from ..capsules.files import read_capped
 from ..capsules.opening import Opened, claimed_format, open_capsule
 from ..capsules.trust import Trust
-from ..errors import CapsuleError, NotACapsule, UsageError
+from ..errors import CapsuleError, NotACapsule, PathError, UsageError
 from .ids import content_id
 from .store import NightEntry
 
@@ -92,16 +92,18 @@ def _list_entries(path: Path) -> list[Path]:
 
 
 def _expand(source: Path, depth: int, from_list: bool) -> Iterator[tuple[Path, bool]]:
+    try:
+        source.stat()
+    except OSError as exc:  # missing, a name too long, a symlink loop, no permission...
+        if not from_list:
+            raise UsageError(PathError.of(source, exc).line()) from None
+        yield source, False  # named by a list: reported as broken (the reader names why), the others go on
+        return
     if source.is_dir():
         if (source / MANIFEST).exists():
             yield source, False
         else:
             yield from _search(source)
-        return
-    if not source.exists():
-        if not from_list:
-            raise UsageError(f"{source}: no such file or directory")
-        yield source, False  # named by a list: reported as broken, the others go on
         return
     if _is_list_file(source):
         if depth >= _MAX_LIST_DEPTH:

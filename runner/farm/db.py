@@ -192,11 +192,19 @@ def _in_dialect(sql: str, dialect: Dialect) -> str:
     return re.sub(r"(?<![:\w]):([A-Za-z_]\w*)", r"%(\1)s", sql.replace("%", "%%"))
 
 
-def sqlite(path: Path) -> Database:
-    """The SQLite file: WAL (readers never block the writer), a generous busy wait, foreign keys."""
+def sqlite(path: Path, read_only: bool = False) -> Database:
+    """The SQLite file: WAL (readers never block the writer), a generous busy wait, foreign keys.
+    ``read_only``: opened with `mode=ro`, so nothing is written, not even the switch to WAL (a file
+    that turns out not to be a history, another application's database, stays as it was)."""
     import sqlite3
+    from urllib.parse import quote
 
     def opener() -> Any:
+        if read_only:
+            uri = "file:" + quote(str(path.absolute())) + "?mode=ro"
+            raw = sqlite3.connect(uri, uri=True, timeout=60, isolation_level=None, check_same_thread=False)
+            raw.execute("PRAGMA query_only=ON")
+            return raw
         raw = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
         raw.execute("PRAGMA journal_mode=WAL")
         raw.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a killed process loses nothing committed

@@ -8,9 +8,12 @@ dialect: one schema, one migration path.
 """
 from __future__ import annotations
 
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
+from ..errors import PathError
 from .db import Conn
 
 _V1 = (
@@ -168,3 +171,31 @@ def migrate(conn: Conn, upto: int = LATEST) -> list[int]:
                          {"v": m.version})
             applied.append(m.version)
     return applied
+
+
+# --- what a command that only reads checks, without writing ------------------------------------
+
+NO_HISTORY = "no farm history here (run `replay farm run` first, or pass --db)"
+
+
+def not_a_file(path: Path) -> str | None:
+    """Why a SQLite history a read-only command would open is no file (None: it is one)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return NO_HISTORY
+    except OSError as exc:
+        return PathError.of(path, exc).problem
+    return None if stat.S_ISREG(mode) else "not a farm history (not a regular file)"
+
+
+def unreadable(found: int) -> str | None:
+    """Why a history at schema version `found` cannot be read as it is (None: it can)."""
+    if found == 0:
+        return "not a farm history (no schema_version table); left as it was"
+    if found > LATEST:
+        return f"history schema version {found} is newer than this replay understands ({LATEST}); upgrade replay"
+    if found < LATEST:
+        return (f"history schema version {found} is older than this replay's ({LATEST}); the next `replay farm run` "
+                "with it upgrades it (a command that only reads changes nothing)")
+    return None

@@ -104,9 +104,10 @@ def connect_server(url: str) -> Database:
     return _postgresql(_SERVER_URL.sub("postgresql://", url))
 
 
-def connect(path: Path) -> Database:
-    """The SQLite file (WAL: readers never block the writer; a generous busy wait)."""
-    return _sqlite(path)
+def connect(path: Path, read_only: bool = False) -> Database:
+    """The SQLite file (WAL: readers never block the writer; a generous busy wait); read-only
+    for the commands that only read, which never change the file."""
+    return _sqlite(path, read_only)
 
 
 # Every read the store makes, by name: the methods run these, and `query_plans` shows SQLite's
@@ -147,18 +148,23 @@ class SqlStore:
                 self.db = connect_server(str(target))
             else:
                 assert isinstance(self.path, Path)
-                if not self.path.exists() and not create:
-                    raise StoreError(self.path, "no farm history here (run `replay farm run` first, or pass --db)")
+                if not create:
+                    if problem := s.not_a_file(self.path):
+                        raise StoreError(self.path, problem)
+                    self.db = connect(self.path, read_only=True)
+                    self._check_readable()
+                    return
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 self.db = connect(self.path)
+            if not create:  # a server's history, read: never migrated by a command that only reads
+                self._check_readable()
+                return
             with self.db.begin() as conn:
                 s.lock_for_migration(conn)  # two coordinators starting at once migrate one after the other
                 found = s.current_version(conn)
                 if found > s.LATEST:
                     raise StoreError(self.path, f"history schema version {found} is newer than this replay "
                                                 f"understands ({s.LATEST}); upgrade replay")
-                if found == 0 and not create:
-                    raise StoreError(self.path, "no farm history here (run `replay farm run` first, or pass --db)")
                 s.migrate(conn)
         except Unavailable as exc:
             if server:
@@ -166,6 +172,13 @@ class SqlStore:
             raise StoreError(self.path, f"not a usable farm history ({_why(exc)})") from None
         except (DbError, OSError) as exc:
             raise StoreError(self.path, f"not a usable farm history ({_why(exc)})") from None
+
+    def _check_readable(self) -> None:
+        """A history at this replay's schema, checked by reading only (the caller maps the driver's errors)."""
+        with self.db.connect() as conn:
+            problem = s.unreadable(s.current_version(conn))
+        if problem:
+            raise StoreError(self.path, problem)
 
     def _tx(self, fn: Any, *args: Any) -> Any:
         """A write; a key or trigger that refuses it is the caller's to name (IntegrityFailed)."""

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-from ..errors import CapsuleError, UsageError
+from ..errors import CapsuleError, PathError, UsageError
 from . import signature as sig
 
 # The signature only looks at the last 64,000 characters, and a UTF-8 character is at most
@@ -44,7 +44,7 @@ def read_output(file: str, say: Callable[[str], None] = lambda line: None) -> st
             with Path(file).open("rb") as stream:
                 data = _tail_bytes(stream)
     except OSError as e:
-        raise CapsuleError(file, f"cannot read: {e.strerror or e}") from e
+        raise PathError(file, f"cannot read: {PathError.of(file, e).problem}") from None
     # Invalid bytes become U+FFFD, as twin's decoder does.
     return data.decode("utf-8", errors="replace")
 

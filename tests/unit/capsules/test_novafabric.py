@@ -366,9 +366,17 @@ def test_env_lock_symlinked_outside_is_refused_by_read(tmp_path: Path, minimal: 
     )
 
 
-def test_symlink_inside_the_capsule_is_fine(minimal: Path) -> None:
-    (minimal / "outputs" / "copy.txt").symlink_to("stdout.txt")
+def test_symlink_inside_the_capsule_off_the_read_paths_is_fine(minimal: Path) -> None:
+    (minimal / "notes.txt").symlink_to("outputs/stdout.txt")
     assert novafabric.verify(minimal, []).valid
+    _read(minimal)
+
+
+def test_symlink_on_a_read_path_is_refused_even_inside(minimal: Path) -> None:
+    """verify's walk follows no link, so replay reads through none: one view of the tree."""
+    (minimal / "outputs" / "copy.txt").symlink_to("stdout.txt")
+    assert "outputs/copy.txt is a symlink, and replay reads no file through one (the seal binds paths, a link " \
+           "changes what they mean)" in _errors(novafabric.verify(minimal, []))
 
 
 # --- untrusted YAML ------------------------------------------------------------------------
@@ -441,12 +449,12 @@ def _distributed(spool: Path, run_id: str, role: str, **extra: object) -> Path:
     return folder
 
 
-def test_distributed_parent_lists_its_workers(tmp_path: Path) -> None:
+def test_distributed_parent_lists_the_workers_it_holds(tmp_path: Path) -> None:
     parent = _distributed(tmp_path, PARENT, "PARENT", children_expected=2, children_arrived=2, distribution_role="DRIVER")
-    _distributed(tmp_path, "01JC5000000000000000000003", "CHILD", parent_run_id=PARENT, rank=1, distribution_role="WORKER")
-    _distributed(tmp_path, "01JC5000000000000000000002", "CHILD", parent_run_id=PARENT, rank=0,
+    _distributed(parent, "01JC5000000000000000000003", "CHILD", parent_run_id=PARENT, rank=1, distribution_role="WORKER")
+    _distributed(parent, "01JC5000000000000000000002", "CHILD", parent_run_id=PARENT, rank=0,
                  distribution_role="WORKER", status="FAILED")
-    _distributed(tmp_path, "01JC5000000000000000000009", "CHILD", parent_run_id="01JC5000000000000000000008", rank=0)
+    _distributed(parent, "01JC5000000000000000000009", "CHILD", parent_run_id="01JC5000000000000000000008", rank=0)
     capsule = _read(parent)
     assert capsule.provenance.global_run_id == GLOBAL
     assert capsule.provenance.capsule_id == PARENT
@@ -458,16 +466,43 @@ def test_distributed_parent_lists_its_workers(tmp_path: Path) -> None:
     assert _read(parent / "capsule.json").provenance.capsule_id == PARENT
     result = novafabric.verify(parent, [])
     assert result.valid, _errors(result)
-    assert any(p.message == "2 worker capsules found beside the parent" for p in result.problems)
+    assert any(p.message == "2 worker capsules found inside the parent" for p in result.problems)
+
+
+def test_a_distributed_parent_never_reads_its_siblings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """NovaFabric's spool puts a run's capsules side by side: inspecting the parent reads none of them."""
+    parent = _distributed(tmp_path, PARENT, "PARENT", children_expected=1, children_arrived=1)
+    _distributed(tmp_path, "01JC5000000000000000000003", "CHILD", parent_run_id=PARENT, rank=0)
+    opened: list[str] = []
+    real_open = Path.open
+
+    def spy(self: Path, *args: object, **kwargs: object) -> object:
+        opened.append(str(self))
+        return real_open(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "open", spy)
+    assert _read(parent).provenance.workers == ()
+    result = novafabric.verify(parent, [])
+    assert result.valid and not _warnings(result)
+    assert any("no worker capsules inside the parent" in p.message for p in result.problems)
+    assert opened and all(p.startswith(str(parent)) for p in opened), opened
+
+
+def test_a_worker_linked_into_the_parent_is_not_read(tmp_path: Path) -> None:
+    parent = _distributed(tmp_path / "spool", PARENT, "PARENT")
+    sibling = _distributed(tmp_path / "spool", "01JC5000000000000000000003", "CHILD", parent_run_id=PARENT, rank=0)
+    (parent / "w0").symlink_to(sibling, target_is_directory=True)
+    assert _read(parent).provenance.workers == ()
 
 
 def test_distributed_capsule_schema_violation(tmp_path: Path) -> None:
     parent = _distributed(tmp_path, PARENT, "PARENT", status="EXPLODED", children_arrived=3)
+    _distributed(parent, "01JC5000000000000000000003", "CHILD", parent_run_id=PARENT, rank=0)
     with pytest.raises(CapsuleError, match="status"):
         _read(parent)
     result = novafabric.verify(parent, [])
     assert any(e.startswith("status:") for e in _errors(result))
-    assert "children_arrived is 3, 0 found" in _warnings(result)
+    assert "children_arrived is 3, 1 found" in _warnings(result)
 
 
 def test_capsule_json_of_another_kind_is_not_claimed(tmp_path: Path) -> None:

@@ -2,97 +2,22 @@
 from __future__ import annotations
 
 import base64
-import datetime
-import hashlib
 import json
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
-from cryptography.x509.oid import NameOID
 
 from runner.capsules import novafabric, novafabric_seal
 from runner.capsules.novafabric_seal import b64decode_any, pae, pae_legacy
 from runner.capsules.verification import VerifyResult
 from runner.errors import UsageError
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "examples" / "novafabric"
-SEALED = EXAMPLES / "01JC4Q7W9Z2M5N8P3R6T1V0X4B"
-DANA = EXAMPLES / "dana-p256.pub.pem"
-PAYLOAD_TYPE = "application/vnd.novafabric.capsule+json"
-
-
-# --- helpers: a test's own keys and envelopes ----------------------------------------
-
-
-def _pem(key: Any) -> bytes:
-    return key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-
-
-def _sign(key: Any, data: bytes) -> bytes:
-    if isinstance(key, ed25519.Ed25519PrivateKey):
-        return key.sign(data)
-    return key.sign(data, ec.ECDSA(hashes.SHA256()))
-
-
-def _b64(data: bytes, urlsafe: bool) -> str:
-    if urlsafe:
-        return base64.urlsafe_b64encode(data).decode().rstrip("=")
-    return base64.b64encode(data).decode()
-
-
-def _self_signed(key: ec.EllipticCurvePrivateKey) -> bytes:
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "tester@example.org")])
-    start = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(1)
-        .not_valid_before(start)
-        .not_valid_after(start + datetime.timedelta(days=365))
-        .sign(key, hashes.SHA256())
-    )
-    return cert.public_bytes(serialization.Encoding.DER)
-
-
-def reseal(
-    capsule: Path,
-    key: Any,
-    *,
-    legacy: bool = False,
-    urlsafe: bool = False,
-    form: str = "pubkey",
-    payload: bytes | None = None,
-    keyid: str | None = None,
-) -> bytes:
-    """Write a fresh .seal/manifest.dsse over capsule.yaml (or ``payload``); returns the payload."""
-    if payload is None:
-        manifest = yaml.safe_load((capsule / "capsule.yaml").read_text())
-        payload = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode()
-    encode = pae_legacy if legacy else pae
-    entry: dict[str, str] = {"sig": _b64(_sign(key, encode(PAYLOAD_TYPE, payload)), urlsafe)}
-    if form == "cert":
-        der = _self_signed(key)
-        entry["cert"] = base64.b64encode(der).decode()
-        entry["keyid"] = keyid if keyid is not None else hashlib.sha256(der).hexdigest()
-    else:
-        entry["pubkey"] = base64.b64encode(_pem(key)).decode()
-        entry["keyid"] = keyid or "test-key"
-    envelope = {"payloadType": PAYLOAD_TYPE, "payload": _b64(payload, urlsafe), "signatures": [entry]}
-    seal = capsule / ".seal"
-    seal.mkdir(exist_ok=True)
-    (seal / "manifest.dsse").write_text(json.dumps(envelope, indent=2))
-    log = {"leaf_index": 0, "entry": {"capsule_id": hashlib.sha256(payload).hexdigest(), "keyid": entry["keyid"]}}
-    (seal / "log-entry.json").write_text(json.dumps(log))
-    return payload
-
+from tests.support.seals import DANA, SEALED, public_pem, reseal, self_signed
 
 @pytest.fixture
 def sealed(tmp_path: Path) -> Path:
@@ -145,7 +70,7 @@ def test_real_seal_is_valid_and_trusted_with_dana_key() -> None:
 
 def test_real_seal_is_untrusted_with_another_key(tmp_path: Path) -> None:
     other = tmp_path / "other.pem"
-    other.write_bytes(_pem(ec.generate_private_key(ec.SECP256R1())))
+    other.write_bytes(public_pem(ec.generate_private_key(ec.SECP256R1())))
     result = novafabric.verify(SEALED, [other])
     assert result.valid  # the signature still holds; only the trust answer changes
     assert result.signers[0].trusted is False
@@ -168,7 +93,7 @@ def test_trust_key_that_is_not_a_key_is_a_usage_error(tmp_path: Path) -> None:
 def test_trust_key_may_be_a_certificate(tmp_path: Path, sealed: Path) -> None:
     key = ec.generate_private_key(ec.SECP256R1())
     reseal(sealed, key, form="cert")
-    cert = x509.load_der_x509_certificate(_self_signed(key))
+    cert = x509.load_der_x509_certificate(self_signed(key))
     trust = tmp_path / "cert.pem"
     trust.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     assert novafabric.verify(sealed, [trust]).trusted is True
@@ -230,7 +155,7 @@ def test_pubkey_form_ecdsa_signature_is_valid(tmp_path: Path, sealed: Path) -> N
     key = ec.generate_private_key(ec.SECP256R1())
     reseal(sealed, key, form="pubkey")
     trust = tmp_path / "mine.pem"
-    trust.write_bytes(_pem(key))
+    trust.write_bytes(public_pem(key))
     result = novafabric.verify(sealed, [trust])
     assert result.valid, _errors(result)
     assert result.signers[0].subject is None
@@ -249,7 +174,7 @@ def test_unsupported_key_type_gives_no_valid_signature(sealed: Path) -> None:
     reseal(sealed, ed25519.Ed25519PrivateKey.generate())
     path = sealed / ".seal" / "manifest.dsse"
     envelope = json.loads(path.read_text())
-    envelope["signatures"][0]["pubkey"] = base64.b64encode(_pem(rsa_key)).decode()
+    envelope["signatures"][0]["pubkey"] = base64.b64encode(public_pem(rsa_key)).decode()
     path.write_text(json.dumps(envelope))
     result = novafabric.verify(sealed, [])
     assert "no valid signature over the manifest" in _errors(result)

@@ -12,8 +12,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from runner.capsules import novafabric, novafabric_verify as checks
 from runner.capsules.trust import Trust
 from runner.cli.main import main
-from runner.errors import CapsuleRefused, Exit
-from tests.unit.capsules.test_novafabric_seal import SEALED, _pem, reseal
+from runner.errors import CapsuleError, CapsuleRefused, Exit
+from tests.support.seals import SEALED, public_pem, reseal
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "fixtures" / "examples" / "novafabric" / "minimal-run"
 
@@ -26,7 +26,7 @@ def key() -> ec.EllipticCurvePrivateKey:
 @pytest.fixture
 def pem(tmp_path: Path, key: ec.EllipticCurvePrivateKey) -> Path:
     path = tmp_path / "team.pub.pem"
-    path.write_bytes(_pem(key))
+    path.write_bytes(public_pem(key))
     return path
 
 
@@ -122,3 +122,63 @@ def test_require_valid_needs_a_trust_key(capsys: pytest.CaptureFixture[str]) -> 
     assert main([str(EXAMPLE), "--require-valid"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--require-valid needs at least one --trust-key" in err[0]
+
+
+# --- one view of the tree: no file is read through a symlink ---------------------------------
+
+DANA = SEALED.parent / "dana-p256.pub.pem"
+
+
+def _outputs_linked_into_seal(tmp_path: Path) -> Path:
+    """The shipped signed example with outputs/ replaced by a link to a directory under .seal/
+    holding the sealed stdout.txt and a new stderr.txt (the walk saw no outputs/stderr.txt)."""
+    capsule = tmp_path / "c"
+    shutil.copytree(SEALED, capsule, symlinks=True)
+    hidden = capsule / ".seal" / "out"
+    shutil.move(capsule / "outputs", hidden)
+    (hidden / "stderr.txt").write_text("an expectation nobody sealed\n")
+    (capsule / "outputs").symlink_to(".seal/out", target_is_directory=True)
+    return capsule
+
+
+def test_a_directory_replaced_by_a_symlink_does_not_pass_the_seal(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    capsule = _outputs_linked_into_seal(tmp_path)
+    result = novafabric.verify(capsule, [DANA])
+    assert result.trusted is True and not result.valid  # the signature is good; the tree is not what it binds
+    assert any("outputs is a symlink" in m for m in _errors(capsule, DANA))
+    assert main(["verify", str(capsule), "--trust-key", str(DANA)]) == 1
+    assert capsys.readouterr().out.startswith("INVALID")
+    # replay agrees: it reads nothing through the link, so it neither builds nor expects the new stderr
+    parsed = novafabric.detect(capsule)
+    assert parsed is not None
+    with pytest.raises(CapsuleError, match="passes through the symlink outputs"):
+        novafabric.read(capsule, parsed)
+    code = main([str(capsule), "--trust-key", str(DANA), "--require-valid"])
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("replay: error:")]
+    assert code == Exit.BAD_INPUT and len(err) == 1 and "symlink outputs" in err[0], err
+
+
+def test_a_linked_file_under_outputs_is_refused_by_both(tmp_path: Path) -> None:
+    capsule = tmp_path / "c"
+    shutil.copytree(SEALED, capsule, symlinks=True)
+    sealed_copy = capsule / ".seal" / "stdout.txt"
+    shutil.move(capsule / "outputs" / "stdout.txt", sealed_copy)
+    (capsule / "outputs" / "stdout.txt").symlink_to("../.seal/stdout.txt")
+    assert any("outputs/stdout.txt is a symlink" in m for m in _errors(capsule, DANA))
+    parsed = novafabric.detect(capsule)
+    assert parsed is not None
+    with pytest.raises(CapsuleError, match="passes through the symlink outputs/stdout.txt"):
+        novafabric.read(capsule, parsed)
+
+
+def test_a_linked_pointer_file_is_refused_by_both(tmp_path: Path) -> None:
+    capsule = tmp_path / "c"
+    shutil.copytree(SEALED, capsule, symlinks=True)
+    shutil.move(capsule / "env.lock", capsule / ".seal" / "env.lock")
+    (capsule / "env.lock").symlink_to(".seal/env.lock")
+    assert any("passes through the symlink env.lock" in m for m in _errors(capsule, DANA))
+    parsed = novafabric.detect(capsule)
+    assert parsed is not None
+    with pytest.raises(CapsuleError, match="passes through the symlink env.lock"):
+        novafabric.read(capsule, parsed)

@@ -1,6 +1,7 @@
 """The CLI edge: the implicit `run`, one-line errors, exit codes."""
 from __future__ import annotations
 
+import json
 import re
 
 from pathlib import Path
@@ -154,3 +155,72 @@ def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     listed = {m.group(1) for m in re.finditer(r"^\W*([a-z]+) {2,}[A-Z]", out.split("Commands", 1)[1], re.M)}
     assert listed == set(top_words())  # each command a row of its own in the Commands panel, none missing
+
+
+# --- every path error is one line naming the file, exit 2 ------------------------------------------
+
+LONG = "n" * 300  # a path component over NAME_MAX (255 bytes): ENAMETOOLONG on every file call
+
+
+def _path_cases(tmp: Path) -> list[tuple[list[str], str]]:
+    long, loop = str(tmp / LONG), str(tmp / "loop")
+    from tests.examples import BUNDLE
+    return [
+        ([long], long), ([long + "/capsule.json"], long),
+        (["inspect", long], long), (["inspect", loop], loop), (["inspect", "--json", long], long),
+        (["verify", long], long), (["verify", loop], loop),
+        (["render", long], long), (["diff", long, str(TZ_CAPSULE)], long), (["diff", str(TZ_CAPSULE), loop], loop),
+        (["shell", long], long), (["bisect", long, "--good", str(TZ_CAPSULE)], long),
+        (["render", str(TZ_CAPSULE), "-o", long, "--repo", str(BUNDLE)], long),
+        (["render", str(TZ_CAPSULE), "-o", long + "/ctx", "--repo", str(BUNDLE)], long),
+        (["verify", str(TZ_CAPSULE), "--trust-key", long], long),
+        (["farm", "report", "--db", long], long),
+        (["farm", "run", long, "--db", str(tmp / "h.db")], long),
+    ]
+
+
+@pytest.mark.parametrize("index", range(17))
+def test_a_path_the_file_system_refuses_is_one_line_exit_2(index: int, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("REPLAY_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "loop").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop")
+    cases = _path_cases(tmp_path)
+    assert len(cases) == 17
+    args, named = cases[index]
+    rc = main(args)
+    captured = capsys.readouterr()
+    err = [line for line in captured.err.splitlines() if line.startswith("replay: error:")]
+    assert rc == 2, (args, captured.err[-500:])
+    assert len(err) == 1 and named.split("/")[-1][:40] in err[0], err
+    assert "internal error" not in captured.err and "Traceback" not in captured.err
+    problem = "longer than the file system allows" if named.endswith(LONG) else "symlink loop"
+    assert problem in err[0]
+    if "--json" in args:
+        error = json.loads(captured.out)["error"]
+        assert error["kind"] == "path" and error["file"].endswith(LONG)
+
+
+def test_capture_to_a_path_the_file_system_refuses_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    rc = main(["capture", "-o", str(tmp_path / LONG / "c.json"), "--", "true"])
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("replay: error:")]
+    assert rc == 2 and len(err) == 1 and LONG[:40] in err[0] and "longer than the file system allows" in err[0]
+
+
+@pytest.mark.parametrize(("key", "problem"), [
+    ("/dev/zero", "not a regular file"),
+    ("DIR", "a directory"),
+    ("MISSING", "no such file or directory"),
+    ("TEXT", "not a PEM public key or certificate"),
+])
+def test_a_trust_key_that_is_no_key_says_what_is_wrong(key: str, problem: str, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    paths = {"DIR": tmp_path, "MISSING": tmp_path / "nokey.pem", "TEXT": tmp_path / "notes.txt"}
+    (tmp_path / "notes.txt").write_text("hello\n")
+    path = str(paths.get(key, key))
+    rc = main(["verify", str(TZ_CAPSULE), "--trust-key", path])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and f"--trust-key {path}: {problem}" in err[0], err

@@ -81,11 +81,11 @@ def test_codeinstances_id_mismatch_is_invalid(tmp_path: Path, capsys: pytest.Cap
 def test_bad_trust_key_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     missing = tmp_path / "missing.pem"
     assert main(["verify", str(NOVA), "--trust-key", str(missing)]) == 2
-    assert capsys.readouterr().err == f"replay: error: --trust-key {missing}: no such file\n"
+    assert capsys.readouterr().err == f"replay: error: --trust-key {missing}: no such file or directory\n"
     garbage = tmp_path / "garbage.pem"
     garbage.write_text("-----BEGIN PUBLIC KEY-----\nnot base64\n-----END PUBLIC KEY-----\n")
     assert main(["verify", str(NOVA), "--trust-key", str(garbage)]) == 2
-    assert capsys.readouterr().err == f"replay: error: --trust-key {garbage}: not a PEM public key\n"
+    assert capsys.readouterr().err == f"replay: error: --trust-key {garbage}: not a PEM public key or certificate\n"
 
 
 def test_unreadable_capsule_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -87,3 +87,51 @@ def test_an_env_item_is_bounded() -> None:
     with pytest.raises(ArgumentError, match="^env: "):
         BY_NAME["replay"].argv({"capsule": "c", "env": ["X=" + "a" * 131072]})
     assert BY_NAME["replay"].input_schema()["properties"]["env"]["items"]["maxLength"] == 4096
+
+
+# --- every string argument is bounded by its schema, whatever its kind ------------------------------
+
+
+def _string_schemas(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    found = [schema] if schema.get("type") == "string" else []
+    for sub in (schema.get("items"), *schema.get("anyOf", ())):
+        if isinstance(sub, dict):
+            found += _string_schemas(sub)
+    return found
+
+
+def _too_long(p: Any) -> Any:
+    """A value of the parameter's shape, one character over its schema's maxLength."""
+    from runner.commands.spec import _max_length
+
+    limit = _max_length(p.schema())
+    assert limit is not None, p.name
+    word = "A=" + "1" * (limit - 1) if p.kind == "env" else "1" * (limit + 1)  # digits: a count, a duration
+    return [word] if p.repeatable else word
+
+
+def test_every_string_in_every_tool_schema_has_a_max_length() -> None:
+    for tool in TOOLS:
+        for name, prop in tool.input_schema()["properties"].items():
+            for string in _string_schemas(prop):
+                assert "maxLength" in string, (tool.mcp, name)
+
+
+@pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.mcp)
+def test_a_string_over_its_schema_is_refused_before_it_is_parsed(tool: Any) -> None:
+    import jsonschema
+
+    for p in tool.mcp_params():
+        if p.kind in ("flag", "count", "number"):
+            continue  # no string is ever one of these
+        value = _too_long(p)
+        assert not jsonschema.Draft202012Validator({"type": "object", "properties": {p.name: p.schema()}}).is_valid(
+            {p.name: value}), (tool.mcp, p.name)
+        with pytest.raises(ArgumentError, match=f"^{p.name}: "):
+            p.check(value)
+
+
+def test_a_duration_padded_past_its_schema_is_refused() -> None:
+    """It once parsed: a megabyte of blanks around `15`."""
+    with pytest.raises(ArgumentError, match="timeout: longer than 64 characters"):
+        argv("replay", capsule="c", timeout=" " * 1_000_000 + "15")

@@ -86,3 +86,20 @@ def test_a_list_naming_a_fifo_or_a_device_neither_blocks_nor_reads_forever(tmp_p
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == str([("fifo.json", "unknown"), ("zero.json", "unknown"), ("zero", "unknown"),
                                        ("zero", "unknown")])
+
+
+def test_a_list_entry_no_file_can_have_is_broken_and_the_others_go_on(tmp_path: Path) -> None:
+    """A name over 255 bytes or a symlink loop in a list ends nothing: each is listed, as broken."""
+    from runner.errors import PathError
+    from tests.examples import TZ_CAPSULE
+
+    (tmp_path / "loop").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop")
+    listing = tmp_path / "tonight.txt"
+    listing.write_text(f"{'n' * 300}\nloop\n{TZ_CAPSULE}\n")
+    got = collect([listing])
+    assert [Path(e.path).name[:3] for e in got.entries] == ["nnn", "loo", TZ_CAPSULE.name[:3]]
+    problems = [got.opened[e.capsule_id] for e in got.entries]
+    assert isinstance(problems[0], PathError) and "longer than the file system allows" in problems[0].line()
+    assert isinstance(problems[1], PathError) and "symlink loop" in problems[1].line()
+    assert not isinstance(problems[2], Exception)

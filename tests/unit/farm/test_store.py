@@ -220,3 +220,55 @@ def test_a_write_the_database_refuses_is_one_error_and_the_store_goes_on(tmp_pat
     assert info.value.line().startswith(f"{store.path}: cannot write the history (") and info.value.exit_code == 2
     store.add_result(result("n1", "c1", path="caps/cafe.json"))
     assert [r.path for r in store.capsule_results("c1")] == ["caps/cafe.json"]
+
+
+# --- a command that only reads opens the history read-only -----------------------------------------
+
+
+def _bytes_and_siblings(path: Path) -> tuple[bytes, list[str]]:
+    return path.read_bytes(), sorted(p.name for p in path.parent.iterdir())
+
+
+def test_reading_an_empty_file_leaves_it_empty(tmp_path: Path) -> None:
+    path = tmp_path / "empty.db"
+    path.touch()
+    with pytest.raises(StoreError, match="not a farm history") as info:
+        SqlStore(path, create=False)
+    assert info.value.exit_code == 2 and str(path) in info.value.line()
+    assert _bytes_and_siblings(path) == (b"", ["empty.db"])
+
+
+def test_reading_another_applications_database_changes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "app.sqlite"
+    _sql(path, "CREATE TABLE notes (body TEXT)")
+    before = _bytes_and_siblings(path)
+    with pytest.raises(StoreError, match="not a farm history"):
+        SqlStore(path, create=False)
+    assert _bytes_and_siblings(path) == before
+    assert _sql(path, "PRAGMA journal_mode") == [("delete",)]
+
+
+def test_reading_a_history_reads_it_without_writing(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite"
+    SqlStore(path).close()
+    before = path.read_bytes()
+    reader = SqlStore(path, create=False)
+    assert reader.history().nights == ()
+    reader.close()
+    assert path.read_bytes() == before  # (a WAL file's reader keeps SQLite's -shm beside it, as any reader does)
+
+
+def test_reading_an_older_history_names_the_upgrade_and_changes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    with connect(path).begin() as conn:
+        schema.migrate(conn, upto=1)
+    before = _sql(path, "SELECT max(version) FROM schema_version")
+    with pytest.raises(StoreError, match="older than this replay's"):
+        SqlStore(path, create=False)
+    assert _sql(path, "SELECT max(version) FROM schema_version") == before
+
+
+def test_reading_a_device_or_directory_is_one_line(tmp_path: Path) -> None:
+    for path in (Path("/dev/zero"), tmp_path):
+        with pytest.raises(StoreError, match="not a regular file"):
+            SqlStore(path, create=False)

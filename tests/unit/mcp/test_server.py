@@ -144,3 +144,51 @@ def test_the_farm_tools_read_the_history(tmp_path: Path) -> None:
         assert missing.is_error and (data["exit_code"], data["error"]["kind"]) == (2, "history"), data
 
     with_server(scenario)
+
+
+def test_a_path_no_file_can_have_is_one_error_line_in_every_tool(tmp_path: Path) -> None:
+    """A name over 255 bytes, a symlink loop: exit 2 naming the file, never an internal error."""
+    long, loop = str(tmp_path / ("n" * 300)), tmp_path / "loop"
+    loop.symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(loop)
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for bad in (long, str(loop)):
+        calls += [("inspect", {"capsule": bad}), ("verify", {"capsule": bad}), ("replay", {"capsule": bad}),
+                  ("render", {"capsule": bad}), ("signature", {"file": bad, "exit_code": 1}), ("diff", {"a": str(CAPSULE), "b": bad}),
+                  ("bisect", {"bad": bad, "good": str(CAPSULE)}), ("verify", {"capsule": str(CAPSULE), "trust_key": [bad]}),
+                  ("farm_report", {"db": bad}), ("farm_history", {"capsule": "0123abcd", "db": bad})]
+
+    async def scenario(session: ClientSession) -> None:
+        for tool, arguments in calls:
+            result = await session.call_tool(tool, arguments)
+            data = envelope_of(result)
+            bad = long if long in json.dumps(arguments) else str(loop)
+            assert result.is_error and data["exit_code"] == 2, (tool, data)
+            assert data["error"]["kind"] != "internal" and bad[-40:] in data["error"]["message"], (tool, data)
+            problem = "longer than the file system allows" if bad == long else "symlink loop"
+            assert problem in data["error"]["message"], (tool, data)
+
+    with_server(scenario)
+
+
+def test_the_farm_tools_change_no_file_that_is_not_a_history(tmp_path: Path) -> None:
+    import sqlite3
+
+    empty, other = tmp_path / "empty.db", tmp_path / "app.sqlite"
+    empty.touch()
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE notes (body TEXT)")
+    before = {p: p.read_bytes() for p in (empty, other)}
+
+    async def scenario(session: ClientSession) -> None:
+        for db in (empty, other):
+            for tool, arguments in (("farm_report", {"db": str(db)}),
+                                    ("farm_history", {"capsule": "0123abcd", "db": str(db)})):
+                result = await session.call_tool(tool, arguments)
+                data = envelope_of(result)
+                assert result.is_error and (data["exit_code"], data["error"]["kind"]) == (2, "history"), data
+                assert "not a farm history" in data["error"]["message"]
+
+    with_server(scenario)
+    assert {p: p.read_bytes() for p in (empty, other)} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app.sqlite", "empty.db"]
