@@ -8,6 +8,8 @@ worker, the report a farm stores, the history rows. Encoding is plain JSON data
   dataclasses, tuple[X, ...] and fixed tuples, FrozenMap / Mapping with str keys,
   X | None, Literal, Enum, str, int, float, bool, and bytes (text when it is
   UTF-8, else {"base64": ...}).
+
+And the one JSON envelope every command's `--json` prints (at the end).
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from .capsules.model import FrozenMap
+from .errors import ReplayError
 
 T = TypeVar("T")
 
@@ -145,3 +148,27 @@ def _scalar(tp: Any, data: Any, where: str) -> Any:
     if tp is type(None) and data is None:
         return None
     raise DecodeError(where, f"expected {getattr(tp, '__name__', tp)}, got {type(data).__name__}")
+
+
+# --- the JSON envelope ---------------------------------------------------------------------------
+# The one envelope every command's `--json` prints, on success and on failure:
+#     {"schema": "replay.<command>/1", "command": "<command>", "exit_code": <replay's own>,
+#      "result": {...} | null, "error": {"kind", "message", "file"} | null}
+# `exit_code` is always replay's own exit code (0/1/2/3); a replayed program's exit code lives in
+# the result (e.g. result.attempts[].exit_code).
+VERSION = 1
+
+
+def schema_of(command: str) -> str:
+    return f"replay.{command.replace(' ', '-')}/{VERSION}"
+
+
+def envelope(command: str, exit_code: int, result: Any = None, error: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"schema": schema_of(command), "command": command, "exit_code": int(exit_code), "result": result,
+            "error": error}
+
+
+def error_of(exc: BaseException, kind: str | None = None, message: str | None = None) -> dict[str, Any]:
+    if isinstance(exc, ReplayError):
+        return {"kind": kind or exc.kind, "message": message or exc.line(), "file": exc.path}
+    return {"kind": kind or "internal", "message": message or f"{type(exc).__name__}: {exc}", "file": None}

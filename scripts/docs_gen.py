@@ -4,7 +4,7 @@
     .venv/bin/python scripts/docs_gen.py --check   # exit 1 naming the stale ones (the suite runs this)
 
 - docs/json-reference.md: every shipped schema (runner/schemas/*.schema.json), field by field;
-- docs/settings.md, between its markers: the settings table (runner/settingsref.py);
+- docs/settings.md, between its markers: the settings table (runner/config.py);
 - docs/help.md, between its markers: the `replay help TOPIC` texts (runner/cli/topics.py);
 - docs/index.md: the README, its links made relative to docs/;
 - every command's page, between its `options:NAME` markers: its usage, exit rule and option table,
@@ -25,7 +25,7 @@ from runner.commands.topics import TOPICS  # noqa: E402
 from runner.commands.catalog import COMMANDS  # noqa: E402
 from runner.commands.common import GLOBALS  # noqa: E402
 from runner.commands.spec import Command, Param  # noqa: E402
-from runner.settingsref import SETTINGS  # noqa: E402
+from runner.config import SETTINGS  # noqa: E402
 
 SCHEMAS = ROOT / "runner" / "schemas"
 DOCS = ROOT / "docs"
@@ -135,7 +135,7 @@ def _default(p: Param) -> str:
     if p.default in (None, [], False) or p.kind == "flag":
         return ""
     if p.kind == "duration":
-        from runner.durations import format_duration
+        from runner.units import format_duration
 
         return f"`{format_duration(p.default)}`"
     return f"`{p.default}`"

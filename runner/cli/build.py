@@ -15,7 +15,7 @@ import typer
 from ..commands.catalog import GROUPS
 from ..commands.common import GLOBALS
 from ..commands.spec import ArgumentError, Args, Command, Param
-from ..durations import bare_number_note, parse_duration
+from ..units import bare_number_note, parse_duration
 
 _TYPES: dict[str, Any] = {"capsule": str, "path": Path, "paths": list[Path], "text": str, "texts": list[str],
                           "env": list[str], "count": int, "number": float, "duration": float, "size": str,

@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
-from ..envelope import envelope
+from ..codec import envelope
 from ..textsafe import json_text, shown
 
 ERROR_LIMIT = 1000  # a backstop: an error is one line; CapsuleError cuts a capsule's values itself

@@ -6,7 +6,7 @@ from ..engine import DockerEngine
 from ..errors import UsageError
 from ..machine.sweep import DEFAULT_AGE_S, DEFAULT_MAX_SIZE, collect
 from ..report.gc import gc_data, show_gc
-from ..sizes import parse_size
+from ..units import parse_size
 from . import console
 
 

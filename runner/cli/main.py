@@ -18,7 +18,7 @@ import typer
 from ..commands.catalog import COMMANDS, top_words
 from ..commands.spec import Args
 from ..errors import Exit, PathError, ReplayError, UsageError
-from ..envelope import envelope, error_of
+from ..codec import envelope, error_of
 from ..commands import topics
 from .build import register
 from .console import error_line, install_meter, print_json, refresh

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from ..durations import HELP as DURATION_HELP
+from ..units import DURATION_HELP
 from ..replay.defaults import DEFAULT_ATTEMPTS, DEFAULT_BISECT_MAX_RUNS, DEFAULT_FARM_MAX_ATTEMPTS, DEFAULT_FIXED_AFTER
 from ..verdict.rate import CONFIDENCE_RANGE, DEFAULT_CONFIDENCE
 from . import common as c

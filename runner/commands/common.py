@@ -2,8 +2,8 @@
 replays takes (what to build, what to trust), and the global options every command takes."""
 from __future__ import annotations
 
-from ..durations import HELP as DURATION_HELP
-from ..durations import format_duration
+from ..units import DURATION_HELP
+from ..units import format_duration
 from ..replay.defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
 from ..verdict.rate import CONFIDENCE_RANGE, DEFAULT_CONFIDENCE
 from .spec import Param

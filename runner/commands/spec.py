@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..durations import HELP as DURATION_HELP
-from ..durations import parse_duration
+from ..units import DURATION_HELP
+from ..units import parse_duration
 
 Kind = Literal["capsule", "path", "paths", "text", "texts", "env", "count", "number", "duration", "size", "flag",
                "commit", "choice"]

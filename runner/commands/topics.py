@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .catalog import FARM_RUN
-from ..durations import HELP as DURATION_FORMS
+from ..units import DURATION_HELP as DURATION_FORMS
 from ..verdict.facts import VERDICTS
-from ..settingsref import SETTINGS
+from ..config import SETTINGS
 
 
 @dataclass(frozen=True)

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from . import ledger
 from ..config import Settings
-from ..durations import format_duration
+from ..units import format_duration
 from ..engine import LABEL
 from ..engine.inventory import CacheRecord, Inventory
-from ..sizes import format_size
+from ..units import format_size
 
 IMAGE_LABEL = f"{LABEL}=image"  # what replay's image builds carry (replay/replayer.py)
 GRACE_S = 3600.0  # a cache entry used this recently may be read by a build running now

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from .. import __version__
 from ..config import Origin, Settings, origins, settings as load_settings, without_credentials
-from .. import settingsref
+from .. import config
 from ..errors import Exit, ReplayError
 from ..engine.builders import describe_builder
 from ..engine.inventory import DockerInventory, Inventory
@@ -75,7 +75,7 @@ def diagnose(s: Settings | None = None) -> Diagnosis:
     checks = [engine, _builder(s), _git(), _base_images(s, inventory), _cache(s), _ca(s), _mirrors()]
     with ThreadPoolExecutor(max_workers=4) as pool:  # the probes wait on the network: at once
         checks += list(pool.map(lambda nu: _registry(s, *nu), _registries(s)))
-    return Diagnosis(tuple(checks), settingsref.effective(s), versions)  # every setting of the one table
+    return Diagnosis(tuple(checks), config.effective(s), versions)  # every setting of the one table
 
 
 def _engine(versions: dict[str, str | None]) -> tuple[Inventory | None, Check]:

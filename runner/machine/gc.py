@@ -17,7 +17,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 
-from ..durations import format_duration
+from ..units import format_duration
 from ..engine import KEPT, KEPT_LABEL, LABEL, OWNER_LABEL
 from ..engine.inventory import Inventory, Resource
 

@@ -58,7 +58,7 @@ def collect(engine: Inventory, label: str | None, older_than_s: float | None, ma
 def after_night(say: Callable[[str], None]) -> list[str]:
     """`farm run --gc`: images and caches with the defaults, each said in a line; the problems."""
     from ..engine import DockerEngine
-    from ..sizes import format_size, parse_size
+    from ..units import format_size, parse_size
 
     engine = DockerEngine().inventory()
     images, cache = _disk(engine, DEFAULT_AGE_S, parse_size(DEFAULT_MAX_SIZE))

@@ -21,7 +21,7 @@ from typing import Any
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 
-from ..envelope import envelope
+from ..codec import envelope
 from ..errors import Exit
 from ..replay.progress import FORCE_ENV
 

@@ -11,7 +11,7 @@ import copy
 import functools
 from typing import Any
 
-from ..envelope import schema_of
+from ..codec import schema_of
 from ..schemas import schema
 
 def result_schema(schema_name: str) -> dict[str, Any]:

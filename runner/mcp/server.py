@@ -16,7 +16,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from .. import __version__
-from ..envelope import envelope
+from ..codec import envelope
 from ..errors import Exit
 from ..textsafe import json_text
 from .child import enveloped, run_child

@@ -8,7 +8,7 @@ from rich.console import Console
 from ..codec import encode
 from ..machine.disk import Sweep
 from ..machine.sweep import GcResult
-from ..sizes import format_size
+from ..units import format_size
 
 
 def show_sweep(title: str, sweep: Sweep, dry_run: bool, out: Console) -> None:

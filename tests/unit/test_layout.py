@@ -10,11 +10,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 RUNNER = ROOT / "runner"
 MAX_LINES = 400
-# What every stage uses (errors, settings, the codec, text safety, resources, the JSON
-# envelope, parsing durations and sizes, the optional extras, twin's secret rules); the
-# rest of runner/ is stage packages.
-TOP_LEVEL = {"__init__", "__main__", "errors", "config", "settingsref", "codec", "envelope", "textsafe",
-             "secretrules", "resources", "durations", "sizes", "extras"}
+# What every stage uses (errors, settings and their reference, the codec and the JSON envelope,
+# text safety, resources, units: durations and sizes, the optional extras, twin's secret rules):
+# at most 8 modules besides __init__ and __main__; the rest of runner/ is stage packages.
+TOP_LEVEL = {"__init__", "__main__", "errors", "config", "codec", "textsafe", "secretrules", "resources", "units",
+             "extras"}
 
 
 def _modules() -> dict[str, Path]:

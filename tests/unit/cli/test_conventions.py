@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from runner.cli.main import main
-from runner.durations import format_duration, parse_duration
+from runner.units import format_duration, parse_duration
 from tests.examples import TZ_CAPSULE
 
 ROOT = Path(__file__).resolve().parents[3]

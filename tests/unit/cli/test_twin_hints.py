@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from runner.cli.main import main
-from runner.durations import bare_number_note
+from runner.units import bare_number_note
 from tests.envelope import result_of
 from tests.examples import CI, NOVA, TWIN, TZ_CAPSULE, json_variant
 
@@ -145,12 +145,12 @@ def test_help_lists_the_topics_and_shows_each(capsys: pytest.CaptureFixture[str]
 
 
 def test_help_topics_say_what_they_promise(capsys: pytest.CaptureFixture[str]) -> None:
-    from runner import settingsref
+    from runner import config
     from runner.verdict.judge import VERDICTS
 
     assert main(["help", "settings"]) == 0
     out = capsys.readouterr().out
-    assert all(s.variable in out for s in settingsref.SETTINGS)
+    assert all(s.variable in out for s in config.SETTINGS)
     assert main(["help", "verdicts"]) == 0
     out = capsys.readouterr().out
     assert all(v in out for v in VERDICTS)

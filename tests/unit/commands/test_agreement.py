@@ -14,7 +14,7 @@ from runner.cli.main import app
 from runner.commands.catalog import COMMANDS, tools
 from runner.commands.common import GLOBALS
 from runner.commands.spec import Command, Param
-from runner.durations import parse_duration
+from runner.units import parse_duration
 
 
 def _click(cmd: Command) -> Any:

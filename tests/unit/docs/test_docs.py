@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from runner import settingsref
+from runner import config
 from runner.commands.topics import TOPICS
 from runner.commands.catalog import COMMANDS
 from runner.commands.spec import Command
@@ -79,9 +79,9 @@ def _read_in_runner() -> set[str]:
 def test_every_setting_read_in_runner_is_in_the_table_and_on_the_settings_page() -> None:
     read = _read_in_runner()
     assert {"REPLAY_CACHE", "REPLAY_BUILD_TIMEOUT", "REPLAY_BROKER"} <= read
-    assert read <= settingsref.names(), f"not in runner/settingsref.py: {sorted(read - settingsref.names())}"
+    assert read <= config.names(), f"not in runner/config.py: {sorted(read - config.names())}"
     page = (DOCS / "settings.md").read_text(encoding="utf-8")
-    for name in settingsref.names():
+    for name in config.names():
         assert f"`{name}`" in page
 
 
@@ -98,7 +98,7 @@ def test_doctor_lists_every_setting_of_the_table(monkeypatch: pytest.MonkeyPatch
     assert main(["doctor"]) == 3
     out = capsys.readouterr().out
     listed = set(re.findall(r"^\s+((?:REPLAY_|DOCKER_)[A-Z_]+)\s", out, re.MULTILINE))
-    wanted = {s.variable for s in settingsref.SETTINGS if s.scope != "container"}
+    wanted = {s.variable for s in config.SETTINGS if s.scope != "container"}
     assert listed == wanted
     assert "hunter2" not in out and "pepper-4711" not in out  # a password or a salt is never shown
     assert "redis://queue.example:6379/0" in out

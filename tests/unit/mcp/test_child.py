@@ -6,7 +6,7 @@ import json
 
 import anyio
 
-from runner.envelope import envelope
+from runner.codec import envelope
 from runner.mcp.child import Finished, enveloped, run_child
 
 from tests.unit.mcp.session import TZ_CLOCK

@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 from jsonschema import Draft202012Validator
 
-from runner.envelope import envelope, schema_of
+from runner.codec import envelope, schema_of
 from runner.report import to_json
 from runner.schemas import COMMANDS, check, result_schema_of, schema
 from runner.schemas.build import all_documents, text

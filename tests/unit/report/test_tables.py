@@ -14,7 +14,7 @@ from runner.cli.main import main
 from runner.machine.doctor import Check, Diagnosis
 from runner.report.farm import show_history, show_report, show_run
 from runner.report.layout import View
-from runner.settingsref import Origin
+from runner.config import Origin
 from tests.examples import NOVA, TWIN
 from tests.unit.bisect.world import FakeReplayer, tz_rule, use
 from tests.support.reports import sample_history, view_of

@@ -1,9 +1,16 @@
-"""Durations as people write them: `90s`, `15m`, `1h`, `1h30m`; a bare number is seconds.
+"""Units replay reads and writes: durations (like 90s, 15m, 1h30m) and sizes (like 512m, 4g).
+
+Durations as people write them: `90s`, `15m`, `1h`, `1h30m`; a bare number is seconds.
 
 One parser for every option that takes a duration (run, bisect, farm), so `--timeout`
 means the same everywhere. A bare number keeps meaning seconds, as it always did:
 scripts written before units existed keep their meaning; twin's --timeout counts minutes,
 so a bare number gets a note saying how it was read (`bare_number_note`).
+
+Sizes as people write them: `20G`, `500M`, `1.5GiB`, `100k`; a bare number is bytes.
+
+One parser for every option that takes a size (`gc --max-size`). The units are binary
+(K = 1024 bytes), as Docker reads `--memory 4g`; `GB` and `GiB` both mean 1024³.
 """
 from __future__ import annotations
 
@@ -13,7 +20,7 @@ _UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
 _WHOLE = re.compile(r"(?:\d+(?:\.\d+)?(?:ms|s|m|h|d))+")
 
-HELP = "90s, 15m, 1h, 1h30m; a bare number is seconds"
+DURATION_HELP = "90s, 15m, 1h, 1h30m; a bare number is seconds"
 
 
 def parse_duration(text: str | float | int) -> float:
@@ -26,7 +33,7 @@ def parse_duration(text: str | float | int) -> float:
     except ValueError:
         pass
     if not raw or not _WHOLE.fullmatch(raw):
-        raise ValueError(f"{text!r} is not a duration ({HELP})")
+        raise ValueError(f"{text!r} is not a duration ({DURATION_HELP})")
     return sum(float(n) * _UNIT_S[unit] for n, unit in _PART.findall(raw))
 
 
@@ -52,3 +59,31 @@ def format_duration(seconds: float) -> str:
             parts.append(f"{left // size}{unit}")
             left %= size
     return "".join(parts)
+
+
+# --- sizes --------------------------------------------------------------------------------
+
+_UNIT = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:([kmgt])(?:i?b)?|b)?")
+
+SIZE_HELP = "20G, 500M, 1.5G, 100K (binary units); a bare number is bytes"
+
+
+def parse_size(text: str | int) -> int:
+    """Bytes; ValueError (naming the accepted forms) for anything else."""
+    if isinstance(text, int):
+        return text
+    raw = text.strip().lower()
+    m = _SIZE.fullmatch(raw)
+    if m is None:
+        raise ValueError(f"{text!r} is not a size ({SIZE_HELP})")
+    return int(float(m.group(1)) * _UNIT[m.group(2) or ""])
+
+
+def format_size(n: float) -> str:
+    """1536 -> 1.5K, 20 << 30 -> 20G: the shortest spelling parse_size reads back (to 0.1)."""
+    for unit in ("B", "K", "M", "G"):
+        if abs(n) < 1024:
+            return f"{n:.0f}B" if unit == "B" else f"{n:.1f}".rstrip("0").rstrip(".") + unit
+        n /= 1024
+    return f"{n:.1f}".rstrip("0").rstrip(".") + "T"

@@ -1,9 +1,9 @@
-"""Sizes as `gc --max-size` reads them (runner/sizes.py): binary units, a bare number is bytes."""
+"""Sizes as `gc --max-size` reads them (runner/units.py): binary units, a bare number is bytes."""
 from __future__ import annotations
 
 import pytest
 
-from runner.sizes import format_size, parse_size
+from runner.units import format_size, parse_size
 
 
 @pytest.mark.parametrize("text, n", [("20G", 20 << 30), ("500M", 500 << 20), ("1.5GiB", 3 << 29), ("100k", 102400),
