@@ -4,11 +4,12 @@ never a skip."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.services import missing
+from tests.services import missing, static_server
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "examples"
@@ -36,3 +37,13 @@ def chromium() -> str:
         if found := shutil.which(name):
             return found
     missing("needs Chromium (Debian: apt-get install -y chromium)")
+
+
+@pytest.fixture
+def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path]]:
+    """A local HTTP server for capsule URLs: (base URL, the folder it serves); the cache in tmp_path."""
+    root = tmp_path / "www"
+    root.mkdir()
+    monkeypatch.setenv("REPLAY_CACHE", str(tmp_path / "cache"))
+    with static_server(root) as base:
+        yield base, root

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import tarfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,16 +12,8 @@ import pytest
 from runner.capsules import limits
 from runner.cli.main import main
 from tests.examples import NOVA
-from tests.services import static_server
 
 
-@pytest.fixture
-def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path]]:
-    root = tmp_path / "www"
-    root.mkdir()
-    monkeypatch.setenv("REPLAY_CACHE", str(tmp_path / "cache"))
-    with static_server(root) as base:
-        yield base, root
 
 
 def _packed(path: Path, extra: dict[str, bytes]) -> None:

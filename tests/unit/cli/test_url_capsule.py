@@ -4,24 +4,14 @@ from __future__ import annotations
 import io
 import json
 import tarfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from runner.cli.main import main
 from tests.examples import BUNDLE, CI, NOVA, TZ_CAPSULE
-from tests.services import static_server
 
 
-@pytest.fixture
-def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path]]:
-    """(base URL, the folder it serves); the cache in tmp_path."""
-    root = tmp_path / "www"
-    root.mkdir()
-    monkeypatch.setenv("REPLAY_CACHE", str(tmp_path / "cache"))
-    with static_server(root) as base:
-        yield base, root
 
 
 def test_inspect_a_url_capsule(served: tuple[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
