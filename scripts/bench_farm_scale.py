@@ -127,7 +127,7 @@ def fill_history(store: Any, paths: list[Path], nights: int, seed: int = 22) -> 
     from runner.farm.ids import content_id
     from runner.farm.model import AttemptRecord, CapsuleResult, Night, Rate
     from runner.farm.store import NightEntry
-    from runner.farm.verdict import wilson
+    from runner.verdict.rate import wilson
 
     from runner.capsules import read_capsule
     from runner.verdict.judge import expected_of

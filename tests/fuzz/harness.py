@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -100,10 +99,9 @@ def _inspect(capsule: Capsule) -> None:
 
 
 def _json(data: Any) -> None:
-    from runner.cli.console import _LONE_SURROGATE
+    from runner.textsafe import json_text
 
-    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
-    strict_stream().write(_LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
+    strict_stream().write(json_text(data, indent=2))  # as --json writes it (cli/console.print_json)
 
 
 def exercise(path: Path, original: Capsule) -> Outcome:
