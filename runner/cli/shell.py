@@ -6,6 +6,7 @@ from ..errors import UsageError
 from ..replay import Progress, ReplayOptions
 from ..replay.shell import open_shell
 from ..replay import inputs as o
+from ..textsafe import escaped
 from .console import err
 
 
@@ -16,4 +17,4 @@ def shell(a: Args) -> int:
     plan_opts = o.plan_options(a.values)
     options = ReplayOptions(plan=plan_opts, secret_env=plan_opts.env_overrides, trust=trust)
     return open_shell(a.capsule, options, Progress(err, quiet=a.quiet),
-                      lambda line: err.print(f"replay: {line}", markup=False), kept=a.kept, last=a.last)
+                      lambda line: err.print(f"replay: {escaped(line)}", markup=False), kept=a.kept, last=a.last)

@@ -272,7 +272,7 @@ class DockerEngine(KeptContainers):
 
         try:
             stream, stat = self.client.api.get_archive(container_id, path)
-        except docker.errors.NotFound:
+        except docker.errors.APIError:  # not there, or a path the engine cannot stat (a file as a folder)
             return None
         if not stat or stat.get("size", 0) > READ_BACK_MAX_BYTES or stat.get("mode", 0) & 0o20000000000:
             return None  # too big, or a directory (Go's os.ModeDir in the engine's stat)
@@ -311,12 +311,14 @@ class DockerEngine(KeptContainers):
 
     # -- networks and cleanup -----------------------------------------------
     def create_network(self, name: str, labels: Mapping[str, str], internal: bool = True,
-                       bridge_name: str | None = None, ipam: Mapping[str, str] | None = None) -> str:
+                       bridge_name: str | None = None, ipam: Mapping[str, str] | None = None,
+                       isolated: bool = False) -> str:
         """ipam: docker.types.IPAMPool fields (subnet, iprange, gateway) for an explicit address plan."""
         import docker.errors
         from docker.types import IPAMConfig, IPAMPool
 
-        opts = {"com.docker.network.bridge.name": bridge_name} if bridge_name else None
+        opts = {**({"com.docker.network.bridge.name": bridge_name} if bridge_name else {}),
+                **({"com.docker.network.bridge.enable_icc": "false"} if isolated else {})} or None
         pools = IPAMConfig(pool_configs=[IPAMPool(subnet=ipam.get("subnet"), iprange=ipam.get("iprange"),
                                                   gateway=ipam.get("gateway"))]) if ipam else None
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..errors import UsageError
 from .sdk import retrying, sdk_call, typed_errors
 
 
@@ -19,6 +20,10 @@ class KeptContainers:
             return dict(self.client.containers.get(container_id).labels or {})
         except docker.errors.NotFound:
             return None
+        except docker.errors.APIError as exc:
+            if exc.status_code == 400:  # a prefix of several containers' ids: the id given is the fault
+                raise UsageError(f"{container_id}: {' '.join(str(exc.explanation or exc).split())[:200]}") from exc
+            raise
 
     def newest(self, label: str) -> str | None:
         found = retrying(sdk_call)(self.client.api.containers, all=True, filters={"label": label})

@@ -29,8 +29,12 @@ _PYTHON = re.compile(r"python(\d+(\.\d+)?)?")
 _NODE_LAUNCHERS = ("npm", "npx", "yarn", "pnpm")
 # go test's flags that take a value (the rest are booleans): given to the test binary as -test.NAME
 _GO_TEST_VALUED = {"run", "skip", "count", "timeout", "bench", "benchtime", "cpu", "parallel", "shuffle",
-                   "coverprofile", "failfast", "list", "tags"}
-_GO_BUILD_FLAGS = {"tags", "race", "mod", "trimpath"}
+                   "coverprofile", "list", "blockprofile", "cpuprofile", "memprofile", "mutexprofile", "outputdir",
+                   "trace", "fuzz", "fuzztime", "fuzzminimizetime"}
+# go test's build flags (to Delve's --build-flags): those that take a value, and the booleans
+_GO_BUILD_VALUED = {"tags", "mod", "p", "ldflags", "gcflags", "asmflags", "covermode", "coverpkg", "vet", "modfile",
+                    "overlay", "pgo", "o", "exec"}
+_GO_BUILD_BOOLEAN = {"race", "trimpath", "cover", "msan", "asan", "a", "n", "x", "work"}
 
 
 @dataclass(frozen=True)
@@ -96,8 +100,8 @@ def _delve(verb: str, args: Sequence[str], listen: str) -> tuple[str, ...]:
             packages.append(arg)
             continue
         flag, eq, value = arg.lstrip("-").partition("=")
-        if flag in _GO_BUILD_FLAGS:
-            build.append(arg if eq or flag in ("race", "trimpath") else f"{arg}={next(it, '')}")
+        if flag in _GO_BUILD_VALUED | _GO_BUILD_BOOLEAN:
+            build.append(arg if eq or flag in _GO_BUILD_BOOLEAN else f"{arg}={next(it, '')}")
             continue
         flags.append(f"-test.{flag}" + (f"={value}" if eq else ""))
         if not eq and flag in _GO_TEST_VALUED:
@@ -159,14 +163,15 @@ def attach_text(runtime: DebugRuntime, port: int) -> str:
     return render_text("debugger/attach.txt.j2", what=what, cli=cli, port=port, runtime=runtime, launch=launch)
 
 
-def forwarder_spec(base_image: str, network: str, inside_port: int, host_port: int,
+def forwarder_spec(base_image: str, network: str, outside: str, inside_port: int, host_port: int,
                    labels: tuple[tuple[str, str], ...]) -> RunSpec:
-    """The forwarder's container: on the attempt's internal network and the default bridge, publishing
-    `host_port` on 127.0.0.1 only."""
+    """The forwarder's container: on a bridge of its own where no other container can reach it
+    (`outside`, isolated), publishing `host_port` on 127.0.0.1 only, and on the attempt's internal
+    network, where it reaches the debugger."""
     script = (templates_dir() / "debugger" / "forward.pl").read_bytes()
     return RunSpec(image=base_image, argv=("perl", "/opt/replay/forward.pl", str(inside_port), TARGET, str(inside_port)),
-                   network=network, labels=labels, published=((inside_port, "127.0.0.1", host_port),),
-                   also_networks=("bridge",), files=(ContainerFile("/opt/replay/forward.pl", script),),
+                   network=outside, labels=labels, published=((inside_port, "127.0.0.1", host_port),),
+                   also_networks=(network,), files=(ContainerFile("/opt/replay/forward.pl", script),),
                    timeout_s=24 * 3600.0)
 
 

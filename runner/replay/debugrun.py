@@ -53,13 +53,16 @@ def debug_capsule(given: Path | str, options: ReplayOptions, progress: Progress,
             network = settings.network or _own_network(replayer)
             spec = dbg.debuggee_spec(replayer.run_spec(plan, image, settings), debugging, ref, network)
             fwd = dbg.forwarder_spec(sidecar_base_ref(replayer.engine, replayer.settings, plan.base, progress.say),
-                                     network, inside, port, ((LABEL, replayer.label),))
-            replayer.engine.start(fwd)
-            say(dbg.attach_text(debugging.runtime, port))
-            if debugging.note:
-                say(f"note: {debugging.note}")
-            with progress.step("run under the debugger (until the command ends)"):
-                attempt = replayer.run_one(expected, spec)
+                                     network, _forward_network(replayer), inside, port, ((LABEL, replayer.label),))
+            forwarder = replayer.engine.start(fwd)
+            try:
+                say(dbg.attach_text(debugging.runtime, port))
+                if debugging.note:
+                    say(f"note: {debugging.note}")
+                with progress.step("run under the debugger (until the command ends)"):
+                    attempt = replayer.run_one(expected, spec)
+            finally:  # off the world's network before the world removes it
+                replayer.engine.stop(forwarder)
         finally:
             world.__exit__(None, None, None)
         return Debugged(debugging.runtime, port, attempt, debugging.note)
@@ -76,6 +79,14 @@ def _debug_image(replayer: Replayer, image: str, runtime: dbg.DebugRuntime) -> s
 
     return dbg.with_debugger(build, replayer.engine.image_exists, image, runtime, lambda: dbg.derived_dockerfile(
         image, runtime, without_credentials(settings.pypi_index), pip_trusted_host(settings.pypi_index)))
+
+
+def _forward_network(replayer: Replayer) -> str:
+    """The forwarder's bridge: not internal (a port can be published from it), isolated (no other
+    container on it reaches the forwarder); cleanup removes it with the label."""
+    name = f"replay-dbgout-{replayer.label}"
+    replayer.engine.create_network(name, {LABEL: replayer.label}, internal=False, isolated=True)
+    return name
 
 
 def _own_network(replayer: Replayer) -> str:

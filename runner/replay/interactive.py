@@ -18,6 +18,8 @@ def interactive(given: Path | str, options: ReplayOptions, progress: Progress, s
         raise UsageError("--debugger and --watch do not go together")
     if port is not None and not debugger:
         raise UsageError("--debugger-port goes with --debugger")
+    if options.keep:
+        raise UsageError("--keep keeps an attempt of a replay: it does not go with --debugger or --watch")
     if debugger:
         from .debugrun import debug_capsule
 

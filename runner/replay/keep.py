@@ -4,6 +4,7 @@ with --keep is made keepable (labelled KEPT_LABEL, its plan under PLAN_LABEL); t
 as soon as another takes their place, and `replay gc` removes the kept one (gc.py)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from collections.abc import Callable
@@ -30,8 +31,11 @@ def enter_command(container: str) -> str:
 
 
 def keep_labels(plan: Plan) -> tuple[tuple[str, str], ...]:
-    """A keepable container's labels: the plan it ran, as JSON (validated again when read back)."""
-    return (KEPT_LABEL, KEPT), (PLAN_LABEL, json.dumps(plan_to_json(plan), sort_keys=True, separators=(",", ":")))
+    """A keepable container's labels: the plan it ran, as JSON (validated again when read back),
+    without its source: `shell --kept` builds nothing, and a --repo URL may carry a token, a
+    --patch or the diff text a secret; labels show in `docker inspect` and `docker ps`."""
+    shown = dataclasses.replace(plan, source=None)
+    return (KEPT_LABEL, KEPT), (PLAN_LABEL, json.dumps(plan_to_json(shown), sort_keys=True, separators=(",", ":")))
 
 
 class Keeper:

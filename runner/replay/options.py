@@ -43,6 +43,10 @@ class ReplayOptions:
             raise UsageError(f"--max-attempts {self.max_attempts}: at least 1")
         if not CONFIDENCE_RANGE[0] <= self.confidence <= CONFIDENCE_RANGE[1]:
             raise UsageError(f"--confidence {self.confidence}: from {CONFIDENCE_RANGE[0]} to {CONFIDENCE_RANGE[1]}")
+        if self.workdir is not None and (self.plan.patch or self.plan.ref or self.plan.source_dir):
+            # DIR is mounted over the source on every side: a fix check would compare DIR with DIR
+            raise UsageError("--workdir runs DIR as the source: it does not go with --patch, --ref or --source "
+                             "(check the fix afterwards with --patch \"$(git -C DIR diff)\")")
 
     @property
     def sampling(self) -> Sampling:

@@ -19,6 +19,7 @@ from contextlib import nullcontext
 from ..build.plan import Plan
 from ..build.plancodec import plan_from_json
 from ..engine import KEPT, KEPT_LABEL, LABEL, PLAN_LABEL, ContainerFile, Engine
+from ..textsafe import shell_word
 from ..errors import CapsuleError, UsageError
 from .image import BuiltImage
 from .options import ReplayOptions
@@ -81,7 +82,7 @@ def _bash(replayer: Replayer, plan: Plan, image: BuiltImage, say: Callable[[str]
             spec, argv=(*prefix, "bash"), tty=True, stdin_open=True, keep=False,
             env=(*((k, v) for k, v in spec.env if k != "HISTFILE"), ("HISTFILE", HISTORY)),
             files=(*spec.files, ContainerFile(HISTORY, f"{command}\n".encode(), 0o666)))
-        say(f"recorded command (the shell's history: Up): {command}")
+        say(f"recorded command (the shell's history: Up): {' '.join(shell_word(w) for w in plan.argv)}")
         code = replayer.engine.interactive(spec)
         http = world.http_report()
     finally:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ..build.plan import Plan
+from ..engine import Engine
 from ..verdict.judge import Attempt, Expected
 from .image import BuiltImage
 from .options import ReplayOptions
@@ -71,12 +72,12 @@ def verdict_line(n: int, expected: Expected, att: Attempt, since_save_s: float |
 
 
 def watch(given: Path | str, options: ReplayOptions, progress: Progress, say: Callable[[str], None],
-          stop: Callable[[], bool] = lambda: False) -> int:
+          stop: Callable[[], bool] = lambda: False, engine: Engine | None = None) -> int:
     """Run once, then again on every change to options.workdir, until `stop()` (or Ctrl-C). The
     exit code of the last run: 0 as recorded, 1 otherwise."""
     assert options.workdir is not None
     directory = Path(options.workdir)
-    replayer = Replayer(options, progress)
+    replayer = Replayer(options, progress, engine=engine)
     try:
         capsule, plan = replayer.load(given)
         expected = replayer.expected(capsule)
@@ -85,9 +86,12 @@ def watch(given: Path | str, options: ReplayOptions, progress: Progress, say: Ca
         saves = changes(directory, stop, snapshot(directory))  # a change saved during a run counts too
         att = _once(replayer, plan, image, expected)
         say(verdict_line(1, expected, att, None))
-        for n, saved in enumerate(saves, 2):
-            att = _once(replayer, plan, image, expected)
-            say(verdict_line(n, expected, att, time.time() - saved))
+        try:
+            for n, saved in enumerate(saves, 2):
+                att = _once(replayer, plan, image, expected)
+                say(verdict_line(n, expected, att, time.time() - saved))
+        except KeyboardInterrupt:  # how a watch ends: the answer is the last run's, not "interrupted"
+            say("stopped watching")
         return 0 if att.classification == "recorded" else 1
     finally:
         replayer.close()

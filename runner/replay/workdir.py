@@ -26,10 +26,22 @@ def checked(given: Path) -> Path:
 
 
 def workdir_mounts(directory: str | None) -> tuple[Mount, ...]:
+    """Each top-level entry of DIR over the source, read-only. A bind mount follows a symlink on the
+    host, so a link that leads outside DIR (or nowhere) is left out: the checkout's own links never
+    show the container a host path."""
     if directory is None:
         return ()
+    root = Path(directory).resolve()
     return tuple(Mount(str(entry), f"{ROOT}/{entry.name}", read_only=True)
-                 for entry in sorted(Path(directory).iterdir()) if entry.name not in SKIPPED)
+                 for entry in sorted(Path(directory).iterdir())
+                 if entry.name not in SKIPPED and _inside(entry, root))
+
+
+def _inside(entry: Path, root: Path) -> bool:
+    if not entry.is_symlink():
+        return True
+    target = entry.resolve()
+    return target.exists() and target.is_relative_to(root) and target != root
 
 
 @dataclass(frozen=True)

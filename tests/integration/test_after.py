@@ -193,7 +193,7 @@ def test_the_watch_loop_runs_again_after_an_edit(engine: object, tmp_path: Path)
         saved_s = float(re.search(r"([\d.]+) s after the save", line).group(1))  # type: ignore[union-attr]
         took_s = float(re.search(r"exit 0, ([\d.]+) s", line).group(1))  # type: ignore[union-attr]
         assert saved_s <= took_s + 2.0 + 3.0, line  # the bench row holds the 2 s target; a loaded CI gets slack
-        assert r.interrupt() in (0, 1, 130)
+        assert r.interrupt() == 1  # Ctrl-C ends the watch with the last run's answer: it passed, not as recorded
 
 
 def test_a_workdir_run_shows_its_diff_and_the_diff_then_checks_the_fix(

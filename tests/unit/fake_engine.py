@@ -128,7 +128,8 @@ class FakeEngine:
             self.put_files(container_id, directory or "/", {name: f.data})
 
     def create_network(self, name: str, labels: Mapping[str, str], internal: bool = True,
-                       bridge_name: str | None = None, ipam: Mapping[str, str] | None = None) -> str:
+                       bridge_name: str | None = None, ipam: Mapping[str, str] | None = None,
+                       isolated: bool = False) -> str:
         return name
 
     def remove_network(self, name: str) -> None:

@@ -36,7 +36,8 @@ class FakeEngine:
         yield BuildEvent("done", image_id="sha256:x")
 
     def create_network(self, name: str, labels: Mapping[str, str], internal: bool = True,
-                       bridge_name: str | None = None, ipam: Mapping[str, str] | None = None) -> str:
+                       bridge_name: str | None = None, ipam: Mapping[str, str] | None = None,
+                       isolated: bool = False) -> str:
         self.tried.append(dict(ipam or {}))
         if len(self.tried) <= self.overlaps:  # what Docker says when another network holds the subnet
             raise SubnetTaken("400 Client Error: Pool overlaps with other one on this address space")

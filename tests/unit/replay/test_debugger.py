@@ -43,6 +43,13 @@ def test_go_test_becomes_delves_test_server_with_the_flags_for_the_test_binary()
     assert d.argv[d.argv.index("--") + 1:] == ("-test.run", "TestX", "-test.count=1", "-test.v")
 
 
+def test_go_tests_boolean_flags_take_no_value_and_build_flags_go_to_the_build() -> None:
+    d = dbg.debugged(("go", "test", "-failfast", "-covermode", "atomic", "-vet=off", "-race", "./pkg"), 2345)
+    assert d.argv[:3] == ("dlv", "test", "./pkg")
+    assert "--build-flags=-covermode=atomic -vet=off -race" in d.argv
+    assert d.argv[d.argv.index("--") + 1:] == ("-test.failfast",)
+
+
 def test_go_run_becomes_delves_debug_server_with_the_programs_arguments() -> None:
     d = dbg.debugged(("go", "run", "./cmd/app", "--flag"), 2345)
     assert d.argv[:3] == ("dlv", "debug", "./cmd/app") and d.argv[-2:] == ("--", "--flag")
@@ -100,10 +107,12 @@ def test_the_attach_text_has_a_launch_json_entry_and_the_cli_way(runtime: dbg.De
     assert entry["request"] == "attach" and "4000" in json.dumps(entry)
 
 
-def test_the_forwarder_publishes_on_loopback_only_and_joins_the_bridge() -> None:
-    spec = dbg.forwarder_spec("replay-base/debian:bookworm", "replay-dbg-x", 9229, 4000, (("replay", "x"),))
-    assert spec.published == ((9229, "127.0.0.1", 4000),) and spec.also_networks == ("bridge",)
-    assert spec.network == "replay-dbg-x" and spec.argv[-2:] == (dbg.TARGET, "9229")
+def test_the_forwarder_publishes_on_loopback_only_from_a_bridge_of_its_own() -> None:
+    """Never the default bridge, where another replay's container could reach the debugger."""
+    spec = dbg.forwarder_spec("replay-base/debian:bookworm", "replay-dbg-x", "replay-dbgout-x", 9229, 4000,
+                              (("replay", "x"),))
+    assert spec.published == ((9229, "127.0.0.1", 4000),) and spec.also_networks == ("replay-dbg-x",)
+    assert spec.network == "replay-dbgout-x" and spec.argv[-2:] == (dbg.TARGET, "9229")
     assert spec.files[0].path == "/opt/replay/forward.pl" and b"IO::Socket::INET" in spec.files[0].data
 
 

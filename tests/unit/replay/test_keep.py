@@ -48,6 +48,8 @@ def test_the_first_attempt_as_recorded_is_kept_the_others_go() -> None:
     assert report.kept.command == f"replay shell --kept {second}"
     plan = plan_from_json(json.loads(engine.containers[second][PLAN_LABEL]))
     assert plan.argv == tuple(json.loads(TZ_CAPSULE.read_text())["command"]["argv"])
+    assert plan.source is None  # a --repo URL's token, a --patch: never in a label
+    assert str(BUNDLE) not in engine.containers[second][PLAN_LABEL]
     assert from_json(to_json(report)) == report
 
 

@@ -52,3 +52,36 @@ def test_the_diff_is_against_the_recorded_commit(tmp_path: Path) -> None:
 def test_no_diff_says_why(tmp_path: Path) -> None:
     d = workdir_diff(str(tmp_path), "0" * 40)
     assert d.problem and "no diff against" in d.note(str(tmp_path), "0" * 40)
+
+
+def test_a_link_out_of_the_checkout_is_never_mounted(tmp_path: Path) -> None:
+    """A bind mount follows a host symlink: a link leading out of DIR (or nowhere) would show the
+    container a host path, or fail every attempt; one inside DIR is fine."""
+    (tmp_path / "secrets").mkdir()
+    work = tmp_path / "work"
+    (work / "src").mkdir(parents=True)
+    (work / "home").symlink_to(tmp_path / "secrets")
+    (work / "up").symlink_to("..")
+    (work / "dangling").symlink_to(tmp_path / "gone")
+    (work / "lib").symlink_to("src")
+    assert [m.target for m in workdir_mounts(str(work))] == ["/work/repo/lib", "/work/repo/src"]
+
+
+@pytest.mark.parametrize("given", [{"patch": "diff --git a/x b/x\n"}, {"ref": "a" * 40}, {"source_dir": "/src"}])
+def test_a_workdir_does_not_go_with_another_source(given: dict[str, str]) -> None:
+    """DIR is mounted over the source on both sides of a fix check: the verdict would mean nothing."""
+    from runner.build.plan import PlanOptions
+    from runner.replay import ReplayOptions
+
+    with pytest.raises(UsageError, match="--workdir"):
+        ReplayOptions(workdir="/w", plan=PlanOptions(**given))  # type: ignore[arg-type]
+
+
+def test_keep_does_not_go_with_the_debugger_or_the_watch() -> None:
+    from runner.replay import Progress, ReplayOptions
+    from runner.replay.interactive import interactive
+
+    for how in ({"debugger": True, "watching": False}, {"debugger": False, "watching": True}):
+        with pytest.raises(UsageError, match="--keep"):
+            interactive("c.json", ReplayOptions(keep=True, workdir="/w", attempts=1), Progress(), print,
+                        port=None, as_json=False, **how)
