@@ -28,6 +28,7 @@ class Resource:
     created: float = 0.0  # seconds since the epoch (0: the engine does not say)
     image_id: str = ""  # a container's
     state: str = ""  # a container's: running, exited...
+    id: str = ""  # a container's full id (the name is what removes it)
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,8 @@ class DockerInventory:
     @typed
     def containers(self) -> list[Resource]:
         return [Resource("container", (c.get("Names") or ["?"])[0].lstrip("/"), dict(c.get("Labels") or {}),
-                         timestamp(c.get("Created")), str(c.get("ImageID")), str(c.get("State", "unknown")))
+                         timestamp(c.get("Created")), str(c.get("ImageID")), str(c.get("State", "unknown")),
+                         str(c.get("Id") or ""))
                 for c in retrying(sdk_call)(self.client.api.containers, all=True)]
 
     @typed
@@ -142,4 +144,4 @@ def _container(attrs: Mapping[str, Any]) -> Resource:
     config = attrs.get("Config") or {}
     return Resource("container", str(attrs.get("Name", "?")).lstrip("/"), dict(config.get("Labels") or {}),
                     timestamp(attrs.get("Created")), str(attrs.get("Image") or ""),
-                    str((attrs.get("State") or {}).get("Status", "unknown")))
+                    str((attrs.get("State") or {}).get("Status", "unknown")), str(attrs.get("Id") or ""))

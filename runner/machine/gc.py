@@ -47,7 +47,8 @@ def leftovers(engine: Inventory, label: str | None = None, kept_older_than_s: fl
 def _kept(r: Resource, older_than_s: float | None) -> str:
     if r.labels.get(KEPT_LABEL) != KEPT:
         return ""
-    return "kept by --keep" + (f", older than {format_duration(older_than_s)}" if older_than_s is not None else "") + "; "
+    shown = f" (the id `replay shell --kept` took: {r.id[:12]})" if r.id else ""
+    return "kept by --keep" + shown + (f", older than {format_duration(older_than_s)}" if older_than_s is not None else "") + "; "
 
 
 def remove(engine: Inventory, found: list[Leftover]) -> list[str]:

@@ -69,7 +69,7 @@ def test_keep_leaves_one_labelled_container_shell_enters_it_gc_removes_it(
         capsys.readouterr()
         assert main(["gc", "--label", label, "--json"]) == 0
         (gone,) = result_of(capsys.readouterr().out)["leftovers"]
-        assert gone["why"].startswith("kept by --keep; ")
+        assert gone["why"].startswith(f"kept by --keep (the id `replay shell --kept` took: {report['kept']['id']}); ")
         assert _containers(engine, f"{LABEL}={label}") == []
     finally:
         for c in _containers(engine, f"{LABEL}={label}"):

@@ -39,13 +39,14 @@ class Stand:
 
 def _ctr(name: str, age_s: float, labels: Mapping[str, str]) -> Resource:
     return Resource("container", name, {LABEL: "r-1", OWNER_LABEL: "", **labels},
-                    time.time() - age_s, state="exited")
+                    time.time() - age_s, state="exited", id=f"{name:0<12}" + "9" * 52)
 
 
 def test_a_kept_container_is_a_leftover_and_says_so() -> None:
     stand = Stand(_ctr("kept", 60, {KEPT_LABEL: "1"}))
     (found,) = gc.leftovers(stand, "r-1")
-    assert found.name == "kept" and found.why.startswith("kept by --keep; ")
+    assert found.name == "kept" and found.why.startswith("kept by --keep (the id `replay shell --kept` took: "
+                                                         "kept00000000); ")
     assert gc.remove(stand, [found]) == [] and stand.resources == []
 
 
@@ -55,4 +56,4 @@ def test_older_than_spares_the_young_kept_ones_only() -> None:
                   _ctr("plain", 60, {OWNER_LABEL: ""}))
     found = gc.leftovers(stand, "r-1", kept_older_than_s=86400)
     assert sorted(f.name for f in found) == ["old", "plain"]
-    assert "kept by --keep, older than 1d; " in next(f.why for f in found if f.name == "old")
+    assert "kept by --keep (the id `replay shell --kept` took: old000000000), older than 1d; " in next(f.why for f in found if f.name == "old")
