@@ -235,7 +235,7 @@ def test_the_github_loop_captures_a_failing_test_and_replays_it_in_the_runner_im
     assert "Replay the failing run's capsule (exit 0)" in ran, runner.logs[-1]
     assert "Publish the JUnit file and the HTML report" in ran
     summary = runner.summary.read_text()
-    assert "**REPRODUCED**: 1 of 1 attempts came back as recorded: fails in at least 21 % of runs (95 %)." in summary, \
+    assert "**REPRODUCED**: `1 of 1 attempts came back as recorded: fails in at least 21 % of runs (95 %)`." in summary, \
         summary
     assert "#### Fidelity" in summary and re.search(r"\d+ of \d+ recorded facts replayed exactly", summary)
     results = runner.artifacts / "replay-results" / "replay-out"
@@ -274,6 +274,6 @@ def test_the_gitlab_loop_captures_a_failing_test_and_replays_it_in_the_runner_im
                        env=sorted(variables.items()))
     log = res.output.decode("utf-8", "replace")
     assert res.exit_code == 0, log[-3000:]
-    assert "**REPRODUCED**: 1 of 1 attempts came back as recorded: fails in at least 21 % of runs" in log  # the summary
+    assert "**REPRODUCED**: `1 of 1 attempts came back as recorded: fails in at least 21 % of runs" in log  # the summary
     junit = replay_ws / job["artifacts"]["reports"]["junit"].replace("$REPLAY_OUT", variables["REPLAY_OUT"])
     assert len(list(etree.parse(str(junit)).getroot().iter("testcase"))) == 1

@@ -42,7 +42,7 @@ TEMP = "/__w/_temp"
 ACTION_PATH = "/home/runner/work/_actions/your-org/replay/v1"
 GITLAB_DIR = "/builds/your-org/app"
 MACHINE = {"CI": "true", "TZ": "America/New_York"}  # the CI machine is in New York: the tz-clock test fails
-REPRODUCED = re.compile(r"\*\*REPRODUCED\*\*: (\d+) of \1 attempts came back as recorded")
+REPRODUCED = re.compile(r"\*\*REPRODUCED\*\*: `(\d+) of \1 attempts came back as recorded")  # the reason: capsule text, a code span
 
 
 def workflow() -> dict[str, Any]:
