@@ -192,7 +192,8 @@ def not_a_file(path: Path) -> str | None:
 def unreadable(found: int) -> str | None:
     """Why a history at schema version `found` cannot be read as it is (None: it can)."""
     if found == 0:
-        return "not a farm history (no schema_version table); left as it was"
+        return ("not a farm history (no schema_version table; `replay farm run` makes one, or pass --db); "
+                "left as it was")
     if found > LATEST:
         return f"history schema version {found} is newer than this replay understands ({LATEST}); upgrade replay"
     if found < LATEST:

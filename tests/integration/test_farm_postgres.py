@@ -94,7 +94,8 @@ def test_report_on_an_empty_server_database_is_one_error_and_creates_nothing(db:
     with contextlib.redirect_stdout(io.StringIO()) as out:
         rc = main(["farm", "report", "--db", db, "--json"])
     doc = json.loads(out.getvalue())
-    assert rc == 2 and "no farm history here" in doc["error"]["message"]
+    assert rc == 2 and "not a farm history" in doc["error"]["message"]  # and left as it was
+    assert "`replay farm run` makes one" in doc["error"]["message"]
     assert _sql(db, "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'") == [(0,)]
 
 
