@@ -47,8 +47,7 @@ def debug_capsule(given: Path | str, options: ReplayOptions, progress: Progress,
         with progress.step(f"add the {debugging.runtime} debugger (an image of its own)"):
             ref = _debug_image(replayer, image.ref, debugging.runtime)
         expected = replayer.expected(capsule)
-        world = replayer.world(plan).__enter__()
-        try:
+        with replayer.entered(plan, label_steps=False) as world:
             settings = world.attempt()
             network = settings.network or _own_network(replayer)
             spec = dbg.debuggee_spec(replayer.run_spec(plan, image, settings), debugging, ref, network)
@@ -63,8 +62,6 @@ def debug_capsule(given: Path | str, options: ReplayOptions, progress: Progress,
                     attempt = replayer.run_one(expected, spec)
             finally:  # off the world's network before the world removes it
                 replayer.engine.stop(forwarder)
-        finally:
-            world.__exit__(None, None, None)
         return Debugged(debugging.runtime, port, attempt, debugging.note)
     finally:
         replayer.close()

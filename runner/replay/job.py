@@ -73,8 +73,8 @@ def replay_capsule(given: Path | str, options: ReplayOptions, progress: Progress
             notes.append(f"the recorded environment did not bring the failure back; tried {'; '.join(tried.said)}"
                          + (f": it came back with {tried.chosen.what}" if tried.chosen else ""))
         if replayer.options.workdir is not None:
-            notes.append(workdir_diff(replayer.options.workdir, plan.source.commit if plan.source else None)
-                         .note(replayer.options.workdir, plan.source.commit if plan.source else None))
+            commit = plan.source.commit if plan.source else None
+            notes.append(workdir_diff(replayer.options.workdir, commit).note(replayer.options.workdir, commit))
         if not verified.valid:
             notes.append("the capsule does not verify and was replayed anyway (--allow-unverified): "
                          "see the verification problems at the top")

@@ -10,8 +10,8 @@ import posixpath
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from .. import secretrules
@@ -159,11 +159,7 @@ class Replayer:
         kept (None: as --keep says)."""
         out: list[Attempt] = []
         next_step = until if callable(until) else _exactly(until)
-        sidecar = label_steps and plan.network == "replay"  # the HTTP replay: stages of their own
-        world = self.world(plan)
-        with self.progress.step("start the HTTP replay") if sidecar else nullcontext():
-            world.__enter__()
-        try:
+        with self.entered(plan, label_steps) as world:
             start = time.monotonic()
             while (name := next_step(out, time.monotonic() - start)) is not None:
                 spec = self.run_spec(plan, image, world.attempt(), keep)
@@ -171,6 +167,17 @@ class Replayer:
                 with self.progress.step(f"{side}: {name}" if side else name) if label_steps else nullcontext():
                     out.append(self.run_one(expected, spec))
             return out, world.http_report()
+
+    @contextmanager
+    def entered(self, plan: Plan, label_steps: bool = True) -> Iterator[World]:
+        """The plan's world, set up, and taken down whatever happens (attempts, `replay shell`,
+        `--debugger`); `label_steps`: the HTTP replay's start and stop are progress steps of their own."""
+        sidecar = label_steps and plan.network == "replay"
+        world = self.world(plan)
+        with self.progress.step("start the HTTP replay") if sidecar else nullcontext():
+            world.__enter__()
+        try:
+            yield world
         finally:
             with signals_deferred():  # from before its progress line: the world is closed, whatever comes
                 with self.progress.step("stop the HTTP replay") if sidecar else nullcontext():

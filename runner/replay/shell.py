@@ -14,7 +14,6 @@ import json
 import re
 import shlex
 from collections.abc import Callable
-from contextlib import nullcontext
 
 from ..build.plan import Plan
 from ..build.plancodec import plan_from_json
@@ -70,11 +69,7 @@ def kept_state(engine: Engine, kept: str | None, last: bool) -> tuple[str, Plan]
 
 
 def _bash(replayer: Replayer, plan: Plan, image: BuiltImage, say: Callable[[str], None]) -> int:
-    sidecar = plan.network == "replay"
-    world = replayer.world(plan)
-    with replayer.progress.step("start the HTTP replay") if sidecar else nullcontext():
-        world.__enter__()
-    try:
+    with replayer.entered(plan) as world:
         spec = replayer.run_spec(plan, image, world.attempt())
         prefix = spec.argv[:len(spec.argv) - len(plan.argv)]  # env -u NAME...: what the image sets and the run had not
         command = shlex.join(plan.argv)
@@ -85,9 +80,6 @@ def _bash(replayer: Replayer, plan: Plan, image: BuiltImage, say: Callable[[str]
         say(f"recorded command (the shell's history: Up): {' '.join(shell_word(w) for w in plan.argv)}")
         code = replayer.engine.interactive(spec)
         http = world.http_report()
-    finally:
-        with replayer.progress.step("stop the HTTP replay") if sidecar else nullcontext():
-            world.__exit__(None, None, None)
     for line in http.lines() if http is not None else ():
         say(line)
     return code

@@ -87,6 +87,26 @@ def twin_capsule(argv: Sequence[str], output: str, exit_code: int, *, python: st
     }
 
 
+def nova_run(dest: Path, argv: Sequence[str], stdout: str, python: Mapping[str, Any],
+             **manifest: Any) -> Path:
+    """The minimal-run NovaFabric example copied to `dest`, running `argv` on Debian's Python 3.11.2:
+    env.lock's python section updated with `python`, capsule.yaml with `manifest`, the recorded stdout."""
+    import shutil
+
+    import yaml
+
+    shutil.copytree(NOVA / "minimal-run", dest)
+    env = yaml.safe_load((dest / "env.lock").read_text())
+    env["python"].update(version="3.11.2", **python)
+    (dest / "env.lock").write_text(yaml.safe_dump(env))
+    capsule = yaml.safe_load((dest / "capsule.yaml").read_text())
+    capsule.update(command=list(argv), **manifest)
+    capsule["host"]["python"] = "3.11.2"
+    (dest / "capsule.yaml").write_text(yaml.safe_dump(capsule))
+    (dest / "outputs" / "stdout.txt").write_text(stdout)
+    return dest
+
+
 def repo_fact(remote: str, commit: str, diff: str = "") -> dict[str, Any]:
     return {"remote": remote, "commit": commit, "branch": "main", "dirty": bool(diff), "diff": diff,
             "diffTruncated": False, "diffRedacted": False, "untracked": []}

@@ -10,9 +10,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 
-from tests.integration.helpers import NOVA, replay
+from tests.integration.helpers import nova_run, replay
 
 pytestmark = pytest.mark.slow
 
@@ -27,21 +26,12 @@ REPORT = Path(__file__).resolve().parents[1] / "fixtures" / "outcomes" / "pytest
 
 
 def junit_capsule(dest: Path) -> Path:
-    shutil.copytree(NOVA / "minimal-run", dest)
-    report = dest / "outputs" / "reports" / "junit.xml"
-    report.parent.mkdir(parents=True)
-    shutil.copy2(REPORT, report)
-    env = yaml.safe_load((dest / "env.lock").read_text())
-    env["python"].update(version="3.11.2", installed_packages=[])
-    (dest / "env.lock").write_text(yaml.safe_dump(env))
-    capsule = yaml.safe_load((dest / "capsule.yaml").read_text())
-    capsule.update(command=["python3", "t.py"], exit_code=1, status="failure", outputs=[{
-        "name": "junit", "path": "outputs/reports/junit.xml", "media_type": "application/xml",
-        "content_hash": "sha256:" + hashlib.sha256(report.read_bytes()).hexdigest(),
-        "size_bytes": report.stat().st_size}])
-    capsule["host"]["python"] = "3.11.2"
-    (dest / "capsule.yaml").write_text(yaml.safe_dump(capsule))
-    (dest / "outputs" / "stdout.txt").write_text("plum broke\n")
+    data = REPORT.read_bytes()
+    nova_run(dest, ["python3", "t.py"], "plum broke\n", {"installed_packages": []}, exit_code=1, status="failure",
+             outputs=[{"name": "junit", "path": "outputs/reports/junit.xml", "media_type": "application/xml",
+                       "content_hash": "sha256:" + hashlib.sha256(data).hexdigest(), "size_bytes": len(data)}])
+    (dest / "outputs" / "reports").mkdir(parents=True)
+    (dest / "outputs" / "reports" / "junit.xml").write_bytes(data)
     return dest
 
 

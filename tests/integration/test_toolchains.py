@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from tests.integration.helpers import NOVA, ROOT, git_repo, replay, repo_fact, twin_capsule, write_json
+from tests.integration.helpers import ROOT, git_repo, nova_run, replay, repo_fact, twin_capsule, write_json
 
 pytestmark = pytest.mark.integration
 
@@ -58,18 +57,11 @@ def test_a_uv_lock_installs_the_dependencies_with_the_recorded_uv(engine: object
 
 def novafabric_with_requirements(dest: Path, requirements: str) -> Path:
     """The minimal-run example, its env.lock pointing at a requirements.txt inside the capsule."""
-    shutil.copytree(NOVA / "minimal-run", dest)
+    lock = hashlib.sha256(requirements.encode()).hexdigest()
+    nova_run(dest, ["python3", "check.py"], "six 1.16.0\n", {
+        "package_manager": "pip", "lock_file_kind": "requirements.txt", "lock_file_ref": "requirements.txt",
+        "installed_packages": [], "lock_file_hash": f"sha256:{lock}"})
     (dest / "requirements.txt").write_text(requirements)
-    env = yaml.safe_load((dest / "env.lock").read_text())
-    env["python"].update(version="3.11.2", package_manager="pip", lock_file_kind="requirements.txt",
-                         lock_file_ref="requirements.txt", installed_packages=[],
-                         lock_file_hash="sha256:" + sha256(dest / "requirements.txt"))
-    (dest / "env.lock").write_text(yaml.safe_dump(env))
-    capsule = yaml.safe_load((dest / "capsule.yaml").read_text())
-    capsule["command"] = ["python3", "check.py"]
-    capsule["host"]["python"] = "3.11.2"
-    (dest / "capsule.yaml").write_text(yaml.safe_dump(capsule))
-    (dest / "outputs" / "stdout.txt").write_text("six 1.16.0\n")
     return dest
 
 
