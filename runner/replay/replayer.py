@@ -286,7 +286,7 @@ def attempt_of(output: bytes, stdout: bytes, exit_code: int | None, signal: str 
     code = None if by_signal else exit_code
     window = sig.output_tail(text)
     fs = sig.of_window(window, code, by_signal)
-    tail = "\n".join(text.splitlines()[-40:])
+    tail = sig.last_lines(text, window)
     # Judged against a capsule, the failed tests decide only where twin's signature differs, and
     # only the frameworks it names: an exact reproduction costs what it did (scripts/bench_outcome.py).
     tests: tuple[TestSet, ...] = junit_tests(reports) if reports else ()

@@ -214,6 +214,15 @@ def output_tail(output: str) -> str:
     return text[cut + 1 :]
 
 
+def last_lines(output: str, window: str, count: int = 40) -> str:
+    """The last `count` lines of an output (str.splitlines' lines), read from its window
+    (output_tail) when that holds more than `count` of them: a long output is split once less."""
+    lines = window.splitlines()
+    if len(lines) <= count and len(window) < len(output):
+        lines = output.splitlines()
+    return "\n".join(lines[-count:])
+
+
 def compute(output: str, exit_code: int | None, signal: str | None = None) -> FailureSignature:
     """The signature of a failed run from its interleaved output (raw or an `outputTail`)."""
     return of_window(output_tail(output), exit_code, signal)

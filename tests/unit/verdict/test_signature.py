@@ -7,12 +7,15 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from runner.verdict.signature import (
     FailureSignature,
     compute,
     is_key_line,
     key_lines,
+    last_lines,
     normalize,
     normalize_line,
     output_tail,
@@ -332,6 +335,21 @@ def test_output_tail_keeps_the_last_200_lines() -> None:
 def test_output_tail_keeps_the_last_64000_characters() -> None:
     text = "x" * 70_000
     assert output_tail(text) == "x" * 64_000
+
+
+_PIECES = st.sampled_from(["a", "é", "x" * 700, "\n", "\r\n", "\r", "\x0b", "\x1c", "\u2028", ""])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECES, max_size=400), st.integers(1, 60))
+def test_last_lines_read_from_the_window_are_the_outputs_last_lines(pieces: list[str], count: int) -> None:
+    text = "".join(pieces)
+    assert last_lines(text, output_tail(text), count) == "\n".join(text.splitlines()[-count:])
+
+
+def test_last_lines_of_a_window_cut_by_characters_come_from_the_whole_output() -> None:
+    text = "first\r\n" + "y" * 63_990 + "\r\nlast\n"  # the window's cut splits no line the tail keeps
+    assert last_lines(text, output_tail(text), 3) == "first\n" + "y" * 63_990 + "\nlast"
 
 
 def test_compute_looks_only_at_the_window() -> None:
