@@ -19,10 +19,11 @@ from ..verdict.rate import DEFAULT_CONFIDENCE, PRIOR, Prior
 # passed that a failure coming back in 1 run of 5 would have shown at the confidence.
 RAREST = 0.2
 # The bad end's rate first: it runs until it failed the recorded way this many times. A
-# deterministic failure pays two runs for it; one that comes back half the time passes for
-# deterministic only 1 time in 8, and a flaky one's rate is known well enough that the passes
-# the search then asks for are not wasted on a rate still unknown.
-RATE_FIRST = 3
+# deterministic failure pays one run for it; one that comes back half the time passes for
+# deterministic only 1 time in 4, and the search re-runs the bad end where its rate still
+# matters (posterior.py). Three (as before) cost a deterministic failure a run more and made no
+# flaky answer surer (scripts/bench_noise_bisect.py, 1,000 bisects a rate).
+RATE_FIRST = 2
 
 
 def rate_known(failed: int) -> bool:

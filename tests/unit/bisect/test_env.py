@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from runner.bisect.env import at_bad_commit, bisect_capsules, shown
+from runner.bisect.rules import RATE_FIRST
 from runner.bisect.trial import BisectSettings
 from runner.capsules.model import EnvFact
 from runner.errors import BuildFailed, CapsuleError, UsageError
@@ -158,8 +159,8 @@ def test_a_flaky_failure_is_found_and_attempts_still_caps_the_runs() -> None:
     result = run(FakeReplayer(rule))
     assert (result.status, result.minimal) == ("found", ("env:TZ",))
     bad_end = [k for t in result.trials if t.role == "bad end" for k in t.attempts]
-    assert bad_end == ["pass", "recorded"] * 3  # its rate first: until it failed the recorded way three times
-    assert result.rate is not None and (result.rate.failed, result.rate.runs) == (3, 6)
+    assert bad_end == ["pass", "recorded"] * RATE_FIRST  # its rate first: until it failed the recorded way so often
+    assert result.rate is not None and (result.rate.failed, result.rate.runs) == (RATE_FIRST, 2 * RATE_FIRST)
     assert result.confidence >= 0.95 and result.removals[0].key == "env:TZ"
     capped = run(FakeReplayer(rule), attempts=1)  # --attempts 1: one run a trial, as asked
     assert capped.status == "not-reproduced" and [t.attempts for t in capped.trials] == [("pass",), ("pass",)]
