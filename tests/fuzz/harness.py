@@ -6,8 +6,8 @@ model, and planning + Dockerfile rendering with faked registries. Through the CL
 ``runner.cli.main.main([...])`` with stdout and stderr captured as strict UTF-8.
 
 What must hold: no exception other than replay's own typed errors (an "internal
-error"), no step over 10 s, and every refusal one line of at most ~300 characters
-that names the file, exit 2.
+error"), no step over MAX_SECONDS (a runaway guard), and every refusal one line of at
+most ~300 characters that names the file, exit 2.
 """
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-
+from runner.bisect.rules import RATE_FIRST
 from tests.integration.bisecting import (BUNDLE, SIX_PIN, TZ_CAPSULE, TZ_SIGNATURE, bisect,
                                          mirror_remote, node_capsule, passed, record_failure, set_env, tz_pair)
 from tests.integration.helpers import (clone_tz_clock, env_facts, git, git_repo, repo_fact, twin_capsule,
@@ -79,10 +79,10 @@ def test_the_time_zone_is_found_among_six_differences_without_building_for_run_t
     assert result["variant_builds"] == int(trials[1]["built"])
     assert all(not t["image_keys"] for t in trials if t["keys"] and all(k.startswith("env:") for k in t["keys"]))
     assert result["also_failing"] == []
-    # a deterministic failure: one run per trial of the search; the bad end three times (its rate first),
+    # a deterministic failure: one run per trial of the search; the bad end RATE_FIRST times (its rate first),
     # and the good end until the answer's one removal passes even for a failure that only looked deterministic
     assert [len(t["attempts"]) for t in trials if t["role"] == "search"] == [1] * sum(t["role"] == "search" for t in trials)
-    assert [t["attempts"] for t in trials if t["role"] == "bad end"] == [["recorded"]] * 3
+    assert [t["attempts"] for t in trials if t["role"] == "bad end"] == [["recorded"]] * RATE_FIRST
     assert result["confidence"] >= 0.95 and result["removals"][0]["key"] == "env:TZ"
     totals = result["totals"]
     assert (totals["trials"], totals["attempts"]) == (len(trials), sum(len(t["attempts"]) for t in trials))

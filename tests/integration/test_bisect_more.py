@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from runner.bisect.rules import RATE_FIRST
 from runner.cli.main import main
 
 from tests.integration.helpers import env_facts, git, git_repo, write_json
@@ -83,7 +84,7 @@ def test_commits_finds_the_commit_that_brought_the_failure(
     recorded = json.loads(bad.read_text())["command"]["failure"]["signature"]
     assert all(p["signature"] == recorded for p in probes if p["verdict"] == "reproduced")
     assert len({p["item"] for p in probes}) <= 5  # four commits after the good one: the ends and at most three more
-    assert result["walk"]["confidence"] >= 0.95 and result["walk"]["rate"]["failed"] == 3  # the bad end's rate first
+    assert result["walk"]["confidence"] >= 0.95 and result["walk"]["rate"]["failed"] == RATE_FIRST  # its rate first
 
 
 def test_commits_says_when_the_good_commit_already_fails_in_the_bad_environment(

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import runner.cli.bisect as cli
+from runner.bisect.rules import RATE_FIRST
 from runner.build.plan import Plan
 from runner.cli.main import main
 from runner.engine import Mount
@@ -121,9 +122,9 @@ def test_commits_finds_a_culprit_that_fails_half_the_time_and_says_how_sure(
     assert walk["last_passing"] == shas[CULPRIT - 1]
     assert walk["confidence"] >= walk["target"] == 0.95
     assert walk["candidates"][0]["item"] == shas[CULPRIT]
-    # the bad end's rate first: pass, fail, pass, fail... until three recorded failures
+    # the bad end's rate first: pass, fail, pass, fail... until RATE_FIRST recorded failures
     bad_end = [k for t in walk["trials"] if t["role"] == "bad end" for k in t["attempts"]]
-    assert bad_end[:6] == ["pass", "recorded"] * 3
+    assert bad_end[:2 * RATE_FIRST] == ["pass", "recorded"] * RATE_FIRST
     assert (walk["rate"]["failed"], walk["rate"]["runs"]) == (bad_end.count("recorded"), len(bad_end))
     # every run of a broken commit took the schedule's next letter: the test decided each one
     broken_runs = [k for t in walk["trials"] if shas.index(t["item"]) >= CULPRIT for k in t["attempts"]]
