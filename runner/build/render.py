@@ -13,6 +13,7 @@ import shlex
 import shutil
 import urllib.parse
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
@@ -63,10 +64,13 @@ def cache_mounts(builder: Builder) -> dict[str, dict[str, str]]:
             for name, (target, sharing) in CACHE_MOUNTS.items()}
 
 
+@cache
 def _environment() -> jinja2.Environment:
     # Its own environment on the one loader (runner.report.templates has the other): a
     # Dockerfile is written without trim_blocks/lstrip_blocks, so its whitespace is what the
     # template says (golden files pin it), and its filters quote for a shell, not for markup.
+    # One per process, so a template is compiled once (jinja2 caches compiled templates per
+    # environment): compiling Dockerfile.j2 again for every plan took ~0.3 s a render.
     env = jinja2.Environment(
         loader=template_loader(),
         undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False,

