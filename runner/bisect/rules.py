@@ -22,7 +22,7 @@ RAREST = 0.2
 # deterministic failure pays one run for it; one that comes back half the time passes for
 # deterministic only 1 time in 4, and the search re-runs the bad end where its rate still
 # matters (posterior.py). Three (as before) cost a deterministic failure a run more and made no
-# flaky answer surer (scripts/bench_noise_bisect.py, 1,000 bisects a rate).
+# flaky answer surer (the stand-in of scripts/bench_noise_bisect.py, 300 to 1,000 bisects a rate).
 RATE_FIRST = 2
 
 
