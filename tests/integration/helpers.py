@@ -6,6 +6,7 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import subprocess
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from runner.verdict import signature as sig
 from runner.cli.main import main
@@ -91,10 +93,6 @@ def nova_run(dest: Path, argv: Sequence[str], stdout: str, python: Mapping[str, 
              **manifest: Any) -> Path:
     """The minimal-run NovaFabric example copied to `dest`, running `argv` on Debian's Python 3.11.2:
     env.lock's python section updated with `python`, capsule.yaml with `manifest`, the recorded stdout."""
-    import shutil
-
-    import yaml
-
     shutil.copytree(NOVA / "minimal-run", dest)
     env = yaml.safe_load((dest / "env.lock").read_text())
     env["python"].update(version="3.11.2", **python)
