@@ -127,19 +127,20 @@ def passes_to_decide(baseline: Rate, patched: Rate) -> int | None:
 class Prior:
     """What is believed of a failure's rate before any run: `always` is the weight of "fails
     every run" (a deterministic failure), the rest is spread over (0, 1) as Beta(a, b), which
-    leans to the low rates flaky failures mostly have (Beta(1, 4): mean 1/5). The weight on
+    leans to the low rates flaky failures mostly have (Beta(1, 3): mean 1/4). The weight on
     "always" keeps a deterministic failure cheap: after a few failures one pass is telling.
     Every run then moves the belief: one pass of a failing item ends "always" for good.
 
     The lean is what keeps a bisect's answer honest at a fixed rate, not only on average over
     the prior: with Beta(1, 2) a flaky failure's lucky passes were believed too readily, and
-    bisects of a 0.3 failure named a wrong culprit at 95 % in 6.5 % of 1,000 (more than the
-    5 % the confidence allows); with Beta(1, 4), 2.7 % (and 3.0 % at 0.5, 0.1 % at 0.99).
-    scripts/bench_noise_bisect.py measures it."""
+    bisects of a 0.3 failure named a wrong culprit at 95 % in 6.5 % of 400 (more than the
+    5 % the confidence allows); with Beta(1, 3), 3.1 % of 1,000 (4.5 % at 0.5), and a
+    deterministic failure costs no more runs than before. Beta(1, 4) was surer still (2.7 %,
+    3.0 %) but cost a deterministic failure more. scripts/bench_noise_bisect.py measures it."""
 
     always: float = 0.75
     a: float = 1.0
-    b: float = 4.0
+    b: float = 3.0
 
     def flaky(self) -> Prior:
         """The same belief with "always" ruled out: how a check weighs passes when it must hold even
