@@ -94,8 +94,10 @@ def _env(plan: Plan, kind: CacheKind, target: str) -> list[tuple[str, str]]:
 class ToolCache:
     """One test-tool cache volume per image and tool (an engine volume: no host path), shared by the
     trials after both ends replayed as recorded without it. An end's first attempt fills its image's
-    volumes, from empty (a cold cache, as in a fresh container); its other attempts, and an end
-    sharing that image, run without it. The engine's cleanup removes the volumes with the bisect's
+    volumes, from empty (a cold cache, as in a fresh container); until both ends have replayed as
+    recorded, its other attempts, and an end sharing that image, run without it. After that an
+    end's further runs (the bad end's rate, a confirmation that is the good end's set) are runs
+    like any trial's and share it. The engine's cleanup removes the volumes with the bisect's
     containers."""
 
     def __init__(self) -> None:
@@ -114,9 +116,7 @@ class ToolCache:
         """What a trial's first attempt gets of the cache, and what its others get."""
         shared = self._shared(image_ref, plan)
         with self._lock:
-            if end is not None:
-                if image_ref in self._filled:
-                    return NONE, NONE
+            if end is not None and image_ref not in self._filled:
                 self._filled.add(image_ref)
                 return shared, NONE
             if self._ends != {"good": True, "bad": True}:

@@ -80,8 +80,9 @@ def test_the_ends_fill_one_tool_cache_per_image_that_later_trials_share() -> Non
     later = [(repr(p.runtimes), m[0].source) for p, m, role in zip(fake.ran, fake.mounts, roles)
              if role == "search" and repr(p.runtimes) in ends]
     assert later and all(ends[image] == source for image, source in later)  # ...that later trials share
-    again = [m for m, role in zip(fake.mounts[2:], roles[2:]) if role != "search"]
-    assert again and all(m == () for m in again)  # an end's later runs start cold, as its first did
+    again = [(m, role) for m, role in zip(fake.mounts[2:], roles[2:]) if role != "search"]
+    # an end's later runs, once both ends replayed as recorded cold, are runs like a trial's: they share it
+    assert again and all(m and m[0].source in ends.values() for m, _ in again), again
     assert any("shared one test-tool cache" in n and "filled by the ends' first attempts" in n for n in result.notes)
 
 
@@ -105,6 +106,7 @@ def test_ends_sharing_an_image_fill_its_cache_once() -> None:
     cache.end_seen("good", "not-reproduced")
     cache.end_seen("bad", "reproduced")
     assert cache.mounts("img:a", None, p) == (first[0], first[0])
+    assert cache.mounts("img:a", "bad", p) == (first[0], first[0])  # an end's runs from now on share it too
     assert cache.close()  # the note that the trials shared it
 
 
