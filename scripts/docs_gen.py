@@ -21,7 +21,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from runner.commands.topics import TOPICS  # noqa: E402
+from runner.commands.topics import TOPICS, wrapped  # noqa: E402
 from runner.commands.catalog import COMMANDS  # noqa: E402
 from runner.commands.common import GLOBALS  # noqa: E402
 from runner.commands.spec import Command, Param  # noqa: E402
@@ -103,7 +103,7 @@ def topics_text() -> str:
     out = []
     for topic in TOPICS.values():
         out += [f"### `replay help {topic.name}`", "", topic.summary[0].upper() + topic.summary[1:] + ".", "",
-                "```text", topic.text().rstrip("\n"), "```", ""]
+                "```text", wrapped(topic.text(), 100).rstrip("\n"), "```", ""]
     return "\n".join(out)
 
 

@@ -24,8 +24,7 @@ class Topic:
 
 
 def _exit_codes() -> str:
-    night = textwrap.fill(f"`replay farm run` judges a night, not one capsule: {FARM_RUN.exit_rule()}.", 78,
-                          initial_indent="  ", subsequent_indent="  ")  # its declaration's rule, said once
+    night = f"`replay farm run` judges a night, not one capsule: {FARM_RUN.exit_rule()}."  # its declaration's rule
     return f"""\
 Every command exits with one of four codes:
 
@@ -35,12 +34,11 @@ Every command exits with one of four codes:
   3  the environment failed: no engine, a build that could not run, a registry that did not answer
 
 Two commands have a rule of their own:
-  `replay capture` exits with its command's own code (it records a run, it does
-  not judge one).
-{night}
-Ctrl-C or SIGTERM: 130, after removing what replay made.
-With --json the envelope's exit_code is replay's own code; a replayed program's exit code is
-in the result (result.attempts[].exit_code).
+  `replay capture` exits with its command's own code (it records a run, it does not judge one).
+  {night}
+
+Ctrl-C or SIGTERM: 130, after removing what replay made. With --json the envelope's exit_code is \
+replay's own code; a replayed program's exit code is in the result (result.attempts[].exit_code).
 """
 
 
@@ -61,10 +59,10 @@ Three capsule formats, detected by content:
   NovaFabric Run Capsule           a directory holding capsule.yaml, maybe sealed with DSSE (`nova capture`)
   CodeInstances codeinstances/0    one JSON file: every HTTP call, clock and random value
 
-A capsule argument is a file, a directory (NovaFabric), an https:// or http:// URL (downloaded to
-the cache, at most REPLAY_CAPSULE_MAX_BYTES; a .tar.gz is a packed NovaFabric directory), or `-`
-for `inspect` and `verify`: a JSON capsule (twin or CodeInstances) on stdin. A NovaFabric capsule
-is a directory and cannot come on stdin.
+A capsule argument is a file, a directory (NovaFabric), an https:// or http:// URL (downloaded to \
+the cache, at most REPLAY_CAPSULE_MAX_BYTES; a .tar.gz is a packed NovaFabric directory), or `-` for \
+`inspect` and `verify`: a JSON capsule (twin or CodeInstances) on stdin. A NovaFabric capsule is a \
+directory and cannot come on stdin.
 """
 
 
@@ -87,23 +85,23 @@ def _verdicts() -> str:
     lines = ["One vocabulary everywhere (replay, bisect trials, the farm, CI jobs):", ""]
     lines += [f"  {v:<{width}}  {_VERDICT_MEANING[v]}" for v in VERDICTS]
     lines += ["", "Exit 0 for reproduced and fixed; every other verdict exits 1.",
-              "The farm adds two states: broken (the capsule cannot be replayed for its own reasons)",
+              "The farm adds two states: broken (the capsule cannot be replayed for its own reasons) "
               "and infra-error (the engine or a package source failed; retried next night).", "",
               "The rate, and what the confidence means:", "",
-              "  Every answer also says how often the recorded failure comes back: failures as recorded",
-              "  out of the runs that decided (a timed-out attempt is no run), as an interval that holds",
-              "  the true rate at --confidence (default 0.95, a Wilson interval): `fails in 21–72 % of",
-              "  runs (95 %)`. Runs that all agree say one side only: 3/3 is `at least 44 %`, 0/3 `at",
-              "  most 56 %` (three passes do not show the failure is gone).", "",
-              "  A replay stops when decided: 3 runs that agree end it (a failure that comes back every",
-              "  time costs 3 runs); runs that disagree go on until the rate is known to within ±25",
-              "  points, or --max-attempts (20) or --budget ends them. --attempts N runs exactly N.", "",
-              "  A fix check (--patch, --ref, the farm's --ref, the PR job) runs the unpatched source",
-              "  first, then the changed one run by run: a failure as recorded decides not-fixed; fixed",
-              "  needs the changed rate's top below the unpatched rate's bottom (after 3/3 failures, 5",
-              "  straight passes; after 6/12, 12). So a change that changes nothing is called fixed no",
-              "  more often than the confidence allows; when the budget ends first, the answer is",
-              "  inconclusive and says how many more passing runs would decide."]
+              "  Every answer also says how often the recorded failure comes back: failures as recorded "
+              "out of the runs that decided (a timed-out attempt is no run), as an interval that holds "
+              "the true rate at --confidence (default 0.95, a Wilson interval): `fails in 21–72 % of "
+              "runs (95 %)`. Runs that all agree say one side only: 3/3 is `at least 44 %`, 0/3 `at "
+              "most 56 %` (three passes do not show the failure is gone).", "",
+              "  A replay stops when decided: 3 runs that agree end it (a failure that comes back every "
+              "time costs 3 runs); runs that disagree go on until the rate is known to within ±25 "
+              "points, or --max-attempts (20) or --budget ends them. --attempts N runs exactly N.", "",
+              "  A fix check (--patch, --ref, the farm's --ref, the PR job) runs the unpatched source "
+              "first, then the changed one run by run: a failure as recorded decides not-fixed; fixed "
+              "needs the changed rate's top below the unpatched rate's bottom (after 3/3 failures, 5 "
+              "straight passes; after 6/12, 12). So a change that changes nothing is called fixed no "
+              "more often than the confidence allows; when the budget ends first, the answer is "
+              "inconclusive and says how many more passing runs would decide."]
     return "\n".join(lines) + "\n"
 
 
@@ -112,9 +110,9 @@ def _durations() -> str:
 --timeout on `replay`, `replay bisect` and `replay farm run` takes a duration: {DURATION_FORMS}.
 Examples: 90s, 15m, 1h, 1h30m, 1.5h, 500ms.
 
-A bare number is seconds (`--timeout 15` is 15 s, as before units existed); replay says so on
-stderr, because twin's --timeout counts minutes: twin's `--timeout 15` is `--timeout 15m` here.
-At least 1 s; anything else is a usage error naming the accepted forms (exit 2). The default is 10m.
+A bare number is seconds (`--timeout 15` is 15 s, as before units existed); replay says so on \
+stderr, because twin's --timeout counts minutes: twin's `--timeout 15` is `--timeout 15m` here. At \
+least 1 s; anything else is a usage error naming the accepted forms (exit 2). The default is 10m.
 """
 
 
@@ -129,7 +127,8 @@ TOPICS: dict[str, Topic] = {t.name: t for t in (
 
 def wrapped(text: str, width: int) -> str:
     """A topic's text fitted to `width` columns: a long line goes on under where its words start (a
-    table row's meaning column, past the first run of two blanks; else its own indent)."""
+    table row's meaning column, past the first run of two blanks; else its own indent). The texts
+    write each paragraph as one line, so that it is filled to the width, never cut at a fixed one."""
     out = []
     for line in text.splitlines():
         if len(line) <= width:

@@ -2,6 +2,7 @@
 pipe) without internal paths, and a closed pipe that is no error (issue 31)."""
 from __future__ import annotations
 
+import re
 import os
 import subprocess
 import sys
@@ -70,3 +71,20 @@ def test_a_closed_pipe_is_not_an_error(args: list[str]) -> None:
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 0, err
     assert "Traceback" not in err and "error" not in err
+
+
+@pytest.mark.parametrize("topic", ["verdicts", "exit-codes", "formats", "durations"])
+def test_a_topics_paragraph_is_one_line_filled_to_the_width_not_cut_at_a_fixed_one(topic: str) -> None:
+    """A paragraph cut at a fixed width in the source comes out ragged at any other (a short line,
+    then one that would have fitted after it): no source line goes on a sentence the line above began."""
+    from runner.commands.topics import TOPICS, wrapped
+
+    text = TOPICS[topic].text()
+    lines = text.splitlines()
+    row = re.compile(r"^\s*\S.*?\S {2,}\S")  # a table row: its own line
+    indent = [len(line) - len(line.lstrip()) for line in lines]
+    for i in range(1, len(lines)):
+        above, line = lines[i - 1], lines[i]
+        if above.strip() and line.strip() and indent[i] == indent[i - 1] and not row.match(line):
+            assert not line.lstrip()[0].islower(), f"{topic}: {above!r} is cut before {line!r}"
+    assert wrapped(text, 2000) == text  # at any width that holds a paragraph, the source's lines as they are
