@@ -16,10 +16,10 @@ with the rate's probability, every other run passes.
   cost      a deterministic failure against today's bisect on the same histories (today: one run
             decides every trial; measured on main 5407fee with the same seeds: 8.00 runs for the
             64 commits, 7 for the facts): within 10 %
-  floor     what that target leaves room for: the fewest runs a deterministic failure can cost a
-            walk that searches as today and checks only the item before its answer and the bad
-            end, when a flaky failure is to be named wrong with exit 0 at most 1 time in 20 at
-            rates 0.3 and 0.5 (exact, no random trials; see floor())
+  floor     what that target leaves room for: about the fewest runs a deterministic failure can
+            cost a walk that searches as today and checks only the item before its answer and the
+            bad end, when a flaky failure is to be named wrong with exit 0 at most 1 time in 20 at
+            rates 0.3 and 0.5 (computed, no random trials; see floor())
   real      real containers: a 6-commit Python history whose check, from the fourth commit on,
             fails when the container's own randomness says so (half the time), bisected with
             `replay bisect --commits` 3 times: right, runs, wall time
