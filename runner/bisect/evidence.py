@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..verdict.rate import Prior, Rate, all_pass
+from ..verdict.rate import Prior, Rate, all_pass, passes_for
 from .trial import Observation
 
 Keys = frozenset[str]
@@ -88,14 +88,12 @@ class Evidence:
         t = self.tally(subset)
         return self.per_trial is not None and t.runs + t.untold >= self.per_trial
 
-    def needed(self, subset: Keys, level: float, most: int, sure: bool = False) -> int:
-        """More runs without the recorded failure this set needs to pass at `level` (1..most)."""
+    def needed(self, subset: Keys, level: float, most: int, sure: bool = False, failed_more: int = 0) -> int:
+        """More runs without the recorded failure this set needs to pass at `level` (1..most);
+        `failed_more`: were that many more recorded failures seen first."""
         t = self.tally(subset)
         f, p = self.rate_runs()
         prior = self.prior.flaky() if sure else self.prior
         if self.per_trial is not None:
             most = min(most, max(1, self.per_trial - t.runs - t.untold))
-        more = 1
-        while more < most and all_pass(f, p, t.quiet + more, prior) > level:
-            more += 1
-        return more
+        return max(1, passes_for(f + failed_more, p, t.quiet, level, prior, most))

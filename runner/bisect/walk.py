@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
 
-from ..verdict.rate import DEFAULT_CONFIDENCE, Rate, all_pass, percent
+from ..verdict.rate import DEFAULT_CONFIDENCE, Rate, all_pass, passes_for, percent
 from .posterior import Belief, Line, pick
 from .rules import RAREST, RATE_FIRST, Rules, Spending, rate_known
 from .trial import Observation, Role, Trial, said, trial
@@ -123,7 +123,7 @@ class _Walker:
                 doubt = self.boundary(best)
                 if doubt is None or left <= 0 or doubt in self.capped() | self.skipped:
                     return belief
-                self.run([doubt])
+                self.run([self.check_at(best, doubt)])
                 continue
             where = pick(belief, min(self.jobs, left), self.skipped | self.capped()) if left > 0 else []
             if not where:
@@ -139,6 +139,20 @@ class _Walker:
         x, line = best - 1, self.line
         luck = all_pass(sum(line.failed[best:]), sum(line.passed[best:]), line.passed[x], self.rules.prior.flaky())
         return x if luck > 1 - self.rules.confidence else None
+
+    def check_at(self, best: int, doubt: int) -> int:
+        """Where the boundary check runs next: the item before the answer (one more pass there), or the
+        answer itself when one more recorded failure there (the rate shown higher) leaves fewer runs to
+        go in all. A deterministic failure that failed only at the bad end's two runs needs 7 passes at
+        the item before; after a third failure, 5."""
+        line, level, flaky = self.line, 1 - self.rules.confidence, self.rules.prior.flaky()
+        f, p = sum(line.failed[best:]), sum(line.passed[best:])
+
+        def passes(failed: int) -> int:
+            return passes_for(failed, p, line.passed[doubt], level, flaky, self.rules.max_runs)
+
+        cheaper = 1 + passes(f + 1) < passes(f)
+        return best if cheaper and best not in self.capped() | self.skipped else doubt
 
     def bad_rate(self) -> Rate:
         """The bad end's runs: failed the recorded way, of all (a failure of another kind is not it)."""

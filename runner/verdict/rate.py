@@ -175,3 +175,12 @@ def all_pass(failed: int, passed: int, more: int, prior: Prior = PRIOR) -> float
     """The chance that a failing item passes `more` runs in a row, after these runs of failing
     items: how likely straight passes are to be luck rather than a pass."""
     return math.exp(log_evidence(failed, passed + more, prior) - log_evidence(failed, passed, prior))
+
+
+def passes_for(failed: int, passed: int, already: int, level: float, prior: Prior = PRIOR, most: int = 100_000) -> int:
+    """How many more straight passes, after `already`, make passing by luck no likelier than `level`
+    for an item failing at the rate these runs of failing items show (0: already; at most `most`)."""
+    more = 0
+    while more < most and all_pass(failed, passed, already + more, prior) > level:
+        more += 1
+    return more

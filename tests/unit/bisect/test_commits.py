@@ -81,6 +81,16 @@ def test_a_deterministic_failure_runs_the_bad_end_for_its_rate_and_checks_the_la
     assert (result.status, result.first_failing) == ("found", "v5")
 
 
+def test_the_last_pass_check_shows_the_rate_higher_first_when_that_costs_fewer_runs() -> None:
+    # good end and bad end only: after the bad end's two failures the good end would need 7 passes in
+    # all; one more failure at the answer brings that down to 5, a run saved
+    result = walk("g", ["bad"], from_(1, ["g", "bad"]))
+    assert (result.status, result.first_failing) == ("found", "bad")
+    runs = {item: [a for t in result.trials if t.item == item for a in t.attempts] for item in ("g", "bad")}
+    assert runs == {"g": ["pass"] * 5, "bad": ["recorded"] * 3}, runs
+    assert all_pass(RATE_FIRST, 0, 5, PRIOR.flaky()) > 0.05  # after the bad end's failures alone, 5 passes were too few
+
+
 def test_an_item_failing_another_way_is_skipped_and_the_answer_names_both() -> None:
     items = ["g", "a", "b", "c", "d", "bad"]
     verdicts = {"g": "not-reproduced", "a": "not-reproduced", "b": "different-failure", "c": "reproduced",

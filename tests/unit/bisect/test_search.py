@@ -113,6 +113,17 @@ def test_single_culprit_among_one() -> None:
     assert {t.role for t in result.trials} == {"good end", "bad end"}  # the ends' runs are the whole search
 
 
+def test_the_confirmation_shows_the_rate_higher_first_when_that_costs_fewer_runs() -> None:
+    # one fact: its removal is the good end. After the bad end's two failures the removal would need
+    # 7 passes in all; a third failure brings that down to 5: 8 runs, not 9
+    cands = candidates(1)
+    result = search(cands, fake_for(cands, ["env:R0"]))
+    assert (result.status, result.minimal) == ("found", ("env:R0",))
+    runs = {keys: [a for t in result.trials if t.keys == keys for a in t.attempts] for keys in ((), ("env:R0",))}
+    assert runs == {(): ["pass"] * 5, ("env:R0",): ["recorded"] * 3}, runs
+    assert result.confidence >= 0.95
+
+
 def test_ends_are_the_first_two_trials() -> None:
     cands = candidates(3, 3)
     result = search(cands, fake_for(cands, ["env:R1"]))

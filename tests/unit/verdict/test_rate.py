@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from runner.verdict.rate import Rate, below, passes_to_decide, wilson, z_of
+from runner.verdict.rate import PRIOR, Rate, all_pass, below, passes_for, passes_to_decide, wilson, z_of
 
 
 def test_wilson_matches_the_textbook_values() -> None:
@@ -41,3 +41,15 @@ def test_a_fix_needs_the_patched_rate_below_the_baseline() -> None:
     assert passes_to_decide(half, Rate.of(0, 0)) == 15
     assert passes_to_decide(Rate.of(0, 3), Rate.of(0, 0)) is None  # no failure shown: nothing to fix
     assert below(Rate.of(1, 40), Rate.of(3, 3))  # rarer, not gone: the caller decides whether that is a fix
+
+
+def test_passes_for_counts_the_straight_passes_that_make_luck_unlikely() -> None:
+    flaky = PRIOR.flaky()
+    # a deterministic-looking failure seen failing twice: 7 passes in all; three times: 5; four: 4
+    assert [passes_for(f, 0, 0, 0.05, flaky) for f in (2, 3, 4)] == [7, 5, 4]
+    assert passes_for(2, 0, 3, 0.05, flaky) == 4  # three of them already run
+    assert passes_for(2, 0, 7, 0.05, flaky) == 0
+    assert passes_for(2, 0, 0, 0.05, flaky, most=3) == 3  # capped
+    for f, p in ((2, 0), (5, 3), (1, 4)):
+        n = passes_for(f, p, 0, 0.05, flaky)
+        assert all_pass(f, p, n, flaky) <= 0.05 < all_pass(f, p, n - 1, flaky)
