@@ -143,26 +143,25 @@ def floor(rates: tuple[float, ...] = (0.3, 0.5), allowed: float = 0.05, good_end
             lo, hi = (lo, mid) if mid >= c else (mid, hi)
         return tried
 
-    failed, passed = {}, {}  # per culprit c: the runs that failed; per (c, k): those of k..c-1
-    for c in range(1, COMMITS + 1):
-        tried = path(c)
-        failed[c] = 1 + sum(t >= c for t in tried)
-        passed[c] = [sum(k <= t < c for t in tried) for k in range(1, c)]
+    tried = {c: path(c) for c in range(1, COMMITS + 1)}  # per culprit c, the commits today's search runs
+    failed = {c: 1 + sum(t >= c for t in tried[c]) for c in tried}  # the bad end's run and the failing ones
+    passes = {c: [sum(k <= t < c for t in tried[c]) for k in range(1, c)] for c in tried}  # of k..c-1, per k < c
 
     def wrong(c: int, before: int, bad: int, r: float) -> float:
-        return r ** (failed[c] + bad) * sum((1 - r) ** (k + before) for k in passed[c]) / COMMITS
+        return r ** (failed[c] + bad) * sum((1 - r) ** (n + before) for n in passes[c]) / COMMITS
 
-    extra = {c: [0, 0] for c in failed}  # runs added at the commit before the answer, at the bad end
-    share = {c: [wrong(c, 0, 0, r) for r in rates] for c in failed}
+    def after(c: int, at: int) -> list[float]:
+        more = [extra[c][0] + (at == 0), extra[c][1] + (at == 1)]
+        return [wrong(c, more[0], more[1], r) for r in rates]
+
+    extra = {c: [0, 0] for c in tried}  # runs added at the commit before the answer, at the bad end
+    share = {c: [wrong(c, 0, 0, r) for r in rates] for c in tried}
     while max(total := [sum(share[c][i] for c in share) for i in range(len(rates))]) > allowed:
-        def after(c: int, at: int) -> list[float]:
-            e = [extra[c][0] + (at == 0), extra[c][1] + (at == 1)]
-            return [wrong(c, e[0], e[1], r) for r in rates]
-        c, at = min(((c, at) for c in failed for at in (0, 1)),
+        c, at = min(((c, at) for c in tried for at in (0, 1)),
                     key=lambda ca: max(t - s + n for t, s, n in zip(total, share[ca[0]], after(*ca))))
         share[c] = after(c, at)
         extra[c][at] += 1
-    runs = sum(1 + len(path(c)) + sum(extra[c]) for c in failed) / COMMITS
+    runs = sum(1 + len(tried[c]) + sum(extra[c]) for c in tried) / COMMITS
     return runs + (1 if good_end else 0)
 
 

@@ -2,8 +2,8 @@
 pipe) without internal paths, and a closed pipe that is no error (issue 31)."""
 from __future__ import annotations
 
-import re
 import os
+import re
 import subprocess
 import sys
 
