@@ -216,10 +216,12 @@ FARM_REPORT = Command(
            mcp=False),
      Param("junit", "path", "Write the last night as JUnit XML.", ("--junit",), metavar="FILE", mcp=False),
      Param("since", "count", "Only the last N nights.", ("--since",), low=1, high=100000),
-     Param("window", "count", "Reproduction rates over the last N nights.", ("--window",), 14, low=1, high=100000),
+     Param("window", "count", "Reproduction rates, and the runs a capsule is judged on, over its last N nights.",
+           ("--window",), 14, low=1, high=100000),
      Param("show_all", "flag", "List the steady capsules too (folded past 20).", ("--all",), False, mcp=False),
-     Param("fixed_after", "count", "A capsule that reproduced counts as no longer reproducing only after N nights in "
-           "a row without the failure.", ("--fixed-after",), DEFAULT_FIXED_AFTER, low=1, high=365)),
+     Param("fixed_after", "count", "The least nights of runs that move a capsule's standing: no longer reproducing "
+           "only after N nights in a row without the failure whose runs lie below the window's, at the confidence.",
+           ("--fixed-after",), DEFAULT_FIXED_AFTER, low=1, high=365)),
     "farm:report", _READ_EXITS, mcp="farm_report",
     mcp_help="Summary counts, what changed since the last night, each capsule's nights.",
     examples=("replay farm report", "replay farm report --html farm.html --junit farm.xml --since 7"))

@@ -4,9 +4,12 @@ flaky, then never reproduced here, then steady — each with when it was first s
 change (night, from → to), its reproduction rate over the last N nights with a Wilson
 interval, and the one `replay` command that reproduces it on the farm's machine.
 
-A capsule's group follows the state it stands in (history.standings): one that reproduced
-counts as no longer reproducing only after --fixed-after nights in a row without the
-failure, and another of a flaky capsule's known signatures is no change. A capsule judged on
+A capsule's group follows the state it stands in (history.standings), judged on its pooled
+runs, not its nights: one that reproduced counts as no longer reproducing only after at least
+--fixed-after nights in a row without the failure whose runs lie below its earlier rate at the
+confidence, a flaky capsule's night that failed every run is no change until such nights fail
+beyond chance more often than it did, and another of a flaky capsule's known signatures is no
+change. A capsule judged on
 every night it was seen and never reproduced has a group of its own, with what its plan did
 not replay exactly (the likely reasons).
 
@@ -26,7 +29,7 @@ from typing import Any, Literal
 from ..replay.defaults import DEFAULT_FIXED_AFTER, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
 from ..verdict.facts import REPRODUCES, VERDICTS, attention_rank, is_trouble
 from ..verdict.rate import DEFAULT_CONFIDENCE, Rate
-from .history import ref_side, recorded_side, signature_set, standings
+from .history import DEFAULT_WINDOW, Judging, confidence_of, ref_side, recorded_side, signature_set, standings
 from .model import CapsuleResult, Mark, MarkRow, Night, Transition
 from .store import HistoryStore
 
@@ -35,7 +38,6 @@ GROUPS: tuple[Group, ...] = ("changed", "newly-flaky", "still-flaky", "never-rep
 GROUP_LABELS: Mapping[Group, str] = {"changed": "new failures and changed verdicts", "newly-flaky": "newly flaky",
                                      "still-flaky": "still flaky", "never-reproduced": "never reproduced here",
                                      "steady": "steady"}
-DEFAULT_WINDOW = 14
 
 
 @dataclass(frozen=True)
@@ -69,7 +71,7 @@ class Row:
     group: Group
     verdict: str  # its latest verdict among the nights shown
     standing: str  # the state it stands in (history.standings): `verdict`, or still reproducing while held
-    held: int  # nights in a row without the failure while it still stands as reproducing
+    held: int  # its last nights in a row at another verdict that have not moved its standing (history.Standing)
     signature: str | None
     ref_verdict: str | None
     in_last: bool  # judged in the last night
@@ -82,6 +84,7 @@ class Row:
     result: CapsuleResult | None  # the full result of the last night, when it was in it
     options: Mapping[str, Any]  # the last night's, for the command
     fixed_after: int = DEFAULT_FIXED_AFTER
+    held_said: str = ""  # why a held capsule still stands where it does (history.Standing.said)
 
     @property
     def not_applied(self) -> tuple[str, ...]:
@@ -148,6 +151,7 @@ def build(nights: Sequence[Night], earlier: Sequence[Sequence[MarkRow]], paths: 
         ids.update(dict.fromkeys(marks_of))
     start = max(0, len(nights) - window)
     read_paths = functools.cache(paths)
+    judging = Judging(fixed_after, confidence_of(last.options), window)
     rows = []
     for cid in ids:
         seen = tuple((i, m) for i, marks_of in enumerate(by_night) if (m := marks_of.get(cid)) is not None)
@@ -156,9 +160,9 @@ def build(nights: Sequence[Night], earlier: Sequence[Sequence[MarkRow]], paths: 
             where = (result.path, result.commit is not None)
         else:
             where = read_paths(seen[-1][0])[cid]
-        rows.append(_row(nights, start, seen, where, result, last.options, fixed_after))
+        rows.append(_row(nights, start, seen, where, result, last.options, judging))
     rows.sort(key=_sort_key)
-    return Attention(tuple(nights), window, tuple(rows), _transitions(rows, len(nights) - 1), fixed_after)
+    return Attention(tuple(nights), window, tuple(rows), _transitions(rows, len(nights) - 1, judging), fixed_after)
 
 
 def mark_of(r: CapsuleResult) -> MarkRow:
@@ -168,15 +172,15 @@ def mark_of(r: CapsuleResult) -> MarkRow:
 
 
 def _row(nights: Sequence[Night], start: int, seen: tuple[tuple[int, MarkRow], ...], where: tuple[str, bool],
-         result: CapsuleResult | None, options: Mapping[str, Any], fixed_after: int) -> Row:
-    steps = standings([m[1] for _, m in seen], fixed_after)
+         result: CapsuleResult | None, options: Mapping[str, Any], judging: Judging) -> Row:
+    steps = standings([(m[1], m[5], m[6]) for _, m in seen], judging)
     i_first = seen[0][0]
-    change_at, before, after = i_first, "new", steps[0][0]
+    change_at, before, after = i_first, "new", steps[0].state
     strip: list[str | None] = [None] * (len(nights) - start)
     k = n = judged = 0
     for j, (i, (_, verdict, _, _, _, rate_k, rate_n, _)) in enumerate(seen):
-        if j and steps[j][0] != steps[j - 1][0]:
-            change_at, before, after = i, steps[j - 1][0], steps[j][0]
+        if j and steps[j].state != steps[j - 1].state:
+            change_at, before, after = i, steps[j - 1].state, steps[j].state
         if i >= start:
             strip[i - start] = verdict
             if rate_n:  # a night whose attempts decided something (broken and timed-out ones did not)
@@ -186,22 +190,22 @@ def _row(nights: Sequence[Night], start: int, seen: tuple[tuple[int, MarkRow], .
     latest = Mark._make(seen[-1][1])
     in_last = seen[-1][0] == len(nights) - 1
     at, changed = nights[i_first], nights[change_at]
-    confidence = float(options.get("confidence") or DEFAULT_CONFIDENCE)
-    return Row(latest.capsule_id, where[0], _group(seen, steps, in_last), latest.verdict, steps[-1][0], steps[-1][1],
-               latest.signature, latest.ref_verdict, in_last, Seen(at.id, at.started_at),
+    now = steps[-1]
+    return Row(latest.capsule_id, where[0], _group(seen, [s.state for s in steps], in_last), latest.verdict, now.state,
+               now.held, latest.signature, latest.ref_verdict, in_last, Seen(at.id, at.started_at),
                Change(changed.id, changed.started_at, before, after),
-               WindowRate(Rate.of(k, n, confidence), judged) if n else None, tuple(strip), seen, where[1], result,
-               options, fixed_after)
+               WindowRate(Rate.of(k, n, judging.confidence), judged) if n else None, tuple(strip), seen, where[1],
+               result, options, judging.fixed_after, now.said(latest.verdict, judging))
 
 
-def _group(seen: Sequence[tuple[int, MarkRow]], steps: Sequence[tuple[str, int]], in_last: bool) -> Group:
+def _group(seen: Sequence[tuple[int, MarkRow]], steps: Sequence[str], in_last: bool) -> Group:
     if not in_last:
         return "steady"  # not collected last night: nothing new to say about it
     verdicts = [m[1] for _, m in seen]
     if verdicts[-1] in VERDICTS and not any(v in REPRODUCES for v in verdicts):
         return "never-reproduced"  # judged, and never reproduced since it was first seen
-    now = steps[-1][0]
-    was = steps[-2][0] if len(steps) > 1 else None
+    now = steps[-1]
+    was = steps[-2] if len(steps) > 1 else None
     if now == "flaky":
         return "still-flaky" if was == "flaky" else "newly-flaky"
     m = Mark._make(seen[-1][1])
@@ -218,12 +222,12 @@ def _sort_key(r: Row) -> tuple[int, int, int, str, str]:
     return (GROUPS.index(r.group), 0 if r.in_last else 1, attention_rank(r.verdict), r.path, r.capsule_id)
 
 
-def _transitions(rows: Sequence[Row], i_last: int) -> tuple[Transition, ...]:
+def _transitions(rows: Sequence[Row], i_last: int, judging: Judging) -> tuple[Transition, ...]:
     out: list[Transition] = []
     for row in sorted((r for r in rows if r.result is not None), key=lambda r: (r.path, r.capsule_id)):
         assert row.result is not None
         prior = [Mark._make(m) for _, m in row.seen[:-1]] if row.seen[-1][0] == i_last else []
-        for t in (recorded_side(prior, row.result, row.fixed_after), ref_side(prior[-1] if prior else None, row.result)):
+        for t in (recorded_side(prior, row.result, judging), ref_side(prior[-1] if prior else None, row.result)):
             if t is not None:
                 out.append(t)
     return tuple(out)

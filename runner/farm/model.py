@@ -69,6 +69,11 @@ class CapsuleResult:
     # capsule that never reproduces here may not
     not_applied: tuple[str, ...] = ()
 
+    @property
+    def runs(self) -> tuple[int, int] | None:
+        """(failures as recorded, runs) of the attempts that decided; None when none did."""
+        return (self.rate.failed, self.rate.runs) if self.rate is not None else None
+
 
 class Mark(NamedTuple):
     """One capsule in one night, as the attention view needs it across many nights (light:
@@ -82,6 +87,10 @@ class Mark(NamedTuple):
     rate_k: int | None
     rate_n: int | None
     signatures: str | None  # CapsuleResult.signatures as the store keeps them (JSON; None before it did)
+
+    @property
+    def runs(self) -> tuple[int, int] | None:
+        return (self.rate_k, self.rate_n) if self.rate_k is not None and self.rate_n is not None else None
 
 
 # A mark as the store reads it: a plain row in Mark's field order (Mark._make names one when

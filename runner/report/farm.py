@@ -143,8 +143,8 @@ NOT_APPLIED_SHOWN = 5  # fidelity rows named per capsule never reproduced here (
 def verdict_said(r: Row) -> str:
     """A row's verdict in words: a capsule held as reproducing says so, and its REF verdict."""
     said = r.verdict
-    if r.held:
-        said = f"{r.verdict} ({r.held} of {r.fixed_after} nights without the failure; still {r.standing})"
+    if r.held_said:
+        said = f"{r.verdict} ({r.held_said})"
     return said + (f", at ref {r.ref_verdict}" if r.ref_verdict else "")
 
 

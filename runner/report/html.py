@@ -201,7 +201,7 @@ def _night_cell(night_id: str, started_at: str, mark: tuple[Any, ...]) -> Markup
 
 
 def verdict_cell(row: Row, ref: str | None) -> Markup:
-    held = f"still {row.standing}: {row.held} of {row.fixed_after} nights without the failure" if row.held else ""
+    held = row.held_said
     return _verdict_cell(row.verdict, rowclass(row), row.news, row.ref_verdict, ref, held)
 
 

@@ -108,7 +108,7 @@ OPTIONS = {"repo": "/srv/mirrors/app.git", "trust_keys": ["/etc/replay/team key.
 PLAN: dict[str, tuple[str | None, ...]] = {
     "caps/steady.json": ("reproduced", "reproduced", "reproduced"),
     "caps/new-failure.json": (None, None, "reproduced"),
-    "caps/changed.json": ("not-reproduced", "not-reproduced", "reproduced"),
+    "caps/changed.json": ("different-failure", "different-failure", "reproduced"),
     "caps/newly-flaky.json": ("reproduced", "reproduced", "flaky"),
     "caps/still-flaky.json": (None, "flaky", "flaky"),
     "caps/broken-steady.json": ("broken", "broken", "broken"),

@@ -20,7 +20,7 @@ def db(tmp_path: Path) -> Path:
     """Two finished nights: one capsule starts reproducing, one turns flaky."""
     path = tmp_path / "farm.sqlite"
     store = SqlStore(path)
-    verdicts = {"n1": ("not-reproduced", "reproduced"), "n2": ("reproduced", "flaky")}
+    verdicts = {"n1": ("different-failure", "reproduced"), "n2": ("reproduced", "flaky")}
     for day, (nid, (a, b)) in enumerate(verdicts.items(), 1):
         store.create_night(night(nid, f"2026-12-0{day}T02:00:00Z", None), {},
                            [NightEntry("aaaa1111", "caps/a.json", "twin"), NightEntry("bbbb2222", "caps/b", "novafabric")])
@@ -47,12 +47,12 @@ def test_report_json_is_the_envelope_in_attention_order(db: Path, capsys: pytest
     assert [n["id"] for n in res["nights"]] == ["n1", "n2"]
     assert res["nights"][1]["counts"] == {"reproduced": 1, "flaky": 1}
     assert {(t["path"], t["kind"], t["before"]) for t in res["since_last_night"]} == {
-        ("caps/a.json", "newly-reproducing", "not-reproduced"), ("caps/b", "flaky", "reproduced")}
+        ("caps/a.json", "newly-reproducing", "different-failure"), ("caps/b", "flaky", "reproduced")}
     assert [(r["path"], r["group"], r["strip"]) for r in res["rows"]] == [
-        ("caps/a.json", "changed", ["not-reproduced", "reproduced"]), ("caps/b", "newly-flaky", ["reproduced", "flaky"])]
+        ("caps/a.json", "changed", ["different-failure", "reproduced"]), ("caps/b", "newly-flaky", ["reproduced", "flaky"])]
     a = res["rows"][0]
     assert a["first_seen"]["night_id"] == "n1" and (a["last_change"]["night_id"], a["last_change"]["from"],
-                                                    a["last_change"]["to"]) == ("n2", "not-reproduced", "reproduced")
+                                                    a["last_change"]["to"]) == ("n2", "different-failure", "reproduced")
     assert a["command"] == "replay caps/a.json" and res["window"] == 14 and res["groups"]["changed"] == 1
     b = res["rows"][1]
     assert (b["rate"]["failed"], b["rate"]["runs"], b["rate"]["nights"], b["rate"]["confidence"]) == (4, 10, 1, 0.95)
@@ -71,11 +71,11 @@ def test_report_text_is_attention_first_and_says_each_transition_once(
     monkeypatch.setenv("COLUMNS", "200")
     assert main(["farm", "report", "--db", str(db)]) == 0
     text = capsys.readouterr().out
-    assert "newly-reproducing: caps/a.json (not-reproduced -> reproduced)\n" in text
+    assert "newly-reproducing: caps/a.json (different-failure -> reproduced)\n" in text
     assert "flaky: caps/b (reproduced -> flaky)\n" in text  # once: no detail repeating the two states
     assert "verdicts: 1 reproduced, 1 flaky" in text
     assert text.index("new failures and changed verdicts (1)") < text.index("newly flaky (1)")
-    assert "replay caps/a.json" in text and "2026-12-02 not-reproduced -> reproduced" in text
+    assert "replay caps/a.json" in text and "2026-12-02 different-failure -> reproduced" in text
     assert "4/10 (17–69 %), 1 night(s)" in text
 
 
@@ -86,7 +86,7 @@ def test_history_by_id_prefix_by_recorded_path_and_by_content(db: Path, tmp_path
     assert (rc, doc["schema"], doc["result"]["matched"]) == (0, "replay.farm-history/1",
                                                               "matched the id prefix aaaa (capsule aaaa1111)")
     assert [(n["night_id"], n["verdict"]) for n in doc["result"]["nights"]] == [
-        ("n1", "not-reproduced"), ("n2", "reproduced")]
+        ("n1", "different-failure"), ("n2", "reproduced")]
     monkeypatch.chdir(tmp_path)  # the recorded path names no file here: it is found as the history spells it
     rc, doc = _json(capsys, "farm", "history", "caps/b", "--db", str(db))
     assert rc == 0 and doc["result"]["matched"].startswith("matched the path caps/b as the history records it")

@@ -67,22 +67,22 @@ def test_each_row_has_first_seen_last_change_rate_and_command() -> None:
     by = {r.path: r for r in view.rows}
     changed = by["caps/changed.json"]
     assert (changed.first_seen.night_id, changed.last_change.night_id) == (NIGHTS[0], NIGHTS[2])
-    assert (changed.last_change.before, changed.last_change.after) == ("not-reproduced", "reproduced")
+    assert (changed.last_change.before, changed.last_change.after) == ("different-failure", "reproduced")
     assert by["caps/new-failure.json"].last_change.before == "new"
     still = by["caps/still-flaky.json"]
     assert (still.first_seen.night_id, still.last_change.night_id, still.last_change.before) == (NIGHTS[1], NIGHTS[1], "new")
     rate = by["caps/steady.json"].rate
     assert rate is not None and (rate.rate.failed, rate.rate.runs, rate.nights) == (9, 9, 3)
     assert rate.rate.low > 0.6 and rate.rate.high == 1.0
-    assert by["caps/changed.json"].strip == ("not-reproduced", "not-reproduced", "reproduced")
+    assert by["caps/changed.json"].strip == ("different-failure", "different-failure", "reproduced")
     narrow = {r.path: r for r in view_of(sample_history(), window=1).rows}["caps/changed.json"]
     assert narrow.rate is not None and (narrow.rate.rate.failed, narrow.rate.rate.runs, narrow.rate.nights) == (3, 3, 1)
     assert narrow.strip == ("reproduced",)
     doc = page()
     (row,) = doc.xpath("//tr[@data-capsule='caps/changed.json']")
     text = " ".join(row.text_content().split())
-    assert "2026-11-29" in text and "2026-12-01 not reproduced → reproduced" in text
-    assert "3/9 (12–65 %) 3 nights" in text  # 0/3, 0/3, then 3/3
+    assert "2026-11-29" in text and "2026-12-01 different failure → reproduced" in text
+    assert "3/3 (at least 44 %) 1 night" in text  # the nights that failed another way stored no rate
 
 
 def test_the_command_is_shell_quoted_and_reproduces_with_the_nights_options() -> None:
@@ -106,7 +106,7 @@ def test_transitions_are_said_once_with_their_before_state() -> None:
     view = view_of(sample_history())
     got = {(t.path, t.kind, t.before, t.after) for t in view.transitions}
     assert got == {("caps/new-failure.json", "new", "new", "reproduced"),
-                   ("caps/changed.json", "newly-reproducing", "not-reproduced", "reproduced"),
+                   ("caps/changed.json", "newly-reproducing", "different-failure", "reproduced"),
                    ("caps/newly-flaky.json", "flaky", "reproduced", "flaky")}
     doc = page()
     (li,) = doc.xpath("//section[@id='changes']//li[@data-capsule='caps/newly-flaky.json']")
