@@ -26,7 +26,7 @@ from .db import Conn, Database, DbError, IntegrityFailed, Unavailable, insert_sq
 from .db import postgresql as _postgresql
 from .db import sqlite as _sqlite
 from .history import transitions
-from .rows import attempt_of, attempt_row, night_of, result_of, result_row
+from .rows import BadRow, attempt_of, attempt_row, check_marks, night_of, options_of, result_of, result_row, texts_of
 from .model import AttemptRecord, CapsuleResult, History, MarkRow, Night
 
 
@@ -192,11 +192,14 @@ class SqlStore:
 
     @contextmanager
     def _reading(self) -> Iterator[Conn]:
+        """A read; rows that break the history's invariants (rows.BadRow) are one line, exit 2."""
         try:
             with self.db.connect() as conn:
                 yield conn
         except (DbError, UnicodeEncodeError) as exc:
             raise self._refused(exc, "read") from None
+        except BadRow as exc:
+            raise StoreError(self.path, f"{exc}; not as replay writes a history (edited by hand?)") from None
 
     def _refused(self, exc: BaseException, doing: str) -> StoreError:
         """A database's refusal as one line naming the history: a server gone away is the
@@ -205,10 +208,6 @@ class SqlStore:
         if self._server and isinstance(exc, Unavailable):
             return StoreUnavailable(self.path, f"the history's server does not answer ({_why(exc)})")
         return StoreError(self.path, f"cannot {doing} the history ({_why(exc)})")
-
-    def _read(self, name: str, **params: Any) -> list[dict[str, Any]]:
-        with self._reading() as conn:
-            return conn.rows(READS[name], params)
 
     # -- nights -----------------------------------------------------------------
     def create_night(self, night: Night, options: Mapping[str, Any], entries: Sequence[NightEntry]) -> None:
@@ -232,8 +231,9 @@ class SqlStore:
             if row is None or row["finished_at"] is not None:
                 return None
             entries = conn.rows(READS["night capsules"], {"night": row["id"]})
-        return OpenNight(night_of(row), json.loads(row["options"]), tuple(
-            NightEntry(e["capsule_id"], e["path"], e["format"], tuple(json.loads(e["also_at"]))) for e in entries))
+            night, options, also = night_of(row), options_of(row), [texts_of(e, "also_at") for e in entries]
+        return OpenNight(night, options, tuple(NightEntry(e["capsule_id"], e["path"], e["format"], a)
+                                               for e, a in zip(entries, also)))
 
     def finish_night(self, night_id: str, finished_at: str, images: int, builds: int) -> None:
         def do(conn: Conn) -> None:
@@ -281,7 +281,9 @@ class SqlStore:
 
     def attempts(self, night_id: str, capsule_id: str, side: str) -> list[AttemptRecord]:
         """Every attempt of one side of one capsule in a night, started ones included, by index."""
-        return [attempt_of(r) for r in self._read("capsule attempts", night=night_id, capsule=capsule_id, side=side)]
+        with self._reading() as conn:
+            rows = conn.rows(READS["capsule attempts"], {"night": night_id, "capsule": capsule_id, "side": side})
+            return [attempt_of(r) for r in rows]
 
     def add_results(self, results: Sequence[CapsuleResult]) -> None:
         """Many verdicts with their finished attempts in one transaction (an import of nights
@@ -306,7 +308,7 @@ class SqlStore:
         """The last `last` nights (all by default), oldest first, without their results."""
         with self._reading() as conn:
             rows = conn.rows(READS["nights"], {"last": last}) if last else conn.rows(_NIGHTS)
-        return [night_of(r) for r in reversed(rows)]
+            return [night_of(r) for r in reversed(rows)]
 
     def night(self, night_id: str, attempts: bool = True) -> Night:
         """One night with its results and (unless `attempts` is false) their finished attempts."""
@@ -318,16 +320,18 @@ class SqlStore:
             for att in conn.rows(READS["night attempts"], {"night": night_id}) if attempts else ():
                 by_capsule.setdefault(att["capsule_id"], []).append(attempt_of(att))
             results = conn.rows(READS["night results"], {"night": night_id})
-        for atts in by_capsule.values():
-            atts.sort(key=lambda x: (x.side, x.index))
-        return night_of(row, tuple(sorted((result_of(r, by_capsule.get(r["capsule_id"], ())) for r in results),
-                                        key=lambda x: x.path)))
+            for atts in by_capsule.values():
+                atts.sort(key=lambda x: (x.side, x.index))
+            return night_of(row, tuple(sorted((result_of(r, by_capsule.get(r["capsule_id"], ())) for r in results),
+                                            key=lambda x: x.path)))
 
     def marks(self, night_id: str) -> list[MarkRow]:
         """A night's results, light: what the attention view reads for every night (a covering
         index answers it without reading the results' rows)."""
         with self._reading() as conn:
-            return conn.tuples(READS["marks"], {"night": night_id})  # type: ignore[return-value]
+            marks: list[MarkRow] = conn.tuples(READS["marks"], {"night": night_id})  # type: ignore[assignment]
+            check_marks(night_id, marks)
+            return marks
 
     def paths(self, night_id: str) -> dict[str, tuple[str, bool]]:
         """Each capsule of a night: the path it was collected at, and whether it records a commit."""
