@@ -31,7 +31,7 @@ Every command exits with one of four codes:
   0  success: reproduced, fixed, valid, a culprit found, ready (doctor)
   1  a negative answer: not reproduced, not fixed, flaky, invalid, the capsules differ, no culprit
   2  bad input or usage: an unreadable capsule, a bad option, a commit that does not exist
-  3  the environment failed: no engine, a build that could not run, a registry that did not answer
+  3  the environment failed: no engine, a build that could not run, a registry or a remote that did not answer
 
 Two commands have a rule of their own:
   `replay capture` exits with its command's own code (it records a run, it does not judge one).

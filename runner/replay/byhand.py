@@ -17,7 +17,7 @@ from ..capsules.trust import Trust
 from ..config import Settings, registry_secrets, settings
 from ..resources import source_checkout
 from ..errors import ReplayError, SourceUnavailable, UsageError
-from ..build.sources.repo import RemoteFailed
+from ..build.sources.repo import NoRemote, RemoteFailed
 from ..build.plan import Plan
 from ..build.planner import make_plan
 from ..build.render import Builder, Context, render, workdir, write_context
@@ -97,7 +97,7 @@ def _write(plan: Plan, s: Settings, output: Path, repo_given: bool, capsule: Pat
         return ctx
     except BaseException as exc:  # Ctrl-C too: never leave half a context behind
         shutil.rmtree(output, ignore_errors=True)
-        if isinstance(exc, RemoteFailed) and capsule:  # names the capsule whose remote it is
+        if isinstance(exc, (RemoteFailed, NoRemote)) and capsule:  # names the capsule whose remote it is
             raise exc.naming(capsule) from None
         if isinstance(exc, SourceUnavailable) and plan.source is not None and plan.source.remote and not repo_given:
             raise _with_repo_hint(exc) from None

@@ -9,7 +9,7 @@ import dataclasses
 from pathlib import Path
 
 from ..engine import Engine
-from ..build.sources.repo import RemoteFailed
+from ..build.sources.repo import NoRemote, RemoteFailed
 from ..verdict.judge import Attempt, Expected
 from ..build.plan import Plan
 from ..build.planner import make_plan
@@ -91,7 +91,7 @@ def replay_capsule(given: Path | str, options: ReplayOptions, progress: Progress
             http=http, notes=tuple(notes), baseline=outcome.baseline, rate=outcome.rate, fix=outcome.fix,
             kept=replayer.keeper.kept,
         )
-    except RemoteFailed as exc:  # the line names the capsule whose remote it is
+    except (RemoteFailed, NoRemote) as exc:  # the line names the capsule whose remote it is
         raise exc.naming(name) from exc
     finally:
         replayer.close()

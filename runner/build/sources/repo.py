@@ -59,6 +59,22 @@ class RemoteFailed(SourceUnavailable):
         return out
 
 
+class NoRemote(NeedsInput):
+    """A capsule that records a commit but no remote, replayed without --repo: usage (exit 2), as
+    only the user can say where the commit is; `naming` puts the capsule file in front."""
+
+    def __init__(self, commit: str | None) -> None:
+        self.commit = commit
+        super().__init__(f"the capsule records commit {shown(commit or '', 64)} but no remote to fetch it from; pass "
+                         "--repo PATH_OR_URL (a clone, fork, mirror or bundle that has the commit)")
+
+    def naming(self, capsule: Path | str) -> NoRemote:
+        out = NoRemote(self.commit)
+        out.path = str(capsule)
+        out.message = f"{shown(str(capsule), 4096)}: {self.message}"
+        return out
+
+
 # What git's failure means, by its words (none of which is shown: they hold the remote).
 _BAD_URL = "its URL is malformed"
 _CLONE_REASONS = (
@@ -159,12 +175,15 @@ def _mirror(settings: Settings, remote: str, commit: str, trusted: bool) -> Path
 
 
 # Why a clone of the capsule's own remote fails that only the user can mend (--repo or --mirror): exit 2.
-_NEEDS_INPUT = frozenset({"host not found", "has no such repository", "needs credentials this machine does not have"})
+# Not "host not found" nor "no connection": a DNS outage or a network down looks the same from
+# here, and is the environment's (exit 3; a farm's infra-error, retried next night, not broken).
+_NEEDS_INPUT = frozenset({"has no such repository", "needs credentials this machine does not have"})
 
 
 def _clone(url: str, dest: Path, remote: str, via: str = "", needs_input: bool = False) -> None:
-    """A bare clone; a failure says why in replay's words (exit 3: the remote cannot be reached;
-    exit 2 when `needs_input`, the remote is the capsule's own, and only another one will do)."""
+    """A bare clone; a failure says why in replay's words (exit 3: the remote cannot be reached, its
+    host not found or the connection refused; exit 2 when `needs_input`, the remote is the
+    capsule's own, and it answered that only another one will do)."""
     try:
         proc = _git(["clone", "--bare", "--quiet", "--", url, str(dest)], check=False)
     except SourceUnavailable as exc:  # no result in GIT_TIMEOUT_S
@@ -337,7 +356,7 @@ def restore(source: Source, settings: Settings, dest: Path, store: ContentStore)
         rejected: tuple[str, ...] = ()
     else:
         if not source.remote:
-            raise SourceUnavailable("the capsule records a commit but no remote; pass --repo PATH_OR_URL", "capsule")
+            raise NoRemote(source.commit)
         if not source.commit:
             raise SourceUnavailable("no commit to restore", "capsule")
         shipped = store.source_tree(source.remote, source.commit)

@@ -241,15 +241,65 @@ def test_render_names_the_capsule_and_its_remote(offline_registry: None, tmp_pat
     assert not (tmp_path / "ctx").exists()  # no half-written build context
 
 
-def test_a_capsule_remote_whose_host_is_not_found_asks_for_repo_exit_2_but_a_given_repo_stays_exit_3(
-        tmp_path: Path) -> None:
+def _dns_down(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fault injection: git's clone fails as it does when no name resolves (a DNS outage), with
+    no query leaving this machine."""
+    from runner.build.sources import repo
+
+    real = repo._git
+
+    def git(args: list[str], cwd: Path | None = None, check: bool = True,
+            stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+        if args[0] == "clone":
+            return subprocess.CompletedProcess(args, 128, b"", b"fatal: unable to access "
+                                               b"'https://git.example.com/team/repo.git/': Could not resolve host: "
+                                               b"git.example.com\n")
+        return real(args, cwd, check, stdin)
+
+    monkeypatch.setattr(repo, "_git", git)
+
+
+def test_a_capsule_remote_whose_host_is_not_found_is_the_environments_exit_3_with_the_hint(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from runner.errors import Exit
     from runner.build.sources.repo import RemoteFailed
+    from runner.farm.verdict import unjudged
 
-    remote = "https://replay-test.invalid/team/repo.git"  # .invalid never resolves (RFC 2606)
+    _dns_down(monkeypatch)
+    for trusted in (False, True):  # the capsule's own remote, or one --repo named
+        with pytest.raises(RemoteFailed) as info:
+            _mirror_of(tmp_path, "https://git.example.com/team/repo.git", trusted=trusted)
+        assert info.value.exit_code == Exit.ENVIRONMENT and info.value.fault == "environment"
+        line = info.value.line()
+        assert "cannot be cloned: host not found (pass --repo PATH_OR_URL or --mirror PREFIX=PATH_OR_URL" in line
+        # a DNS outage turns a farm's night into infra errors (retried next night), not broken capsules
+        assert unjudged(info.value)[0] == "infra-error"
+
+
+def test_a_capsule_remote_that_refuses_the_connection_is_an_infra_error_in_the_farm(tmp_path: Path) -> None:
+    from runner.build.sources.repo import RemoteFailed
+    from runner.farm.verdict import unjudged
+
     with pytest.raises(RemoteFailed) as info:
-        _mirror_of(tmp_path, remote)
-    assert info.value.exit_code == Exit.BAD_INPUT and "host not found (pass --repo" in info.value.line()
-    with pytest.raises(RemoteFailed) as given:
-        _mirror_of(tmp_path, remote, trusted=True)  # --repo named it: the network, not the input, failed
-    assert given.value.exit_code == Exit.ENVIRONMENT
+        _mirror_of(tmp_path, f"https://127.0.0.1:{_closed_port()}/team/repo.git")
+    assert "no connection (pass --repo PATH_OR_URL or --mirror" in info.value.line()
+    assert unjudged(info.value) == ("infra-error", info.value.line())
+
+
+def test_a_capsule_with_a_commit_but_no_remote_is_usage_exit_2_with_the_repo_hint(
+        offline_registry: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from runner.cli.main import main
+    from runner.farm.verdict import unjudged
+    from runner.build.sources.repo import NoRemote
+    from tests.examples import TZ_CAPSULE, json_variant
+
+    def change(d: dict[str, object]) -> None:
+        d["repo"]["remote"] = None  # type: ignore[index]
+
+    capsule = json_variant(TZ_CAPSULE, tmp_path, change)
+    rc = main(["render", str(capsule), "-o", str(tmp_path / "ctx")])
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert rc == 2 and len(lines) == 1, lines
+    assert str(capsule) in lines[0] and "records commit" in lines[0] and "but no remote" in lines[0]
+    assert "pass --repo PATH_OR_URL" in lines[0] and not (tmp_path / "ctx").exists()
+    assert unjudged(NoRemote("abc1234"))[0] == "broken"  # in a farm: the capsule's own (a --repo serves it)
