@@ -9,6 +9,9 @@
 #   REPLAY_CAPSULE   the failing run's capsule (or the first argument)
 #   REPLAY_GOOD      a passing run's capsule: also bisect the difference (or the second argument)
 #   REPLAY_REPO      a clone, fork or mirror of the capsule's repository (--repo)
+#   REPLAY_REPO_URL  how the report's "reproduce here" line names that repository (--repo-url):
+#                    default the CI's own (GitLab's CI_PROJECT_URL, GitHub's GITHUB_SERVER_URL/
+#                    GITHUB_REPOSITORY), never the job's path inside its container
 #   REPLAY_OUT       where the results go (default replay-out): replay.xml (JUnit), replay.html,
 #                    farm-run.json, and with GOOD bisect.json
 #   REPLAY_FARM_DB   the history (a shared database); default a job-local OUT/farm.sqlite
@@ -43,9 +46,14 @@ fetch() {  # a URL is downloaded into OUT/capsules (its name made safe); a path 
 capsule=$(fetch "$capsule" bad)
 repo_args=()
 [ -z "${REPLAY_REPO:-}" ] || repo_args=(--repo "$REPLAY_REPO")
+ci_url=${CI_PROJECT_URL:-}
+[ -n "$ci_url" ] || [ -z "${GITHUB_REPOSITORY:-}" ] || ci_url="${GITHUB_SERVER_URL:-https://github.com}/$GITHUB_REPOSITORY"
+repo_url=${REPLAY_REPO_URL:-$ci_url}
+url_args=()
+[ -z "${REPLAY_REPO:-}" ] || [ -z "$repo_url" ] || url_args=(--repo-url "$repo_url")
 
 rc=0
-replay farm run "$capsule" ${repo_args[@]+"${repo_args[@]}"} --attempts "$attempts" --json > "$out/farm-run.json" || rc=$?
+replay farm run "$capsule" ${repo_args[@]+"${repo_args[@]}"} ${url_args[@]+"${url_args[@]}"} --attempts "$attempts" --json > "$out/farm-run.json" || rc=$?
 replay farm report --junit "$out/replay.xml" --html "$out/replay.html" || { r=$?; [ "$rc" -ne 0 ] || rc=$r; }
 replay ci summary "$capsule" "$out/farm-run.json" ${repo_args[@]+"${repo_args[@]}"} \
     --out "$out/summary.md" > /dev/null || { r=$?; [ "$rc" -ne 0 ] || rc=$r; }

@@ -51,7 +51,7 @@ def _options(a: Args, supplied: tuple[tuple[str, str], ...]) -> FarmOptions:
                        timeout=a.timeout,
                        memory=a.memory, ref=a.ref, repo=a.repo, executor=a.executor or "local",
                        supplied=tuple(name for name, _ in supplied), trust_keys=tuple(str(k) for k in a.trust_key),
-                       require_valid=a.require_valid, mirrors=tuple(a.mirror))
+                       require_valid=a.require_valid, mirrors=tuple(a.mirror), repo_url=a.repo_url)
 
 
 def run(a: Args) -> int:

@@ -187,6 +187,9 @@ FARM_RUN = Command(
      Param("jobs", "count", "Attempts in parallel (0: the cores).", ("--jobs", "-j"), 0, low=0, high=256),
      Param("ref", "commit", "Also replay at this commit: fixed there?", ("--ref",), metavar="COMMIT"),
      c.REPO, c.MIRROR,
+     Param("repo_url", "text", "The repository as the report's reproduce-here command names it instead of --repo "
+           "(its URL, when --repo is a path only this machine has: a CI job's checkout).", ("--repo-url",),
+           metavar="URL"),
      Param("attempts", "count", "Attempts per capsule (K).", ("--attempts", "-n"), DEFAULT_ATTEMPTS, low=1, high=50),
      Param("max_attempts", "count", "Up to this many while they disagree (until the rate is known), and at --ref "
            "until the fix is decided.", ("--max-attempts",), DEFAULT_FARM_MAX_ATTEMPTS, low=1, high=100),

@@ -239,8 +239,9 @@ def replay_command(path: str, has_commit: bool, options: Mapping[str, Any]) -> s
     else collected: it may hold spaces, quotes or `$(...)`)."""
     shown = f"./{path}" if path.startswith("-") else path  # never read as an option
     args = ["replay", shown]
-    if has_commit and options.get("repo"):
-        args += ["--repo", str(options["repo"])]
+    repo = options.get("repo_url") or options.get("repo")  # --repo-url: a CI checkout's path means nothing elsewhere
+    if has_commit and repo:
+        args += ["--repo", str(repo)]
     for rule in options.get("mirrors") or ():
         args += ["--mirror", str(rule)]
     for key in options.get("trust_keys") or ():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,9 @@ from ..errors import UsageError
 from ..replay.defaults import DEFAULT_ATTEMPTS, DEFAULT_FARM_MAX_ATTEMPTS, DEFAULT_MEMORY, DEFAULT_PRECISION, DEFAULT_TIMEOUT_S
 from ..verdict.rate import CONFIDENCE_RANGE, DEFAULT_CONFIDENCE
 from ..verdict.sampling import Sampling
+
+
+_URL = re.compile(r"^(https?|git|ssh)://[^\s]+$|^[\w.-]+@[\w.-]+:[^\s]+$")  # scp-like user@host:path too
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,7 @@ class FarmOptions:
     require_valid: bool = False  # --require-valid: a capsule without a valid signature from one is broken
     confidence: float = DEFAULT_CONFIDENCE  # rates and the fix at --ref are stated at it
     mirrors: tuple[str, ...] = ()  # --mirror PREFIX=PATH_OR_URL rules, as given (the reproduce-here command repeats them)
+    repo_url: str | None = None  # --repo-url: how the reproduce-here command names --repo (a CI checkout's repository)
 
     def __post_init__(self) -> None:
         _ = self.trust  # the key files and --require-valid checked once, as replay checks them
@@ -40,6 +45,8 @@ class FarmOptions:
             raise UsageError(f"--confidence {self.confidence}: from {CONFIDENCE_RANGE[0]} to {CONFIDENCE_RANGE[1]}")
         if self.executor not in ("local", "celery"):
             raise UsageError(f"--executor {self.executor!r}: one of local, celery")
+        if self.repo_url is not None and not _URL.match(self.repo_url):
+            raise UsageError(f"--repo-url {self.repo_url[:80]!r}: expected an http(s), git or ssh URL of the repository")
         if self.supplied and self.executor != "local":
             raise UsageError("--env does not go with --executor celery: a supplied value never leaves this machine")
 

@@ -42,7 +42,15 @@ TEMP = "/__w/_temp"
 ACTION_PATH = "/home/runner/work/_actions/your-org/replay/v1"
 GITLAB_DIR = "/builds/your-org/app"
 MACHINE = {"CI": "true", "TZ": "America/New_York"}  # the CI machine is in New York: the tz-clock test fails
+GITHUB_REPOSITORY = {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "acme/app"}  # set in every job
+GITLAB_PROJECT_URL = "https://gitlab.example.com/your-org/app"  # CI_PROJECT_URL: GitLab's predefined variable
 REPRODUCED = re.compile(r"\*\*REPRODUCED\*\*: `(\d+) of \1 attempts came back as recorded")  # the reason: capsule text, a code span
+
+
+def reproduce_here(html: Path) -> str:
+    """The report's one "reproduce here" command (a single capsule)."""
+    (cmd,) = {c.text_content() for c in etree.parse(str(html), etree.HTMLParser()).xpath("//code[@class='cmd']")}
+    return str(cmd)
 
 
 def workflow() -> dict[str, Any]:
@@ -68,20 +76,22 @@ def pointed_at_clone(url: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """This repository as it is now (tracked and new files), committed, tagged with the templates' revision."""
-    dest = tmp_path_factory.mktemp("replay-clone")
+    """This repository with its history (what `git clone` of any copy of replay holds), its files as
+    they are now (tracked and new) committed on top. Nothing is tagged or made for the templates:
+    the revisions they install must already be in it."""
+    dest = tmp_path_factory.mktemp("replay-clone") / "replay"
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(dest)], check=True, capture_output=True)
     files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
                            capture_output=True, check=True).stdout.decode().split("\0")
     for name in filter(None, files):
         if (ROOT / name).is_file():
             (dest / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, dest / name)
-    git(dest, "init", "-q", "-b", "main")
     git(dest, "add", "-A")
-    git(dest, "commit", "-q", "-m", "this repository, as tested")
-    revisions = {install_source(shell_text(doc))[1] for doc in (workflow(), gitlab())}
-    for rev in revisions:
-        git(dest, "tag", rev)
+    git(dest, "commit", "-q", "--allow-empty", "-m", "this repository, as tested")
+    for doc in (workflow(), gitlab()):
+        rev = install_source(shell_text(doc))[1]
+        assert git(dest, "cat-file", "-t", rev).strip() == "commit", f"the templates install {rev}: not in replay's history"
     return dest
 
 
@@ -172,7 +182,7 @@ def test_the_github_replay_job_replays_in_the_runner_image_with_the_containers_w
     expr = Expressions({"github.event_name": "push", "github.workspace": HOST_WS}, ws, failed=True)
     assert expr.eval(job["if"])  # the test job failed
     expr.failed = False  # a job of its own
-    env = {"CI": "true", "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": CONTAINER_WS,
+    env = {"CI": "true", "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": CONTAINER_WS, **GITHUB_REPOSITORY,
            "GITHUB_STEP_SUMMARY": f"{TEMP}/_runner_file_commands/step_summary_1"}
     (temp / "_runner_file_commands").mkdir()
     mounts = {str(ws): CONTAINER_WS, str(temp): TEMP, SOCKET: SOCKET}
@@ -187,6 +197,7 @@ def test_the_github_replay_job_replays_in_the_runner_image_with_the_containers_w
     results = root / "artifacts" / "replay-results"
     assert len(list(etree.parse(str(results / "replay.xml")).getroot().iter("testcase"))) == 1
     assert (results / "replay.html").is_file() and (results / "summary.md").read_text() == summary
+    assert reproduce_here(results / "replay.html") == "replay replay-in/capsule.json --repo https://github.com/acme/app"
 
 
 def test_the_action_installs_itself_and_replays_on_a_hosted_runner(
@@ -268,11 +279,13 @@ def test_the_gitlab_replay_job_replays_the_capsule_in_the_runner_image(
     project = tmp_path / "project"  # a fresh checkout, the test job's artifacts in it
     clone_tz_clock(project)
     shutil.copy2(gitlab_test_job[0] / "capsule.json", project / "capsule.json")
-    code, log, variables = run_gitlab_job(engine, label, doc, "replay:failure", project, {})
+    code, log, variables = run_gitlab_job(engine, label, doc, "replay:failure", project,
+                                          {"CI_PROJECT_URL": GITLAB_PROJECT_URL})
     assert code == 0, log[-3000:]
     assert REPRODUCED.search(log) and "#### Fidelity" in log, log[-6000:]  # the summary, in the job log
     junit = project / gitlab_expand(job["artifacts"]["reports"]["junit"], variables).removeprefix(GITLAB_DIR + "/")
     assert len(list(etree.parse(str(junit)).getroot().iter("testcase"))) == 1
+    assert reproduce_here(junit.with_name("replay.html")) == f"replay capsule.json --repo {GITLAB_PROJECT_URL}"
 
 
 def test_the_gitlab_capsule_job_exits_2_for_a_capsule_that_is_not_there(

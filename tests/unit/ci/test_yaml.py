@@ -2,6 +2,7 @@
 (check-jsonschema vendors them: offline), and call the scripts that exist."""
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -174,3 +175,64 @@ def test_the_gitlab_test_job_installs_replay_into_a_venv_not_the_system_python()
     text = "\n".join(gitlab()["test"]["before_script"])
     assert "python3-venv" in text and "python3 -m venv" in text
     assert "python3 -m pip install" not in text and "--break-system-packages" not in text
+
+
+# -- a version that exists, and a reproduce-here line that names the repository (issue 40) -------
+
+def _revisions() -> list[tuple[str, str]]:
+    """(where, revision) of every replay the templates install or use: `@REV` of the install lines'
+    git URLs and of the workflow's `uses: .../ci/github@REV`."""
+    found = []
+    for where, line in _pip_lines():
+        m = re.search(r"git\+\S+@([^\"\s]+)\"", line)
+        if m:
+            found.append((where, m.group(1)))
+    for step in (s for job in workflow()["jobs"].values() for s in job.get("steps", [])):
+        if str(step.get("uses", "")).startswith("your-org/replay/"):
+            found.append(("replay.yml", step["uses"].rpartition("@")[2]))
+    return found
+
+
+def test_the_templates_install_a_commit_this_repository_has() -> None:
+    """`@v1` was a tag that never existed: each template pins a commit of replay's own history
+    (what `git clone` of any copy of replay holds), never a branch or a tag someone must make."""
+    root = CI.parent
+    revisions = _revisions()
+    assert len(revisions) == 4, revisions  # two install lines, two `uses:` of the action
+    for where, rev in revisions:
+        assert re.fullmatch(r"[0-9a-f]{40}", rev), f"{where}: {rev!r} is not a pinned commit"
+        has = subprocess.run(["git", "cat-file", "-e", f"{rev}^{{commit}}"], cwd=root, capture_output=True)
+        assert has.returncode == 0, f"{where}: commit {rev} is not in this repository"
+        ancestor = subprocess.run(["git", "merge-base", "--is-ancestor", rev, "HEAD"], cwd=root, capture_output=True)
+        assert ancestor.returncode == 0, f"{where}: commit {rev} is not in this branch's history"
+
+
+def _job_args(tmp_path: Path, env: dict[str, str]) -> list[str]:
+    """replay-job.sh run as copied, with a `replay` on PATH that records its arguments."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "replay"
+    fake.write_text('#!/bin/sh\nprintf "%s\\n" "$*" >> "$ARGS_LOG"\n')
+    fake.chmod(0o755)
+    log = tmp_path / "args.log"
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "CI_", "REPLAY_"))}
+    proc = subprocess.run(["bash", str(CI / "replay-job.sh"), "capsule.json"], cwd=tmp_path, capture_output=True,
+                          text=True, env={**clean, "PATH": f"{bin_dir}:{clean['PATH']}", "ARGS_LOG": str(log), **env})
+    assert proc.returncode == 0, proc.stderr
+    return log.read_text().splitlines()
+
+
+@pytest.mark.parametrize(("ci_env", "url"), [
+    ({"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "acme/app"}, "https://github.com/acme/app"),
+    ({"CI_PROJECT_URL": "https://gitlab.example.com/acme/app"}, "https://gitlab.example.com/acme/app"),
+    ({"GITHUB_REPOSITORY": "acme/app", "REPLAY_REPO_URL": "https://git.example.com/acme/app.git"},
+     "https://git.example.com/acme/app.git"),
+])
+def test_the_replay_jobs_reproduce_here_line_names_the_repository_not_the_jobs_path(
+        tmp_path: Path, ci_env: dict[str, str], url: str) -> None:
+    farm_run = _job_args(tmp_path, {**ci_env, "REPLAY_REPO": "/__w/app/app"})[0]
+    assert farm_run.startswith("farm run capsule.json --repo /__w/app/app --repo-url ") and url in farm_run.split()
+
+
+def test_without_a_ci_the_replay_job_leaves_the_reproduce_here_line_as_given(tmp_path: Path) -> None:
+    assert "--repo-url" not in _job_args(tmp_path, {"REPLAY_REPO": "/srv/app"})[0]

@@ -135,6 +135,7 @@ def test_a_missing_history_is_an_error_envelope_naming_the_file(tmp_path: Path, 
     (["farm", "run", "caps", "--require-valid"], "--require-valid needs at least one --trust-key"),
     (["farm", "run", "caps", "--trust-key", "nokey.pem"], "--trust-key nokey.pem: no such file"),
     (["farm", "run", "caps", "other"], "no capsule found in caps, other; no night recorded"),
+    (["farm", "run", "caps", "--repo-url", "/__w/app/app"], "expected an http(s), git or ssh URL of the repository"),
 ])
 def test_run_usage_errors_are_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                               monkeypatch: pytest.MonkeyPatch, args: list[str], message: str) -> None:
@@ -202,3 +203,13 @@ def test_a_capsule_not_in_the_last_night_keeps_its_path_and_command(tmp_path: Pa
     gone = doc["result"]["rows"][-1]
     assert rc == 0 and (gone["path"], gone["in_last_night"], gone["group"]) == ("old/gone.json", False, "steady")
     assert gone["strip"] == ["reproduced", None, None] and gone["command"] == "replay old/gone.json --repo /srv/app.git"
+
+
+def test_the_reproduce_here_command_names_repo_url_in_place_of_a_ci_checkouts_path() -> None:
+    from runner.farm.attention import replay_command
+
+    ci = {"repo": "/__w/app/app", "repo_url": "https://github.com/acme/app"}
+    assert replay_command("replay-in/capsule.json", True, ci) == \
+        "replay replay-in/capsule.json --repo https://github.com/acme/app"
+    assert replay_command("c.json", True, {"repo": "/srv/mirrors/app.git"}) == "replay c.json --repo /srv/mirrors/app.git"
+    assert replay_command("c.json", False, ci) == "replay c.json"  # no commit recorded: no --repo
