@@ -351,3 +351,46 @@ def test_require_valid_makes_unsigned_capsules_broken_and_a_night_of_only_broken
     assert (rc, [r["verdict"] for r in night["results"]]) == (1, ["broken"])
     rc, report = farm(capsys, "report", "--db", tmp_path / "b.sqlite")
     assert report["rows"][0]["command"] == f"replay {only / 'hello.json'} --trust-key {key} --require-valid"
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:  # bound, never listening: connecting to it is refused at once
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_remote_that_cannot_be_reached_is_an_infra_error_never_a_broken_capsule(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refused connection (a real one, on this machine) and a DNS outage (fault injection: git's
+    clone answers as it does when no name resolves) are the environment's: infra-error, retried
+    next night, exit 3; a capsule whose remote is the capsule's own problem stays broken."""
+    from runner.build.sources import repo
+
+    caps = tmp_path / "caps"
+    commit = "ab" * 20
+    py_twin(caps / "refused.json", "print('x')", "x\n", 0,
+            repo=repo_fact(f"https://127.0.0.1:{_closed_port()}/team/app.git", commit))
+    py_twin(caps / "no-remote.json", "print('x')", "x\n", 0, repo=repo_fact("", commit) | {"remote": None})
+    db = tmp_path / "farm.sqlite"
+    rc, night = farm(capsys, "run", caps, "--db", db)
+    results = by_name(night)
+    assert (rc, results["refused.json"]["verdict"], results["no-remote.json"]["verdict"]) == (
+        3, "infra-error", "broken"), results
+    assert "no connection (pass --repo" in results["refused.json"]["reason"]
+    assert "but no remote" in results["no-remote.json"]["reason"]
+
+    real = repo._git
+
+    def dns_down(args: list[str], cwd: Path | None = None, check: bool = True,
+                 stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+        if args[0] == "clone":
+            return subprocess.CompletedProcess(args, 128, b"", b"fatal: unable to access 'https://127.0.0.1/': "
+                                               b"Could not resolve host: git.example.com\n")
+        return real(args, cwd, check, stdin)
+
+    monkeypatch.setattr(repo, "_git", dns_down)
+    rc, night = farm(capsys, "run", caps / "refused.json", "--db", db)
+    [r] = night["results"]
+    assert (rc, r["verdict"]) == (3, "infra-error") and "host not found" in r["reason"], r
