@@ -49,7 +49,7 @@ REPRODUCED = re.compile(r"\*\*REPRODUCED\*\*: `(\d+) of \1 attempts came back as
 
 def reproduce_here(html: Path) -> str:
     """The report's one "reproduce here" command (a single capsule)."""
-    (cmd,) = {c.text_content() for c in etree.parse(str(html), etree.HTMLParser()).xpath("//code[@class='cmd']")}
+    (cmd,) = {"".join(c.itertext()) for c in etree.parse(str(html), etree.HTMLParser()).xpath("//code[@class='cmd']")}
     return str(cmd)
 
 
