@@ -81,9 +81,6 @@ class RunSpec:
     # run: files read back out of the container once the command ended (absolute paths); one that
     # is missing, not a regular file or over READ_BACK_MAX_BYTES is left out of RunResult.files
     read_back: tuple[str, ...] = ()
-    # (container port, host address, host port): published TCP ports (--debugger's forwarder, 127.0.0.1 only)
-    published: tuple[tuple[int, str, int], ...] = ()
-    also_networks: tuple[str, ...] = ()  # networks connected besides `network`, after create, before start
     keep: bool = False  # run: leave the container stopped (RunResult.container names it); the caller removes it
 
 
@@ -102,6 +99,14 @@ class RunResult:
 
 
 READ_BACK_MAX_BYTES = 8 * 1024 * 1024  # one file read back out of an attempt's container, at most
+
+
+class Channel(Protocol):
+    """A byte stream to a program in a container, through the engine (relay.py): no port, no network."""
+
+    def send(self, data: bytes) -> None: ...
+    def receive(self) -> bytes: ...  # b"": the program ended, or the channel closed
+    def close(self) -> None: ...
 
 
 @runtime_checkable
@@ -127,6 +132,8 @@ class Engine(Protocol):
     def container_ip(self, container_id: str, network: str) -> str: ...
     def logs(self, container_id: str) -> bytes: ...
     def exec(self, container_id: str, argv: Sequence[str]) -> tuple[int, bytes]: ...
+    # argv run in the running container, its stdin and stdout the channel (--debugger's relay)
+    def channel(self, container_id: str, argv: Sequence[str]) -> Channel: ...
     def stop(self, container_id: str) -> None: ...
     def interactive(self, spec: RunSpec) -> int: ...
     def container_labels(self, container_id: str) -> dict[str, str] | None: ...  # None: no such container

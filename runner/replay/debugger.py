@@ -1,11 +1,10 @@
 """`replay CAPSULE --debugger`: the recorded command under its runtime's debugger.
 
 The command runs once, in its image (plus, for Python and Go, a derived image with the
-debugger: a layer of its own, never the cached replay image) and in its hermetic world. It
-listens inside its container; Docker 20.10 publishes no port of a container on an internal
-network, so a forwarder container (forward.pl on the Debian base) joins the attempt's internal
-network and a bridge that publishes its port to 127.0.0.1 only. The debugged command keeps the
-internal network alone: no egress.
+debugger: a layer of its own, never the cached replay image) and in its hermetic world: the
+network an attempt has (none, or the HTTP replay's). Its debugger listens on the container's
+own loopback; replay listens on 127.0.0.1 and relays to it through the engine (debugport.py),
+so no port is published and the debuggee reaches nothing an attempt cannot.
 """
 from __future__ import annotations
 
@@ -17,14 +16,12 @@ from pathlib import Path
 from typing import Literal
 
 from ..build.render import render_text
-from ..engine import ContainerFile, RunSpec
+from ..engine import RunSpec
 from ..errors import UsageError
-from ..resources import templates_dir
 
 DebugRuntime = Literal["node", "python", "go"]
 DEFAULT_PORTS: dict[DebugRuntime, int] = {"node": 9229, "python": 5678, "go": 2345}
 DEBUGPY_VERSION = "1.8.22"
-TARGET = "replay-debuggee"  # the debugged command's alias on its network, for the forwarder
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?")
 _NODE_LAUNCHERS = ("npm", "npx", "yarn", "pnpm")
 # go test's flags that take a value (the rest are booleans): given to the test binary as -test.NAME
@@ -52,7 +49,7 @@ def debugged(argv: Sequence[str], port: int) -> Debugging:
     command whose runtime has no debugger here is a UsageError (exit 2). Pure."""
     prefix, cmd = _env_prefix(tuple(argv))
     name = cmd[0].rsplit("/", 1)[-1] if cmd else ""
-    listen = f"0.0.0.0:{port}"
+    listen = f"127.0.0.1:{port}"  # the container's own loopback: the relay's end, no one else's
     if name in ("node", "nodejs"):
         return Debugging("node", (*prefix, cmd[0], f"--inspect-brk={listen}", *cmd[1:]))
     if name in _NODE_LAUNCHERS:
@@ -163,24 +160,10 @@ def attach_text(runtime: DebugRuntime, port: int) -> str:
     return render_text("debugger/attach.txt.j2", what=what, cli=cli, port=port, runtime=runtime, launch=launch)
 
 
-def forwarder_spec(base_image: str, network: str, outside: str, inside_port: int, host_port: int,
-                   labels: tuple[tuple[str, str], ...]) -> RunSpec:
-    """The forwarder's container: on a bridge of its own where no other container can reach it
-    (`outside`, isolated), publishing `host_port` on 127.0.0.1 only, and on the attempt's internal
-    network, where it reaches the debugger."""
-    script = (templates_dir() / "debugger" / "forward.pl").read_bytes()
-    return RunSpec(image=base_image, argv=("perl", "/opt/replay/forward.pl", str(inside_port), TARGET, str(inside_port)),
-                   network=outside, labels=labels, published=((inside_port, "127.0.0.1", host_port),),
-                   also_networks=(network,), files=(ContainerFile("/opt/replay/forward.pl", script),),
-                   timeout_s=24 * 3600.0)
-
-
-def debuggee_spec(spec: RunSpec, debugging: Debugging, image: str, network: str) -> RunSpec:
-    """The attempt's spec with the debugger: its image, argv and env, on `network` under TARGET."""
+def debuggee_spec(spec: RunSpec, debugging: Debugging, image: str, name: str) -> RunSpec:
+    """The attempt's spec with the debugger: its image, argv and env, named (the relay's exec finds
+    it by name); its network stays the attempt's."""
     env = dict(spec.env)
-    for name, value in debugging.env:
-        env[name] = f"{env[name]} {value}" if env.get(name) else value
-    return replace(spec, image=image, argv=debugging.argv, env=tuple(env.items()), network=network,
-                   aliases=(TARGET,))
-
-
+    for key, value in debugging.env:
+        env[key] = f"{env[key]} {value}" if env.get(key) else value
+    return replace(spec, image=image, argv=debugging.argv, env=tuple(env.items()), name=name)

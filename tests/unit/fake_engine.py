@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 import dataclasses
 from pathlib import Path
 
-from runner.engine import BuildEvent, RunResult, RunSpec
+from runner.engine import BuildEvent, Channel, RunResult, RunSpec
 
 BuildFn = Callable[[Path, str, Mapping[str, str]], Iterator[BuildEvent]]
 RunFn = Callable[[RunSpec], RunResult]
@@ -88,6 +88,9 @@ class FakeEngine:
 
     def exec(self, container_id: str, argv: Sequence[str]) -> tuple[int, bytes]:
         return 0, b""
+
+    def channel(self, container_id: str, argv: Sequence[str]) -> Channel:
+        raise NotImplementedError("a relay needs a real engine (tests/integration/test_after.py)")
 
     def stop(self, container_id: str) -> None:
         self.containers.pop(container_id, None)

@@ -1,5 +1,5 @@
 """--debugger's pure parts: the command under each runtime's debugger, the derived image's
-Dockerfile, the attach text, the forwarder's and the debugged command's specs."""
+Dockerfile, the attach text, the debugged command's spec."""
 from __future__ import annotations
 
 import json
@@ -13,33 +13,33 @@ from runner.replay import debugger as dbg
 
 def test_node_gets_inspect_brk_on_every_address_inside() -> None:
     d = dbg.debugged(("node", "--test", "test/a.test.js"), 9229)
-    assert (d.runtime, d.argv, d.env) == ("node", ("node", "--inspect-brk=0.0.0.0:9229", "--test", "test/a.test.js"), ())
+    assert (d.runtime, d.argv, d.env) == ("node", ("node", "--inspect-brk=127.0.0.1:9229", "--test", "test/a.test.js"), ())
 
 
 def test_npm_runs_node_with_node_options_and_says_what_that_costs() -> None:
     d = dbg.debugged(("npm", "test"), 9229)
-    assert d.argv == ("npm", "test") and d.env == (("NODE_OPTIONS", "--inspect-brk=0.0.0.0:9229"),)
+    assert d.argv == ("npm", "test") and d.env == (("NODE_OPTIONS", "--inspect-brk=127.0.0.1:9229"),)
     assert "first node process" in d.note
 
 
 def test_python_and_pytest_run_under_debugpy_waiting_for_a_client() -> None:
     assert dbg.debugged(("python3", "-m", "pytest", "-x"), 5678).argv == (
-        "python3", "-m", "debugpy", "--listen", "0.0.0.0:5678", "--wait-for-client", "-m", "pytest", "-x")
+        "python3", "-m", "debugpy", "--listen", "127.0.0.1:5678", "--wait-for-client", "-m", "pytest", "-x")
     assert dbg.debugged(("pytest", "tests/"), 5678).argv == (
-        "/opt/venv/bin/python", "-m", "debugpy", "--listen", "0.0.0.0:5678", "--wait-for-client", "-m", "pytest",
+        "/opt/venv/bin/python", "-m", "debugpy", "--listen", "127.0.0.1:5678", "--wait-for-client", "-m", "pytest",
         "tests/")
 
 
 def test_runenvs_env_prefix_stays_in_front() -> None:
     d = dbg.debugged(("/usr/bin/env", "-u", "CI", "node", "x.js"), 9229)
-    assert d.argv == ("/usr/bin/env", "-u", "CI", "node", "--inspect-brk=0.0.0.0:9229", "x.js")
+    assert d.argv == ("/usr/bin/env", "-u", "CI", "node", "--inspect-brk=127.0.0.1:9229", "x.js")
 
 
 def test_go_test_becomes_delves_test_server_with_the_flags_for_the_test_binary() -> None:
     d = dbg.debugged(("go", "test", "-run", "TestX", "-count=1", "-v", "./pkg/..."), 2345)
     assert d.runtime == "go"
     assert d.argv[:3] == ("dlv", "test", "./pkg/...")
-    assert "--headless" in d.argv and "--listen=0.0.0.0:2345" in d.argv
+    assert "--headless" in d.argv and "--listen=127.0.0.1:2345" in d.argv
     assert d.argv[d.argv.index("--") + 1:] == ("-test.run", "TestX", "-test.count=1", "-test.v")
 
 
@@ -107,20 +107,11 @@ def test_the_attach_text_has_a_launch_json_entry_and_the_cli_way(runtime: dbg.De
     assert entry["request"] == "attach" and "4000" in json.dumps(entry)
 
 
-def test_the_forwarder_publishes_on_loopback_only_from_a_bridge_of_its_own() -> None:
-    """Never the default bridge, where another replay's container could reach the debugger."""
-    spec = dbg.forwarder_spec("replay-base/debian:bookworm", "replay-dbg-x", "replay-dbgout-x", 9229, 4000,
-                              (("replay", "x"),))
-    assert spec.published == ((9229, "127.0.0.1", 4000),) and spec.also_networks == ("replay-dbg-x",)
-    assert spec.network == "replay-dbgout-x" and spec.argv[-2:] == (dbg.TARGET, "9229")
-    assert spec.files[0].path == "/opt/replay/forward.pl" and b"IO::Socket::INET" in spec.files[0].data
-
-
-def test_the_debugged_command_keeps_the_internal_network_alone() -> None:
+def test_the_debugged_command_keeps_the_attempts_network_and_is_named_for_the_relay() -> None:
     spec = RunSpec(image="img:t", argv=("npm", "test"), env=(("NODE_OPTIONS", "--max-old-space-size=100"),))
-    out = dbg.debuggee_spec(spec, dbg.debugged(spec.argv, 9229), "img:t", "replay-dbg-x")
-    assert out.network == "replay-dbg-x" and out.aliases == (dbg.TARGET,) and not out.published
-    assert dict(out.env)["NODE_OPTIONS"] == "--max-old-space-size=100 --inspect-brk=0.0.0.0:9229"
+    out = dbg.debuggee_spec(spec, dbg.debugged(spec.argv, 9229), "img:dbg", "replay-debuggee-x")
+    assert (out.network, out.name, out.image) == ("none", "replay-debuggee-x", "img:dbg")
+    assert dict(out.env)["NODE_OPTIONS"] == "--max-old-space-size=100 --inspect-brk=127.0.0.1:9229"
 
 
 def test_go_test_of_every_package_below_debugs_the_working_directorys_own_and_says_so() -> None:
