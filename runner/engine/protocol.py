@@ -22,6 +22,18 @@ OWNER_LABEL = "replay.owner"
 KEPT_LABEL = "replay.kept"
 KEPT = "1"  # its value on a keepable attempt's container (`replay shell`'s own containers inherit another)
 PLAN_LABEL = "replay.plan"
+USER_LABEL = "replay.user"  # who kept it: `shell --last` and `gc` act on the current user's own
+
+
+def current_user() -> str:
+    """The user this process runs as (by its uid: not an environment variable one can set)."""
+    import os
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        return str(os.getuid())
 
 
 @dataclass(frozen=True)
@@ -137,9 +149,12 @@ class Engine(Protocol):
     def stop(self, container_id: str) -> None: ...
     def interactive(self, spec: RunSpec) -> int: ...
     def container_labels(self, container_id: str) -> dict[str, str] | None: ...  # None: no such container
-    def newest(self, label: str) -> str | None: ...  # the id of the newest container carrying it ("key=value")
+    def newest(self, *labels: str) -> str | None: ...  # the id of the newest container carrying them ("key=value")
     # a stopped container's filesystem as an image (replay shell --kept), labelled; its id
     def commit(self, container_id: str, ref: str, labels: Mapping[str, str]) -> str: ...
+    # a stopped container's state in a fresh one never started (its image `ref`, labelled), without the
+    # drop_env values in any config and with empty logs; the old one removed; the new one's id
+    def seal(self, container_id: str, ref: str, labels: Mapping[str, str], drop_env: Sequence[str]) -> str: ...
     def remove_image(self, ref: str) -> None: ...
     def put_files(self, container_id: str, directory: str, files: Mapping[str, bytes]) -> None: ...
     def get_file(self, container_id: str, path: str) -> bytes: ...

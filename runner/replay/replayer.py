@@ -33,7 +33,7 @@ from . import image as images
 from .decide import Until
 from .deferred import signals_deferred
 from .image import BuiltImage
-from .keep import Keeper, keep_labels
+from .keep import Keeper, keep_labels, secrets_at_run_time
 from .options import ReplayOptions
 from .progress import Progress
 from .runenv import command_env
@@ -63,7 +63,9 @@ class Replayer:
         self.settings.build_timeout_s  # noqa: B018 - a bad REPLAY_BUILD_TIMEOUT is a usage error before any work
         self.label = options.label or f"r-{uuid.uuid4().hex[:12]}"  # unique: close() removes what carries it
         self._engine = EngineHolder(options.builder or self.settings.builder, engine)
-        self.keeper = Keeper(lambda: self.engine)  # --keep: the attempt whose container stays
+        # --keep: the attempt whose container stays (sealed: no --env value in its config or logs)
+        self.keeper = Keeper(lambda: self.engine, tuple(n for n, _ in options.secret_env),
+                             f"{self.settings.image_repo}:kept-{self.label}")
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
         # each distinct image once (build/images.py); a worker's engine may lose one: it is checked again
@@ -133,13 +135,14 @@ class Replayer:
         """keep: whether the attempt may be kept (None: --keep's answer, ReplayOptions.keep)."""
         keep = self.options.keep if keep is None else keep
         env, argv = command_env(plan, self.engine.image_env(image.ref), (*world.env, *self.options.secret_env))
-        return RunSpec(image=image.ref, argv=argv, env=env, workdir=workdir(plan),
+        spec = RunSpec(image=image.ref, argv=argv, env=env, workdir=workdir(plan),
                        network=world.network or ("bridge" if plan.network == "allow" else "none"),
                        labels=((LABEL, self.label), ("replay.capsule", plan.capsule_id),
                                *(keep_labels(plan) if keep else ())),
                        timeout_s=self.options.timeout, containment=self.containment(),
                        mounts=(*world.mounts, *workdir_mounts(self.options.workdir)), dns_opts=world.dns_opts, dns=world.dns, files=world.files,
                        keep=keep)
+        return secrets_at_run_time(spec, [n for n, _ in self.options.secret_env]) if keep else spec
 
     def containment(self) -> Containment:
         """One policy for every container that runs the capsule's code (attempts and `replay shell`)."""
