@@ -297,3 +297,23 @@ def test_a_closed_terminal_sighup_during_the_debugger_leaves_nothing(engine: Any
     assert _owned_by(engine, r.proc.pid) == []
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=5)
+
+
+def test_after_a_sigkill_during_the_debugger_replay_gc_removes_what_it_left(engine: Any) -> None:
+    port = free_port()
+    r = Replay(CAPSULE, "--repo", BUNDLE, "--debugger", "--debugger-port", str(port))
+    try:
+        r.wait_for(rf"waits for a Node inspector client on 127\.0\.0\.1:{port}", BUILD_S)
+        label = _debuggee(engine, r.proc.pid).labels["replay"]
+        r.proc.kill()  # nothing of its own cleanup runs
+        r.proc.wait(60)
+    finally:
+        if r.proc.poll() is None:
+            r.proc.kill()
+    assert _owned_by(engine, r.proc.pid), "the kill left nothing: no test"
+    with pytest.raises(OSError):  # the port was this process's own: it went with it
+        socket.create_connection(("127.0.0.1", port), timeout=5)
+    gc = subprocess.run([sys.executable, "-m", "runner", "gc", "--label", label], cwd=ROOT, capture_output=True,
+                        text=True, timeout=300)
+    assert gc.returncode == 0, gc.stderr
+    assert _owned_by(engine, r.proc.pid) == []
