@@ -38,7 +38,7 @@ from .options import ReplayOptions
 from .progress import Progress
 from .runenv import command_env
 from .slots import context_slot, stamp
-from .workdir import workdir_mounts
+from .workdir import same_repository, workdir_mounts
 from .world import AttemptSettings, World
 
 
@@ -88,7 +88,14 @@ class Replayer:
             return self.plan(opened.capsule)
 
     def plan(self, capsule: Capsule) -> tuple[Capsule, Plan]:
-        return capsule, make_plan(capsule, self.settings, self.options.plan)
+        """--workdir DIR without --repo: DIR's own git gives the recorded commit, which DIR must hold."""
+        options = self.options.plan
+        if self.options.workdir is not None and options.repo is None and capsule.repo and capsule.repo.commit:
+            options = dataclasses.replace(options, repo=self.options.workdir)
+        plan = make_plan(capsule, self.settings, options)
+        if self.options.workdir is not None:
+            same_repository(self.options.workdir, plan.source.commit if plan.source else None)
+        return capsule, plan
 
     def expected(self, capsule: Capsule) -> Expected:
         return expected_of(capsule)

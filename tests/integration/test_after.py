@@ -317,3 +317,45 @@ def test_after_a_sigkill_during_the_debugger_replay_gc_removes_what_it_left(engi
                         text=True, timeout=300)
     assert gc.returncode == 0, gc.stderr
     assert _owned_by(engine, r.proc.pid) == []
+
+
+# -- --workdir's boundary (issue 39) ----------------------------------------------------------------
+
+def _run_cli(*args: str | Path, home: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **({"HOME": str(home)} if home else {})}
+    return subprocess.run([sys.executable, "-m", "runner", *map(str, args)], cwd=ROOT, capture_output=True, text=True,
+                          env=env, timeout=900)
+
+
+@pytest.mark.parametrize("what", ["socket", "fifo", "root", "home"])
+def test_a_workdir_with_a_socket_a_fifo_or_that_is_root_or_home_is_refused_in_one_line(
+        tmp_path: Path, what: str) -> None:
+    checkout = clone_tz_clock(tmp_path / "tz-clock")
+    server = None
+    if what == "socket":  # a host process answering on it: the command must never reach it
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(checkout / "test" / "agent.sock"))
+        server.listen(1)
+    elif what == "fifo":
+        os.mkfifo(checkout / "pipe")
+    given = {"root": Path("/"), "home": checkout}.get(what, checkout)
+    try:
+        proc = _run_cli(CAPSULE, "--repo", BUNDLE, "--workdir", given, "-n", "1", home=checkout if what == "home" else None)
+    finally:
+        if server is not None:
+            server.close()
+    said = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(said) == 1, proc.stderr
+    expected = {"socket": "test/agent.sock is a socket", "fifo": "pipe is a FIFO"}.get(what, "the home directory")
+    assert expected in said[0], said
+
+
+def test_a_workdir_needs_no_repo_and_its_diff_reaches_the_terminal_filtered(engine: object, tmp_path: Path) -> None:
+    checkout = clone_tz_clock(tmp_path / "tz-clock")
+    readme = checkout / "NOTES.md"
+    readme.write_text("\x1b]0;owned\x07\x1b[2J\x1b]52;c;ZXZpbA==\x07hello\n")  # a title, a screen clear, a clipboard write
+    git(checkout, "add", "NOTES.md")
+    proc = _run_cli(CAPSULE, "--workdir", checkout, "-n", "1")  # no --repo: the checkout's own git
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout
+    assert "\\x1b]52;c;ZXZpbA==" in proc.stdout and "+\\x1b]0;owned" in proc.stdout
