@@ -112,26 +112,80 @@ def _delve(verb: str, args: Sequence[str], listen: str) -> tuple[str, ...]:
     return ("dlv", "test", "." if package == "./..." else package, *server, *build_flags, "--", *flags)
 
 
+@dataclass(frozen=True)
+class Delve:
+    """A Delve a Debian suite packages, and the Go versions it supports (each release: its own Go
+    minor and the two before it)."""
+
+    suite: str
+    version: str
+
+    @property
+    def supports(self) -> tuple[int, int]:
+        minor = int(self.version.split(".")[1])
+        return minor - 2, minor
+
+
+# Where a Delve comes from: the suites' packages (the Go module proxy is not a source here), newest last
+DELVES = (Delve("bookworm", "1.20.2"), Delve("trixie", "1.24.0"))
+_NEWER_SUITES = {"bookworm": ("trixie",)}  # whose Delve a base installs (its glibc is new enough)
+
+
+def delve_for(base_suite: str, go: str | None) -> tuple[Delve | None, str]:
+    """The Delve to install for the recorded Go on this base: one that supports it where a suite the base
+    can take offers one, else the newest it can take; and the mismatch, said ("" when none)."""
+    usable = [d for d in DELVES if d.suite == base_suite or d.suite in _NEWER_SUITES.get(base_suite, ())]
+    if not usable:
+        return None, f"Delve comes from Debian {base_suite}'s own package: its support of Go {go or '?'} is not known"
+    minor = _go_minor(go)
+    fits = [d for d in usable if minor is not None and d.supports[0] <= minor <= d.supports[1]]
+    chosen = (fits or usable)[-1]
+    if fits or minor is None:
+        return chosen, ""
+    low, high = chosen.supports
+    return chosen, (f"Delve {chosen.version} (Debian {chosen.suite}; no source here offers one for this Go) supports "
+                    f"Go 1.{low} to 1.{high}, not the recorded Go {go}: breakpoints may miss and variables not show")
+
+
+def _go_minor(go: str | None) -> int | None:
+    parts = (go or "").removeprefix("go").split(".")
+    return int(parts[1]) if len(parts) > 1 and parts[0] == "1" and parts[1].isdigit() else None
+
+
+_GO_VERDICT = re.compile(r"^(PASS|FAIL)\s*$", re.MULTILINE)
+
+
+def go_test_verdict(output: str) -> int | None:
+    """Under Delve the test binary runs alone and Delve exits 0 whatever it said: the binary's own
+    last PASS / FAIL line, as go test's exit code (0 / 1); None when it printed neither."""
+    found = _GO_VERDICT.findall(output)
+    return None if not found else (0 if found[-1] == "PASS" else 1)
+
+
 def port_of(runtime: DebugRuntime, given: int | None) -> int:
     return DEFAULT_PORTS[runtime] if given is None else given
 
 
-def derived_dockerfile(image: str, runtime: DebugRuntime, pypi_index: str, pypi_trusted_host: str | None) -> str:
+def derived_dockerfile(image: str, runtime: DebugRuntime, pypi_index: str, pypi_trusted_host: str | None,
+                       delve: Delve | None = None, base_suite: str = "") -> str:
+    """delve: the package to install (from its suite when that is not the base's own)."""
+    other_suite = delve.suite if delve is not None and delve.suite != base_suite else ""
     return render_text("debugger/Dockerfile.j2", image=image, runtime=runtime, python="/opt/venv/bin/python",
-                       debugpy_version=DEBUGPY_VERSION, pypi_index=pypi_index, pypi_trusted_host=pypi_trusted_host)
+                       debugpy_version=DEBUGPY_VERSION, pypi_index=pypi_index, pypi_trusted_host=pypi_trusted_host,
+                       delve_suite=other_suite)
 
 
-def derived_tag(image: str, runtime: DebugRuntime) -> str:
-    """The debugger's image next to the replay image's tag: `<repo>:<tag>-debugpy` (or -delve)."""
-    return f"{image}-{'debugpy' if runtime == 'python' else 'delve'}"
+def derived_tag(image: str, runtime: DebugRuntime, delve: Delve | None = None) -> str:
+    """The debugger's image next to the replay image's tag: `<repo>:<tag>-debugpy` (or -delve<version>)."""
+    return f"{image}-debugpy" if runtime == "python" else f"{image}-delve{delve.version if delve else ''}"
 
 
 def with_debugger(build: Callable[[Path, str], None], exists: Callable[[str], bool], image: str,
-                  runtime: DebugRuntime, dockerfile: Callable[[], str]) -> str:
+                  runtime: DebugRuntime, dockerfile: Callable[[], str], delve: Delve | None = None) -> str:
     """The image to debug in: the replay image itself for Node, a derived one (built once) else."""
     if runtime == "node":
         return image
-    tag = derived_tag(image, runtime)
+    tag = derived_tag(image, runtime, delve)
     if not exists(tag):
         with tempfile.TemporaryDirectory(prefix="replay-debugger-") as tmp:
             (Path(tmp) / "Dockerfile").write_text(dockerfile(), encoding="utf-8")

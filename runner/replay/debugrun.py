@@ -16,15 +16,16 @@ from . import image as images
 from .debugport import POLL_S, DebugPort, debugger_listens, relay_argv
 from .options import ReplayOptions
 from .progress import Progress
-from .replayer import Replayer
+from .replayer import Replayer, attempt_of
 
 
 @dataclass(frozen=True)
 class Debugged:
     runtime: str
     port: int
-    attempt: Attempt
+    attempt: Attempt  # as judged: under Delve, with the test binary's own verdict as its exit code
     note: str = ""
+    debugger_exit: int | None = None  # the debugger's own exit code (Delve's: 0 whatever the tests said)
 
     @property
     def exit_code(self) -> int:
@@ -50,8 +51,12 @@ def debug_capsule(given: Path | str, options: ReplayOptions, progress: Progress,
         listener = DebugPort(port, lambda: replayer.engine.channel(name, relay_argv(inside)))
         image = replayer.image(plan)
         debugging = dbg.debugged(replayer.run_spec(plan, image).argv, inside)
+        go = next((r.version for r in plan.runtimes if r.name == "go"), None)
+        delve, mismatch = dbg.delve_for(plan.base.suite, go) if debugging.runtime == "go" else (None, "")
+        if mismatch:
+            say(f"note: {mismatch}")
         with progress.step(f"add the {debugging.runtime} debugger (an image of its own)"):
-            ref = _debug_image(replayer, image.ref, debugging.runtime)
+            ref = _debug_image(replayer, image.ref, debugging.runtime, delve, plan.base.suite)
         expected = replayer.expected(capsule)
         with replayer.entered(plan, label_steps=False) as world:
             spec = dbg.debuggee_spec(replayer.run_spec(plan, image, world.attempt()), debugging, ref, name)
@@ -68,7 +73,14 @@ def debug_capsule(given: Path | str, options: ReplayOptions, progress: Progress,
                     attempt = replayer.run_one(expected, spec)
             finally:
                 ended.set()
-        return Debugged(debugging.runtime, port, attempt, debugging.note)
+        debugger_exit = attempt.exit_code
+        if debugging.runtime == "go":  # Delve exits 0 whatever the tests said: judged on the binary's own verdict
+            own = dbg.go_test_verdict(attempt.output_tail)
+            if own is not None and own != attempt.exit_code:
+                attempt = attempt_of(attempt.output_tail.encode(), attempt.stdout, own, None, attempt.duration_s,
+                                     attempt.timed_out, expected)
+        return Debugged(debugging.runtime, port, attempt, "; ".join(n for n in (debugging.note, mismatch) if n),
+                        debugger_exit)
     finally:
         if listener is not None:
             listener.close()
@@ -87,7 +99,8 @@ def _announce(replayer: Replayer, container: str, inside: int, ended: threading.
         ended.wait(POLL_S)
 
 
-def _debug_image(replayer: Replayer, image: str, runtime: dbg.DebugRuntime) -> str:
+def _debug_image(replayer: Replayer, image: str, runtime: dbg.DebugRuntime, delve: dbg.Delve | None,
+                 suite: str) -> str:
     settings = replayer.settings
 
     def build(ctx: Path, tag: str) -> None:
@@ -95,4 +108,5 @@ def _debug_image(replayer: Replayer, image: str, runtime: dbg.DebugRuntime) -> s
                      replayer.options.verbose, settings.build_timeout_s)
 
     return dbg.with_debugger(build, replayer.engine.image_exists, image, runtime, lambda: dbg.derived_dockerfile(
-        image, runtime, without_credentials(settings.pypi_index), pip_trusted_host(settings.pypi_index)))
+        image, runtime, without_credentials(settings.pypi_index), pip_trusted_host(settings.pypi_index), delve,
+        suite), delve)

@@ -142,20 +142,46 @@ def test_a_real_dap_client_completes_initialize_against_debugpy(engine: object, 
         assert "supportsConfigurationDoneRequest" in answer["body"], answer
 
 
-def test_a_real_delve_client_gets_the_servers_version(engine: object, tmp_path: Path) -> None:
-    go_day = ROOT / "tests" / "cases" / "toolchains" / "go-day"
+def _delve_call(sock: socket.socket, method: str, params: dict[str, Any], n: int) -> dict[str, Any]:
+    """One call of Delve's JSON-RPC (API v2), as `dlv connect` speaks it."""
+    sock.sendall(json.dumps({"method": f"RPCServer.{method}", "params": [params], "id": n}).encode())
+    buf = b""
+    while True:
+        chunk = sock.recv(65536)
+        assert chunk, f"Delve closed the connection during {method}"
+        buf += chunk
+        try:
+            return dict(json.loads(buf))
+        except ValueError:
+            continue
+
+
+BOOM_TEST = 'package boom\n\nimport "testing"\n\nfunc TestBoom(t *testing.T) {\n\tt.Fatalf("error: boom")\n}\n'
+
+
+def test_a_real_delve_client_gets_its_answer_at_once_and_the_run_ends_with_the_tests_verdict(
+        engine: object, tmp_path: Path) -> None:
+    """The Go of test_toolchains (its image layers are shared); Delve from the suite whose package supports
+    it; a failing test under Delve ends `failed`, not `pass` (Delve itself exits 0)."""
     repo = tmp_path / "repo"
-    commit = git_repo(repo, {p.name: p.read_text() for p in go_day.iterdir()})
-    data = twin_capsule(["go", "test", "./..."], "", 0, repo=repo_fact(str(repo), commit))
-    data["runtimes"] = {"go": "1.22.10"}  # test_toolchains' Go: its image layers are shared
+    commit = git_repo(repo, {"go.mod": "module example.com/boom\n\ngo 1.22\n", "boom_test.go": BOOM_TEST})
+    output = "--- FAIL: TestBoom (0.00s)\n    boom_test.go:6: error: boom\nFAIL\nFAIL\texample.com/boom\t0.002s\nFAIL\n"
+    data = twin_capsule(["go", "test", "./..."], output, 1, repo=repo_fact(str(repo), commit))
+    data["runtimes"] = {"go": "1.22.10"}
     capsule = write_json(tmp_path / "capsule.json", data)
     port = free_port()
     with replay_process(capsule, "--repo", repo, "--debugger", "--debugger-port", str(port)) as r:
         r.wait_for(rf"dlv connect 127\.0\.0\.1:{port}", BUILD_S)
-        with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:  # at once, once: Delve's JSON-RPC
-            sock.sendall(json.dumps({"method": "RPCServer.GetVersion", "params": [{}], "id": 1}).encode())
-            found = json.loads(sock.recv(65536))["result"]
-        assert found["APIVersion"] == 2 and "go1.22.10" in found["TargetGoVersion"], found
+        with socket.create_connection(("127.0.0.1", port), timeout=120) as sock:  # at once, once
+            found = _delve_call(sock, "GetVersion", {}, 1)["result"]
+            assert found["APIVersion"] == 2 and "go1.22.10" in found["TargetGoVersion"], found
+            assert found["DelveVersion"].startswith("Version: 1.24"), found  # trixie's: it supports Go 1.22
+            state = _delve_call(sock, "Command", {"name": "continue"}, 2)["result"]["State"]
+            assert state["exited"] and state["exitStatus"] == 1, state
+            sock.sendall(json.dumps({"method": "RPCServer.Detach", "params": [{"Kill": True}], "id": 3}).encode())
+        line = r.wait_for(r"^the command ended: ", 300)
+        assert "the tests failed: exit 1 as go test gives it; Delve itself exited 0" in line, line
+        assert r.proc.wait(120) == 0, line  # it ended as recorded: failing
 
 
 def test_the_watch_loop_runs_again_after_an_edit(engine: object, tmp_path: Path) -> None:

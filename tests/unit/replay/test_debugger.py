@@ -82,7 +82,7 @@ def test_the_derived_image_quotes_the_index_for_the_shell() -> None:
 
 def test_delve_comes_from_debians_package() -> None:
     text = dbg.derived_dockerfile("img:t", "go", "https://pypi.org/simple", None)
-    assert "apt-get install -y -q --no-install-recommends delve" in text and "debugpy" not in text
+    assert "apt-get install -y -q --no-install-recommends delve;" in text and "debugpy" not in text
 
 
 def test_node_debugs_in_the_replay_image_itself_and_others_build_once() -> None:
@@ -117,3 +117,46 @@ def test_the_debugged_command_keeps_the_attempts_network_and_is_named_for_the_re
 def test_go_test_of_every_package_below_debugs_the_working_directorys_own_and_says_so() -> None:
     d = dbg.debugged(("go", "test", "./..."), 2345)
     assert d.argv[:3] == ("dlv", "test", ".") and "./..." in d.note
+
+
+@pytest.mark.parametrize("go, suite, mismatch", [
+    ("1.19.8", "bookworm", False), ("1.20.1", "bookworm", False),  # bookworm's own Delve supports it
+    ("1.22.10", "trixie", False), ("1.24.4", "trixie", False),  # trixie's Delve, installed on bookworm
+    ("1.21.3", "trixie", True), ("1.27.1", "trixie", True),  # no source offers one: said
+])
+def test_delve_is_matched_to_the_recorded_go_where_a_source_offers_one(go: str, suite: str, mismatch: bool) -> None:
+    delve, said = dbg.delve_for("bookworm", go)
+    assert delve is not None and delve.suite == suite
+    assert bool(said) == mismatch
+    if mismatch:
+        assert f"not the recorded Go {go}" in said and f"Delve {delve.version}" in said
+
+
+def test_a_delve_from_another_suite_is_that_one_package_and_the_std_is_compiled_for_it() -> None:
+    text = dbg.derived_dockerfile("img:t", "go", "https://pypi.org/simple", None, dbg.Delve("trixie", "1.24.0"),
+                                  "bookworm")
+    assert "main\" > /etc/apt/sources.list.d/replay-delve.list" in text and "delve/trixie" in text
+    assert "-t trixie" not in text  # the target release would upgrade glibc and the rest with it
+    assert "go build -gcflags 'all=-N -l' std" in text
+    assert dbg.derived_tag("img:t", "go", dbg.Delve("trixie", "1.24.0")) == "img:t-delve1.24.0"
+    own = dbg.derived_dockerfile("img:t", "go", "https://pypi.org/simple", None, dbg.Delve("bookworm", "1.20.2"),
+                                 "bookworm")
+    assert "replay-delve.list" not in own and "--no-install-recommends delve;" in own
+
+
+def test_the_go_tests_own_verdict_is_their_binarys_last_pass_or_fail() -> None:
+    assert dbg.go_test_verdict("=== RUN   TestX\n--- FAIL: TestX (0.00s)\nFAIL\n") == 1
+    assert dbg.go_test_verdict("=== RUN   TestX\n--- PASS: TestX\nPASS\n") == 0
+    assert dbg.go_test_verdict("API server listening at: 127.0.0.1:2345\n") is None
+
+
+def test_the_end_of_a_delve_run_says_the_tests_verdict_not_delves() -> None:
+    from runner.replay.debugrun import Debugged
+    from runner.replay.interactive import ended_line
+    from runner.verdict.judge import Attempt
+
+    failed = Attempt(1, None, "sig", (), 1.0, False, b"", "FAIL\n", classification="recorded")
+    line = ended_line(Debugged("go", 2345, failed, "", debugger_exit=0))
+    assert line == "the command ended: as recorded (the tests failed: exit 1 as go test gives it; Delve itself exited 0)"
+    passed = Attempt(0, None, "sig", (), 1.0, False, b"", "ok\n", classification="pass")
+    assert ended_line(Debugged("node", 9229, passed, "", 0)) == "the command ended: pass (exit 0)"
