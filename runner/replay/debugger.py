@@ -162,6 +162,22 @@ def go_test_verdict(output: str) -> int | None:
     return None if not found else (0 if found[-1] == "PASS" else 1)
 
 
+# Delve's own lines in the output, not the program's
+_DELVE_SAYS = re.compile(r"^(API server listening at: |Type 'help' for list of commands|Process \d+ has exited|"
+                         r"WARNING: undefined behavior|could not launch process|Detaching|.*\bdebugserver\b)")
+_PACKAGE_LINE = re.compile(r"^(?:FAIL|ok)\s+(\S+)\s+(?:<duration>|[\d.]+s)")
+
+
+def as_go_test(output: str, own: int, recorded_key_lines: Sequence[str]) -> str:
+    """The test binary's output under Delve as `go test` prints it: Delve's own lines left out, and
+    go test's package line (the package the recording names) and final FAIL after the binary's verdict."""
+    lines = [line for line in output.splitlines() if not _DELVE_SAYS.match(line)]
+    package = next((m.group(1) for k in recorded_key_lines if (m := _PACKAGE_LINE.match(k))), None)
+    if package:
+        lines += [f"FAIL\t{package}\t0.001s", "FAIL"] if own else [f"ok  \t{package}\t0.001s"]
+    return "\n".join(lines) + "\n"
+
+
 def port_of(runtime: DebugRuntime, given: int | None) -> int:
     return DEFAULT_PORTS[runtime] if given is None else given
 

@@ -77,8 +77,8 @@ def debug_capsule(given: Path | str, options: ReplayOptions, progress: Progress,
         if debugging.runtime == "go":  # Delve exits 0 whatever the tests said: judged on the binary's own verdict
             own = dbg.go_test_verdict(attempt.output_tail)
             if own is not None and own != attempt.exit_code:
-                attempt = attempt_of(attempt.output_tail.encode(), attempt.stdout, own, None, attempt.duration_s,
-                                     attempt.timed_out, expected)
+                output = dbg.as_go_test(attempt.output_tail, own, expected.key_lines).encode()
+                attempt = attempt_of(output, output, own, None, attempt.duration_s, attempt.timed_out, expected)
         return Debugged(debugging.runtime, port, attempt, "; ".join(n for n in (debugging.note, mismatch) if n),
                         debugger_exit)
     finally:

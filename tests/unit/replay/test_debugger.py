@@ -160,3 +160,16 @@ def test_the_end_of_a_delve_run_says_the_tests_verdict_not_delves() -> None:
     assert line == "the command ended: as recorded (the tests failed: exit 1 as go test gives it; Delve itself exited 0)"
     passed = Attempt(0, None, "sig", (), 1.0, False, b"", "ok\n", classification="pass")
     assert ended_line(Debugged("node", 9229, passed, "", 0)) == "the command ended: pass (exit 0)"
+
+
+def test_the_binarys_output_under_delve_is_judged_as_go_test_prints_it() -> None:
+    from runner.verdict import signature as sig
+
+    recorded = "--- FAIL: TestBoom (0.00s)\n    boom_test.go:6: error: boom\nFAIL\nFAIL\texample.com/boom\t0.002s\nFAIL\n"
+    under_delve = ("API server listening at: 127.0.0.1:2345\n--- FAIL: TestBoom (0.00s)\n"
+                   "    boom_test.go:6: error: boom\nFAIL\n")
+    key_lines = sig.compute(recorded, 1, None).key_lines
+    judged = dbg.as_go_test(under_delve, 1, key_lines)
+    assert "API server" not in judged
+    assert sig.compute(judged, 1, None).signature == sig.compute(recorded, 1, None).signature
+    assert dbg.as_go_test("PASS\n", 0, key_lines).endswith("PASS\nok  \texample.com/boom\t0.001s\n")
