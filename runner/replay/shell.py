@@ -38,6 +38,8 @@ def open_shell(capsule: str | None, options: ReplayOptions, progress: Progress, 
         if capsule is not None:
             _, plan = replayer.load(capsule)  # refused (exit 1) when it does not verify, unless allowed
             return _bash(replayer, plan, replayer.image(plan), say)
+        if not last:
+            _checked_id(kept)  # bad input is said before the engine is asked
         container, plan = kept_state(replayer.engine, kept, last)
         ref = f"{replayer.settings.image_repo}:shell-{replayer.label}"
         with progress.step(f"commit the kept container {container[:12]}"):
@@ -59,8 +61,7 @@ def kept_state(engine: Engine, kept: str | None, last: bool) -> tuple[str, Plan]
         if found is None:
             raise UsageError(f"--last: no kept container of {me} on this engine (`replay CAPSULE --keep` keeps one)")
         kept = found
-    if kept is None or not _ID.fullmatch(kept):
-        raise UsageError(f"--kept {kept!r}: a container id, as `replay CAPSULE --keep` printed it")
+    kept = _checked_id(kept)
     labels = engine.container_labels(kept)
     if labels is None or labels.get(KEPT_LABEL) != KEPT or PLAN_LABEL not in labels:
         raise UsageError(f"--kept {kept}: no container `replay --keep` kept has this id (`replay gc` removes them)")
@@ -72,6 +73,12 @@ def kept_state(engine: Engine, kept: str | None, last: bool) -> tuple[str, Plan]
     except ValueError as exc:
         raise CapsuleError(f"container {kept[:12]}", f"its plan label is not JSON ({exc})") from exc
     return kept, plan_from_json(data, f"container {kept[:12]}")
+
+
+def _checked_id(kept: str | None) -> str:
+    if kept is None or not _ID.fullmatch(kept):
+        raise UsageError(f"--kept {shown(kept or '')!r}: a container id, as `replay CAPSULE --keep` printed it")
+    return kept
 
 
 def _bash(replayer: Replayer, plan: Plan, image: BuiltImage, say: Callable[[str], None]) -> int:
