@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ..build.plan import Plan
 from ..build.plancodec import plan_to_json
+from ..errors import ReplayError
 from ..engine import KEPT, KEPT_LABEL, PLAN_LABEL, USER_LABEL, ContainerFile, Engine, RunSpec, current_user
 from ..verdict.judge import Attempt
 
@@ -95,8 +96,11 @@ class Keeper:
         with self._lock:
             if self._container is not None and not self._sealed:
                 self._sealed = True
-                self._container = self._engine().seal(self._container, self._ref, {KEPT_LABEL: SEALED},
-                                                      self._secrets)
+                try:
+                    self._container = self._engine().seal(self._container, self._ref, {KEPT_LABEL: SEALED},
+                                                          self._secrets)
+                except ReplayError:  # an engine gone: the attempt's own container is what stays (gc's)
+                    pass
             return self._container
 
     @property

@@ -86,3 +86,17 @@ def test_without_keep_nothing_is_kept() -> None:
     report = _replay(engine, keep=False)
     assert report.kept is None and engine.containers == {}
     assert not any(s.keep or KEPT_LABEL in dict(s.labels) for s in engine.runs)
+
+
+@pytest.mark.usefixtures("offline_registry")
+def test_a_seal_the_engine_cannot_make_leaves_the_attempts_own_container_kept() -> None:
+    from runner.errors import EngineUnavailable
+
+    engine = engine_of(iter([1, 1, 1]))
+
+    def gone(*args: object) -> str:
+        raise EngineUnavailable("the engine failed: gone")
+    engine.seal = gone  # type: ignore[method-assign]
+    report = _replay(engine)
+    first = kept_id([n for n, s in enumerate(engine.runs, 1) if s.argv[:2] != ("sh", "-c")][0])
+    assert report.kept is not None and report.kept.id == first and list(engine.containers) == [first]
