@@ -8,6 +8,7 @@ first client is never reset; `close()` ends every relay and the listener.
 """
 from __future__ import annotations
 
+import signal
 import socket
 import threading
 from collections.abc import Callable
@@ -18,6 +19,19 @@ from ..resources import templates_dir
 
 POLL_S = 0.2  # how often the container's listening sockets are read while the debugger starts
 _LISTEN = "0A"  # TCP_LISTEN in /proc/net/tcp's st column
+
+
+_MAIN_THREADS_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+
+
+def thread(target: Callable[..., None], *args: object, name: str) -> None:
+    """A daemon thread that leaves Ctrl-C, SIGTERM and SIGHUP to the main thread: one such signal
+    taken by a thread blocked in accept() or recv() would wait there, unseen, while the main
+    thread's wait on the debuggee goes on."""
+    def run() -> None:
+        signal.pthread_sigmask(signal.SIG_BLOCK, _MAIN_THREADS_SIGNALS)
+        target(*args)
+    threading.Thread(target=run, name=name, daemon=True).start()
 
 
 def relay_argv(port: int) -> tuple[str, ...]:
@@ -63,7 +77,7 @@ class DebugPort:
             raise UsageError(f"--debugger-port {port}: 127.0.0.1:{port} cannot be listened on ({exc.strerror}); "
                              "choose another with --debugger-port N") from exc
         self._server.listen(16)
-        threading.Thread(target=self._accept, name="debug-port", daemon=True).start()
+        thread(self._accept, name="debug-port")
 
     def ready(self) -> None:
         """The debugger listens in the container: waiting clients are relayed now."""
@@ -87,7 +101,7 @@ class DebugPort:
                 client, _ = self._server.accept()
             except OSError:
                 return
-            threading.Thread(target=self._serve, args=(client,), name="debug-client", daemon=True).start()
+            thread(self._serve, client, name="debug-client")
 
     def _serve(self, client: socket.socket) -> None:
         if not self._keep(client):
@@ -101,7 +115,7 @@ class DebugPort:
             return self._drop(client)
         if not self._keep(channel):
             return self._drop(client)
-        threading.Thread(target=self._upstream, args=(client, channel), name="debug-up", daemon=True).start()
+        thread(self._upstream, client, channel, name="debug-up")
         try:
             while data := channel.receive():
                 client.sendall(data)

@@ -13,7 +13,7 @@ from ..engine import LABEL
 from ..verdict.judge import Attempt
 from . import debugger as dbg
 from . import image as images
-from .debugport import POLL_S, DebugPort, debugger_listens, relay_argv
+from .debugport import POLL_S, DebugPort, debugger_listens, relay_argv, thread
 from .options import ReplayOptions
 from .progress import Progress
 from .replayer import Replayer, attempt_of
@@ -66,8 +66,7 @@ def debug_capsule(given: Path | str, options: ReplayOptions, progress: Progress,
                 say(dbg.attach_text(debugging.runtime, port))
                 if debugging.note:
                     say(f"note: {debugging.note}")
-            threading.Thread(target=_announce, args=(replayer, name, inside, ended, listener, announce),
-                             name="debugger-ready", daemon=True).start()
+            thread(_announce, replayer, name, inside, ended, listener, announce, name="debugger-ready")
             try:
                 with progress.step("run under the debugger (until the command ends)"):
                     attempt = replayer.run_one(expected, spec)
