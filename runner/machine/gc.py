@@ -26,7 +26,7 @@ from ..engine.inventory import ImageRecord, Inventory, Resource
 
 _CHAINS = ("INPUT", "DOCKER-USER")
 _BRIDGE = re.compile(r"-i (rpl[0-9a-f]{1,12})\b")
-_GONE_ALREADY = ("no such", "not found")  # the engine's words for what another cleanup removed first
+_GONE_ALREADY = ("no such", "not found", "already in progress")  # the engine's words: another cleanup was first
 
 
 @dataclass(frozen=True)
