@@ -22,7 +22,8 @@ def gc(a: Args) -> int:
         raise UsageError("--max-size goes with --cache")
     age = (a.older_than if a.older_than is not None else DEFAULT_AGE_S) if a.images else None
     limit = _size(a.max_size or DEFAULT_MAX_SIZE) if a.cache else None  # bad input is exit 2 before anything goes
-    result = collect(DockerEngine().inventory(), a.label, age, limit, a.dry_run, kept_older_than_s=a.older_than)
+    result = collect(DockerEngine().inventory(), a.label, age, limit, a.dry_run, kept_older_than_s=a.older_than,
+                     all_users=a.all_users)
     if a.json:
         console.print_result("gc", result.exit_code, gc_data(result))
     else:

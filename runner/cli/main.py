@@ -178,7 +178,7 @@ def threading_main() -> bool:
 
 
 def _terminate(signum: int, frame: object) -> None:
-    """SIGTERM (a cancelled CI job) cleans up like Ctrl-C: containers, networks, rules."""
+    """SIGTERM (a cancelled CI job) and SIGHUP (the terminal closed) clean up like Ctrl-C: containers, networks, rules."""
     raise KeyboardInterrupt
 
 
@@ -199,6 +199,7 @@ def _prepare(ours: list[str]) -> None:
     completion_init()  # a shell's tab completion request (_REPLAY_COMPLETE) is answered in typer's terms
     if threading_main():
         signal.signal(signal.SIGTERM, _terminate)
+        signal.signal(signal.SIGHUP, _terminate)  # the terminal closed: the same cleanup
     refresh()
     if "runner.build.sources.mirrors" in sys.modules:  # --mirror rules hold for one command: one without the option has none
         from ..build.sources import mirrors

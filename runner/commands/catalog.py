@@ -171,10 +171,13 @@ GC = Command(
            metavar="SIZE"),
      Param("dry_run", "flag", "List what would be removed, with sizes; remove nothing.", ("--dry-run",), False),
      Param("label", "text", "Only the leftovers the replay labelled replay=LABEL made (e.g. farm-<night>).",
-           ("--label",))),
+           ("--label",)),
+     Param("all_users", "flag", "Also the containers other users kept (--keep): by default only yours go.",
+           ("--all-users",), False)),
     "gc:gc", ((0, "done"), (2, "bad usage"), (3, "something could not be removed")), read_only=False,
     help="Containers, networks and iptables rules labelled `replay` whose process is no longer running here "
-         "(the containers `replay --keep` kept among them, those older than --older-than when it is given); "
+         "(the containers you kept with `replay --keep` among them, those older than --older-than when it is given, "
+         "with the images of kept state); "
          "with --images, replay's own images not used within the age and held by no running replay; with "
          "--cache, download-cache entries and replay's BuildKit cache mounts down to the max size. Never "
          "anything replay did not make.",

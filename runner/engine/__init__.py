@@ -2,8 +2,9 @@
 from .steps import BuildEvent
 from .docker import DockerEngine
 from .holder import EngineHolder
-from .protocol import KEPT, KEPT_LABEL, LABEL, OWNER_LABEL, PLAN_LABEL, Containment, ContainerFile, Engine, Mount, RunResult, RunSpec
+from .protocol import KEPT, KEPT_LABEL, LABEL, Channel, OWNER_LABEL, PLAN_LABEL, USER_LABEL, Containment, ContainerFile, Engine, Mount, RunResult, RunSpec, current_user
 from .sdk import TransientEngineError
 
-__all__ = ["BuildEvent", "Containment", "ContainerFile", "DockerEngine", "Engine", "EngineHolder", "KEPT", "KEPT_LABEL", "LABEL",
-           "Mount", "OWNER_LABEL", "PLAN_LABEL", "RunResult", "RunSpec", "TransientEngineError"]
+__all__ = ["BuildEvent", "Channel", "Containment", "ContainerFile", "DockerEngine", "Engine", "EngineHolder", "KEPT", "KEPT_LABEL", "LABEL",
+           "Mount", "OWNER_LABEL", "PLAN_LABEL", "RunResult", "RunSpec", "TransientEngineError",
+           "USER_LABEL", "current_user"]

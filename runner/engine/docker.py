@@ -29,6 +29,7 @@ from .steps import BuildEvent
 from .protocol import LABEL, OWNER_LABEL, READ_BACK_MAX_BYTES, RunResult, RunSpec
 from .inventory import DockerInventory
 from .kept import KeptContainers
+from .relay import ExecChannels
 from .sdk import ENGINE_RETURN_S, TransientEngineError, retrying, sdk_call, subnet_taken, typed_errors
 from .specs import archive, docker_mount, limits, only_file
 
@@ -45,7 +46,7 @@ RUN_TRIES = 2
 
 
 @typed_errors
-class DockerEngine(KeptContainers):
+class DockerEngine(KeptContainers, ExecChannels):
     """The real engine, through the docker SDK (and BuildKit's CLI for builds)."""
 
     def __init__(self, builder: str = "auto") -> None:
@@ -141,15 +142,9 @@ class DockerEngine(KeptContainers):
             if spec.aliases:
                 kwargs["networking_config"] = {
                     spec.network: self.client.api.create_endpoint_config(aliases=list(spec.aliases))}
-        if spec.published:
-            kwargs["ports"] = {f"{inside}/tcp": (host, port) for inside, host, port in spec.published}
+        # never a published port (Docker before 28 opens one to the LAN whatever address it names):
+        # --debugger relays through the engine's API instead (relay.py)
         ctr = retrying(sdk_call)(self.client.containers.create, **kwargs)
-        for extra in spec.also_networks:
-            try:
-                retrying(sdk_call)(self.client.api.connect_container_to_network, ctr.id, extra)
-            except BaseException:
-                _quietly(ctr.remove, force=True)
-                raise
         if spec.files:
             try:  # after create, before start: the program never sees the files missing
                 retrying(sdk_call)(self.client.api.put_archive, ctr.id, "/", archive(spec.files))

@@ -37,6 +37,7 @@ class ImageRecord:
     tags: tuple[str, ...]
     size: int
     created: float
+    labels: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,7 @@ class DockerInventory:
     def images(self, label: str | None = None, repo: str | None = None) -> list[ImageRecord]:
         found = retrying(sdk_call)(self.client.images.list, name=repo, filters={"label": label} if label else None)
         return [ImageRecord(str(i.id), tuple(sorted(i.tags)), int(i.attrs.get("Size") or 0),
-                            timestamp(i.attrs.get("Created"))) for i in found]
+                            timestamp(i.attrs.get("Created")), dict(i.labels or {})) for i in found]
 
     @typed
     def remove_image(self, ref: str) -> None:

@@ -22,6 +22,18 @@ OWNER_LABEL = "replay.owner"
 KEPT_LABEL = "replay.kept"
 KEPT = "1"  # its value on a keepable attempt's container (`replay shell`'s own containers inherit another)
 PLAN_LABEL = "replay.plan"
+USER_LABEL = "replay.user"  # who kept it: `shell --last` and `gc` act on the current user's own
+
+
+def current_user() -> str:
+    """The user this process runs as (by its uid: not an environment variable one can set)."""
+    import os
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        return str(os.getuid())
 
 
 @dataclass(frozen=True)
@@ -81,9 +93,6 @@ class RunSpec:
     # run: files read back out of the container once the command ended (absolute paths); one that
     # is missing, not a regular file or over READ_BACK_MAX_BYTES is left out of RunResult.files
     read_back: tuple[str, ...] = ()
-    # (container port, host address, host port): published TCP ports (--debugger's forwarder, 127.0.0.1 only)
-    published: tuple[tuple[int, str, int], ...] = ()
-    also_networks: tuple[str, ...] = ()  # networks connected besides `network`, after create, before start
     keep: bool = False  # run: leave the container stopped (RunResult.container names it); the caller removes it
 
 
@@ -102,6 +111,14 @@ class RunResult:
 
 
 READ_BACK_MAX_BYTES = 8 * 1024 * 1024  # one file read back out of an attempt's container, at most
+
+
+class Channel(Protocol):
+    """A byte stream to a program in a container, through the engine (relay.py): no port, no network."""
+
+    def send(self, data: bytes) -> None: ...
+    def receive(self) -> bytes: ...  # b"": the program ended, or the channel closed
+    def close(self) -> None: ...
 
 
 @runtime_checkable
@@ -127,12 +144,17 @@ class Engine(Protocol):
     def container_ip(self, container_id: str, network: str) -> str: ...
     def logs(self, container_id: str) -> bytes: ...
     def exec(self, container_id: str, argv: Sequence[str]) -> tuple[int, bytes]: ...
+    # argv run in the running container, its stdin and stdout the channel (--debugger's relay)
+    def channel(self, container_id: str, argv: Sequence[str]) -> Channel: ...
     def stop(self, container_id: str) -> None: ...
     def interactive(self, spec: RunSpec) -> int: ...
     def container_labels(self, container_id: str) -> dict[str, str] | None: ...  # None: no such container
-    def newest(self, label: str) -> str | None: ...  # the id of the newest container carrying it ("key=value")
+    def newest(self, *labels: str) -> str | None: ...  # the id of the newest container carrying them ("key=value")
     # a stopped container's filesystem as an image (replay shell --kept), labelled; its id
     def commit(self, container_id: str, ref: str, labels: Mapping[str, str]) -> str: ...
+    # a stopped container's state in a fresh one never started (its image `ref`, labelled), without the
+    # drop_env values in any config and with empty logs; the old one removed; the new one's id
+    def seal(self, container_id: str, ref: str, labels: Mapping[str, str], drop_env: Sequence[str]) -> str: ...
     def remove_image(self, ref: str) -> None: ...
     def put_files(self, container_id: str, directory: str, files: Mapping[str, bytes]) -> None: ...
     def get_file(self, container_id: str, path: str) -> bytes: ...

@@ -43,10 +43,11 @@ def _disk(engine: Inventory, older_than_s: float | None, max_size: int | None) -
 
 
 def collect(engine: Inventory, label: str | None, older_than_s: float | None, max_size: int | None,
-            dry_run: bool, kept_older_than_s: float | None = None) -> GcResult:
+            dry_run: bool, kept_older_than_s: float | None = None, all_users: bool = False) -> GcResult:
     """Leftovers first, then (when asked: an age, a size) the disk: the images only the leftovers'
-    containers held can go in the same run. kept_older_than_s: the kept containers (--keep) younger stay."""
-    found = gc.leftovers(engine, label, kept_older_than_s)
+    containers held can go in the same run. kept_older_than_s: the kept containers (--keep) younger stay;
+    all_users: other users' kept containers go too."""
+    found = gc.leftovers(engine, label, kept_older_than_s, all_users)
     problems = [] if dry_run else gc.remove(engine, found)
     images, cache = _disk(engine, older_than_s, max_size)
     for sweep in (images, cache):

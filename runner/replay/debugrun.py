@@ -1,28 +1,31 @@
-"""`replay CAPSULE --debugger`, the use case: one attempt, waiting for a debugger (debugger.py)."""
+"""`replay CAPSULE --debugger`, the use case: one attempt, waiting for a debugger (debugger.py),
+reached through replay's own port (debugport.py)."""
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..build.sources.baseimage import sidecar_base_ref
 from ..build.render import pip_trusted_host
 from ..config import without_credentials
 from ..engine import LABEL
 from ..verdict.judge import Attempt
 from . import debugger as dbg
 from . import image as images
+from .debugport import POLL_S, DebugPort, debugger_listens, relay_argv, thread
 from .options import ReplayOptions
 from .progress import Progress
-from .replayer import Replayer
+from .replayer import Replayer, attempt_of
 
 
 @dataclass(frozen=True)
 class Debugged:
     runtime: str
     port: int
-    attempt: Attempt
+    attempt: Attempt  # as judged: under Delve, with the test binary's own verdict as its exit code
     note: str = ""
+    debugger_exit: int | None = None  # the debugger's own exit code (Delve's: 0 whatever the tests said)
 
     @property
     def exit_code(self) -> int:
@@ -32,42 +35,71 @@ class Debugged:
 
 def debug_capsule(given: Path | str, options: ReplayOptions, progress: Progress, port: int | None,
                   say: Callable[[str], None]) -> Debugged:
-    """Plan, build, then run the command once under its debugger; `say` gets the attach text."""
+    """Plan, build, then run the command once under its debugger; `say` gets the attach text once
+    the debugger listens."""
     replayer = Replayer(options, progress)
+    listener: DebugPort | None = None
     try:
         with progress.step("verify capsule"):
             opened = replayer.open(given)
         with progress.step("plan"), opened.naming():
             capsule, plan = replayer.plan(opened.capsule)
-        runtime_probe = dbg.debugged(plan.argv, 0)  # a command with no debugger here stops before any build
-        port = dbg.port_of(runtime_probe.runtime, port)
-        inside = dbg.DEFAULT_PORTS[runtime_probe.runtime]
+        runtime = dbg.debugged(plan.argv, 0).runtime  # a command with no debugger here stops before any build
+        port, inside = dbg.port_of(runtime, port), dbg.DEFAULT_PORTS[runtime]
+        name = f"replay-debuggee-{replayer.label}"
+        # listening from now on (a port that is taken is said before the build); clients wait until ready
+        listener = DebugPort(port, lambda: replayer.engine.channel(name, relay_argv(inside)))
         image = replayer.image(plan)
         debugging = dbg.debugged(replayer.run_spec(plan, image).argv, inside)
+        go = next((r.version for r in plan.runtimes if r.name == "go"), None)
+        delve, mismatch = dbg.delve_for(plan.base.suite, go) if debugging.runtime == "go" else (None, "")
+        if mismatch:
+            say(f"note: {mismatch}")
         with progress.step(f"add the {debugging.runtime} debugger (an image of its own)"):
-            ref = _debug_image(replayer, image.ref, debugging.runtime)
+            ref = _debug_image(replayer, image.ref, debugging.runtime, delve, plan.base.suite)
         expected = replayer.expected(capsule)
         with replayer.entered(plan, label_steps=False) as world:
-            settings = world.attempt()
-            network = settings.network or _own_network(replayer)
-            spec = dbg.debuggee_spec(replayer.run_spec(plan, image, settings), debugging, ref, network)
-            fwd = dbg.forwarder_spec(sidecar_base_ref(replayer.engine, replayer.settings, plan.base, progress.say),
-                                     network, _forward_network(replayer), inside, port, ((LABEL, replayer.label),))
-            forwarder = replayer.engine.start(fwd)
-            try:
+            spec = dbg.debuggee_spec(replayer.run_spec(plan, image, world.attempt()), debugging, ref, name)
+            ended = threading.Event()
+
+            def announce() -> None:
                 say(dbg.attach_text(debugging.runtime, port))
                 if debugging.note:
                     say(f"note: {debugging.note}")
+            thread(_announce, replayer, name, inside, ended, listener, announce, name="debugger-ready")
+            try:
                 with progress.step("run under the debugger (until the command ends)"):
                     attempt = replayer.run_one(expected, spec)
-            finally:  # off the world's network before the world removes it
-                replayer.engine.stop(forwarder)
-        return Debugged(debugging.runtime, port, attempt, debugging.note)
+            finally:
+                ended.set()
+        debugger_exit = attempt.exit_code
+        if debugging.runtime == "go":  # Delve exits 0 whatever the tests said: judged on the binary's own verdict
+            own = dbg.go_test_verdict(attempt.output_tail)
+            if own is not None and own != attempt.exit_code:
+                output = dbg.as_go_test(attempt.output_tail, own, expected.key_lines).encode()
+                attempt = attempt_of(output, output, own, None, attempt.duration_s, attempt.timed_out, expected)
+        return Debugged(debugging.runtime, port, attempt, "; ".join(n for n in (debugging.note, mismatch) if n),
+                        debugger_exit)
     finally:
+        if listener is not None:
+            listener.close()
         replayer.close()
 
 
-def _debug_image(replayer: Replayer, image: str, runtime: dbg.DebugRuntime) -> str:
+def _announce(replayer: Replayer, container: str, inside: int, ended: threading.Event, listener: DebugPort,
+              announce: Callable[[], None]) -> None:
+    """Once the debugger listens in the container: waiting clients relayed, then the attach text
+    said (a client that connects as soon as it reads it gets its answer)."""
+    while not ended.is_set():
+        if debugger_listens(replayer.engine, container, inside):
+            listener.ready()
+            announce()
+            return
+        ended.wait(POLL_S)
+
+
+def _debug_image(replayer: Replayer, image: str, runtime: dbg.DebugRuntime, delve: dbg.Delve | None,
+                 suite: str) -> str:
     settings = replayer.settings
 
     def build(ctx: Path, tag: str) -> None:
@@ -75,19 +107,5 @@ def _debug_image(replayer: Replayer, image: str, runtime: dbg.DebugRuntime) -> s
                      replayer.options.verbose, settings.build_timeout_s)
 
     return dbg.with_debugger(build, replayer.engine.image_exists, image, runtime, lambda: dbg.derived_dockerfile(
-        image, runtime, without_credentials(settings.pypi_index), pip_trusted_host(settings.pypi_index)))
-
-
-def _forward_network(replayer: Replayer) -> str:
-    """The forwarder's bridge: not internal (a port can be published from it), isolated (no other
-    container on it reaches the forwarder); cleanup removes it with the label."""
-    name = f"replay-dbgout-{replayer.label}"
-    replayer.engine.create_network(name, {LABEL: replayer.label}, internal=False, isolated=True)
-    return name
-
-
-def _own_network(replayer: Replayer) -> str:
-    """An internal network of this replay's own (cleanup removes it with the label)."""
-    name = f"replay-dbg-{replayer.label}"
-    replayer.engine.create_network(name, {LABEL: replayer.label}, internal=True)
-    return name
+        image, runtime, without_credentials(settings.pypi_index), pip_trusted_host(settings.pypi_index), delve,
+        suite), delve)

@@ -1,8 +1,8 @@
 """Cleanup that a signal must not cut short.
 
-A Ctrl-C or SIGTERM that arrives while replay removes what it made (the HTTP replay's
+A Ctrl-C, SIGTERM or SIGHUP (the terminal closed) that arrives while replay removes what it made (the HTTP replay's
 sidecar, its network, its iptables rule; the run's containers) would stop the removal
-half-way and leave the rest behind. Inside `signals_deferred()` both signals wait (they
+half-way and leave the rest behind. Inside `signals_deferred()` they wait (they
 are blocked, not lost) and are delivered as soon as the block ends: the cleanup finishes,
 then replay stops as it would have.
 """
@@ -13,7 +13,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-_DEFERRED = {signal.SIGINT, signal.SIGTERM}
+_DEFERRED = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
 @contextmanager

@@ -5,6 +5,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import UsageError
+from .debugrun import Debugged, debug_capsule
 from .options import ReplayOptions
 from .progress import Progress
 
@@ -21,15 +22,22 @@ def interactive(given: Path | str, options: ReplayOptions, progress: Progress, s
     if options.keep:
         raise UsageError("--keep keeps an attempt of a replay: it does not go with --debugger or --watch")
     if debugger:
-        from .debugrun import debug_capsule
-
         done = debug_capsule(given, options, progress, port, say)
-        say(f"the command ended: {'as recorded' if done.exit_code == 0 else done.attempt.classification} "
-            f"(exit {done.attempt.exit_code}"
-            + (", Delve's: the program's own exit status showed in the client)" if done.runtime == "go" else ")"))
+        say(ended_line(done))
         return done.exit_code
     if options.workdir is None or options.attempts != 1:
         raise UsageError("--watch goes with --workdir DIR and --attempts 1")
     from .watch import watch
 
     return watch(given, options, progress, say)
+
+
+def ended_line(done: Debugged) -> str:
+    """How the debugged run ended, in the test's own terms (under Delve: the test binary's verdict,
+    not Delve's exit code, which is 0 whatever the tests said)."""
+    verdict = "as recorded" if done.exit_code == 0 else done.attempt.classification
+    code = done.attempt.exit_code
+    if done.runtime == "go" and code != done.debugger_exit:
+        return (f"the command ended: {verdict} (the tests {'passed' if code == 0 else 'failed'}: exit {code} as go "
+                f"test gives it; Delve itself exited {done.debugger_exit})")
+    return f"the command ended: {verdict} (exit {code})"

@@ -33,12 +33,12 @@ from . import image as images
 from .decide import Until
 from .deferred import signals_deferred
 from .image import BuiltImage
-from .keep import Keeper, keep_labels
+from .keep import Keeper, keep_labels, secrets_at_run_time
 from .options import ReplayOptions
 from .progress import Progress
 from .runenv import command_env
 from .slots import context_slot, stamp
-from .workdir import workdir_mounts
+from .workdir import same_repository, workdir_mounts
 from .world import AttemptSettings, World
 
 
@@ -63,7 +63,9 @@ class Replayer:
         self.settings.build_timeout_s  # noqa: B018 - a bad REPLAY_BUILD_TIMEOUT is a usage error before any work
         self.label = options.label or f"r-{uuid.uuid4().hex[:12]}"  # unique: close() removes what carries it
         self._engine = EngineHolder(options.builder or self.settings.builder, engine)
-        self.keeper = Keeper(lambda: self.engine)  # --keep: the attempt whose container stays
+        # --keep: the attempt whose container stays (sealed: no --env value in its config or logs)
+        self.keeper = Keeper(lambda: self.engine, tuple(n for n, _ in options.secret_env),
+                             f"{self.settings.image_repo}:kept-{self.label}")
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
         # each distinct image once (build/images.py); a worker's engine may lose one: it is checked again
@@ -86,7 +88,14 @@ class Replayer:
             return self.plan(opened.capsule)
 
     def plan(self, capsule: Capsule) -> tuple[Capsule, Plan]:
-        return capsule, make_plan(capsule, self.settings, self.options.plan)
+        """--workdir DIR without --repo: DIR's own git gives the recorded commit, which DIR must hold."""
+        options = self.options.plan
+        if self.options.workdir is not None and options.repo is None and capsule.repo and capsule.repo.commit:
+            options = dataclasses.replace(options, repo=self.options.workdir)
+        plan = make_plan(capsule, self.settings, options)
+        if self.options.workdir is not None:
+            same_repository(self.options.workdir, plan.source.commit if plan.source else None)
+        return capsule, plan
 
     def expected(self, capsule: Capsule) -> Expected:
         return expected_of(capsule)
@@ -133,13 +142,14 @@ class Replayer:
         """keep: whether the attempt may be kept (None: --keep's answer, ReplayOptions.keep)."""
         keep = self.options.keep if keep is None else keep
         env, argv = command_env(plan, self.engine.image_env(image.ref), (*world.env, *self.options.secret_env))
-        return RunSpec(image=image.ref, argv=argv, env=env, workdir=workdir(plan),
+        spec = RunSpec(image=image.ref, argv=argv, env=env, workdir=workdir(plan),
                        network=world.network or ("bridge" if plan.network == "allow" else "none"),
                        labels=((LABEL, self.label), ("replay.capsule", plan.capsule_id),
                                *(keep_labels(plan) if keep else ())),
                        timeout_s=self.options.timeout, containment=self.containment(),
                        mounts=(*world.mounts, *workdir_mounts(self.options.workdir)), dns_opts=world.dns_opts, dns=world.dns, files=world.files,
                        keep=keep)
+        return secrets_at_run_time(spec, [n for n, _ in self.options.secret_env]) if keep else spec
 
     def containment(self) -> Containment:
         """One policy for every container that runs the capsule's code (attempts and `replay shell`)."""

@@ -4,8 +4,8 @@ The world is an attempt's (world.py): the recorded environment, TZ, locale and c
 the recorded random values, and for recorded HTTP the hermetic network with its sidecar serving the
 calls (what matched nothing is said when the shell ends). The recorded command is printed on entry
 and is the one line of the shell's history. The state is the image before the command ran, or with
---kept ID / --last a kept attempt's (--keep): its stopped container committed to a temporary image,
-removed once the shell ends.
+--kept ID / --last a kept attempt's (--keep), the current user's: its stopped container committed to a
+temporary image, removed once the shell ends (and by `replay gc` when the shell was cut short).
 """
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ from collections.abc import Callable
 
 from ..build.plan import Plan
 from ..build.plancodec import plan_from_json
-from ..engine import KEPT, KEPT_LABEL, LABEL, PLAN_LABEL, ContainerFile, Engine
-from ..textsafe import shell_word
+from ..engine import KEPT, KEPT_LABEL, LABEL, OWNER_LABEL, PLAN_LABEL, USER_LABEL, ContainerFile, Engine, current_user
+from ..engine.docker import owner
+from ..textsafe import shell_word, shown
 from ..errors import CapsuleError, UsageError
 from .image import BuiltImage
 from .options import ReplayOptions
@@ -37,10 +38,13 @@ def open_shell(capsule: str | None, options: ReplayOptions, progress: Progress, 
         if capsule is not None:
             _, plan = replayer.load(capsule)  # refused (exit 1) when it does not verify, unless allowed
             return _bash(replayer, plan, replayer.image(plan), say)
+        if not last:
+            _checked_id(kept)  # bad input is said before the engine is asked
         container, plan = kept_state(replayer.engine, kept, last)
         ref = f"{replayer.settings.image_repo}:shell-{replayer.label}"
         with progress.step(f"commit the kept container {container[:12]}"):
-            replayer.engine.commit(container, ref, {LABEL: "shell", KEPT_LABEL: "shell"})
+            # labelled as gc sweeps it (this process its owner): a shell cut short leaves nothing for good
+            replayer.engine.commit(container, ref, {LABEL: replayer.label, KEPT_LABEL: "shell", OWNER_LABEL: owner()})
         try:
             return _bash(replayer, plan, BuiltImage(ref, False, 0.0), say)
         finally:
@@ -51,21 +55,30 @@ def open_shell(capsule: str | None, options: ReplayOptions, progress: Progress, 
 
 def kept_state(engine: Engine, kept: str | None, last: bool) -> tuple[str, Plan]:
     """The kept container (--kept ID, or the newest with --last) and the plan it ran (from its label)."""
+    me = current_user()
     if last:
-        found = engine.newest(f"{KEPT_LABEL}={KEPT}")
+        found = engine.newest(f"{KEPT_LABEL}={KEPT}", f"{USER_LABEL}={me}")
         if found is None:
-            raise UsageError("--last: no kept container on this engine (`replay CAPSULE --keep` keeps one)")
+            raise UsageError(f"--last: no kept container of {me} on this engine (`replay CAPSULE --keep` keeps one)")
         kept = found
-    if kept is None or not _ID.fullmatch(kept):
-        raise UsageError(f"--kept {kept!r}: a container id, as `replay CAPSULE --keep` printed it")
+    kept = _checked_id(kept)
     labels = engine.container_labels(kept)
     if labels is None or labels.get(KEPT_LABEL) != KEPT or PLAN_LABEL not in labels:
         raise UsageError(f"--kept {kept}: no container `replay --keep` kept has this id (`replay gc` removes them)")
+    if labels.get(USER_LABEL, me) != me:
+        raise UsageError(f"--kept {kept}: kept by {shown(labels[USER_LABEL], 40)}, not {me}: a kept container is its "
+                         "keeper's")
     try:
         data = json.loads(labels[PLAN_LABEL])
     except ValueError as exc:
         raise CapsuleError(f"container {kept[:12]}", f"its plan label is not JSON ({exc})") from exc
     return kept, plan_from_json(data, f"container {kept[:12]}")
+
+
+def _checked_id(kept: str | None) -> str:
+    if kept is None or not _ID.fullmatch(kept):
+        raise UsageError(f"--kept {shown(kept or '')!r}: a container id, as `replay CAPSULE --keep` printed it")
+    return kept
 
 
 def _bash(replayer: Replayer, plan: Plan, image: BuiltImage, say: Callable[[str], None]) -> int:

@@ -3,26 +3,92 @@
 Each of DIR's top-level entries is bind-mounted read-only over the image's /work/repo, so what
 the build put there besides the source (node_modules) stays, and nothing is built again. The
 listing is read again for every attempt: an entry added since shows in the next one.
+
+DIR is a boundary: it must be the root of a git checkout of the recorded repository (never `/`,
+the home directory or a folder holding it: `.ssh`, `/run` and the engine's socket stay out), and
+it must hold files and directories only (a socket would let the command talk to a host process, a
+FIFO or a device reach past the files). Without --repo, DIR's own git gives the recorded commit.
+The diff it prints goes through the output filter (textsafe.py).
 """
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISBLK, S_ISCHR, S_ISFIFO, S_ISSOCK
 
 from ..engine import Mount
 from ..errors import UsageError
+from ..textsafe import escaped, shown
 
 ROOT = "/work/repo"  # render.workdir's root: where the image holds the recorded source
 # not mounted: git's own files, and what the image's build installed into the source tree
 SKIPPED = (".git", "node_modules")
+_SPECIAL = ((S_ISSOCK, "a socket"), (S_ISFIFO, "a FIFO"), (S_ISCHR, "a character device"), (S_ISBLK, "a block device"))
 
 
 def checked(given: Path) -> Path:
+    """DIR as mounted: a directory, not `/` nor the home directory (nor one holding it), the root of a
+    git checkout, holding files and directories only; anything else is a UsageError (exit 2)."""
     if not given.is_dir():
-        raise UsageError(f"--workdir {given}: not a directory")
-    return given.resolve()
+        raise UsageError(f"--workdir {shown(str(given))}: not a directory")
+    root = given.resolve()
+    if root == Path("/") or _home().is_relative_to(root):
+        raise UsageError(f"--workdir {shown(str(given))}: is `/`, the home directory or holds it; give the checkout's "
+                         "own folder")
+    top = _git(root, "rev-parse", "--show-toplevel")
+    if top is None:
+        raise UsageError(f"--workdir {shown(str(given))}: not a git checkout (DIR is a checkout of the recorded repository)")
+    if Path(top).resolve() != root:
+        raise UsageError(f"--workdir {shown(str(given))}: not the checkout's root ({shown(top)} is); give the root")
+    only_files(root)
+    return root
+
+
+def _home() -> Path:
+    try:
+        return Path.home().resolve()
+    except (RuntimeError, KeyError):  # no HOME and no password entry: no home to protect
+        return Path("/nonexistent-home")
+
+
+def only_files(root: Path) -> None:
+    """Every entry that would be mounted is a file, a directory or a symbolic link (a link stays a
+    link in the container: it never opens the host's file)."""
+    for entry in sorted(root.iterdir()):
+        if entry.name in SKIPPED:
+            continue
+        _refuse_special(root, entry)
+        if entry.is_dir() and not entry.is_symlink():
+            for base, dirs, files in os.walk(entry):
+                for name in (*dirs, *files):
+                    _refuse_special(root, Path(base, name))
+
+
+def _refuse_special(root: Path, path: Path) -> None:
+    mode = path.lstat().st_mode  # a link is a link: what it names is never opened on the host
+    for test, what in _SPECIAL:
+        if test(mode):
+            raise UsageError(f"--workdir {shown(str(root))}: {shown(str(path.relative_to(root)))} is {what}; only files and "
+                             "directories are mounted")
+
+
+def same_repository(directory: str, commit: str | None) -> None:
+    """DIR holds the recorded commit: it is a checkout of the recorded repository (exit 2 when not)."""
+    if commit and _git(Path(directory), "cat-file", "-e", f"{commit}^{{commit}}") is None:
+        raise UsageError(f"--workdir {shown(directory)}: does not hold the recorded commit {commit[:12]}; DIR is a "
+                         "checkout of the recorded repository (git fetch it there)")
+
+
+def _git(directory: Path, *args: str) -> str | None:
+    """git's answer in DIR, or None when it fails."""
+    try:
+        proc = subprocess.run(["git", "-C", str(directory), *args], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return proc.stdout.strip() if proc.returncode == 0 else None
 
 
 def workdir_mounts(directory: str | None) -> tuple[Mount, ...]:
@@ -32,6 +98,7 @@ def workdir_mounts(directory: str | None) -> tuple[Mount, ...]:
     if directory is None:
         return ()
     root = Path(directory).resolve()
+    only_files(root)  # again for every attempt: what DIR holds now
     return tuple(Mount(str(entry), f"{ROOT}/{entry.name}", read_only=True)
                  for entry in sorted(Path(directory).iterdir())
                  if entry.name not in SKIPPED and _inside(entry, root))
@@ -62,7 +129,7 @@ class WorkdirDiff:
 def report_diff(notes: Sequence[str], directory: str) -> str:
     """The whole diff of a replay's --workdir, against the commit its note names (the text report ends with it)."""
     commit = next((n.split(_AT, 1)[1].split(":")[0] for n in notes if n.startswith("--workdir") and _AT in n), None)
-    return workdir_diff(directory, commit).diff
+    return escaped(workdir_diff(directory, commit).diff, keep_lines=True)  # a repository's file may hold escapes
 
 
 _AT = "the recorded commit "
@@ -75,10 +142,10 @@ def workdir_diff(directory: str, commit: str | None) -> WorkdirDiff:
         stat = subprocess.run(["git", "-C", directory, "diff", "--stat", base, "--"], capture_output=True, text=True,
                               timeout=60)
         if stat.returncode != 0:
-            return WorkdirDiff("", "", (stat.stderr.strip().splitlines() or ["git diff failed"])[-1][:200])
+            return WorkdirDiff("", "", escaped((stat.stderr.strip().splitlines() or ["git diff failed"])[-1][:200]))
         diff = subprocess.run(["git", "-C", directory, "diff", base, "--"], capture_output=True, text=True,
                               timeout=60, check=True)
     except (OSError, subprocess.SubprocessError) as exc:
         return WorkdirDiff("", "", f"git: {exc}"[:200])
     lines = stat.stdout.strip().splitlines()
-    return WorkdirDiff(lines[-1].strip() if lines else "", diff.stdout)
+    return WorkdirDiff(escaped(lines[-1].strip()) if lines else "", diff.stdout)

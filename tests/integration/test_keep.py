@@ -1,9 +1,11 @@
 """--keep and `replay shell` after a replay (issue 29), with real containers: the kept attempt is one
-labelled stopped container that `replay shell --kept` enters with its files and `replay gc` removes;
+labelled stopped (sealed) container that `replay shell --kept` enters with its files and `replay gc` removes;
 `replay shell` on a CodeInstances capsule is served the recorded HTTP."""
 from __future__ import annotations
 
 import json
+import signal
+import socket
 import subprocess
 import sys
 import uuid
@@ -13,7 +15,7 @@ from typing import Any
 import pytest
 
 from runner.cli.main import main
-from runner.engine import KEPT_LABEL, LABEL
+from runner.engine import KEPT_LABEL, LABEL, OWNER_LABEL
 
 from tests.envelope import result_of
 from tests.integration.helpers import ROOT, twin_capsule, write_json
@@ -53,14 +55,14 @@ def test_keep_leaves_one_labelled_container_shell_enters_it_gc_removes_it(
     try:
         # exactly one of the three attempts' containers stays, stopped, labelled replay's and kept
         (only,) = _containers(engine, f"{LABEL}={label}")
-        assert only.id == ctr.id and only.status == "exited" and only.labels[KEPT_LABEL] == "1"
+        assert only.id == ctr.id and only.status == "created" and only.labels[KEPT_LABEL] == "1"  # sealed: never ran
 
         # the shell sees the file the failing run wrote; its temporary image is gone afterwards
         shell = replay_cli("shell", "--kept", kept["id"], stdin="cat /tmp/left.txt\nexit 0\n")
         assert shell.returncode == 0, shell.stderr[-2000:]
         assert shell.stdout.splitlines() == [nonce]
         assert "recorded command (the shell's history: Up): sh -c" in shell.stderr
-        mine = [f"{LABEL}=shell", f"replay.capsule={report['capsule']['id']}"]  # the committed image's labels
+        mine = [f"{KEPT_LABEL}=shell", f"replay.capsule={report['capsule']['id']}"]  # the committed image's labels
         assert engine.client.images.list(filters={"label": mine}) == []
 
         # gc: --older-than spares a kept container younger than it; without it, it goes
@@ -68,7 +70,10 @@ def test_keep_leaves_one_labelled_container_shell_enters_it_gc_removes_it(
         assert len(_containers(engine, f"{LABEL}={label}")) == 1
         capsys.readouterr()
         assert main(["gc", "--label", label, "--json"]) == 0
-        (gone,) = result_of(capsys.readouterr().out)["leftovers"]
+        left = result_of(capsys.readouterr().out)["leftovers"]
+        (gone,) = [g for g in left if g["kind"] == "container"]
+        (image,) = [g for g in left if g["kind"] == "image"]  # the sealed container's state goes with it
+        assert image["why"].startswith("a kept container's state (replay/img:kept-"), image
         assert gone["why"].startswith(f"kept by --keep (the id `replay shell --kept` took: {report['kept']['id']}); ")
         assert _containers(engine, f"{LABEL}={label}") == []
     finally:
@@ -89,3 +94,51 @@ def test_shell_on_a_codeinstances_capsule_gets_the_recorded_http(engine: Any) ->
     assert proc.stdout.splitlines() == ["hello", "refused", "2026-10-13"]  # the recorded answer, the recorded clock
     assert "served   #1 GET https://api.example.com/v1/greeting -> response 200" in proc.stderr
     assert "UNMATCHED GET https://api.example.com/v1/other" in proc.stderr
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def test_no_image_or_stopped_container_replay_leaves_holds_an_env_value(engine: Any, tmp_path: Path) -> None:
+    """--keep with --env: the kept container's config, logs and image hold no --env value; neither does
+    the image an interrupted `replay shell --kept` leaves, which `replay gc` then removes."""
+    secret = f"tok-{uuid.uuid4().hex}"
+    argv = ["sh", "-c", f"echo \"token=$API_TOKEN\"; echo 'Error: boom' # {uuid.uuid4().hex}; exit 3"]
+    capsule = write_json(tmp_path / "env.json", twin_capsule(argv, "Error: boom\n", 3))
+    proc = replay_cli(capsule, "--keep", "-n", "2", "--env", f"API_TOKEN={secret}", "--json")
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    kept = result_of(proc.stdout)["kept"]["id"]
+    ctr = engine.client.containers.get(kept)
+    label = ctr.labels[LABEL]
+    shell = None
+    try:
+        assert ctr.status == "created"  # sealed: its state in a container that never ran
+        assert secret not in json.dumps(ctr.attrs) and secret.encode() not in ctr.logs()
+        assert secret not in json.dumps(engine.client.images.get(ctr.image.id).attrs)
+        # an interrupted shell on it: its image is left, without the value, and gc removes it
+        shell = subprocess.Popen([sys.executable, "-m", "runner", "shell", "--kept", kept], cwd=ROOT,
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 preexec_fn=_default_sigint)
+        assert shell.stdin is not None and shell.stdout is not None
+        shell.stdin.write("echo in-the-shell\n")
+        shell.stdin.flush()
+        assert shell.stdout.readline().strip() == "in-the-shell"
+        mine = {"label": [f"{KEPT_LABEL}=shell", f"{OWNER_LABEL}={socket.gethostname()}:{shell.pid}"]}
+        (image,) = engine.client.images.list(filters=mine)
+        shell.kill()  # cut short: nothing of its own cleanup runs
+        shell.wait(60)
+        shell.stdin.close()  # the shell's container ends (its CLI's input is gone)
+        assert secret not in json.dumps(image.attrs)
+        for stopped in _containers(engine, f"{LABEL}={image.labels[LABEL]}"):
+            assert secret not in json.dumps(stopped.attrs) and secret.encode() not in stopped.logs()
+        assert main(["gc", "--label", image.labels[LABEL]]) == 0
+        assert engine.client.images.list(filters=mine) == []
+        assert main(["gc", "--label", label]) == 0
+        assert _containers(engine, f"{LABEL}={label}") == []
+        assert engine.client.images.list(filters={"label": [f"{KEPT_LABEL}=image", f"{LABEL}={label}"]}) == []
+    finally:
+        if shell is not None and shell.poll() is None:
+            shell.kill()
+        for c in _containers(engine, f"{LABEL}={label}"):
+            c.remove(force=True)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 import dataclasses
 from pathlib import Path
 
-from runner.engine import BuildEvent, RunResult, RunSpec
+from runner.engine import BuildEvent, Channel, RunResult, RunSpec
 
 BuildFn = Callable[[Path, str, Mapping[str, str]], Iterator[BuildEvent]]
 RunFn = Callable[[RunSpec], RunResult]
@@ -40,6 +40,7 @@ class FakeEngine:
         self.containers: dict[str, dict[str, str]] = {}  # kept (spec.keep) and still there: their labels
         self.commits: list[tuple[str, str]] = []  # (container, image ref)
         self.spared: list[tuple[str, ...]] = []
+        self.sealed: list[tuple[str, str, tuple[str, ...]]] = []  # (container, image ref, the names dropped)
 
     def image_exists(self, ref: str) -> bool:
         return ref in self.images
@@ -89,6 +90,9 @@ class FakeEngine:
     def exec(self, container_id: str, argv: Sequence[str]) -> tuple[int, bytes]:
         return 0, b""
 
+    def channel(self, container_id: str, argv: Sequence[str]) -> Channel:
+        raise NotImplementedError("a relay needs a real engine (tests/integration/test_after.py)")
+
     def stop(self, container_id: str) -> None:
         self.containers.pop(container_id, None)
 
@@ -99,14 +103,23 @@ class FakeEngine:
     def container_labels(self, container_id: str) -> dict[str, str] | None:
         return self.containers.get(container_id)
 
-    def newest(self, label: str) -> str | None:
-        key, _, value = label.partition("=")
-        return next((c for c, labels in reversed(self.containers.items()) if labels.get(key) == value), None)
+    def newest(self, *labels: str) -> str | None:
+        wanted = [label.partition("=")[::2] for label in labels]
+        return next((c for c, have in reversed(self.containers.items())
+                     if all(have.get(key) == value for key, value in wanted)), None)
 
     def commit(self, container_id: str, ref: str, labels: Mapping[str, str]) -> str:
         self.commits.append((container_id, ref))
         self.images.add(ref)
         return "sha256:c"
+
+    def seal(self, container_id: str, ref: str, labels: Mapping[str, str], drop_env: Sequence[str]) -> str:
+        """The kept container under a new id (its labels kept), as the engine's seal gives it."""
+        self.sealed.append((container_id, ref, tuple(drop_env)))
+        self.images.add(ref)
+        new = f"5ea1{container_id[4:]}"  # 12 hex digits, as kept_id's
+        self.containers[new] = self.containers.pop(container_id)
+        return new
 
     def remove_image(self, ref: str) -> None:
         self.images.discard(ref)

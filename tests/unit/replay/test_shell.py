@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Mapping
 
 import pytest
 
 from runner.build.plan import PlanOptions
-from runner.engine import KEPT_LABEL, LABEL, RunResult, RunSpec
+from runner.engine import KEPT_LABEL, LABEL, OWNER_LABEL, USER_LABEL, RunResult, RunSpec
+from runner.engine.docker import owner
 from runner.errors import UsageError
 from runner.replay import Progress, ReplayOptions, replay_capsule
 from runner.replay.shell import HISTORY, open_shell
@@ -77,7 +79,7 @@ def test_kept_enters_the_kept_state_through_a_temporary_image() -> None:
 @pytest.mark.parametrize("how, says", [
     ({"kept": "../etc"}, "--kept '../etc': a container id"),
     ({"kept": "abcdef123456"}, "--kept abcdef123456: no container `replay --keep` kept has this id"),
-    ({"last": True}, "--last: no kept container on this engine"),
+    ({"last": True}, "--last: no kept container of"),
 ])
 def test_no_kept_container_is_a_usage_error(how: dict[str, object], says: str) -> None:
     engine = _engine()
@@ -85,3 +87,33 @@ def test_no_kept_container_is_a_usage_error(how: dict[str, object], says: str) -
     with pytest.raises(UsageError, match=says.replace("(", r"\(")):
         _shell(engine, **how)
     assert engine.interactive_specs == []
+
+
+@pytest.mark.usefixtures("offline_registry")
+def test_last_and_kept_are_the_current_users_own() -> None:
+    """Another user's kept container is newer: --last skips it, --kept ID refuses it (exit 2)."""
+    engine = _engine()
+    mine = _kept(engine)
+    theirs = "0fe000000001"
+    engine.containers[theirs] = {**engine.containers[mine], USER_LABEL: "someone-else"}
+    _shell(engine, last=True)
+    assert engine.commits[-1][0] == mine
+    with pytest.raises(UsageError, match="kept by someone-else, not ") as exc:
+        _shell(engine, kept=theirs)
+    assert exc.value.exit_code == 2
+
+
+@pytest.mark.usefixtures("offline_registry")
+def test_the_shells_image_carries_its_owner_and_the_kept_label_gc_sweeps() -> None:
+    engine = _engine()
+    kept = _kept(engine)
+    labels: list[dict[str, str]] = []
+    commit = engine.commit
+
+    def recording(container: str, ref: str, given: Mapping[str, str]) -> str:
+        labels.append(dict(given))
+        return commit(container, ref, given)
+    engine.commit = recording  # type: ignore[method-assign]
+    _shell(engine, kept=kept)
+    (given,) = labels
+    assert given[KEPT_LABEL] == "shell" and given[OWNER_LABEL] == owner() and given[LABEL].startswith("r-")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import os
 from pathlib import Path
 
@@ -53,7 +54,9 @@ def test_ctrl_c_ends_the_watch_with_the_last_runs_answer(tmp_path: Path) -> None
         raise KeyboardInterrupt
 
     said: list[str] = []
-    opts = ReplayOptions(workdir=str(tmp_path), plan=PlanOptions(repo=str(BUNDLE)))
+    checkout = tmp_path / "checkout"  # a checkout of the recorded repository, as --workdir takes
+    subprocess.run(["git", "clone", "-q", str(BUNDLE), str(checkout)], check=True, capture_output=True)
+    opts = ReplayOptions(workdir=str(checkout), plan=PlanOptions(repo=str(BUNDLE)))
     engine = FakeEngine(run=run, images=["replay-base/debian:bookworm"])
     assert watch(TZ_CAPSULE, opts, Progress(), said.append, interrupt, engine=engine) == 0
     assert said[-2].startswith("run 1: fails as recorded") and said[-1] == "stopped watching"

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from runner.errors import UsageError
-from runner.replay.workdir import checked, workdir_diff, workdir_mounts
+from runner.replay.workdir import checked, report_diff, same_repository, workdir_diff, workdir_mounts
+import os
 import subprocess
 
 
@@ -85,3 +86,82 @@ def test_keep_does_not_go_with_the_debugger_or_the_watch() -> None:
         with pytest.raises(UsageError, match="--keep"):
             interactive("c.json", ReplayOptions(keep=True, workdir="/w", attempts=1), Progress(), print,
                         port=None, as_json=False, **how)
+
+
+@pytest.mark.parametrize("kind", ["socket", "fifo"])
+def test_a_socket_or_fifo_anywhere_in_dir_is_refused_naming_it(tmp_path: Path, kind: str) -> None:
+    import socket as sockets
+
+    repo = tmp_path / "r"
+    git_repo(repo, {"a.txt": "one\n"})
+    (repo / "sub" / "deeper").mkdir(parents=True)
+    special = repo / "sub" / "deeper" / "s"
+    if kind == "socket":
+        server = sockets.socket(sockets.AF_UNIX)
+        server.bind(str(special))
+    else:
+        os.mkfifo(special)
+    with pytest.raises(UsageError, match=f"sub/deeper/s is a {'socket' if kind == 'socket' else 'FIFO'}; only files "
+                                         "and directories are mounted") as exc:
+        checked(repo)
+    assert exc.value.exit_code == 2 and "\n" not in str(exc.value)
+    with pytest.raises(UsageError):  # and again for every attempt (--watch): what DIR holds then
+        workdir_mounts(str(repo))
+
+
+def test_root_and_the_home_directory_and_what_holds_it_are_refused(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home" / "me"
+    home.parent.mkdir()
+    git_repo(home, {".bashrc": "x\n"})
+    monkeypatch.setenv("HOME", str(home))
+    for given in (Path("/"), home, home.parent):
+        with pytest.raises(UsageError, match="is `/`, the home directory or holds it") as exc:
+            checked(given)
+        assert exc.value.exit_code == 2
+
+
+def test_dir_must_be_the_root_of_a_git_checkout(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="not a git checkout"):
+        checked(tmp_path)
+    git_repo(tmp_path / "r", {"a.txt": "one\n"})
+    (tmp_path / "r" / "sub").mkdir()
+    with pytest.raises(UsageError, match="not the checkout's root"):
+        checked(tmp_path / "r" / "sub")
+    assert checked(tmp_path / "r") == (tmp_path / "r").resolve()
+
+
+def test_dir_must_hold_the_recorded_commit(tmp_path: Path) -> None:
+    commit = git_repo(tmp_path / "r", {"a.txt": "one\n"})
+    same_repository(str(tmp_path / "r"), commit)
+    same_repository(str(tmp_path / "r"), None)  # nothing recorded: nothing to hold
+    with pytest.raises(UsageError, match=f"does not hold the recorded commit {'1' * 12}"):
+        same_repository(str(tmp_path / "r"), "1" * 40)
+
+
+def test_the_diff_shown_is_filtered_for_the_terminal(tmp_path: Path) -> None:
+    commit = git_repo(tmp_path / "r", {"a.txt": "one\n"})
+    (tmp_path / "r" / "a.txt").write_text("\x1b]0;owned\x07\x1b[2J\x1b]52;c;ZXZpbA==\x07two\n")
+    shown_diff = report_diff([f"--workdir r: ran in place of the recorded source, changed from the recorded commit "
+                              f"{commit[:12]}: 1 file changed"], str(tmp_path / "r"))
+    assert "\x1b" not in shown_diff and "\x07" not in shown_diff and "\\x1b]52;c;" in shown_diff
+    assert "+" in shown_diff and "\n" in shown_diff  # still a diff, line by line
+
+
+@pytest.mark.usefixtures("offline_registry")
+def test_without_repo_dirs_own_git_gives_the_recorded_commit(tmp_path: Path) -> None:
+    from runner.build.plan import PlanOptions
+    from runner.replay import Progress, ReplayOptions
+    from runner.replay.replayer import Replayer
+    from tests.examples import BUNDLE, TZ_CAPSULE
+    from tests.unit.fake_engine import FakeEngine
+
+    checkout = tmp_path / "checkout"
+    subprocess.run(["git", "clone", "-q", str(BUNDLE), str(checkout)], check=True, capture_output=True)
+    replayer = Replayer(ReplayOptions(workdir=str(checkout), plan=PlanOptions()), Progress(), engine=FakeEngine())
+    _, plan = replayer.load(TZ_CAPSULE)
+    assert plan.source is not None and plan.source.remote == str(checkout) and plan.source.remote_from_user
+    other = tmp_path / "other"
+    git_repo(other, {"a.txt": "x\n"})
+    with pytest.raises(UsageError, match="does not hold the recorded commit"):
+        Replayer(ReplayOptions(workdir=str(other), plan=PlanOptions()), Progress(), engine=FakeEngine()).load(TZ_CAPSULE)
