@@ -12,6 +12,7 @@ failure: its item is skipped, as `git bisect skip` does, and named.
 """
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -114,7 +115,10 @@ class _Walker:
 
     def search(self) -> Belief:
         """Runs where they tell most until one item holds the confidence and its last passing
-        neighbour is checked (boundary), or the budget is spent."""
+        neighbour is checked (boundary), or the budget is spent. Runs go together (--jobs) only where
+        that costs no run a single worker would not have run: a deterministic-looking search halves the
+        range one run at a time (a second run beside it would be spent on the half that is dropped); once
+        a bad item has passed (the failure is flaky), the best runs go together."""
         while True:
             belief = self.line.belief()
             left = self.spending.left()
@@ -123,28 +127,44 @@ class _Walker:
                 doubt = self.boundary(best)
                 if doubt is None or left <= 0 or doubt in self.capped() | self.skipped:
                     return belief
-                self.run([self.check_at(best, doubt)])
+                self.run(self.checks(best, doubt, min(self.jobs, left)))
                 continue
-            where = pick(belief, min(self.jobs, left), self.skipped | self.capped()) if left > 0 else []
+            width = min(self.jobs if self.line.flaky_seen() else 1, left)
+            where = pick(belief, width, self.skipped | self.capped()) if left > 0 else []
             if not where:
                 return belief
             self.run(where)
 
     def boundary(self, best: int) -> int | None:
-        """The item before the answer, when its passes are not yet telling even for a failure that
-        only looked deterministic so far (the prior's "always" ruled out): the one check that
-        tells a deterministic failure from a flaky one that passed there by luck."""
+        """Where the answer still needs checking, or None: the one check that tells a deterministic
+        failure from a flaky one whose lucky passes before the answer made an earlier culprit look
+        like this one. Where the answer's side looks deterministic, until a look-alike is unlikely at
+        every rate a bisect looks for (Line.lookalike); where it has passed too (the failure is known
+        flaky), until the item before the answer's passes are not luck at the rate those runs show."""
         if best == 0:
             return None
-        x, line = best - 1, self.line
-        luck = all_pass(sum(line.failed[best:]), sum(line.passed[best:]), line.passed[x], self.rules.prior.flaky())
-        return x if luck > 1 - self.rules.confidence else None
+        x, line, level = best - 1, self.line, 1 - self.rules.confidence
+        f, p = sum(line.failed[best:]), sum(line.passed[best:])
+        if not p:
+            plan = line.check_plan(best, level, self.rules.max_runs)
+            return None if plan == (0, 0) else best if plan[0] and best not in self.capped() | self.skipped else x
+        luck = all_pass(f, p, line.passed[x], self.rules.prior.flaky())
+        return self.rate_higher(best, x) if luck > level else None
 
-    def check_at(self, best: int, doubt: int) -> int:
-        """Where the boundary check runs next: the item before the answer (one more pass there), or the
-        answer itself when one more recorded failure there (the rate shown higher) leaves fewer runs to
-        go in all. A deterministic failure that failed only at the bad end's two runs needs 7 passes at
-        the item before; after a third failure, 5."""
+    def checks(self, best: int, doubt: int, width: int) -> list[int]:
+        """The next check's runs: up to `width` of the plan a deterministic failure would still need
+        (they go together: each would run anyway), else the one `doubt`."""
+        if sum(self.line.passed[best:]) or width <= 1:
+            return [doubt]
+        fails, passes = self.line.check_plan(best, 1 - self.rules.confidence, self.rules.max_runs)
+        if best in self.capped() | self.skipped:
+            fails, passes = 0, passes + fails
+        return ([best] * fails + [best - 1] * passes)[:width] or [doubt]
+
+    def rate_higher(self, best: int, doubt: int) -> int:
+        """Where a known-flaky answer's check runs next: the item before the answer (one more pass there),
+        or the answer itself when one more recorded failure there (the rate shown higher) leaves fewer
+        runs to go in all."""
         line, level, flaky = self.line, 1 - self.rules.confidence, self.rules.prior.flaky()
         f, p = sum(line.failed[best:]), sum(line.passed[best:])
 
@@ -242,12 +262,18 @@ def _short(t: Trial) -> str:
     return f"{(t.item or '')[:12]}: {said(t)}"
 
 
+def chance_said(probability: float) -> str:
+    """`0.57`; `≥ 0.99` for a near-sure one: a belief built on runs is never shown as certain (a flaky
+    failure that looked deterministic reads 0.997, not "1.00"). Cut down, never rounded up."""
+    return "≥ 0.99" if probability >= 0.99 else f"{math.floor(probability * 100) / 100:.2f}"
+
+
 def candidates_said(walk: Walk, shown: Callable[[str], str]) -> str:
     """`between change 22 and change 25: 0.61, 0.30, …` (the likeliest items, in line order)."""
     if not walk.candidates:
         return "no candidate"
     first, last = shown(walk.candidates[0].item), shown(walk.candidates[-1].item)
     where = first if len(walk.candidates) == 1 else f"between {first} and {last}"
-    chances = [f"{shown(c.item)} {c.probability:.2f}" for c in walk.candidates[:SHOWN]]
+    chances = [f"{shown(c.item)} {chance_said(c.probability)}" for c in walk.candidates[:SHOWN]]
     more = ", …" if len(walk.candidates) > SHOWN else ""
     return f"{where}: {', '.join(chances)}{more}"

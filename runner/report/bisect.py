@@ -8,7 +8,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from ..bisect import BisectResult, CommitsResult, SweepResult, Trial, Walk, candidates_said, summary, totals
+from ..bisect import (BisectResult, CommitsResult, SweepResult, Trial, Walk, candidates_said, chance_said, summary,
+                      totals)
 from ..facts.inspect import printable
 from ..verdict.facts import FACTS
 from ..verdict.rate import Rate
@@ -86,7 +87,7 @@ def _show(out: Console, bad: Path, good: Path, r: BisectResult, wall_s: float) -
     _removals(view, r)
     _rate_line(out, r.rate)
     out.print(_spent(r.trials, wall_s))
-    sure = f" (confidence {r.confidence:.2f}, asked {r.target:g})"
+    sure = f" (confidence {chance_said(r.confidence)}, asked {r.target:g})"
     if r.found:
         out.print(Text(f"minimal set: {printable(' + '.join(r.minimal))}{sure}", "bold red"))
     elif r.status == "undecided" and r.minimal:
@@ -126,13 +127,13 @@ def _items_table(out: Console, w: Walk, item: str, shown: Callable[[str], str]) 
         rows.append((printable(shown(name) + role), str(len(kinds)), str(kinds.count("recorded")),
                      str(kinds.count("pass")), str(len(kinds) - kinds.count("recorded") - kinds.count("pass")),
                      _cell(next((t.signature for t in mine if t.signature), "")), _build_cell(mine[0]),
-                     f"{chance[name]:.2f}" if name in chance else ""))
+                     chance_said(chance[name]) if name in chance else ""))
     View(out).table("items tried", (item, "runs", "failed", "passed", "other", "signature", "build",
                                             "first bad"), rows, free=5)
 
 
 def _walk_answer(w: Walk, found: str, shown: Callable[[str], str]) -> Text:
-    sure = f" (probability {w.confidence:.2f}, asked {w.target:g})"
+    sure = f" (probability {chance_said(w.confidence)}, asked {w.target:g})"
     if w.found:
         return Text(found + sure, "bold red")
     if w.status == "undecided":
