@@ -13,6 +13,8 @@ with the rate's probability, every other run passes.
             the runs and the items built at each rate
   facts     TZ behind UTC the culprit among CI, LANG, NODE_ENV, node and TTY_COMPATIBLE (a
             variable recorded by name only, filled in with --env), rate 0.5 and 1.0, likewise
+  fix       --commits --fixed-at: 64 commits after the recorded one, the fix at a random place, rates
+            1.0 and 0.5, 20 bisects each: right >= 19, wrong with exit 0 at most 1
   cost      a deterministic failure against today's bisect on the same histories (today: one run
             decides every trial; measured on main 5407fee with the same seeds: 8.00 runs for the
             64 commits, 7 for the facts): within 10 %
@@ -87,6 +89,28 @@ def commits_bisect(seed: int, rate: float, confidence: float, jobs: int = 1,
                             BisectSettings(None, jobs, False, confidence), FakeProgress(),
                             lambda source, g: [(sha, "s") for sha in line])
     return result.found, result.walk.first_failing == line[culprit], len(fake.ran), len(fake.built)
+
+
+def fix_bisect(seed: int, rate: float, confidence: float) -> tuple[bool, bool, int, int]:
+    """One --commits --fixed-at bisect over 64 commits after the recorded one: the fix at a random
+    place, every commit before it failing the recorded way at the rate: (exit 0, right, runs, built)."""
+    from runner.bisect.fixes import find_fix
+    from runner.bisect.trial import BisectSettings
+    from tests.unit.bisect.fakes import FakeProgress, FakeReplayer, commit_of, plan
+
+    rng = random.Random(seed)
+    recorded, line = "0" * 40, [f"{i:040x}" for i in range(1, COMMITS + 1)]
+    fixing = rng.randrange(COMMITS)
+    order = {sha: i for i, sha in enumerate([recorded, *line])}
+
+    def outcome(p: Any) -> Any:
+        return "recorded" if order[commit_of(p)] <= fixing and rng.random() < rate else "pass"
+
+    fake = FakeReplayer(plan(commit=recorded), plan(commit=recorded), outcome)
+    result = find_fix(fake, Path("bad.json"), line[-1], BisectSettings(None, 1, False, confidence), FakeProgress(),
+                      lambda source, g: [(sha, "s") for sha in line])
+    right = result.fixing is not None and result.fixing.sha == line[fixing]
+    return result.found, right, len(fake.ran), len(fake.built)
 
 
 def deterministic_cost(jobs: int, cores: int = 2) -> tuple[float, float]:
@@ -197,7 +221,7 @@ def floor(rates: tuple[float, ...] = (0.3, 0.5), allowed: float = 0.05, good_end
 
 
 def measure(kind: str, rate: float, confidence: float, bisects: int, first_seed: int = 0) -> Tally:
-    one = commits_bisect if kind == "commits" else facts_bisect
+    one = {"commits": commits_bisect, "facts": facts_bisect, "fix": fix_bisect}[kind]
     tally = Tally()
     for seed in range(first_seed, first_seed + bisects):
         tally.add(*one(seed * 7919 + int(rate * 1000), rate, confidence))
@@ -222,6 +246,17 @@ def rows(row: Row, bisects: int = BISECTS) -> None:
                         f"({(runs / TODAY[kind] - 1) * 100:+.0f} %)", "<= +10 %", runs <= 1.1 * TODAY[kind])
                     if kind == "commits":
                         cost_rows(row)
+    fix_rows(row, bisects)
+
+
+def fix_rows(row: Row, bisects: int) -> None:
+    """Issue 37: fix bisection (--fixed-at) right >= 19 of 20 at rates 0.5 and 1.0, wrong with exit 0 at
+    most 1 in 20."""
+    for rate in (1.0, 0.5):
+        t = measure("fix", rate, 0.95, bisects)
+        row(f"fix bisect (--fixed-at), rate {rate}", f"right {t.right}/{bisects}, wrong exit 0 {t.wrong}, exit 1 "
+            f"{t.open}; {t.runs / bisects:.1f} runs", f">= {bisects * 19 // 20} right, wrong <= {bisects // 20}",
+            t.right >= bisects * 19 // 20 and t.wrong <= bisects // 20)
 
 
 def cost_rows(row: Row) -> None:

@@ -13,8 +13,8 @@ from .rules import Rules
 from .search import BisectResult, Candidate, NotVaried, Removal, result_data, search
 from .sweep import Registry, SweepResult, bisect_sweep, summary, sweep_data
 from .trial import BisectSettings, Observation, Trial, totals
-from .walk import Chance, Walk, candidates_said, chance_said
+from .walk import Chance, Walk, candidates_said, chance_said, chances_said
 
 __all__ = ["BisectResult", "BisectSettings", "Candidate", "Chance", "CommitsResult", "NotVaried", "Observation",
            "Registry", "Removal", "Rules", "SweepResult", "Trial", "Walk", "bisect_capsules", "bisect_commits",
-           "bisect_sweep", "candidates_said", "chance_said", "commits_data", "result_data", "search", "summary", "sweep_data", "totals"]
+           "bisect_sweep", "candidates_said", "chance_said", "chances_said", "commits_data", "result_data", "search", "summary", "sweep_data", "totals"]

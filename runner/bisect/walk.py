@@ -268,12 +268,18 @@ def chance_said(probability: float) -> str:
     return "≥ 0.99" if probability >= 0.99 else f"{math.floor(probability * 100) / 100:.2f}"
 
 
-def candidates_said(walk: Walk, shown: Callable[[str], str]) -> str:
-    """`between change 22 and change 25: 0.61, 0.30, …` (the likeliest items, in line order)."""
-    if not walk.candidates:
+def chances_said(chances: Sequence[Chance], shown: Callable[[str], str]) -> str:
+    """`likeliest first: 4f2a1c9d0b7e round start of day (0.57), 1a2b3c4d5e6f docs (0.21), and 3 more (each
+    0.05 or less)`: the likeliest first, never hidden behind unlikely ones."""
+    if not chances:
         return "no candidate"
-    first, last = shown(walk.candidates[0].item), shown(walk.candidates[-1].item)
-    where = first if len(walk.candidates) == 1 else f"between {first} and {last}"
-    chances = [f"{shown(c.item)} {chance_said(c.probability)}" for c in walk.candidates[:SHOWN]]
-    more = ", …" if len(walk.candidates) > SHOWN else ""
-    return f"{where}: {', '.join(chances)}{more}"
+    order = sorted(chances, key=lambda c: -c.probability)
+    said = ", ".join(f"{shown(c.item)} ({chance_said(c.probability)})" for c in order[:SHOWN])
+    rest = order[SHOWN:]
+    more = f", and {len(rest)} more (each {chance_said(rest[0].probability)} or less)" if rest else ""
+    return f"likeliest first: {said}{more}"
+
+
+def candidates_said(walk: Walk, shown: Callable[[str], str]) -> str:
+    """The items that hold the confidence together, the likeliest first (chances_said)."""
+    return chances_said(walk.candidates, shown)

@@ -173,6 +173,7 @@ def diff() -> dict[str, Any]:
 
 def bisect() -> dict[str, Any]:
     from ..bisect.commits import Commit, CommitsResult
+    from ..bisect.fixes import FixResult
     from ..bisect.search import BisectResult
     from ..bisect.sweep import SweepResult
     from ..replay.keep import Kept
@@ -183,7 +184,9 @@ def bisect() -> dict[str, Any]:
                                   "variant_builds": INT})
     commits = d.root(CommitsResult, {**where, "mode": {"const": "commits"}, "first_failing": nullable(d.of(Commit))})
     sweep = d.root(SweepResult, {**where, "mode": {"const": "sweep"}, "summary": STR})
-    return document("bisect", "replay bisect --json result", {"oneOf": [facts, commits, sweep]}, d.defs)
+    fix = d.root(FixResult, {**where, "good": {"type": "null"}, "mode": {"const": "fix"},
+                             "fixing": nullable(d.of(Commit))})
+    return document("bisect", "replay bisect --json result", {"oneOf": [facts, commits, sweep, fix]}, d.defs)
 
 
 def _night(d: Derive) -> dict[str, Any]:

@@ -133,7 +133,7 @@ def test_an_item_failing_another_way_is_skipped_and_the_answer_names_both() -> N
     assert sum(1 for t in result.trials if t.item == "b") == 1  # never tried again
     assert any("skipped, as git bisect skip does" in n and "b: different-failure" in n and "may be any of b" in n
                for n in result.notes)
-    assert candidates_said(result, str) == "between b and c: b 0.50, c 0.50"
+    assert candidates_said(result, str) == "likeliest first: b (0.50), c (0.50)"
 
 
 def test_the_ends_decide_first() -> None:
@@ -186,7 +186,9 @@ def test_the_budget_ends_a_flaky_walk_undecided_with_each_candidates_probability
     assert result.confidence < 0.95
     assert sum(c.probability for c in result.candidates) >= 0.94  # they hold the confidence together
     said = candidates_said(result, str)
-    assert said.startswith(f"between {result.candidates[0].item} and {result.candidates[-1].item}: ")
+    likeliest = sorted(result.candidates, key=lambda c: -c.probability)
+    assert said.startswith(f"likeliest first: {likeliest[0].item} ({likeliest[0].probability:.2f}), ")
+    assert said.endswith(f", and {len(likeliest) - 6} more (each {likeliest[6].probability:.2f} or less)")
     assert any("run budget (14 runs) is spent" in n for n in result.notes)
 
 
