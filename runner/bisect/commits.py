@@ -15,6 +15,7 @@ from typing import Any
 from ..codec import encode
 from ..errors import UsageError
 from ..build.plan import Plan, Source
+from .resume import log_for
 from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, end_of, load_ends, said
 from .walk import Walk, walk
 
@@ -66,14 +67,15 @@ def bisect_commits(replayer: ReplayerLike, bad: Path, good: Path, settings: Bise
         raise UsageError(f"{bad}: no commit leads from {g[:12]} to {b[:12]}")
     progress.say(f"{len(commits)} commit(s) after {g[:12]} up to {b[:12]}")
     line = [c.sha for c in commits]
-    trials = Trials(replayer, expected, progress, settings.max_runs, keep=settings.keep)
+    trials = Trials(replayer, expected, progress, settings.max_runs, keep=settings.keep,
+                    log=log_for(settings, "commits", bad_plan, g))
 
     def test(sha: str) -> Observation:
         plan = at_commit(bad_plan, sha)
         return trials.observe(plan, plan, end_of(sha, g, line[-1]), f"commit {sha[:12]}")
 
     result = walk(g, line, test, settings.jobs, settings.rules)
-    notes = (*_commit_notes(result, bad_plan), *result.notes)
+    notes = (*_commit_notes(result, bad_plan), *result.notes, *trials.close())
     return CommitsResult(dataclasses.replace(result, notes=notes), commits)
 
 

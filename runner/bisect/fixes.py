@@ -22,6 +22,7 @@ from ..codec import encode
 from ..errors import UsageError
 from ..build.validate import is_valid
 from .commits import Commit, History, at_commit, commit_of
+from .resume import log_for
 from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, end_of
 from .walk import Chance, Walk, walk
 
@@ -54,9 +55,9 @@ def fix_data(result: FixResult) -> dict[str, Any]:
 
 
 def find_fix(replayer: ReplayerLike, capsule: Path, fixed_at: str, settings: BisectSettings,
-             progress: ProgressLike, history: History, trials: Trials | None = None) -> FixResult:
+             progress: ProgressLike, history: History) -> FixResult:
     """The first commit after `capsule`'s where its recorded failure is gone, up to `fixed_at`
-    (a commit id, full or abbreviated). `trials`: a runner of trials to use (--resume's)."""
+    (a commit id, full or abbreviated)."""
     if not is_valid("commit", fixed_at):
         raise UsageError(f"--fixed-at {fixed_at[:80]!r}: not a commit id (7 to 64 hex digits)")
     loaded, plan = replayer.load(capsule)
@@ -75,7 +76,8 @@ def find_fix(replayer: ReplayerLike, capsule: Path, fixed_at: str, settings: Bis
     fixed = commits[-1].sha
     progress.say(f"{len(commits)} commit(s) after the recorded {recorded[:12]} up to {fixed[:12]} (fixed)")
     back = [c.sha for c in reversed(commits[:-1])] + [recorded]  # from the one before FIXED_AT to the recorded
-    runner = trials or Trials(replayer, expected, progress, settings.max_runs, keep=settings.keep)
+    runner = Trials(replayer, expected, progress, settings.max_runs, keep=settings.keep,
+                    log=log_for(settings, "fix", plan, fixed))
 
     def test(sha: str) -> Observation:
         at = at_commit(plan, sha)
@@ -83,7 +85,7 @@ def find_fix(replayer: ReplayerLike, capsule: Path, fixed_at: str, settings: Bis
 
     result = walk(fixed, back, test, settings.jobs, settings.rules)
     notes = (*_fix_notes(result, recorded, fixed, bool(plan.source and plan.source.diff)),
-             *(FIX_MONOTONIC if n.startswith("bisection assumes") else n for n in result.notes))
+             *(FIX_MONOTONIC if n.startswith("bisection assumes") else n for n in result.notes), *runner.close())
     return FixResult(dataclasses.replace(result, notes=notes), commits, recorded, _fixes(result))
 
 

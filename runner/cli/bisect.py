@@ -1,15 +1,17 @@
 """`replay bisect BAD --good GOOD`: which environment facts make BAD fail (the text view: report/bisect.py)."""
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
+from typing import Any
 
 from ..build.sources import repo as git_source
 from ..bisect import (BisectResult, BisectSettings, CommitsResult, Registry, SweepResult, bisect_capsules,
                       bisect_commits, bisect_sweep, commits_data, result_data, sweep_data, totals)
 from ..bisect.env import fill_only_of
 from ..bisect.fixes import FixResult, check_modes, find_fix, fix_data
+from ..bisect.resume import next_step
+from ..bisect.trial import cores
 from ..config import settings as load_settings
 from ..errors import Exit
 from ..build.plan import PlanOptions, Source
@@ -21,13 +23,6 @@ from ..replay.keep import Kept
 from . import console
 from ..commands.spec import Args
 from ..replay.inputs import check_repo, parse_env, use_mirrors, write_text, trust as make_trust
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def _history(src: Source, good: str) -> list[tuple[str, str]]:
@@ -64,12 +59,13 @@ def _data(result: Result, wall_s: float) -> dict[str, object]:
     return {"mode": "facts", **result_data(result), "totals": totals(result.trials, wall_s)}
 
 
-def _report(bad: Path, good: Path | None, result: Result, as_json: bool, wall_s: float, kept: Kept | None) -> None:
+def _report(bad: Path, good: Path | None, result: Result, as_json: bool, wall_s: float, kept: Kept | None,
+            then: dict[str, Any] | None) -> None:
     if as_json:
-        console.print_result("bisect", int(Exit.OK if result.found else Exit.NEGATIVE),
-                             {"bad": str(bad), "good": good and str(good), **_data(result, wall_s), "kept": encode(kept)})
+        console.print_result("bisect", int(Exit.OK if result.found else Exit.NEGATIVE), {
+            "bad": str(bad), "good": good and str(good), **_data(result, wall_s), "kept": encode(kept), "next": then})
     else:
-        show(console.out, bad, good, result, wall_s)
+        show(console.out, bad, good, result, wall_s, then)
         if kept is not None:
             console.out.print(f"Kept the bad end's attempt's container {kept.id}; enter it: {kept.command}",
                               markup=False)
@@ -88,14 +84,15 @@ def bisect(a: Args) -> int:
                                       secret_env=plan_opts.env_overrides, trust=trust), progress)
     start = time.monotonic()
     try:
-        settings = BisectSettings(a.attempts, a.jobs or _cores(), not a.no_cache_reuse, a.confidence, a.max_runs,
-                                  a.budget, keep=a.keep)
+        settings = BisectSettings(a.attempts, a.jobs or cores(), not a.no_cache_reuse, a.confidence, a.max_runs,
+                                  a.budget, a.keep, load_settings().cache_dir / "bisect-trials", a.resume)
         good = Path(a.good) if a.good else None
         result = _bisect(replayer, a.bad, good, settings, progress, a.commits, a.sweep, a.fixed_at)
     finally:
         replayer.close()
     wall_s = time.monotonic() - start
-    _report(Path(a.bad), good, result, a.json, wall_s, replayer.keeper.kept if a.keep else None)
+    then = None if isinstance(result, BisectResult) else next_step(a.values, a.declared, result.walk)
+    _report(Path(a.bad), good, result, a.json, wall_s, replayer.keeper.kept if a.keep else None, then)
     if a.junit is not None and not isinstance(result, FixResult):
         from ..report.junit import bisect_junit
 

@@ -141,6 +141,9 @@ BISECT = Command(
            False),
      Param("fixed_at", "text", "With --commits and no --good: find the first commit after BAD's where its recorded "
            "failure is gone, up to this one (where it is).", ("--fixed-at",), metavar="COMMIT"),
+     Param("resume", "flag", "Take the trial outcomes the last bisect of the same question kept (by image and item) "
+           "instead of running them again, and go on from there (never by default: each bisect keeps its own).",
+           ("--resume",), False),
      Param("sweep", "text", "Find the first failing version of one differing fact (runtime:node, tool:npm, "
            "pin:python:six...) instead.", ("--sweep",), metavar="FACT"),
      Param("no_cache_reuse", "flag", "Run every trial with a cold test-tool cache: jest's, Go's build cache or "

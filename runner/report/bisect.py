@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
@@ -160,7 +161,7 @@ def _show_commits(out: Console, bad: Path, good: Path, r: CommitsResult, wall_s:
     out.print(_spent(r.walk.trials, wall_s))
     first = r.first_failing
     found = f"first failing commit: {first.sha} {printable(first.subject)}" if first is not None else ""
-    out.print(_walk_answer(r.walk, found, lambda sha: sha[:12]))
+    out.print(_walk_answer(r.walk, found, lambda sha: f"{sha[:12]} {subjects.get(sha, '')}".rstrip()))
 
 
 def _show_fix(out: Console, bad: Path, r: FixResult, wall_s: float) -> None:
@@ -204,8 +205,8 @@ def _show_sweep(out: Console, bad: Path, good: Path, r: SweepResult, wall_s: flo
 
 
 def show(out: Console, bad: Path, good: Path | None, result: BisectResult | CommitsResult | SweepResult | FixResult,
-         wall_s: float) -> None:
-    """The text view of any mode's result."""
+         wall_s: float, then: dict[str, Any] | None = None) -> None:
+    """The text view of any mode's result, and the next step when more runs would likely decide it."""
     if isinstance(result, FixResult):
         _show_fix(out, bad, result, wall_s)
     elif good is None:
@@ -216,3 +217,5 @@ def show(out: Console, bad: Path, good: Path | None, result: BisectResult | Comm
         _show_sweep(out, bad, good, result, wall_s)
     else:
         _show(out, bad, good, result, wall_s)
+    if then is not None:
+        out.print(Text(printable(f"next: {then['why']}: {then['command']}")))

@@ -179,7 +179,8 @@ def bisect() -> dict[str, Any]:
     from ..replay.keep import Kept
 
     d = Derive()
-    where = {"bad": STR, "good": STR, "kept": nullable(d.of(Kept))}
+    step = nullable(obj({"argv": array(STR), "command": STR, "why": STR}))  # the runs that would likely decide
+    where = {"bad": STR, "good": STR, "kept": nullable(d.of(Kept)), "next": step}
     facts = d.root(BisectResult, {**where, "mode": {"const": "facts"}, "also_failing": array(INT),
                                   "variant_builds": INT})
     commits = d.root(CommitsResult, {**where, "mode": {"const": "commits"}, "first_failing": nullable(d.of(Commit))})
