@@ -79,6 +79,15 @@ def bisect_commits(replayer: ReplayerLike, bad: Path, good: Path, settings: Bise
     return CommitsResult(dataclasses.replace(result, notes=notes), commits)
 
 
+def git_history(source: Source, good: str) -> list[tuple[str, str]]:
+    """The History of a real remote: its first-parent commits after `good` up to the source's commit."""
+    from ..build.sources import repo as git_source
+    from ..config import settings
+
+    assert source.remote and source.commit  # bisect_commits and find_fix checked both
+    return git_source.commits_between(settings(), source.remote, source.remote_from_user, good, source.commit)
+
+
 def commit_of(path: Path, plan: Plan) -> str:
     if plan.source is None or not plan.source.commit:
         raise UsageError(f"{path}: the capsule records no commit; --commits needs both capsules' commits")

@@ -5,16 +5,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..build.sources import repo as git_source
 from ..bisect import (BisectResult, BisectSettings, CommitsResult, Registry, SweepResult, bisect_capsules,
-                      bisect_commits, bisect_sweep, commits_data, result_data, sweep_data, totals)
+                      bisect_commits, bisect_sweep, commits_data, cores, git_history, result_data, sweep_data, totals)
 from ..bisect.env import fill_only_of
 from ..bisect.fixes import FixResult, check_modes, find_fix, fix_data
 from ..bisect.resume import next_step
-from ..bisect.trial import cores
 from ..config import settings as load_settings
 from ..errors import Exit
-from ..build.plan import PlanOptions, Source
+from ..build.plan import PlanOptions
 from ..build.sources.providers import fetch, pypi
 from ..report.bisect import show
 from ..codec import encode
@@ -23,11 +21,6 @@ from ..replay.keep import Kept
 from . import console
 from ..commands.spec import Args
 from ..replay.inputs import check_repo, parse_env, use_mirrors, write_text, trust as make_trust
-
-
-def _history(src: Source, good: str) -> list[tuple[str, str]]:
-    assert src.remote and src.commit  # bisect_commits and find_fix checked both
-    return git_source.commits_between(load_settings(), src.remote, src.remote_from_user, good, src.commit)
 
 
 def _versions(registry: Registry, package: str) -> list[str]:
@@ -41,9 +34,9 @@ Result = BisectResult | CommitsResult | SweepResult | FixResult
 def _bisect(replayer: Replayer, bad: Path, good: Path | None, settings: BisectSettings, progress: Progress,
             commits: bool, sweep: str | None, fixed_at: str | None = None) -> Result:
     if good is None:  # check_modes: --fixed-at was given
-        return find_fix(replayer, bad, fixed_at or "", settings, progress, _history)
+        return find_fix(replayer, bad, fixed_at or "", settings, progress, git_history)
     if commits:
-        return bisect_commits(replayer, bad, good, settings, progress, _history)
+        return bisect_commits(replayer, bad, good, settings, progress, git_history)
     if sweep is not None:
         return bisect_sweep(replayer, bad, good, sweep, settings, progress, _versions)
     return bisect_capsules(replayer, bad, good, settings, progress)

@@ -193,6 +193,8 @@ FARM_RUN = Command(
            "capsules.", metavar="SOURCE..."),
      Param("jobs", "count", "Attempts in parallel (0: the cores).", ("--jobs", "-j"), 0, low=0, high=256),
      Param("ref", "commit", "Also replay at this commit: fixed there?", ("--ref",), metavar="COMMIT"),
+     Param("find_fix", "flag", "With --ref: for each capsule fixed at REF, find the commit that fixed it (replay "
+           "bisect CAPSULE --commits --fixed-at REF); the report names it.", ("--find-fix",), False),
      c.REPO, c.MIRROR,
      Param("attempts", "count", "Attempts per capsule (K).", ("--attempts", "-n"), DEFAULT_ATTEMPTS, low=1, high=50),
      Param("max_attempts", "count", "Up to this many while they disagree (until the rate is known), and at --ref "

@@ -197,10 +197,12 @@ def _night(d: Derive) -> dict[str, Any]:
 
 
 def farm_run() -> tuple[dict[str, Any], Derive]:
+    from ..bisect.farmfix import FoundFix
     from ..farm.model import CapsuleResult
 
     d = Derive()
-    body = obj({"night": _night(d), "results": array(d.of(CapsuleResult))})
+    body = obj({"night": _night(d), "results": array(d.of(CapsuleResult)),
+                "fixes": nullable(array(d.of(FoundFix)))})  # --find-fix
     return document("farm-run", "replay farm run --json result", body, d.defs), d
 
 
@@ -209,6 +211,8 @@ def farm_report() -> dict[str, Any]:
 
     run_doc, d = farm_run()
     one_night = {k: v for k, v in run_doc.items() if k in ("type", "properties", "required")}
+    one_night = {**one_night, "properties": {k: v for k, v in one_night["properties"].items() if k != "fixes"},
+                 "required": [k for k in one_night["required"] if k != "fixes"]}  # --find-fix: farm run's alone
     from ..farm.attention import GROUPS
 
     row = obj({"capsule_id": STR, "path": STR, "group": {"enum": list(GROUPS)}, "verdict": STR,

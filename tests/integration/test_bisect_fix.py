@@ -81,3 +81,23 @@ def test_fix_bisection_says_when_the_failure_is_not_fixed_at_fixed_at(
     rc, result = fix_bisect(capsys, capsule, repo, shas[2])
     assert (rc, result["walk"]["status"], result["fixing"]) == (1, "baseline fails", None)
     assert any("still comes back at" in n and "not fixed there" in n for n in result["walk"]["notes"])
+
+
+def test_farm_find_fix_names_the_fixing_commit_of_a_capsule_fixed_at_ref(
+        engine: object, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        fixed_history: tuple[Path, list[str]]) -> None:
+    repo, shas = fixed_history
+    (tmp_path / "caps").mkdir()
+    capsule = write_json(tmp_path / "caps" / "clock.json", python_capsule(repo, shas[0], 1, env_facts(LANG="C.UTF-8")))
+    record_failure(capsule, "--repo", str(repo))
+    rc = main(["farm", "run", str(tmp_path / "caps"), "--db", str(tmp_path / "farm.sqlite"), "--repo", str(repo),
+               "--ref", shas[-1], "--find-fix", "--attempts", "2", "--json"])
+    night = result_of(capsys.readouterr().out)
+    [r] = night["results"]
+    assert (rc, r["verdict"], r["ref_verdict"]) == (0, "reproduced", "fixed")
+    [fix] = night["fixes"]
+    assert (fix["path"], fix["status"], fix["fixing"]) == (
+        str(capsule), "found", {"sha": shas[3], "subject": "round start of day down"})
+    assert main(["farm", "run", str(tmp_path / "caps"), "--db", str(tmp_path / "farm.sqlite"), "--repo", str(repo),
+                 "--find-fix"]) == 2  # without --ref there is nothing to find the fix of
+    assert "give --ref COMMIT" in capsys.readouterr().err

@@ -307,7 +307,7 @@ def wide(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def use(monkeypatch: pytest.MonkeyPatch, fake: FakeReplayer) -> None:
     monkeypatch.setattr(cli, "Replayer", lambda options, progress: fake)
-    monkeypatch.setattr(cli, "_history", lambda source, good: HISTORY)
+    monkeypatch.setattr(cli, "git_history", lambda source, good: HISTORY)
 
 
 def test_cli_json_and_exit_codes(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], wide: None) -> None:

@@ -94,7 +94,7 @@ def wide(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def use(monkeypatch: pytest.MonkeyPatch, fake: FakeReplayer) -> None:
     monkeypatch.setattr(cli, "Replayer", lambda *a, **k: fake)
-    monkeypatch.setattr(cli, "_history", history)
+    monkeypatch.setattr(cli, "git_history", history)
 
 
 def test_cli_names_the_fixing_commit(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],

@@ -34,7 +34,7 @@ def flaky(seed: int) -> Any:
 
 def use(monkeypatch: pytest.MonkeyPatch, fake: FakeReplayer) -> None:
     monkeypatch.setattr(cli, "Replayer", lambda options, progress: fake)
-    monkeypatch.setattr(cli, "_history", lambda source, good: [(sha, f"change {i}") for i, sha in enumerate(LINE)])
+    monkeypatch.setattr(cli, "git_history", lambda source, good: [(sha, f"change {i}") for i, sha in enumerate(LINE)])
 
 
 def bisect(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], seed: int,
