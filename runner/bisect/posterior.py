@@ -20,7 +20,7 @@ again, the bad end included: that is how the rate gets estimated when it matters
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ..verdict.rate import PRIOR, Prior, log_evidence, next_fails
@@ -74,6 +74,14 @@ LOOKALIKE_RATES = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 MOST_CHECKS = 64  # a check plan's most runs (then the budget decides)
 
 
+def lookalike_odds(failed: int, passes: Sequence[int]) -> float:
+    """At the worst of LOOKALIKE_RATES, the sum over the alternatives of r**failed * (1 - r)**p: how
+    much likelier a flaky failure of rate r, had the cause been elsewhere, is to give these runs
+    (`failed` recorded failures where both would fail, `p` passes where only it would fail) than a
+    deterministic failure with the cause where the answer says."""
+    return max(r ** failed * sum((1 - r) ** p for p in passes) for r in LOOKALIKE_RATES)
+
+
 class Line:
     """The recorded failures and the other runs at positions 0..n, and the belief they give."""
 
@@ -92,19 +100,16 @@ class Line:
 
     def lookalike(self, best: int) -> float:
         """How much likelier a flaky failure whose first bad item is earlier is to give these very
-        runs than a deterministic one at `best` (every run from `best` on failed), at the worst of
-        LOOKALIKE_RATES: sum over k < best of r**F * (1 - r)**P_k, F the runs from `best` on, P_k the
-        passes of k..best-1. Averaged over where the culprit is, it is how often a failure of rate r
-        is named wrong, with exit 0, through runs that look deterministic: a walk that stops only
-        once it is under a level keeps those wrong answers under that level, wherever the culprit."""
-        f, worst = sum(self.failed[best:]), 0.0
-        for r in LOOKALIKE_RATES:
-            passes, odds = 0, 0.0
-            for k in range(best - 1, -1, -1):
-                passes += self.passed[k]
-                odds += (1 - r) ** passes
-            worst = max(worst, r ** f * odds)
-        return worst
+        runs than a deterministic one at `best` (every run from `best` on failed): lookalike_odds
+        with F the runs from `best` on and, for each k < best, P_k the passes of k..best-1. Averaged
+        over where the culprit is, it is how often a failure of rate r is named wrong, with exit 0,
+        through runs that look deterministic: a walk that stops only once it is under a level keeps
+        those wrong answers under that level, wherever the culprit."""
+        passes, before = 0, []
+        for k in range(best - 1, -1, -1):
+            passes += self.passed[k]
+            before.append(passes)
+        return lookalike_odds(sum(self.failed[best:]), before)
 
     def check_plan(self, best: int, level: float, most: int) -> tuple[int, int]:
         """The fewest more runs, (recorded failures at `best`, passes at the item before), that bring
