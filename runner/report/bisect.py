@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from ..bisect import (BisectResult, CommitsResult, SweepResult, Trial, Walk, candidates_said, chance_said, chances_said,
+from ..bisect import (BisectResult, Chance, CommitsResult, SweepResult, Trial, Walk, candidates_said, chance_said, chances_said,
                       summary, totals)
 from ..bisect.fixes import FixResult
 from ..facts.inspect import printable
@@ -118,9 +118,10 @@ def _rate_line(out: Console, rate: Rate | None, end: str = "the bad end") -> Non
 
 
 def _items_table(out: Console, w: Walk, item: str, shown: Callable[[str], str],
-                 roles: dict[str, str] | None = None) -> None:
-    """One row per item tried, in line order: its runs and how likely it is the first bad one."""
-    chance = {c.item: c.probability for c in w.candidates}
+                 roles: dict[str, str] | None = None, fixes: tuple[Chance, ...] | None = None) -> None:
+    """One row per item tried, in line order: its runs and how likely it is the first bad one (with
+    `fixes`: the first fixed one)."""
+    chance = {c.item: c.probability for c in (w.candidates if fixes is None else fixes)}
     rows = []
     for position in sorted({t.position for t in w.trials if t.position is not None}):
         mine = [t for t in w.trials if t.position == position]
@@ -132,7 +133,7 @@ def _items_table(out: Console, w: Walk, item: str, shown: Callable[[str], str],
                      _cell(next((t.signature for t in mine if t.signature), "")), _build_cell(mine[0]),
                      chance_said(chance[name]) if name in chance else ""))
     View(out).table("items tried", (item, "runs", "failed", "passed", "other", "signature", "build",
-                                            "first bad"), rows, free=5)
+                                    "first bad" if fixes is None else "fixed first"), rows, free=5)
 
 
 def _walk_answer(w: Walk, found: str, shown: Callable[[str], str]) -> Text:
@@ -170,7 +171,7 @@ def _show_fix(out: Console, bad: Path, r: FixResult, wall_s: float) -> None:
                    "(first parents), walked back from the fixed end", "dim"))
     subjects = {c.sha: c.subject for c in r.commits}
     _items_table(out, r.walk, "commit", lambda sha: f"{sha[:12]} {subjects.get(sha, '')}".rstrip(),
-                 roles={"good end": "fixed end", "bad end": "recorded"})
+                 roles={"good end": "fixed end", "bad end": "recorded"}, fixes=r.fix_candidates)
     _notes(out, r.walk.notes)
     _rate_line(out, r.walk.rate, "the recorded commit")
     out.print(_spent(r.walk.trials, wall_s))

@@ -106,6 +106,9 @@ def test_cli_names_the_fixing_commit(monkeypatch: pytest.MonkeyPatch, capsys: py
     assert main(["bisect", "bad.json", "--commits", "--fixed-at", LINE[-1]]) == 0
     out = capsys.readouterr().out
     assert f"{LINE[-1][:12]} release 2.1 (fixed end)" in out and f"{RECORDED[:12]} (recorded) (recorded)" not in out
+    # the table's last column: how likely each commit is the first fixed one (the fixing commit's row)
+    assert "fixed first" in out and any(row.startswith(f"{LINE[1][:12]} fix rounding") and row.rstrip().endswith(
+        "≥ 0.99") for row in out.splitlines())
     assert out.rstrip().endswith(f"fixed by commit: {LINE[1]} fix rounding (probability ≥ 0.99, asked 0.95)")
 
 
