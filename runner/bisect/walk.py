@@ -231,7 +231,7 @@ def walk(good: str, line: Sequence[str], test: TestFn, jobs: int = 1, rules: Rul
 
 def _ended(w: _Walker, status: WalkStatus, good: str, line: Sequence[str], notes: Sequence[str] = ()) -> Walk:
     return Walk(status, good, tuple(line), None, None, tuple(w.trials), tuple(notes), target=w.rules.confidence,
-                rate=w.bad_rate(), skipped=_skipped(w))
+                rate=w.bad_rate(), skipped=_skipped(w), spent=w.spending.runs)
 
 
 def _not_reproduced(w: _Walker) -> str:
