@@ -13,6 +13,8 @@ with the rate's probability, every other run passes.
             the runs and the items built at each rate
   facts     TZ behind UTC the culprit among CI, LANG, NODE_ENV, node and TTY_COMPATIBLE (a
             variable recorded by name only, filled in with --env), rate 0.5 and 1.0, likewise
+  fix       --commits --fixed-at: 64 commits after the recorded one, the fix at a random place, rates
+            1.0 and 0.5, 20 bisects each: right >= 19, wrong with exit 0 at most 1
   cost      a deterministic failure against today's bisect on the same histories (today: one run
             decides every trial; measured on main 5407fee with the same seeds: 8.00 runs for the
             64 commits, 7 for the facts): within 10 %
@@ -64,8 +66,10 @@ class Tally:
         self.builds += builds
 
 
-def commits_bisect(seed: int, rate: float, confidence: float) -> tuple[bool, bool, int, int]:
-    """One --commits bisect on a 64-commit history: (exit 0, right, runs, items built)."""
+def commits_bisect(seed: int, rate: float, confidence: float, jobs: int = 1,
+                   culprit: int | None = None) -> tuple[bool, bool, int, int]:
+    """One --commits bisect on a 64-commit history: (exit 0, right, runs, items built). The culprit at
+    a random place unless given."""
     from runner.bisect.commits import bisect_commits
     from runner.bisect.trial import BisectSettings
     from tests.unit.bisect.fakes import FakeProgress, FakeReplayer, commit_of, plan
@@ -73,7 +77,7 @@ def commits_bisect(seed: int, rate: float, confidence: float) -> tuple[bool, boo
     rng = random.Random(seed)
     line = [f"{i:040x}" for i in range(1, COMMITS + 1)]
     good = "0" * 40
-    culprit = rng.randrange(COMMITS)
+    culprit = rng.randrange(COMMITS) if culprit is None else culprit
     order = {sha: i for i, sha in enumerate(line)}
 
     def outcome(p: Any) -> Any:
@@ -81,9 +85,60 @@ def commits_bisect(seed: int, rate: float, confidence: float) -> tuple[bool, boo
         return "recorded" if sha != good and order[sha] >= culprit and rng.random() < rate else "pass"
 
     fake = FakeReplayer(plan(commit=good), plan(commit=line[-1]), outcome)
-    result = bisect_commits(fake, Path("bad.json"), Path("good.json"), BisectSettings(None, 1, False, confidence),
-                            FakeProgress(), lambda source, g: [(sha, "s") for sha in line])
+    result = bisect_commits(fake, Path("bad.json"), Path("good.json"),
+                            BisectSettings(None, jobs, False, confidence), FakeProgress(),
+                            lambda source, g: [(sha, "s") for sha in line])
     return result.found, result.walk.first_failing == line[culprit], len(fake.ran), len(fake.built)
+
+
+def fix_bisect(seed: int, rate: float, confidence: float) -> tuple[bool, bool, int, int]:
+    """One --commits --fixed-at bisect over 64 commits after the recorded one: the fix at a random
+    place, every commit before it failing the recorded way at the rate: (exit 0, right, runs, built)."""
+    from runner.bisect.fixes import find_fix
+    from runner.bisect.trial import BisectSettings
+    from tests.unit.bisect.fakes import FakeProgress, FakeReplayer, commit_of, plan
+
+    rng = random.Random(seed)
+    recorded, line = "0" * 40, [f"{i:040x}" for i in range(1, COMMITS + 1)]
+    fixing = rng.randrange(COMMITS)
+    order = {sha: i for i, sha in enumerate([recorded, *line])}
+
+    def outcome(p: Any) -> Any:
+        return "recorded" if order[commit_of(p)] <= fixing and rng.random() < rate else "pass"
+
+    fake = FakeReplayer(plan(commit=recorded), plan(commit=recorded), outcome)
+    result = find_fix(fake, Path("bad.json"), line[-1], BisectSettings(None, 1, False, confidence), FakeProgress(),
+                      lambda source, g: [(sha, "s") for sha in line])
+    right = result.fixing is not None and result.fixing.sha == line[fixing]
+    return result.found, right, len(fake.ran), len(fake.built)
+
+
+def deterministic_cost(jobs: int, cores: int = 2) -> tuple[float, float]:
+    """(runs, modelled wall) of a deterministic failure, averaged over every place of the culprit
+    among the 64 commits, as floor() is (its runs depend on nothing else). The wall is modelled:
+    every run takes one unit and runs that go together on `cores` share them (a pair on 2 cores
+    costs one run's time, as when the test itself uses one core); it counts the walk's batches."""
+    from runner.bisect import walk as walking
+
+    batches: list[int] = []
+    run = walking._Walker.run
+
+    def counted(self: Any, positions: Any) -> None:
+        batches.append(len(positions))
+        run(self, positions)
+
+    walking._Walker.run = counted  # type: ignore[method-assign]
+    try:
+        runs = wall = 0.0
+        for culprit in range(COMMITS):
+            batches.clear()
+            found, right, ran, _ = commits_bisect(0, 1.0, 0.95, jobs, culprit)
+            assert found and right, culprit
+            runs += ran
+            wall += sum(-(-b // min(jobs, cores)) for b in batches)
+    finally:
+        walking._Walker.run = run  # type: ignore[method-assign]
+    return runs / COMMITS, wall / COMMITS
 
 
 def facts_pair() -> tuple[Any, Any]:
@@ -166,7 +221,7 @@ def floor(rates: tuple[float, ...] = (0.3, 0.5), allowed: float = 0.05, good_end
 
 
 def measure(kind: str, rate: float, confidence: float, bisects: int, first_seed: int = 0) -> Tally:
-    one = commits_bisect if kind == "commits" else facts_bisect
+    one = {"commits": commits_bisect, "facts": facts_bisect, "fix": fix_bisect}[kind]
     tally = Tally()
     for seed in range(first_seed, first_seed + bisects):
         tally.add(*one(seed * 7919 + int(rate * 1000), rate, confidence))
@@ -190,9 +245,32 @@ def rows(row: Row, bisects: int = BISECTS) -> None:
                     row(f"  deterministic cost vs today ({kind})", f"{runs:.2f} runs vs {TODAY[kind]:.2f} "
                         f"({(runs / TODAY[kind] - 1) * 100:+.0f} %)", "<= +10 %", runs <= 1.1 * TODAY[kind])
                     if kind == "commits":
-                        least, bare = floor(), floor(good_end=False)
-                        row("  floor: wrong <= 1 in 20 at 0.3 and 0.5", f"{least:.2f} runs, "
-                            f"{(least / TODAY[kind] - 1) * 100:+.0f} % ({bare:.2f}: no good end run)", "(floor())", None)
+                        cost_rows(row)
+    fix_rows(row, bisects)
+
+
+def fix_rows(row: Row, bisects: int) -> None:
+    """Issue 37: fix bisection (--fixed-at) right >= 19 of 20 at rates 0.5 and 1.0, wrong with exit 0 at
+    most 1 in 20."""
+    for rate in (1.0, 0.5):
+        t = measure("fix", rate, 0.95, bisects)
+        row(f"fix bisect (--fixed-at), rate {rate}", f"right {t.right}/{bisects}, wrong exit 0 {t.wrong}, exit 1 "
+            f"{t.open}; {t.runs / bisects:.1f} runs", f">= {bisects * 19 // 20} right, wrong <= {bisects // 20}",
+            t.right >= bisects * 19 // 20 and t.wrong <= bisects // 20)
+
+
+def cost_rows(row: Row) -> None:
+    """Issue 36: a deterministic failure at most the floor + 10 %, at -j 1 and at the default --jobs (the
+    cores: 2 here), and the default never more runs or wall than -j 1."""
+    least, bare = floor(), floor(good_end=False)
+    row("  floor: wrong <= 1 in 20 at 0.3 and 0.5", f"{least:.2f} runs, "
+        f"{(least / TODAY['commits'] - 1) * 100:+.0f} % ({bare:.2f}: no good end run)", "(floor())", None)
+    one, two = deterministic_cost(1), deterministic_cost(2)
+    for name, (runs, _) in (("-j 1", one), ("-j 2 (the default here)", two)):
+        row(f"  deterministic, each culprit place, {name}", f"{runs:.2f} runs, floor {least:.2f} "
+            f"({(runs / least - 1) * 100:+.1f} %)", f"<= {least * 1.1:.2f}", runs <= least * 1.1)
+    row("  -j 2 vs -j 1, deterministic", f"runs {two[0]:.2f} vs {one[0]:.2f}; modelled wall "
+        f"{two[1]:.2f} vs {one[1]:.2f}", "neither more", two[0] <= one[0] and two[1] <= one[1])
 
 
 CHECK_PY = """\

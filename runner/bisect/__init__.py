@@ -7,14 +7,14 @@ walk.py      probabilistic bisection along a line      commits.py  --commits   s
 posterior.py the belief over a line's first bad item   rules.py    confidence and budgets
 trial.py     one trial record and one trial runner for every mode
 """
-from .commits import CommitsResult, bisect_commits, commits_data
+from .commits import CommitsResult, bisect_commits, commits_data, git_history
 from .env import bisect_capsules
 from .rules import Rules
 from .search import BisectResult, Candidate, NotVaried, Removal, result_data, search
 from .sweep import Registry, SweepResult, bisect_sweep, summary, sweep_data
-from .trial import BisectSettings, Observation, Trial, totals
-from .walk import Chance, Walk, candidates_said
+from .trial import BisectSettings, Observation, Trial, cores, totals
+from .walk import Chance, Walk, candidates_said, chance_said, chances_said
 
-__all__ = ["BisectResult", "BisectSettings", "Candidate", "Chance", "CommitsResult", "NotVaried", "Observation",
+__all__ = ["cores", "git_history", "BisectResult", "BisectSettings", "Candidate", "Chance", "CommitsResult", "NotVaried", "Observation",
            "Registry", "Removal", "Rules", "SweepResult", "Trial", "Walk", "bisect_capsules", "bisect_commits",
-           "bisect_sweep", "candidates_said", "commits_data", "result_data", "search", "summary", "sweep_data", "totals"]
+           "bisect_sweep", "candidates_said", "chance_said", "chances_said", "commits_data", "result_data", "search", "summary", "sweep_data", "totals"]

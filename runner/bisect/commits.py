@@ -15,6 +15,7 @@ from typing import Any
 from ..codec import encode
 from ..errors import UsageError
 from ..build.plan import Plan, Source
+from .resume import log_for
 from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, end_of, load_ends, said
 from .walk import Walk, walk
 
@@ -66,15 +67,25 @@ def bisect_commits(replayer: ReplayerLike, bad: Path, good: Path, settings: Bise
         raise UsageError(f"{bad}: no commit leads from {g[:12]} to {b[:12]}")
     progress.say(f"{len(commits)} commit(s) after {g[:12]} up to {b[:12]}")
     line = [c.sha for c in commits]
-    trials = Trials(replayer, expected, progress, settings.max_runs, keep=settings.keep)
+    trials = Trials(replayer, expected, progress, settings.max_runs, keep=settings.keep,
+                    log=log_for(settings, "commits", bad_plan, g))
 
     def test(sha: str) -> Observation:
         plan = at_commit(bad_plan, sha)
         return trials.observe(plan, plan, end_of(sha, g, line[-1]), f"commit {sha[:12]}")
 
     result = walk(g, line, test, settings.jobs, settings.rules)
-    notes = (*_commit_notes(result, bad_plan), *result.notes)
+    notes = (*_commit_notes(result, bad_plan), *result.notes, *trials.close())
     return CommitsResult(dataclasses.replace(result, notes=notes), commits)
+
+
+def git_history(source: Source, good: str) -> list[tuple[str, str]]:
+    """The History of a real remote: its first-parent commits after `good` up to the source's commit."""
+    from ..build.sources import repo as git_source
+    from ..config import settings
+
+    assert source.remote and source.commit  # bisect_commits and find_fix checked both
+    return git_source.commits_between(settings(), source.remote, source.remote_from_user, good, source.commit)
 
 
 def commit_of(path: Path, plan: Plan) -> str:

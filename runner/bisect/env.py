@@ -27,6 +27,7 @@ from ..build.planner import fill_only
 from . import facts
 from .facts import Fact
 from .search import BisectResult, Candidate, NotVaried, search, with_context
+from .resume import log_for
 from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, end_of, load_ends
 
 SHOWN_MAX = 120  # a cell, not a dump: long values (a diff, a secret-looking blob) are cut
@@ -39,7 +40,8 @@ def bisect_capsules(replayer: ReplayerLike, bad: Path, good: Path, settings: Bis
     changes = facts.differences(base, bad_plan)
     candidates = [candidate(f, base) for f in changes]
     progress.say(f"{len(candidates)} candidate fact(s): {', '.join(c.key for c in candidates) or 'none'}")
-    runner = Trials(replayer, expected, progress, settings.max_runs, settings.cache_reuse, settings.keep)
+    runner = Trials(replayer, expected, progress, settings.max_runs, settings.cache_reuse, settings.keep,
+                    log_for(settings, "facts", bad_plan, good_plan))
     try:
         result = search(candidates, FactTrials(runner, base, changes), jobs=settings.jobs, rules=settings.rules)
     finally:

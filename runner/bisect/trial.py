@@ -9,7 +9,9 @@ Observations; both modes' results list Trials.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import itertools
+import os
 import threading
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -22,7 +24,7 @@ from ..capsules.model import Capsule
 from ..errors import BuildFailed, BuildTimedOut, SourceUnavailable, UsageError
 from ..verdict.judge import Attempt, Classification, Expected, Verdict, trial_verdict
 from ..engine import Mount
-from ..build.images import ImageBank
+from ..build.images import ImageBank, image_key
 from ..build.plan import Plan
 from ..replay import BuiltImage
 from ..verdict.rate import DEFAULT_CONFIDENCE
@@ -60,6 +62,8 @@ class BisectSettings:
     max_runs: int = DEFAULT_BISECT_MAX_RUNS
     budget_s: float | None = None
     keep: bool = False  # --keep: the bad end's first attempt as recorded (or its last) stays (replay/keep.py)
+    outcomes: Path | None = None  # where trial outcomes are kept (resume.py); None: nowhere
+    resume: bool = False  # --resume: the outcomes an earlier bisect of the same question kept are taken first
 
     @property
     def rules(self) -> Rules:
@@ -131,12 +135,22 @@ def runs_of(once: Callable[[], Run], most: int) -> Observation:
                        attempts=kinds)
 
 
+class OutcomeLog(Protocol):
+    """Trial outcomes kept and taken again (resume.TrialLog), by a key of the trial's image and item."""
+
+    def take(self, key: str) -> Observation | None: ...
+    def keep(self, key: str, obs: Observation) -> None: ...
+    def notes(self) -> list[str]: ...
+
+
 class Trials:
     """Runs trials: the image of a plan once per image key, then the runs the search asks for,
-    each judged against the bad capsule's recorded failure."""
+    each judged against the bad capsule's recorded failure; with a log, each outcome kept, and one
+    kept before taken instead of run (--resume)."""
 
     def __init__(self, replayer: ReplayerLike, expected: Expected, progress: ProgressLike,
-                 most: int | None = None, cache_reuse: bool = False, keep: bool = False) -> None:
+                 most: int | None = None, cache_reuse: bool = False, keep: bool = False,
+                 log: OutcomeLog | None = None) -> None:
         self.replayer, self.expected, self.progress = replayer, expected, progress
         # each trial's image once (build/images.py): a variant that cannot be built is not tried again
         self.images: ImageBank[BuiltImage] = ImageBank(replayer.image)
@@ -146,9 +160,23 @@ class Trials:
         self.tool_cache = ToolCache() if cache_reuse else None
         self._ends: dict[str, bool] = {}  # an end -> whether it has behaved as recorded yet
         self.keep = keep  # --keep: the bad end's attempts may be kept
+        self.log = log
 
     def observe(self, plan: Plan, image_plan: Plan, end: End, title: str, runs: int = 1) -> Observation:
-        """Up to `runs` runs of the plan (fewer when one fails the recorded way), on `image_plan`'s image."""
+        """Up to `runs` runs of the plan (fewer when one fails the recorded way), on `image_plan`'s image;
+        an outcome the log kept instead, when it has one (nothing built, nothing run)."""
+        if self.log is None:
+            return self._observe(plan, image_plan, end, title, runs)
+        key = f"{image_key(image_plan)}:{hashlib.sha256(repr(plan).encode()).hexdigest()[:24]}"
+        kept = self.log.take(key)
+        if kept is not None:
+            self._said(f"{title} (kept)", kept)
+            return kept
+        obs = self._observe(plan, image_plan, end, title, runs)
+        self.log.keep(key, obs)
+        return obs
+
+    def _observe(self, plan: Plan, image_plan: Plan, end: End, title: str, runs: int) -> Observation:
         try:
             image, first = self.images.fetch(image_plan)
         except (BuildFailed, SourceUnavailable) as e:
@@ -185,8 +213,17 @@ class Trials:
         return Run(attempt.classification, attempt.signature, attempt.duration_s)
 
     def close(self) -> list[str]:
-        """Remove the shared caches; the notes the result gets about them."""
-        return self.tool_cache.close() if self.tool_cache is not None else []
+        """Remove the shared caches; the notes the result gets about them (and about kept outcomes)."""
+        return (self.tool_cache.close() if self.tool_cache is not None else []) + \
+            (self.log.notes() if self.log is not None else [])
+
+
+def cores() -> int:
+    """The cores this process may use: the default --jobs."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def end_of(item: Hashable, good: Hashable, bad: Hashable) -> End:

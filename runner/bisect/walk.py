@@ -12,6 +12,9 @@ failure: its item is skipped, as `git bisect skip` does, and named.
 """
 from __future__ import annotations
 
+import dataclasses
+import math
+import random
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +29,7 @@ from .trial import Observation, Role, Trial, said, trial
 WalkStatus = Literal["found", "baseline fails", "not-reproduced", "undecided"]
 MONOTONIC = "bisection assumes the failure, once in, stays in (monotonic), as git bisect does"
 SHOWN = 6  # candidates named in a sentence
+AHEAD = 20  # continuations drawn to say how many more runs an undecided walk likely needs
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,8 @@ class Walk:
     candidates: tuple[Chance, ...] = ()  # the fewest items holding `target` of the belief, in line order
     rate: Rate | None = None  # the bad end's runs: how often the failure came back there
     skipped: tuple[str, ...] = ()  # items that failed another way or could not be built
+    more_runs: int | None = None  # undecided by the run budget: the runs a sure answer would likely still need
+    spent: int = 0  # the runs spent (both ends included)
 
     @property
     def found(self) -> bool:
@@ -114,7 +120,10 @@ class _Walker:
 
     def search(self) -> Belief:
         """Runs where they tell most until one item holds the confidence and its last passing
-        neighbour is checked (boundary), or the budget is spent."""
+        neighbour is checked (boundary), or the budget is spent. Runs go together (--jobs) only where
+        that costs no run a single worker would not have run: a deterministic-looking search halves the
+        range one run at a time (a second run beside it would be spent on the half that is dropped); once
+        a bad item has passed (the failure is flaky), the best runs go together."""
         while True:
             belief = self.line.belief()
             left = self.spending.left()
@@ -123,28 +132,44 @@ class _Walker:
                 doubt = self.boundary(best)
                 if doubt is None or left <= 0 or doubt in self.capped() | self.skipped:
                     return belief
-                self.run([self.check_at(best, doubt)])
+                self.run(self.checks(best, doubt, min(self.jobs, left)))
                 continue
-            where = pick(belief, min(self.jobs, left), self.skipped | self.capped()) if left > 0 else []
+            width = min(self.jobs if self.line.flaky_seen() else 1, left)
+            where = pick(belief, width, self.skipped | self.capped()) if left > 0 else []
             if not where:
                 return belief
             self.run(where)
 
     def boundary(self, best: int) -> int | None:
-        """The item before the answer, when its passes are not yet telling even for a failure that
-        only looked deterministic so far (the prior's "always" ruled out): the one check that
-        tells a deterministic failure from a flaky one that passed there by luck."""
+        """Where the answer still needs checking, or None: the one check that tells a deterministic
+        failure from a flaky one whose lucky passes before the answer made an earlier culprit look
+        like this one. Where the answer's side looks deterministic, until a look-alike is unlikely at
+        every rate a bisect looks for (Line.lookalike); where it has passed too (the failure is known
+        flaky), until the item before the answer's passes are not luck at the rate those runs show."""
         if best == 0:
             return None
-        x, line = best - 1, self.line
-        luck = all_pass(sum(line.failed[best:]), sum(line.passed[best:]), line.passed[x], self.rules.prior.flaky())
-        return x if luck > 1 - self.rules.confidence else None
+        x, line, level = best - 1, self.line, 1 - self.rules.confidence
+        f, p = sum(line.failed[best:]), sum(line.passed[best:])
+        if not p:
+            plan = line.check_plan(best, level, self.rules.max_runs)
+            return None if plan == (0, 0) else best if plan[0] and best not in self.capped() | self.skipped else x
+        luck = all_pass(f, p, line.passed[x], self.rules.prior.flaky())
+        return self.rate_higher(best, x) if luck > level else None
 
-    def check_at(self, best: int, doubt: int) -> int:
-        """Where the boundary check runs next: the item before the answer (one more pass there), or the
-        answer itself when one more recorded failure there (the rate shown higher) leaves fewer runs to
-        go in all. A deterministic failure that failed only at the bad end's two runs needs 7 passes at
-        the item before; after a third failure, 5."""
+    def checks(self, best: int, doubt: int, width: int) -> list[int]:
+        """The next check's runs: up to `width` of the plan a deterministic failure would still need
+        (they go together: each would run anyway), else the one `doubt`."""
+        if sum(self.line.passed[best:]) or width <= 1:
+            return [doubt]
+        fails, passes = self.line.check_plan(best, 1 - self.rules.confidence, self.rules.max_runs)
+        if best in self.capped() | self.skipped:
+            fails, passes = 0, passes + fails
+        return ([best] * fails + [best - 1] * passes)[:width] or [doubt]
+
+    def rate_higher(self, best: int, doubt: int) -> int:
+        """Where a known-flaky answer's check runs next: the item before the answer (one more pass there),
+        or the answer itself when one more recorded failure there (the rate shown higher) leaves fewer
+        runs to go in all."""
         line, level, flaky = self.line, 1 - self.rules.confidence, self.rules.prior.flaky()
         f, p = sum(line.failed[best:]), sum(line.passed[best:])
 
@@ -153,6 +178,34 @@ class _Walker:
 
         cheaper = 1 + passes(f + 1) < passes(f)
         return best if cheaper and best not in self.capped() | self.skipped else doubt
+
+    def likely_more(self, belief: Belief) -> int | None:
+        """The runs a sure answer would likely still need, once the run budget ended the walk: the walk
+        continued AHEAD times on runs drawn from what it believes now (the first bad item from the
+        belief, the rate its runs show under it); 4 in 5 continuations were decided within this many
+        (None: not within ten budgets, or more runs cannot decide: items capped or skipped)."""
+        rng, where = random.Random(self.spending.runs), {item: p for p, item in enumerate(self.items)}
+        rules = dataclasses.replace(self.rules, max_runs=self.spending.runs + 10 * self.rules.max_runs, seconds=None)
+        needed: list[float] = []
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bisect-ahead") as pool:
+            for _ in range(AHEAD):
+                k = rng.choices(range(self.n + 1), belief.probability)[0]
+                q = belief.q[k]
+
+                def test(item: str, k: int = k, q: float = q) -> Observation:
+                    fails = where[item] >= k and rng.random() < q
+                    return Observation("reproduced" if fails else "not-reproduced",
+                                       attempts=("recorded",) if fails else ("pass",))
+
+                sim = _Walker(self.items, test, rules, 1, pool, self.spending.clock)
+                sim.line.failed, sim.line.passed = list(self.line.failed), list(self.line.passed)
+                sim.runs, sim.untold = list(self.runs), list(self.untold)
+                sim.spending.spend(self.spending.runs)
+                after = sim.search()
+                sure = after.probability[after.best()] >= rules.confidence and sim.boundary(after.best()) is None
+                needed.append(sim.spending.runs - self.spending.runs if sure else math.inf)
+        likely = sorted(needed)[math.ceil(0.8 * AHEAD) - 1]
+        return None if math.isinf(likely) else int(likely)
 
     def bad_rate(self) -> Rate:
         """The bad end's runs: failed the recorded way, of all (a failure of another kind is not it)."""
@@ -178,7 +231,7 @@ def walk(good: str, line: Sequence[str], test: TestFn, jobs: int = 1, rules: Rul
 
 def _ended(w: _Walker, status: WalkStatus, good: str, line: Sequence[str], notes: Sequence[str] = ()) -> Walk:
     return Walk(status, good, tuple(line), None, None, tuple(w.trials), tuple(notes), target=w.rules.confidence,
-                rate=w.bad_rate(), skipped=_skipped(w))
+                rate=w.bad_rate(), skipped=_skipped(w), spent=w.spending.runs)
 
 
 def _not_reproduced(w: _Walker) -> str:
@@ -192,11 +245,14 @@ def _answer(w: _Walker, belief: Belief, good: str, line: Sequence[str]) -> Walk:
     sure = belief.probability[best]
     chances = tuple(Chance(w.items[k], round(belief.probability[k], 4)) for k in belief.credible(w.rules.confidence))
     common = dict(trials=tuple(w.trials), confidence=round(sure, 4), target=w.rules.confidence,
-                  candidates=chances, rate=w.bad_rate(), skipped=_skipped(w))
+                  candidates=chances, rate=w.bad_rate(), skipped=_skipped(w), spent=w.spending.runs)
     notes = [MONOTONIC, *_skip_notes(w, belief), *_later_passes(w, best)]
     if sure < w.rules.confidence or w.boundary(best) is not None:
         notes.append(_why_undecided(w))
-        return Walk("undecided", good, tuple(line), None, None, notes=tuple(notes), **common)  # type: ignore[arg-type]
+        budget = w.spending.left() <= 0 and w.rules.seconds is None
+        more = w.likely_more(belief) if budget else None
+        return Walk("undecided", good, tuple(line), None, None, notes=tuple(notes), more_runs=more,
+                    **common)  # type: ignore[arg-type]
     if best == 0:  # the good end fails the recorded way too: the cause is not on the line
         return Walk("baseline fails", good, tuple(line), None, None, notes=tuple(notes), **common)  # type: ignore[arg-type]
     return Walk("found", good, tuple(line), w.items[best], w.items[best - 1], notes=tuple(notes),
@@ -242,12 +298,24 @@ def _short(t: Trial) -> str:
     return f"{(t.item or '')[:12]}: {said(t)}"
 
 
-def candidates_said(walk: Walk, shown: Callable[[str], str]) -> str:
-    """`between change 22 and change 25: 0.61, 0.30, …` (the likeliest items, in line order)."""
-    if not walk.candidates:
+def chance_said(probability: float) -> str:
+    """`0.57`; `≥ 0.99` for a near-sure one: a belief built on runs is never shown as certain (a flaky
+    failure that looked deterministic reads 0.997, not "1.00"). Cut down, never rounded up."""
+    return "≥ 0.99" if probability >= 0.99 else f"{math.floor(probability * 100) / 100:.2f}"
+
+
+def chances_said(chances: Sequence[Chance], shown: Callable[[str], str]) -> str:
+    """`likeliest first: 4f2a1c9d0b7e round start of day (0.57), 1a2b3c4d5e6f docs (0.21), and 3 more (each
+    0.05 or less)`: the likeliest first, never hidden behind unlikely ones."""
+    if not chances:
         return "no candidate"
-    first, last = shown(walk.candidates[0].item), shown(walk.candidates[-1].item)
-    where = first if len(walk.candidates) == 1 else f"between {first} and {last}"
-    chances = [f"{shown(c.item)} {c.probability:.2f}" for c in walk.candidates[:SHOWN]]
-    more = ", …" if len(walk.candidates) > SHOWN else ""
-    return f"{where}: {', '.join(chances)}{more}"
+    order = sorted(chances, key=lambda c: -c.probability)
+    said = ", ".join(f"{shown(c.item)} ({chance_said(c.probability)})" for c in order[:SHOWN])
+    rest = order[SHOWN:]
+    more = f", and {len(rest)} more (each {chance_said(rest[0].probability)} or less)" if rest else ""
+    return f"likeliest first: {said}{more}"
+
+
+def candidates_said(walk: Walk, shown: Callable[[str], str]) -> str:
+    """The items that hold the confidence together, the likeliest first (chances_said)."""
+    return chances_said(walk.candidates, shown)

@@ -55,10 +55,14 @@ def _options(a: Args, supplied: tuple[tuple[str, str], ...]) -> FarmOptions:
 
 
 def run(a: Args) -> int:
+    from ..bisect.farmfix import fixes_at_ref, fixes_said
+    from ..codec import encode
     from ..farm.night import run_night
     from ..farm.progress import FarmProgress
     from ..report.farm import run_json, show_run
 
+    if a.find_fix and not (a.ref or a.resume):
+        raise UsageError("farm run --find-fix finds the commit that fixed a capsule at --ref: give --ref COMMIT")
     supplied = parse_env(a.env)
     options = _options(a, supplied)
     store = _store(a.db, create=True)
@@ -66,6 +70,8 @@ def run(a: Args) -> int:
     outcome, _ = run_night(store, a.sources or [], options, FarmProgress(None if a.quiet or a.json else err),
                            resume=a.resume, env=supplied, make_executor=_executor_maker(a.broker))
     night = store.night(outcome.night_id)
+    say = lambda line: err.print(f"replay: {line}", markup=False)  # noqa: E731 (one use)
+    fixes = fixes_at_ref(night.results, night.ref, a.values, say) if a.find_fix and night.ref else None
     if a.gc:  # its lines go to stderr; a removal that fails is said there, the night's exit stands
         from ..machine.sweep import after_night
         from .console import error_line
@@ -73,9 +79,9 @@ def run(a: Args) -> int:
         for problem in after_night(lambda line: err.print(line, markup=False)):
             error_line(problem)
     if a.json:
-        print_result("farm run", night.exit_code, run_json(night))
+        print_result("farm run", night.exit_code, {**run_json(night), "fixes": encode(fixes)})
     else:
-        show_run(night, out)
+        show_run(night, out, fixes_said(fixes or []))
     return int(night.exit_code)
 
 

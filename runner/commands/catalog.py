@@ -123,7 +123,8 @@ SHELL = Command(
 BISECT = Command(
     "bisect", "Find the facts that turn GOOD into BAD's recorded failure (or the first failing commit or version).",
     (c.capsule("bad", "The capsule of the run that failed.", "BAD"),
-     Param("good", "path", "The capsule of a run that passed.", ("--good",), required=True, metavar="GOOD"),
+     Param("good", "path", "The capsule of a run that passed (every mode but --fixed-at).", ("--good",),
+           metavar="GOOD"),
      Param("attempts", "count", "The most runs one commit, version or set of facts gets. By default as many as the "
            "confidence needs: one recorded failure decides, a pass counts once a failing run would have shown at "
            "the confidence.", ("--attempts",), low=1, high=100, default_shown="as needed"),
@@ -138,6 +139,11 @@ BISECT = Command(
      c.timeout("per run"), c.REPO, c.MIRROR, c.ENV, c.SALT, c.HTTP_IGNORE,
      Param("commits", "flag", "Bisect the commits from GOOD's to BAD's in BAD's environment instead.", ("--commits",),
            False),
+     Param("fixed_at", "text", "With --commits and no --good: find the first commit after BAD's where its recorded "
+           "failure is gone, up to this one (where it is).", ("--fixed-at",), metavar="COMMIT"),
+     Param("resume", "flag", "Take the trial outcomes the last bisect of the same question kept (by image and item) "
+           "instead of running them again, and go on from there (never by default: each bisect keeps its own).",
+           ("--resume",), False),
      Param("sweep", "text", "Find the first failing version of one differing fact (runtime:node, tool:npm, "
            "pin:python:six...) instead.", ("--sweep",), metavar="FACT"),
      Param("no_cache_reuse", "flag", "Run every trial with a cold test-tool cache: jest's, Go's build cache or "
@@ -151,6 +157,7 @@ BISECT = Command(
     mcp_help="exit_code 0 when found, 1 when not. Slow: progress notifications; cancellable.",
     examples=("replay bisect failing.json --good passing.json --repo ../app.git",
               "replay bisect failing.json --good passing.json --commits",
+              "replay bisect failing.json --commits --fixed-at 4f2a1c9 --repo ../app.git",
               "replay bisect failing.json --good passing.json --sweep runtime:node"))
 
 DOCTOR = Command(
@@ -189,6 +196,8 @@ FARM_RUN = Command(
            "capsules.", metavar="SOURCE..."),
      Param("jobs", "count", "Attempts in parallel (0: the cores).", ("--jobs", "-j"), 0, low=0, high=256),
      Param("ref", "commit", "Also replay at this commit: fixed there?", ("--ref",), metavar="COMMIT"),
+     Param("find_fix", "flag", "With --ref: for each capsule fixed at REF, find the commit that fixed it (replay "
+           "bisect CAPSULE --commits --fixed-at REF); the report names it.", ("--find-fix",), False),
      c.REPO, c.MIRROR,
      Param("repo_url", "text", "The repository as the report's reproduce-here command names it instead of --repo "
            "(its URL, when --repo is a path only this machine has: a CI job's checkout).", ("--repo-url",),

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
-from ..bisect import BisectResult, CommitsResult, SweepResult, Trial, Walk, candidates_said, summary, totals
+from ..bisect import (BisectResult, Chance, CommitsResult, SweepResult, Trial, Walk, candidates_said, chance_said, chances_said,
+                      summary, totals)
+from ..bisect.fixes import FixResult
 from ..facts.inspect import printable
 from ..verdict.facts import FACTS
 from ..verdict.rate import Rate
@@ -86,7 +89,7 @@ def _show(out: Console, bad: Path, good: Path, r: BisectResult, wall_s: float) -
     _removals(view, r)
     _rate_line(out, r.rate)
     out.print(_spent(r.trials, wall_s))
-    sure = f" (confidence {r.confidence:.2f}, asked {r.target:g})"
+    sure = f" (confidence {chance_said(r.confidence)}, asked {r.target:g})"
     if r.found:
         out.print(Text(f"minimal set: {printable(' + '.join(r.minimal))}{sure}", "bold red"))
     elif r.status == "undecided" and r.minimal:
@@ -108,31 +111,33 @@ def _notes(out: Console, notes: tuple[str, ...]) -> None:
         out.print(Text(f"note: {printable(note)}", "dim"))
 
 
-def _rate_line(out: Console, rate: Rate | None) -> None:
+def _rate_line(out: Console, rate: Rate | None, end: str = "the bad end") -> None:
     if rate is not None and rate.runs:
-        out.print(Text(f"the bad end failed as recorded in {rate.failed} of {rate.runs} run(s): "
+        out.print(Text(f"{end} failed as recorded in {rate.failed} of {rate.runs} run(s): "
                                f"it {rate.phrase()}", "dim"))
 
 
-def _items_table(out: Console, w: Walk, item: str, shown: Callable[[str], str]) -> None:
-    """One row per item tried, in line order: its runs and how likely it is the first bad one."""
-    chance = {c.item: c.probability for c in w.candidates}
+def _items_table(out: Console, w: Walk, item: str, shown: Callable[[str], str],
+                 roles: dict[str, str] | None = None, fixes: tuple[Chance, ...] | None = None) -> None:
+    """One row per item tried, in line order: its runs and how likely it is the first bad one (with
+    `fixes`: the first fixed one)."""
+    chance = {c.item: c.probability for c in (w.candidates if fixes is None else fixes)}
     rows = []
     for position in sorted({t.position for t in w.trials if t.position is not None}):
         mine = [t for t in w.trials if t.position == position]
         kinds = [k for t in mine for k in t.attempts]
-        role = next((f" ({t.role})" for t in mine if t.role != "search"), "")
+        role = next((f" ({(roles or {}).get(t.role, t.role)})" for t in mine if t.role != "search"), "")
         name = mine[0].item or ""
         rows.append((printable(shown(name) + role), str(len(kinds)), str(kinds.count("recorded")),
                      str(kinds.count("pass")), str(len(kinds) - kinds.count("recorded") - kinds.count("pass")),
                      _cell(next((t.signature for t in mine if t.signature), "")), _build_cell(mine[0]),
-                     f"{chance[name]:.2f}" if name in chance else ""))
+                     chance_said(chance[name]) if name in chance else ""))
     View(out).table("items tried", (item, "runs", "failed", "passed", "other", "signature", "build",
-                                            "first bad"), rows, free=5)
+                                    "first bad" if fixes is None else "fixed first"), rows, free=5)
 
 
 def _walk_answer(w: Walk, found: str, shown: Callable[[str], str]) -> Text:
-    sure = f" (probability {w.confidence:.2f}, asked {w.target:g})"
+    sure = f" (probability {chance_said(w.confidence)}, asked {w.target:g})"
     if w.found:
         return Text(found + sure, "bold red")
     if w.status == "undecided":
@@ -157,7 +162,34 @@ def _show_commits(out: Console, bad: Path, good: Path, r: CommitsResult, wall_s:
     out.print(_spent(r.walk.trials, wall_s))
     first = r.first_failing
     found = f"first failing commit: {first.sha} {printable(first.subject)}" if first is not None else ""
-    out.print(_walk_answer(r.walk, found, lambda sha: sha[:12]))
+    out.print(_walk_answer(r.walk, found, lambda sha: f"{sha[:12]} {subjects.get(sha, '')}".rstrip()))
+
+
+def _show_fix(out: Console, bad: Path, r: FixResult, wall_s: float) -> None:
+    out.print(Text(f"capsule: {printable(str(bad))}"))
+    out.print(Text(f"{len(r.commits)} commit(s) after the recorded {r.recorded[:12]} up to {r.commits[-1].sha[:12]} "
+                   "(first parents), walked back from the fixed end", "dim"))
+    subjects = {c.sha: c.subject for c in r.commits}
+    _items_table(out, r.walk, "commit", lambda sha: f"{sha[:12]} {subjects.get(sha, '')}".rstrip(),
+                 roles={"good end": "fixed end", "bad end": "recorded"}, fixes=r.fix_candidates)
+    _notes(out, r.walk.notes)
+    _rate_line(out, r.walk.rate, "the recorded commit")
+    out.print(_spent(r.walk.trials, wall_s))
+    fixing, w = r.fixing, r.walk
+    if fixing is not None:
+        out.print(Text(f"fixed by commit: {fixing.sha} {printable(fixing.subject)} (probability "
+                       f"{chance_said(w.confidence)}, asked {w.target:g})", "bold green"))
+    elif w.status == "undecided":
+        out.print(Text(printable("undecided, fixing commit " + chances_said(
+            r.fix_candidates, lambda sha: f"{sha[:12]} {subjects.get(sha, '')}".rstrip())), "bold"))
+    else:
+        out.print(Text(_FIX_STATUS.get(w.status, w.status), "bold"))
+
+
+_FIX_STATUS = {
+    "baseline fails": "not fixed: the recorded failure still comes back at --fixed-at",
+    "not-reproduced": "not-reproduced: the recorded commit does not fail the recorded way here",
+}
 
 
 def _show_sweep(out: Console, bad: Path, good: Path, r: SweepResult, wall_s: float) -> None:
@@ -173,11 +205,18 @@ def _show_sweep(out: Console, bad: Path, good: Path, r: SweepResult, wall_s: flo
 
 
 
-def show(out: Console, bad: Path, good: Path, result: BisectResult | CommitsResult | SweepResult, wall_s: float) -> None:
-    """The text view of any mode's result."""
-    if isinstance(result, CommitsResult):
+def show(out: Console, bad: Path, good: Path | None, result: BisectResult | CommitsResult | SweepResult | FixResult,
+         wall_s: float, then: dict[str, Any] | None = None) -> None:
+    """The text view of any mode's result, and the next step when more runs would likely decide it."""
+    if isinstance(result, FixResult):
+        _show_fix(out, bad, result, wall_s)
+    elif good is None:
+        raise ValueError("every mode but --fixed-at has a good end")
+    elif isinstance(result, CommitsResult):
         _show_commits(out, bad, good, result, wall_s)
     elif isinstance(result, SweepResult):
         _show_sweep(out, bad, good, result, wall_s)
     else:
         _show(out, bad, good, result, wall_s)
+    if then is not None:
+        out.print(Text(printable(f"next: {then['why']}: {then['command']}")))

@@ -75,7 +75,7 @@ def _print(console: Any, line: str, **style: Any) -> None:
     console.print(escaped(line), **style)
 
 
-def show_run(night: Night, console: Any) -> None:
+def show_run(night: Night, console: Any, fixes: Sequence[str] = ()) -> None:
     View(console).table(f"night {night.id}", ("capsule", "format", "verdict", "rate", "at ref", "signature", "why"),
                         [(r.path, r.format, r.verdict, _rate(r), r.ref_verdict or "", r.signature or "", r.reason)
                          for r in night.results], free=6)
@@ -86,6 +86,8 @@ def show_run(night: Night, console: Any) -> None:
                       ", ".join(broken[:10]) + (f" and {len(broken) - 10} more" if len(broken) > 10 else ""),
                       markup=False)
     _print(console, f"images: {night.images} planned, {night.builds} built", markup=False)
+    for line in fixes:  # --find-fix: the commit that fixed each capsule fixed at --ref
+        _print(console, line, markup=False)
 
 
 STEADY_SHOWN = 20  # steady rows listed by the text report before they are folded (--all lists them)

@@ -173,17 +173,21 @@ def diff() -> dict[str, Any]:
 
 def bisect() -> dict[str, Any]:
     from ..bisect.commits import Commit, CommitsResult
+    from ..bisect.fixes import FixResult
     from ..bisect.search import BisectResult
     from ..bisect.sweep import SweepResult
     from ..replay.keep import Kept
 
     d = Derive()
-    where = {"bad": STR, "good": STR, "kept": nullable(d.of(Kept))}
+    step = nullable(obj({"argv": array(STR), "command": STR, "why": STR}))  # the runs that would likely decide
+    where = {"bad": STR, "good": STR, "kept": nullable(d.of(Kept)), "next": step}
     facts = d.root(BisectResult, {**where, "mode": {"const": "facts"}, "also_failing": array(INT),
                                   "variant_builds": INT})
     commits = d.root(CommitsResult, {**where, "mode": {"const": "commits"}, "first_failing": nullable(d.of(Commit))})
     sweep = d.root(SweepResult, {**where, "mode": {"const": "sweep"}, "summary": STR})
-    return document("bisect", "replay bisect --json result", {"oneOf": [facts, commits, sweep]}, d.defs)
+    fix = d.root(FixResult, {**where, "good": {"type": "null"}, "mode": {"const": "fix"},
+                             "fixing": nullable(d.of(Commit))})
+    return document("bisect", "replay bisect --json result", {"oneOf": [facts, commits, sweep, fix]}, d.defs)
 
 
 def _night(d: Derive) -> dict[str, Any]:
@@ -193,10 +197,12 @@ def _night(d: Derive) -> dict[str, Any]:
 
 
 def farm_run() -> tuple[dict[str, Any], Derive]:
+    from ..bisect.farmfix import FoundFix
     from ..farm.model import CapsuleResult
 
     d = Derive()
-    body = obj({"night": _night(d), "results": array(d.of(CapsuleResult))})
+    body = obj({"night": _night(d), "results": array(d.of(CapsuleResult)),
+                "fixes": nullable(array(d.of(FoundFix)))})  # --find-fix
     return document("farm-run", "replay farm run --json result", body, d.defs), d
 
 
@@ -205,6 +211,8 @@ def farm_report() -> dict[str, Any]:
 
     run_doc, d = farm_run()
     one_night = {k: v for k, v in run_doc.items() if k in ("type", "properties", "required")}
+    one_night = {**one_night, "properties": {k: v for k, v in one_night["properties"].items() if k != "fixes"},
+                 "required": [k for k in one_night["required"] if k != "fixes"]}  # --find-fix: farm run's alone
     from ..farm.attention import GROUPS
 
     row = obj({"capsule_id": STR, "path": STR, "group": {"enum": list(GROUPS)}, "verdict": STR,

@@ -6,6 +6,8 @@ thing wherever it is read.
 """
 from __future__ import annotations
 
+import math
+
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -176,7 +178,7 @@ def judge_fix(expected: Expected, baseline: Rate | None, patched: Sequence[Attem
     if baseline is None or baseline.failed == 0:
         seen = f" ({baseline.failed}/{baseline.runs} runs failed as recorded)" if baseline and baseline.runs else ""
         return FixJudgement("inconclusive", f"{before} did not reproduce the failure here{seen}, "
-                                            "so the fix cannot be judged")
+                                            f"so the fix cannot be judged; {_rare_next(confidence)}")
     rate = change_rate(kinds, baseline.confidence)
     n, passed, recorded = rate.runs, kinds.count("pass"), kinds.count("recorded")
     if recorded:
@@ -193,9 +195,17 @@ def judge_fix(expected: Expected, baseline: Rate | None, patched: Sequence[Attem
         return FixJudgement("different-failure", f"{n}/{n} attempts {after} failed another way (exit code or "
                                                  f"signature); {before} failed as recorded ({_base(baseline)})", rate)
     more = passes_to_decide(baseline, rate)
-    need = f"; {more} more passing run(s) would decide" if more else ""
+    need = f"; {more} more passing run(s) would decide: run again with --max-attempts {n + more}" if more else ""
     return FixJudgement("inconclusive", f"{passed}/{n} attempts {after} passed, not enough to tell a fix from "
                                         f"luck: {compared}{need}", rate, more)
+
+
+def _rare_next(confidence: float) -> str:
+    """What to run when the baseline's runs all passed: enough runs of each side that a failure coming
+    back in 1 run of 5 would show at the confidence (a rarer one: pin it first, or more runs still)."""
+    runs = math.ceil(math.log(1 - confidence) / math.log(1 - 0.2))
+    return (f"run again with --attempts {runs}: in {runs} runs a failure that comes back in 1 run of 5 shows "
+            f"at {percent(confidence)} %")
 
 
 def _base(rate: Rate) -> str:

@@ -138,7 +138,8 @@ def test_commits_finds_a_culprit_that_fails_half_the_time_and_says_how_sure(
     rc = main(["bisect", str(bad), "--good", str(good), "--repo", str(repo), "--commits", "-j", "1",
                "--max-runs", "4"])
     out = capsys.readouterr().out
-    assert rc == 1 and "undecided, between" in out and "the run budget (4 runs) is spent" in out
+    assert rc == 1 and "undecided, likeliest first: " in out and "the run budget (4 runs) is spent" in out
+    assert "would likely decide it" in out and "--max-runs" in out and out.rstrip().endswith("--resume")
 
 
 def test_bisect_finds_a_variable_recorded_by_name_only_with_its_value_supplied(

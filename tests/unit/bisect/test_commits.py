@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 import random
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,8 @@ import runner.cli.bisect as cli
 from runner.bisect.trial import Observation
 from runner.bisect.commits import CommitsResult
 from runner.bisect.rules import RATE_FIRST, Rules
-from runner.bisect.walk import candidates_said, walk
+from runner.bisect.posterior import Line
+from runner.bisect.walk import _later_passes, _Walker, candidates_said, walk
 from runner.verdict.rate import PRIOR, all_pass
 from runner.bisect.commits import bisect_commits as run_commits
 from runner.bisect.trial import BisectSettings
@@ -81,14 +84,42 @@ def test_a_deterministic_failure_runs_the_bad_end_for_its_rate_and_checks_the_la
     assert (result.status, result.first_failing) == ("found", "v5")
 
 
-def test_the_last_pass_check_shows_the_rate_higher_first_when_that_costs_fewer_runs() -> None:
-    # good end and bad end only: after the bad end's two failures the good end would need 7 passes in
-    # all; one more failure at the answer brings that down to 5, a run saved
+def test_the_last_pass_check_stops_once_a_flaky_look_alike_is_unlikely_at_every_rate() -> None:
+    # good end and bad end only: a failure of any rate from 0.2 up that also fails at the good end would
+    # give these very runs at most 1 time in 20
     result = walk("g", ["bad"], from_(1, ["g", "bad"]))
     assert (result.status, result.first_failing) == ("found", "bad")
     runs = {item: [a for t in result.trials if t.item == item for a in t.attempts] for item in ("g", "bad")}
-    assert runs == {"g": ["pass"] * 5, "bad": ["recorded"] * 3}, runs
-    assert all_pass(RATE_FIRST, 0, 5, PRIOR.flaky()) > 0.05  # after the bad end's failures alone, 5 passes were too few
+    assert runs == {"g": ["pass"] * 2, "bad": ["recorded"] * 3}, runs
+    line = Line(1)
+    for position, failed in ((0, False), (0, False), (1, True), (1, True), (1, True)):
+        line.record(position, failed)
+    assert line.lookalike(1) <= 0.05
+    line.failed[1] -= 1  # one run fewer: at 0.6 a look-alike would be likelier than 1 in 20
+    assert line.lookalike(1) > 0.05 and 0.6 ** 2 * 0.4 ** 2 > 0.05
+    # the same check at rate 0.3 only would need no more runs than the bad end's own
+    assert all_pass(RATE_FIRST, 0, 2, PRIOR.flaky()) > 0.05  # the rate-blind check asked for 5 passes
+
+
+@pytest.mark.parametrize("n", [1, 5, 16, 64])
+def test_runs_go_together_only_where_a_single_worker_would_run_them_too(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    items = [f"v{i}" for i in range(n + 1)]
+    batches: list[int] = []
+    run = _Walker.run
+
+    def counted(self: _Walker, positions: list[int]) -> None:
+        batches.append(len(positions))
+        run(self, positions)
+
+    monkeypatch.setattr(_Walker, "run", counted)
+    for first in range(1, n + 1):
+        cost = {}
+        for jobs in (1, 2):
+            batches.clear()
+            result = walk(items[0], items[1:], from_(first, items), jobs)
+            assert result.first_failing == items[first]
+            cost[jobs] = (sum(batches), sum(-(-b // jobs) for b in batches))  # runs, rounds on `jobs` workers
+        assert cost[2][0] == cost[1][0] and cost[2][1] < cost[1][1], (first, cost)
 
 
 def test_an_item_failing_another_way_is_skipped_and_the_answer_names_both() -> None:
@@ -102,7 +133,7 @@ def test_an_item_failing_another_way_is_skipped_and_the_answer_names_both() -> N
     assert sum(1 for t in result.trials if t.item == "b") == 1  # never tried again
     assert any("skipped, as git bisect skip does" in n and "b: different-failure" in n and "may be any of b" in n
                for n in result.notes)
-    assert candidates_said(result, str) == "between b and c: b 0.50, c 0.50"
+    assert candidates_said(result, str) == "likeliest first: b (0.50), c (0.50)"
 
 
 def test_the_ends_decide_first() -> None:
@@ -113,10 +144,16 @@ def test_the_ends_decide_first() -> None:
 
 
 def test_a_pass_after_the_first_failure_is_noted() -> None:
+    # a deterministic-looking search never goes back before a pass; these runs come from a search that did
     verdicts = {"g": "not-reproduced", "a": "reproduced", "b": "not-reproduced", "c": "reproduced"}
-    result = walk("g", ["a", "b", "c"], lambda i: obs(verdicts[i]), jobs=3)
-    assert result.first_failing == "a"
-    assert any(n.startswith("b never failed the recorded way in its") for n in result.notes)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        w = _Walker(("g", "a", "b", "c"), lambda i: obs(verdicts[i]), Rules(), 1, pool, time.monotonic)
+        w.run([0, 3, 3, 2, 1, 0, 0])
+        assert _later_passes(w, 1) == ["b never failed the recorded way in its 1 run(s), after a failed: the "
+                                       "failure is not monotonic, or comes and goes"]
+        verdicts["c"] = "not-reproduced"
+        w.run([3])  # the failure comes and goes after the answer too: flaky, not worth a note
+    assert _later_passes(w, 1) == []
 
 
 # --- flaky failures (seeded stand-ins) ----------------------------------------------------
@@ -149,7 +186,9 @@ def test_the_budget_ends_a_flaky_walk_undecided_with_each_candidates_probability
     assert result.confidence < 0.95
     assert sum(c.probability for c in result.candidates) >= 0.94  # they hold the confidence together
     said = candidates_said(result, str)
-    assert said.startswith(f"between {result.candidates[0].item} and {result.candidates[-1].item}: ")
+    likeliest = sorted(result.candidates, key=lambda c: -c.probability)
+    assert said.startswith(f"likeliest first: {likeliest[0].item} ({likeliest[0].probability:.2f}), ")
+    assert said.endswith(f", and {len(likeliest) - 6} more (each {likeliest[6].probability:.2f} or less)")
     assert any("run budget (14 runs) is spent" in n for n in result.notes)
 
 
@@ -268,7 +307,7 @@ def wide(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def use(monkeypatch: pytest.MonkeyPatch, fake: FakeReplayer) -> None:
     monkeypatch.setattr(cli, "Replayer", lambda options, progress: fake)
-    monkeypatch.setattr(cli, "_history", lambda source, good: HISTORY)
+    monkeypatch.setattr(cli, "git_history", lambda source, good: HISTORY)
 
 
 def test_cli_json_and_exit_codes(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], wide: None) -> None:
@@ -290,7 +329,7 @@ def test_cli_table_names_the_commit_and_its_subject(monkeypatch: pytest.MonkeyPa
     assert main(["bisect", "bad.json", "--good", "good.json", "--commits"]) == 0
     out = capsys.readouterr().out
     assert f"{LINE[1][:12]} refactor clock" in out and f"{GOOD_SHA[:12]} (good end)" in out
-    assert out.rstrip().endswith(f"first failing commit: {LINE[2]} round start of day (probability 1.00, asked 0.95)")
+    assert out.rstrip().endswith(f"first failing commit: {LINE[2]} round start of day (probability ≥ 0.99, asked 0.95)")
 
 
 def test_cli_equal_commits_exit_2_in_one_line(monkeypatch: pytest.MonkeyPatch,

