@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from ..commands.catalog import GROUPS
-from ..commands.common import GLOBALS
+from ..commands.common import GLOBALS, PANELS
 from ..commands.spec import ArgumentError, Args, Command, Param
 from ..units import bare_number_note, parse_duration
 
@@ -51,8 +51,18 @@ def _checker(p: Param) -> Callable[[Any, Any, Any], Any]:
     return check
 
 
+def _suggester(p: Param) -> Callable[[str], list[str]]:
+    """Tab completion of a free text from the words its declaration names (help's commands and topics)."""
+    def suggest(incomplete: str) -> list[str]:
+        assert p.suggest is not None
+        return [w for w in _resolve(p.suggest)() if w.startswith(incomplete)]
+    return suggest
+
+
 def _info(p: Param) -> Any:
-    common: dict[str, Any] = {"help": p.help, "hidden": p.hidden, "metavar": p.metavar}
+    common: dict[str, Any] = {"help": p.help, "hidden": p.hidden, "metavar": p.metavar, "rich_help_panel": p.panel}
+    if p.suggest is not None:
+        common["autocompletion"] = _suggester(p)
     if p.kind in _CHECKED or p.kind == "duration":
         common["callback"] = _checker(p)
     if p.kind == "duration":
@@ -82,12 +92,19 @@ def _parameter(p: Param) -> inspect.Parameter:
 
 
 def params_of(cmd: Command) -> tuple[Param, ...]:
-    return (*cmd.params, *(GLOBALS if cmd.globals else ()))
+    """The CLI's parameters: the declared ones and the global options, in help-panel order (help lists
+    the panels as their first options come; the arguments, in no panel, first in declared order)."""
+    return tuple(sorted((*cmd.params, *GLOBALS), key=lambda p: PANELS.index(p.panel) + 1 if p.panel else 0))
+
+
+def _resolve(where: str) -> Any:
+    """A "module:function" the declarations name, under runner.cli, imported only when used."""
+    module, _, function = where.partition(":")
+    return getattr(importlib.import_module(f"runner.cli.{module}"), function)
 
 
 def _handler(cmd: Command) -> Callable[[Args], int | None]:
-    module, _, function = cmd.handler.partition(":")
-    found: Callable[[Args], int | None] = getattr(importlib.import_module(f"runner.cli.{module}"), function)
+    found: Callable[[Args], int | None] = _resolve(cmd.handler)
     return found
 
 
@@ -96,8 +113,7 @@ def function_of(cmd: Command) -> Callable[..., int]:
     def invoke(**values: Any) -> int:
         from .console import configure
 
-        if cmd.globals:
-            configure(color=values["color"], quiet=values["quiet"] or values["json"])
+        configure(color="never" if values["no_color"] else values["color"], quiet=values["quiet"] or values["json"])
         code = _handler(cmd)(Args(cmd, values))
         return int(code or 0)
 

@@ -37,15 +37,18 @@ err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 def configure(color: str = "auto", quiet: bool = False) -> None:
-    """The global options of a command: --color (auto, always, never) for both consoles and for the
-    help typer prints; --quiet is read by each command's progress (nothing to set here)."""
+    """The global options of a command: --color (auto, always, never; --no-color and the NO_COLOR
+    variable are never) for both consoles and for the help typer prints; --quiet is read by each
+    command's progress (nothing to set here)."""
     from typer import rich_utils
 
     from rich.color import ColorSystem
 
+    if color == "auto" and os.environ.get("NO_COLOR"):  # no-color.org: set and not empty is --no-color
+        color = "never"
     force = {"always": True, "never": False}.get(color)
     for console in (out, err):
-        console.no_color = color == "never" or (color == "auto" and "NO_COLOR" in os.environ)
+        console.no_color = color == "never"
         if force is not None:  # rich decided both when the console was made: decide them again
             console._force_terminal = force
             console._color_system = ColorSystem.STANDARD if force else None

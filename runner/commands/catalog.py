@@ -22,22 +22,23 @@ RUN = Command(
     (c.capsule(), *c.STOPPING, c.timeout("per attempt"), c.MEMORY, *c.BUILD, c.SALT, c.HTTP, *c.TRUST,
      Param("no_alternatives", "flag", "Replay the plan's own environment only: never the others the capsule also "
            "admits (a package recorded at several versions) when it does not reproduce.", ("--no-alternatives",),
-           False),
+           False, panel=c.WHAT),
      c.KEEP,
-     Param("show_all", "flag", "List every fidelity row and step, the exact ones too.", ("--all",), False, mcp=False),
+     Param("show_all", "flag", "List every fidelity row and step, the exact ones too.", ("--all",), False, mcp=False,
+           panel=c.OUTPUT),
      Param("comment", "path", "Also write a pull-request comment (Markdown) to FILE.", ("--comment",),
-           metavar="FILE", mcp=False),
+           metavar="FILE", mcp=False, panel=c.OUTPUT),
      c.JUNIT,
      Param("debugger", "flag", "Run the command once under its runtime's debugger (node --inspect-brk, debugpy, "
            "Delve for go test / go run), waiting for a client on 127.0.0.1, and print how to attach.",
-           ("--debugger",), False, mcp=False),
+           ("--debugger",), False, mcp=False, panel=c.AFTER),
      Param("debugger_port", "count", "With --debugger: the port on 127.0.0.1 (default: 9229 node, 5678 python, "
-           "2345 go).", ("--debugger-port",), low=1, high=65535, metavar="N", mcp=False),
+           "2345 go).", ("--debugger-port",), low=1, high=65535, metavar="N", mcp=False, panel=c.AFTER),
      Param("workdir", "path", "Run DIR, a checkout you edit, in place of the recorded source (mounted read-only: "
            "nothing is built again); the report shows its diff against the recorded commit.", ("--workdir",),
-           metavar="DIR", mcp=False),
+           metavar="DIR", mcp=False, panel=c.AFTER),
      Param("watch", "flag", "With --workdir and --attempts 1: run again on every saved change, a verdict line "
-           "each (Ctrl-C ends).", ("--watch",), False, mcp=False)),
+           "each (Ctrl-C ends).", ("--watch",), False, mcp=False, panel=c.AFTER)),
     "run:run", _REPLAY_EXITS, read_only=False, long=True, mcp="replay",
     help="`replay CAPSULE` is `replay run CAPSULE`. The capsule is verified first (refused, exit 1, when it does "
          "not verify unless --allow-unverified), the image built (cached: a second replay builds nothing) and the "
@@ -302,15 +303,16 @@ CI_SUMMARY = Command(
 
 HELP = Command(
     "help", "Show a command's help or a topic; without one, the commands and the topics.",
-    (Param("command", "texts", "A command (farm run: two words) or a topic.", metavar="COMMAND|TOPIC"),),
-    "main:help_command", _READ_EXITS, result=False, globals=False,
+    (Param("command", "texts", "A command (farm run: two words) or a topic.", metavar="COMMAND|TOPIC",
+           suggest="main:help_words"),),
+    "main:help_command", _READ_EXITS, result=False,
     examples=("replay help run", "replay help farm run", "replay help verdicts"))
 VERSION = Command("version", "Print replay's version (engine and SDK versions: replay doctor).", (),
-                  "main:version_command", result=False, globals=False)
+                  "main:version_command", examples=("replay version", "replay version --json"))
 COMPLETION = Command(
     "completion", "Print the tab-completion script for a shell (source it from your shell's rc file).",
     (Param("shell", "choice", "The shell.", choices=("bash", "zsh", "fish"), required=True, metavar="SHELL"),),
-    "main:completion_command", _READ_EXITS, result=False, globals=False,
+    "main:completion_command", _READ_EXITS, result=False,
     examples=("replay completion bash > ~/.local/share/bash-completion/completions/replay",
               "replay completion zsh > ~/.zfunc/_replay"))
 

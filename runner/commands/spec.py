@@ -55,6 +55,8 @@ class Param:
     mcp: bool = True  # an argument of the command's MCP tool too
     hidden: bool = False  # accepted, not listed (twin's habits that only explain themselves)
     default_shown: str | None = None  # how help shows a default that is not a plain value ("the cores")
+    panel: str | None = None  # the help panel it is listed under (`replay run --help` groups its options)
+    suggest: str | None = None  # "module:function" under runner.cli: the words tab completion offers (help's)
 
     @property
     def option(self) -> str | None:
@@ -70,6 +72,8 @@ class Param:
 
         First the one rule every string obeys, whatever its kind: no longer than its schema's
         maxLength (a string or a list's items), checked before any parsing looks at it."""
+        if self.kind == "choice":  # the choices are the rule, and naming them is the useful answer
+            return _choice(self, value)
         limit = _max_length(_schema(self))
         for item in value if isinstance(value, (list, tuple)) else (value,):
             if isinstance(item, str) and limit is not None and len(item) > limit:
@@ -110,7 +114,6 @@ class Command:
     mcp_help: str = ""  # what an agent should know besides the summary
     examples: tuple[str, ...] = ()
     stop_at_first_word: bool = False  # `capture -- CMD`: CMD's words are never replay's options
-    globals: bool = True  # takes the global options (-q, -v, --color, --json)
 
     @property
     def words(self) -> tuple[str, ...]:
