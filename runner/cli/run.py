@@ -43,7 +43,7 @@ def run(a: Args) -> int:
     if a.json:
         print_result("run", report.exit_code, to_json(report))
     else:
-        show(report, out, show_all=a.show_all)
+        show(report, out, show_all=a.show_all or a.verbose)
         if workdir is not None:
             out.print(report_diff(report.notes, workdir), markup=False, highlight=False, end="")
         if report.kept is not None:
