@@ -7,18 +7,16 @@ from pathlib import Path
 
 from ..build.sources import repo as git_source
 from ..bisect import (BisectResult, BisectSettings, CommitsResult, Registry, SweepResult, bisect_capsules,
-                      bisect_commits, bisect_sweep, commits_data, result_data, sweep_data, totals)
+                      bisect_commits, bisect_sweep)
 from ..bisect.env import fill_only_of
 from ..config import settings as load_settings
-from ..errors import Exit, UsageError
+from ..errors import UsageError
 from ..build.plan import Source
 from ..build.sources.providers import fetch, pypi
-from ..report.bisect import show
 from ..build.plan import PlanOptions
-from ..codec import encode
 from ..replay import Progress, Replayer, ReplayOptions
-from ..replay.keep import Kept
 from . import console
+from ..commands.replayed import Bisected
 from ..commands.spec import Args
 from ..replay.inputs import check_repo, parse_env, use_mirrors, write_text
 from ..replay.inputs import trust as make_trust
@@ -53,26 +51,7 @@ def _bisect(replayer: Replayer, bad: Path, good: Path, settings: BisectSettings,
     return bisect_capsules(replayer, bad, good, settings, progress)
 
 
-def _data(result: Result, wall_s: float) -> dict[str, object]:
-    if isinstance(result, CommitsResult):
-        return {"mode": "commits", **commits_data(result), "totals": totals(result.walk.trials, wall_s)}
-    if isinstance(result, SweepResult):
-        return {"mode": "sweep", **sweep_data(result), "totals": totals(result.walk.trials, wall_s)}
-    return {"mode": "facts", **result_data(result), "totals": totals(result.trials, wall_s)}
-
-
-def _report(bad: Path, good: Path, result: Result, as_json: bool, wall_s: float, kept: Kept | None) -> None:
-    if as_json:
-        console.print_result("bisect", int(Exit.OK if result.found else Exit.NEGATIVE),
-                             {"bad": str(bad), "good": str(good), **_data(result, wall_s), "kept": encode(kept)})
-    else:
-        show(console.out, bad, good, result, wall_s)
-        if kept is not None:
-            console.out.print(f"Kept the bad end's attempt's container {kept.id}; enter it: {kept.command}",
-                              markup=False)
-
-
-def bisect(a: Args) -> int:
+def bisect(a: Args) -> Bisected:
     if a.commits and a.sweep is not None:
         raise UsageError("--commits and --sweep bisect different things: give one of them")
     trust = make_trust(a.values)  # both ends: refused unless they verify
@@ -91,10 +70,10 @@ def bisect(a: Args) -> int:
         result = _bisect(replayer, a.bad, Path(a.good), settings, progress, a.commits, a.sweep)
     finally:
         replayer.close()
-    wall_s = time.monotonic() - start
-    _report(Path(a.bad), Path(a.good), result, a.json, wall_s, replayer.keeper.kept if a.keep else None)
+    answer = Bisected(Path(a.bad), Path(a.good), result, time.monotonic() - start,
+                      replayer.keeper.kept if a.keep else None)
     if a.junit is not None:
         from ..report.junit import bisect_junit
 
         write_text(a.junit, bisect_junit(result, str(a.bad)))
-    return int(Exit.OK if result.found else Exit.NEGATIVE)
+    return answer

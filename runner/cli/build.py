@@ -14,6 +14,7 @@ import typer
 
 from ..commands.catalog import GROUPS
 from ..commands.common import GLOBALS, PANELS
+from ..commands.outputs import Answer
 from ..commands.spec import ArgumentError, Args, Command, Param
 from ..units import bare_number_note, parse_duration
 
@@ -103,19 +104,22 @@ def _resolve(where: str) -> Any:
     return getattr(importlib.import_module(f"runner.cli.{module}"), function)
 
 
-def _handler(cmd: Command) -> Callable[[Args], int | None]:
-    found: Callable[[Args], int | None] = _resolve(cmd.handler)
+def _handler(cmd: Command) -> Callable[[Args], Answer | int | None]:
+    found: Callable[[Args], Answer | int | None] = _resolve(cmd.handler)
     return found
 
 
 def function_of(cmd: Command) -> Callable[..., int]:
     """The typer callback: the declared signature; calls the handler with the values as Args."""
     def invoke(**values: Any) -> int:
-        from .console import configure
+        from .console import configure, emit
 
         configure(color="never" if values["no_color"] else values["color"], quiet=values["quiet"] or values["json"])
-        code = _handler(cmd)(Args(cmd, values))
-        return int(code or 0)
+        answer = _handler(cmd)(Args(cmd, values))
+        if isinstance(answer, Answer):  # a typed result: the one renderer writes it
+            return emit(cmd.name, answer, values["json"], bool(values.get("show_all")) or values["verbose"],
+                        values["quiet"])
+        return int(answer or 0)
 
     parameters = [_parameter(p) for p in params_of(cmd)]
     invoke.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
 from ..codec import envelope
+from ..commands.outputs import Answer, Screen
 from ..textsafe import json_text, shown
 
 ERROR_LIMIT = 1000  # a backstop: an error is one line; CapsuleError cuts a capsule's values itself
@@ -75,9 +76,17 @@ def print_json(data: Any) -> None:
     sys.stdout.flush()
 
 
-def print_result(command: str, exit_code: int, result: Any) -> None:
-    """A command's --json output: its result in the one envelope."""
-    print_json(envelope(command, exit_code, result))
+def emit(command: str, answer: Answer, as_json: bool, full: bool = False, quiet: bool = False) -> int:
+    """The one renderer: a command's typed result as the --json envelope (its data) or as its text
+    view; then the error it ends with, if any (with --json instead of the result). Its exit code."""
+    problem = answer.problem()
+    if as_json and problem is None:
+        print_json(envelope(command, answer.exit_code, answer.data()))
+    elif not as_json:
+        answer.show(Screen(out, err, full=full, quiet=quiet))
+    if problem is not None:
+        raise problem
+    return answer.exit_code
 
 
 def error_line(message: str) -> None:

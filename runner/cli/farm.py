@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..commands.replayed import FarmView, History, NightRun
 from ..commands.spec import Args
 from ..errors import UsageError
 from ..farm.options import FarmOptions
-from ..textsafe import escaped
-from .console import err, out, print_result
+from .console import err
 from ..replay.inputs import check_repo, parse_env, use_mirrors, write_text
 
 
@@ -54,10 +54,9 @@ def _options(a: Args, supplied: tuple[tuple[str, str], ...]) -> FarmOptions:
                        require_valid=a.require_valid, mirrors=tuple(a.mirror))
 
 
-def run(a: Args) -> int:
+def run(a: Args) -> NightRun:
     from ..farm.night import run_night
     from ..farm.progress import FarmProgress
-    from ..report.farm import run_json, show_run
 
     supplied = parse_env(a.env)
     options = _options(a, supplied)
@@ -72,16 +71,11 @@ def run(a: Args) -> int:
 
         for problem in after_night(lambda line: err.print(line, markup=False)):
             error_line(problem)
-    if a.json:
-        print_result("farm run", night.exit_code, run_json(night))
-    else:
-        show_run(night, out)
-    return int(night.exit_code)
+    return NightRun(night)
 
 
-def report(a: Args) -> int:
+def report(a: Args) -> FarmView:
     from ..farm.attention import attention
-    from ..report.farm import report_json, show_report
 
     # the last night's attempts: on the capsule pages, in the JUnit and the JSON, not in the text
     view = attention(_store(a.db, create=False), a.since, a.window,
@@ -96,25 +90,11 @@ def report(a: Args) -> int:
         from ..report.junit import farm_junit
 
         write_text(a.junit, farm_junit(view.last))
-    if a.json:
-        print_result("farm report", 0, report_json(view))
-    else:
-        show_report(view, out, show_all=a.show_all or a.verbose)
-    return 0
+    return FarmView(view)
 
 
-def history(a: Args) -> int:
+def history(a: Args) -> History:
     from ..farm.lookup import find_capsule
-    from ..report.farm import history_json, show_history
 
     matched, results = find_capsule(_store(a.db, create=False), a.capsule)
-    code = 0 if results else 1
-    if a.json:
-        print_result("farm history", code, history_json((matched, results)))
-    elif results:
-        out.print(escaped(matched), markup=False)
-        show_history(results, out)
-    else:
-        out.print(escaped(matched), markup=False)
-        out.print(escaped(f"no nights recorded for {a.capsule}"), markup=False)
-    return code
+    return History(a.capsule, matched, results)

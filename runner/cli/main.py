@@ -15,6 +15,7 @@ from typing import Any
 import typer
 
 from ..commands.catalog import COMMANDS
+from ..commands.answers import Versioned
 from ..commands.common import VERSION
 from ..commands.words import COMMAND_WORDS as _COMMANDS, normal_argv, safe_argv
 from ..commands.spec import Args
@@ -77,15 +78,10 @@ def help_command(a: Args) -> int:
     return code
 
 
-def version_command(a: Args) -> int:
+def version_command(a: Args) -> Versioned:
     from .. import __version__
-    from .console import print_result
 
-    if a.json:
-        print_result(a.declared.name, 0, {"version": __version__})
-    else:
-        _print_version()
-    return 0
+    return Versioned(__version__)
 
 
 def completion_command(a: Args) -> int:

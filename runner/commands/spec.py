@@ -104,10 +104,12 @@ class Command:
     name: str  # "run", "farm report"
     summary: str  # one line: help lists, MCP descriptions
     params: tuple[Param, ...]
-    handler: str  # "module:function" under runner.cli, imported only when the command runs
+    handler: str  # "module:function" under runner.cli, imported only when the command runs: calls the stage with
+    # the typed arguments (runner/commands/arguments.py) and returns its typed result (or, with none, the exit code)
     exits: Exits = ((0, "success"),)  # the exit rule: each code and what it means here
     help: str = ""  # more than the summary, for `replay help NAME` and the docs
-    result: bool = True  # prints a result with --json (its schema: schema_name)
+    result: str | None = None  # its typed result, "module:Class" under runner.commands (outputs.py); with --json
+    # the result's data, its schema shipped as runner/schemas/<schema_name>.schema.json
     read_only: bool = True  # changes nothing outside replay's own cache
     long: bool = False  # builds images and runs containers: progress notifications, cancellable
     mcp: str | None = None  # the MCP tool's name; None: not offered over MCP
