@@ -7,6 +7,7 @@
 - docs/settings.md, between its markers: the settings table (runner/config.py);
 - docs/help.md, between its markers: the `replay help TOPIC` texts (runner/cli/topics.py);
 - docs/index.md: the README, its links made relative to docs/;
+- runner/commands/arguments.py: every command's typed arguments, from its declaration;
 - every command's page, between its `options:NAME` markers: its usage, exit rule and option table,
   from its one declaration (runner/commands/catalog.py); docs/help.md: the global options.
 """
@@ -174,6 +175,42 @@ def globals_block() -> str:
                       "Every command takes these, before or after its name (`replay -q doctor` is `replay doctor -q`):", "", *rows, ""])
 
 
+# -- the typed arguments of every command ----------------------------------------------
+
+_PY = {"capsule": "str", "path": "Path", "paths": "list[Path]", "text": "str", "texts": "list[str]", "env": "list[str]",
+       "count": "int", "number": "float", "duration": "float", "size": "str", "flag": "bool", "commit": "str"}
+
+
+def py_type(p: Param) -> str:
+    """The Python type a handler gets for the parameter (as typer parses it: cli/build.py)."""
+    tp = _PY.get(p.kind) or "Literal[" + ", ".join(json.dumps(c) for c in p.choices) + "]"
+    optional = (p.default is None and not p.required and not p.repeatable and p.kind != "flag") or \
+        (p.repeatable and not p.flags and not p.required)
+    return f"{tp} | None" if optional else tp
+
+
+def _typed_fields(params: tuple[Param, ...] | list[Param]) -> list[str]:
+    return [f"    {p.name}: {py_type(p)}" for p in params]
+
+
+def arguments_module() -> str:
+    out = ['"""The typed arguments of every command, one frozen dataclass each: what its handler gets (so the',
+           "type checker sees every option by name). Generated from the declarations by scripts/docs_gen.py",
+           '(runner/commands/catalog.py, common.py): do not edit; the suite fails when it is stale."""',
+           "from __future__ import annotations", "", "from collections.abc import Mapping",
+           "from dataclasses import dataclass, fields", "from pathlib import Path", "from typing import Any, Literal",
+           "", "", "@dataclass(frozen=True, kw_only=True)", "class Arguments:",
+           '    """The global options, which every command takes."""', "", *_typed_fields(list(GLOBALS)), "",
+           "    @property", "    def values(self) -> Mapping[str, Any]:",
+           '        """By parameter name, for what reads a group of options the same on several commands."""',
+           "        return {f.name: getattr(self, f.name) for f in fields(self)}"]
+    for cmd in COMMANDS:
+        out += ["", "", "@dataclass(frozen=True, kw_only=True)", f"class {cmd.arguments}(Arguments):",
+                f'    """`replay {cmd.name}`."""']
+        out += ([""] + _typed_fields(cmd.params)) if cmd.params else []
+    return "\n".join(out) + "\n"
+
+
 def index_page(readme: str) -> str:
     text = readme.replace("](docs/index.md)", "](index.md)").replace("](docs/", "](")
     text = text.replace("[docs/](index.md)", "docs/")
@@ -198,7 +235,8 @@ def wanted() -> dict[Path, str]:
     pages[DOCS / "settings.md"] = replace_block(pages[DOCS / "settings.md"], "settings", settings_table())
     pages[DOCS / "help.md"] = replace_block(replace_block(pages[DOCS / "help.md"], "topics", topics_text()),
                                             "globals", globals_block())
-    return {**pages, DOCS / "json-reference.md": json_reference(),
+    return {**pages, DOCS / "json-reference.md": json_reference(), ROOT / "runner" / "commands" / "arguments.py":
+            arguments_module(),
             DOCS / "index.md": index_page((ROOT / "README.md").read_text(encoding="utf-8"))}
 
 

@@ -17,7 +17,7 @@ from ..build.plan import PlanOptions
 from ..replay import Progress, Replayer, ReplayOptions
 from . import console
 from ..commands.replayed import Bisected
-from ..commands.spec import Args
+from ..commands.arguments import BisectArgs
 from ..replay.inputs import check_repo, parse_env, use_mirrors, write_text
 from ..replay.inputs import trust as make_trust
 
@@ -51,7 +51,7 @@ def _bisect(replayer: Replayer, bad: Path, good: Path, settings: BisectSettings,
     return bisect_capsules(replayer, bad, good, settings, progress)
 
 
-def bisect(a: Args) -> Bisected:
+def bisect(a: BisectArgs) -> Bisected:
     if a.commits and a.sweep is not None:
         raise UsageError("--commits and --sweep bisect different things: give one of them")
     trust = make_trust(a.values)  # both ends: refused unless they verify
@@ -67,7 +67,7 @@ def bisect(a: Args) -> Bisected:
     try:
         settings = BisectSettings(a.attempts, a.jobs or _cores(), not a.no_cache_reuse, a.confidence, a.max_runs,
                                   a.budget, keep=a.keep)
-        result = _bisect(replayer, a.bad, Path(a.good), settings, progress, a.commits, a.sweep)
+        result = _bisect(replayer, Path(a.bad), Path(a.good), settings, progress, a.commits, a.sweep)
     finally:
         replayer.close()
     answer = Bisected(Path(a.bad), Path(a.good), result, time.monotonic() - start,

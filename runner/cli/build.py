@@ -15,7 +15,8 @@ import typer
 from ..commands.catalog import GROUPS
 from ..commands.common import GLOBALS, PANELS
 from ..commands.outputs import Answer
-from ..commands.spec import ArgumentError, Args, Command, Param
+from ..commands import arguments
+from ..commands.spec import ArgumentError, Command, Param
 from ..units import bare_number_note, parse_duration
 
 _TYPES: dict[str, Any] = {"capsule": str, "path": Path, "paths": list[Path], "text": str, "texts": list[str],
@@ -83,10 +84,10 @@ def _parameter(p: Param) -> inspect.Parameter:
     tp: Any = _TYPES[p.kind]
     if p.default is None and not p.repeatable and p.kind != "flag":
         tp = tp | None
-    if p.repeatable and not p.flags:
+    if p.repeatable and not p.flags and not p.required:
         tp = tp | None
-    default: Any = inspect.Parameter.empty if p.required and not p.repeatable else p.default
-    if p.repeatable and p.default is None:
+    default: Any = inspect.Parameter.empty if p.required else p.default
+    if p.repeatable and p.default is None and not p.required:
         default = None
     return inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=default,
                              annotation=Annotated[tp, _info(p)])
@@ -104,18 +105,19 @@ def _resolve(where: str) -> Any:
     return getattr(importlib.import_module(f"runner.cli.{module}"), function)
 
 
-def _handler(cmd: Command) -> Callable[[Args], Answer | int | None]:
-    found: Callable[[Args], Answer | int | None] = _resolve(cmd.handler)
+def _handler(cmd: Command) -> Callable[[arguments.Arguments], Answer | int | None]:
+    found: Callable[[arguments.Arguments], Answer | int | None] = _resolve(cmd.handler)
     return found
 
 
 def function_of(cmd: Command) -> Callable[..., int]:
-    """The typer callback: the declared signature; calls the handler with the values as Args."""
+    """The typer callback: the declared signature; calls the handler with its typed arguments."""
     def invoke(**values: Any) -> int:
         from .console import configure, emit
 
         configure(color="never" if values["no_color"] else values["color"], quiet=values["quiet"] or values["json"])
-        answer = _handler(cmd)(Args(cmd, values))
+        typed: type[arguments.Arguments] = getattr(arguments, cmd.arguments)
+        answer = _handler(cmd)(typed(**values))
         if isinstance(answer, Answer):  # a typed result: the one renderer writes it
             return emit(cmd.name, answer, values["json"], bool(values.get("show_all")) or values["verbose"],
                         values["quiet"])

@@ -9,12 +9,12 @@ from __future__ import annotations
 from ..capture import CaptureOptions, CapsuleNotWritten
 from ..capture import capture as run_capture
 from ..commands.answers import CaptureAnswer, not_written_exit
-from ..commands.spec import Args
+from ..commands.arguments import CaptureArgs
 from ..errors import UsageError
 from .console import error_line
 
 
-def capture(a: Args) -> CaptureAnswer | int:
+def capture(a: CaptureArgs) -> CaptureAnswer | int:
     argv, include_env = list(a.command or []), list(a.include_env)
     for name in include_env:
         if not name or "=" in name:

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from ..commands.answers import Diagnosed
-from ..commands.spec import Args
+from ..commands.arguments import DoctorArgs
 from ..machine.doctor import diagnose
 
 
-def doctor(a: Args) -> Diagnosed:
+def doctor(a: DoctorArgs) -> Diagnosed:
     return Diagnosed(diagnose())

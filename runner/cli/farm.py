@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ..commands.replayed import FarmView, History, NightRun
-from ..commands.spec import Args
+from ..commands.arguments import FarmHistoryArgs, FarmReportArgs, FarmRunArgs
 from ..errors import UsageError
 from ..farm.options import FarmOptions
 from .console import err
@@ -40,7 +40,7 @@ def _executor_maker(broker: str | None) -> Any:
     return make
 
 
-def _options(a: Args, supplied: tuple[tuple[str, str], ...]) -> FarmOptions:
+def _options(a: FarmRunArgs, supplied: tuple[tuple[str, str], ...]) -> FarmOptions:
     if a.resume and a.sources:
         raise UsageError("farm run --resume continues the last night with its own capsules: give no SOURCE")
     if not a.resume and not a.sources:
@@ -54,7 +54,7 @@ def _options(a: Args, supplied: tuple[tuple[str, str], ...]) -> FarmOptions:
                        require_valid=a.require_valid, mirrors=tuple(a.mirror))
 
 
-def run(a: Args) -> NightRun:
+def run(a: FarmRunArgs) -> NightRun:
     from ..farm.night import run_night
     from ..farm.progress import FarmProgress
 
@@ -74,7 +74,7 @@ def run(a: Args) -> NightRun:
     return NightRun(night)
 
 
-def report(a: Args) -> FarmView:
+def report(a: FarmReportArgs) -> FarmView:
     from ..farm.attention import attention
 
     # the last night's attempts: on the capsule pages, in the JUnit and the JSON, not in the text
@@ -93,7 +93,7 @@ def report(a: Args) -> FarmView:
     return FarmView(view)
 
 
-def history(a: Args) -> History:
+def history(a: FarmHistoryArgs) -> History:
     from ..farm.lookup import find_capsule
 
     matched, results = find_capsule(_store(a.db, create=False), a.capsule)

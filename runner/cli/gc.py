@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..commands.answers import Collected
-from ..commands.spec import Args
+from ..commands.arguments import GcArgs
 from ..engine import DockerEngine
 from ..errors import UsageError
 from ..machine.sweep import DEFAULT_AGE_S, DEFAULT_MAX_SIZE, collect
@@ -16,7 +16,7 @@ def _size(text: str) -> int:
         raise UsageError(f"--max-size {exc}") from None
 
 
-def gc(a: Args) -> Collected:
+def gc(a: GcArgs) -> Collected:
     if a.max_size is not None and not a.cache:
         raise UsageError("--max-size goes with --cache")
     age = (a.older_than if a.older_than is not None else DEFAULT_AGE_S) if a.images else None

@@ -4,8 +4,8 @@ from __future__ import annotations
 from ..capsules.opening import open_capsule
 from ..capsules.trust import Trust
 from ..commands.answers import Inspected
-from ..commands.spec import Args
+from ..commands.arguments import InspectArgs
 
 
-def inspect(a: Args) -> Inspected:
+def inspect(a: InspectArgs) -> Inspected:
     return Inspected(open_capsule(a.capsule, Trust().showing()).shown)  # named as given: the URL, <stdin>, the path

@@ -18,7 +18,7 @@ from ..commands.catalog import COMMANDS
 from ..commands.answers import Versioned
 from ..commands.common import VERSION
 from ..commands.words import COMMAND_WORDS as _COMMANDS, normal_argv, safe_argv
-from ..commands.spec import Args
+from ..commands.arguments import CompletionArgs, HelpArgs, VersionArgs
 from ..errors import Exit, PathError, ReplayError, UsageError
 from ..codec import envelope, error_of
 from ..commands import topics
@@ -59,7 +59,7 @@ def help_words() -> list[str]:
     return sorted(_COMMANDS | set(topics.TOPICS) | {"topics"})
 
 
-def help_command(a: Args) -> int:
+def help_command(a: HelpArgs) -> int:
     words = list(a.command or [])
     if words in (["topics"], *([name] for name in topics.TOPICS)):
         from .console import help_width
@@ -78,13 +78,13 @@ def help_command(a: Args) -> int:
     return code
 
 
-def version_command(a: Args) -> Versioned:
+def version_command(a: VersionArgs) -> Versioned:
     from .. import __version__
 
     return Versioned(__version__)
 
 
-def completion_command(a: Args) -> int:
+def completion_command(a: CompletionArgs) -> int:
     from typer._completion_shared import get_completion_script
 
     sys.stdout.write(get_completion_script(prog_name="replay", complete_var="_REPLAY_COMPLETE", shell=a.shell) + "\n")

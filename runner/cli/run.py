@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..commands.replayed import Replayed
-from ..commands.spec import Args
+from ..commands.arguments import RunArgs
 from ..errors import UsageError
 from ..replay import Progress, ReplayOptions, replay_capsule
 from ..report import ReplayReport
@@ -23,7 +23,7 @@ def write_comment(path: Path, report: ReplayReport, ref: str | None) -> None:
         raise UsageError(f"{path}: cannot write the comment ({exc.strerror})") from exc
 
 
-def run(a: Args) -> Replayed | int:
+def run(a: RunArgs) -> Replayed | int:
     trust = o.trust(a.values)  # checked before anything is read
     plan_opts = o.plan_options(a.values)
     workdir = str(checked(a.workdir)) if a.workdir is not None else None

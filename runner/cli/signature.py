@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 from ..commands.answers import Signed
-from ..commands.spec import Args
+from ..commands.arguments import SignatureArgs
 from ..errors import UsageError
 from ..verdict import signature as sig
 from ..verdict.output import read_output, signal_name
 from .console import err
 
 
-def signature(a: Args) -> Signed:
+def signature(a: SignatureArgs) -> Signed:
     name = signal_name(a.signal)
     if (a.exit_code is None) == (name is None):
         raise UsageError("give exactly one of --exit-code N or --signal NAME")

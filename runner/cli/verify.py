@@ -8,7 +8,7 @@ from ..build.precheck import CONTENT_CHECKS
 from ..capsules.opening import verification
 from ..capsules.trust import check_trust_key
 from ..commands.answers import Verified
-from ..commands.spec import Args
+from ..commands.arguments import VerifyArgs
 from ..errors import UsageError
 
 
@@ -19,7 +19,7 @@ def _twin_fix_hint(capsule: str, patch: Path | None, ref: str | None) -> str:
             f"run `replay {shlex.quote(str(capsule))} {option}`")
 
 
-def verify(a: Args) -> Verified:
+def verify(a: VerifyArgs) -> Verified:
     if a.patch is not None or a.ref is not None:
         raise UsageError(_twin_fix_hint(a.capsule, a.patch, a.ref))
     keys = tuple(check_trust_key(k) for k in a.trust_key)

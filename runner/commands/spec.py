@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -122,6 +122,11 @@ class Command:
         return tuple(self.name.split())
 
     @property
+    def arguments(self) -> str:
+        """The name of its typed arguments' class in runner/commands/arguments.py ("FarmRunArgs")."""
+        return "".join(w.capitalize() for w in self.words) + "Args"
+
+    @property
     def schema_name(self) -> str:
         """The command's result schema in runner/schemas ("farm-report")."""
         return "-".join(self.words)
@@ -162,24 +167,6 @@ class Command:
             else:
                 options.extend(p.words(value))
         return [*self.words, *options, "--", *positionals]
-
-
-@dataclass(frozen=True)
-class Args:
-    """A command's parsed arguments, by name (`a.attempts`), and the command they are for."""
-
-    declared: Command  # not `command`: capture's and help's argument is called so
-    values: Mapping[str, Any] = field(default_factory=dict)
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self.values[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    def given(self, name: str) -> bool:
-        """The option was set to something other than its default."""
-        return bool(self.values.get(name) != self.declared.param(name).default)
 
 
 # --- the kinds: one check and one schema each -------------------------------------------------
