@@ -111,8 +111,8 @@ class Origin:
 def origins(s: Settings | None = None) -> tuple[Origin, ...]:
     s = s or settings()
     values = {
-        "REPLAY_DEBIAN_MIRROR": s.debian_mirror, "REPLAY_NPM_REGISTRY": without_credentials(s.npm_registry),
-        "REPLAY_PYPI_INDEX": without_credentials(s.pypi_index), "REPLAY_NODE_DIST": s.node_dist, "REPLAY_CACHE": str(s.cache_dir),
+        "REPLAY_DEBIAN_MIRROR": s.debian_mirror, "REPLAY_NPM_REGISTRY": mask_url(s.npm_registry),
+        "REPLAY_PYPI_INDEX": mask_url(s.pypi_index), "REPLAY_NODE_DIST": s.node_dist, "REPLAY_CACHE": str(s.cache_dir),
         "REPLAY_CA_CERTS": ":".join(str(p) for p in s.ca_files) or "none", "REPLAY_BUILDER": s.builder,
         "REPLAY_BASE_REPO": s.base_repo, "REPLAY_IMAGE_REPO": s.image_repo, "REPLAY_BUILD_TIMEOUT": s.build_timeout,
     }
@@ -139,11 +139,6 @@ NPM_SECRET = "replay-npmrc"
 PYPI_SECRET = "replay-netrc"
 
 
-def without_credentials(url: str) -> str:
-    """The URL with any user:password@ taken out (what a Dockerfile, a log or a report may show)."""
-    return mask_url(url)
-
-
 def _userinfo(url: str) -> tuple[str, str] | None:
     parts = urllib.parse.urlsplit(url)
     if parts.username is None and parts.password is None:
@@ -153,7 +148,7 @@ def _userinfo(url: str) -> tuple[str, str] | None:
 
 def _npmrc(url: str, user: str, password: str) -> str:
     # npm keys auth by the registry URL without its scheme ("//host/path/:_auth"); pnpm and yarn 1 read it too
-    public = urllib.parse.urlsplit(without_credentials(url))
+    public = urllib.parse.urlsplit(mask_url(url))
     key = f"//{public.netloc}{public.path.rstrip('/')}/"
     token = base64.b64encode(f"{user}:{password}".encode()).decode()
     return f"{key}:_auth={token}\n{key}:always-auth=true\n"
@@ -268,5 +263,5 @@ def _origin(ref: SettingRef) -> Origin:
     raw = os.environ.get(ref.variable, "").strip()
     if not raw:
         return Origin(ref.variable, ref.default, "default")
-    value = "(set)" if ref.secret else without_credentials(raw)
+    value = "(set)" if ref.secret else mask_url(raw)
     return Origin(ref.variable, value, f"env {ref.variable}")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..build.sources.baseimage import sidecar_base_ref
 from ..build.render import pip_trusted_host
-from ..config import without_credentials
+from ..secretrules import mask_url
 from ..engine import LABEL
 from ..verdict.judge import Attempt
 from . import debugger as dbg
@@ -75,7 +75,7 @@ def _debug_image(replayer: Replayer, image: str, runtime: dbg.DebugRuntime) -> s
                      replayer.options.verbose, settings.build_timeout_s)
 
     return dbg.with_debugger(build, replayer.engine.image_exists, image, runtime, lambda: dbg.derived_dockerfile(
-        image, runtime, without_credentials(settings.pypi_index), pip_trusted_host(settings.pypi_index)))
+        image, runtime, mask_url(settings.pypi_index), pip_trusted_host(settings.pypi_index)))
 
 
 def _forward_network(replayer: Replayer) -> str:
