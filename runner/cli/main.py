@@ -14,7 +14,7 @@ from typing import Any
 
 import typer
 
-from ..commands.catalog import COMMANDS
+from ..commands.catalog import BY_NAME, COMMANDS, GROUPS
 from ..commands.answers import Versioned
 from ..commands.common import VERSION
 from ..commands.words import COMMAND_WORDS as _COMMANDS, normal_argv, safe_argv
@@ -131,8 +131,12 @@ def _is_abort(exc: BaseException) -> bool:
 
 
 def _command(args: list[str]) -> str:
-    word = next((a for a in safe_argv(args) if not a.startswith("-")), None)
-    return f"{word} " if word in _COMMANDS else ""
+    """The command the words name ("farm history "), for a usage error's hint and the error envelope."""
+    words = [a for a in safe_argv(args) if not a.startswith("-")]
+    if not words or words[0] not in _COMMANDS:
+        return ""
+    named = " ".join(words[:2]) if words[0] in GROUPS and len(words) > 1 and " ".join(words[:2]) in BY_NAME else words[0]
+    return f"{named} "
 
 
 def threading_main() -> bool:
@@ -257,10 +261,7 @@ class _Failure:
 
     def __init__(self, args: list[str]) -> None:
         self.json = "--json" in args
-        words = [a for a in safe_argv(args) if not a.startswith("-")]
-        self.command = _command(args).strip() or "run"
-        if self.command in ("farm", "ci") and len(words) > 1:  # a sub-command names its own schema
-            self.command = f"{self.command} {words[1]}"
+        self.command = _command(args).strip() or "run"  # a group's sub-command names its own schema
 
     def say(self, exc: BaseException, message: str, code: int, kind: str | None = None) -> int:
         error_line(message)  # the error's own line: it names a capsule as given (capsules/opening.py)

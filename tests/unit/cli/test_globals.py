@@ -156,3 +156,10 @@ def test_help_completes_its_topics_and_commands() -> None:
     words = subprocess.run([sys.executable, "-m", "runner"], env=env, capture_output=True, text=True,
                            timeout=60).stdout.split()
     assert {"verdicts", "verify", "version"} <= set(words) and "inspect" not in words
+
+
+def test_a_usage_error_of_a_sub_command_points_at_its_own_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--json", "farm", "history"]) == 2
+    captured = capsys.readouterr()
+    assert "(see replay farm history --help)" in captured.err
+    assert json.loads(captured.out)["command"] == "farm history"
