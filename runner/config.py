@@ -111,8 +111,8 @@ class Origin:
 def origins(s: Settings | None = None) -> tuple[Origin, ...]:
     s = s or settings()
     values = {
-        "REPLAY_DEBIAN_MIRROR": s.debian_mirror, "REPLAY_NPM_REGISTRY": without_credentials(s.npm_registry),
-        "REPLAY_PYPI_INDEX": without_credentials(s.pypi_index), "REPLAY_NODE_DIST": s.node_dist, "REPLAY_CACHE": str(s.cache_dir),
+        "REPLAY_DEBIAN_MIRROR": s.debian_mirror, "REPLAY_NPM_REGISTRY": mask_url(s.npm_registry),
+        "REPLAY_PYPI_INDEX": mask_url(s.pypi_index), "REPLAY_NODE_DIST": s.node_dist, "REPLAY_CACHE": str(s.cache_dir),
         "REPLAY_CA_CERTS": ":".join(str(p) for p in s.ca_files) or "none", "REPLAY_BUILDER": s.builder,
         "REPLAY_BASE_REPO": s.base_repo, "REPLAY_IMAGE_REPO": s.image_repo, "REPLAY_BUILD_TIMEOUT": s.build_timeout,
     }
@@ -139,11 +139,6 @@ NPM_SECRET = "replay-npmrc"
 PYPI_SECRET = "replay-netrc"
 
 
-def without_credentials(url: str) -> str:
-    """The URL with any user:password@ taken out (what a Dockerfile, a log or a report may show)."""
-    return mask_url(url)
-
-
 def _userinfo(url: str) -> tuple[str, str] | None:
     parts = urllib.parse.urlsplit(url)
     if parts.username is None and parts.password is None:
@@ -153,7 +148,7 @@ def _userinfo(url: str) -> tuple[str, str] | None:
 
 def _npmrc(url: str, user: str, password: str) -> str:
     # npm keys auth by the registry URL without its scheme ("//host/path/:_auth"); pnpm and yarn 1 read it too
-    public = urllib.parse.urlsplit(without_credentials(url))
+    public = urllib.parse.urlsplit(mask_url(url))
     key = f"//{public.netloc}{public.path.rstrip('/')}/"
     token = base64.b64encode(f"{user}:{password}".encode()).decode()
     return f"{key}:_auth={token}\n{key}:always-auth=true\n"
@@ -178,10 +173,12 @@ def registry_secrets(s: Settings) -> dict[str, str]:
 
 
 # --- the settings reference ------------------------------------------------------------------------
-# Every setting replay reads from the environment, documented once: `replay doctor` lists them with
-# their effective values, `replay help settings` and the docs' Settings page (scripts/docs_gen.py)
-# show this same table. A unit test checks that every `REPLAY_*` name read anywhere in runner/ has a
-# row here.
+# Every setting replay reads from the environment, declared once: `replay doctor` lists them with
+# their effective values, `replay help settings` and the docs' Settings page (runner/commands/topics.py)
+# show this same table. A setting that is an option's default (REPLAY_SALT is --salt's) names the
+# option: what it means and which commands take it come from the option's declaration
+# (runner/commands). A unit test checks that every `REPLAY_*` name read anywhere in runner/ has a row
+# here, and that each option row names an option declared with that variable.
 Scope = Literal["replay", "farm", "worker", "container"]
 
 
@@ -189,73 +186,61 @@ Scope = Literal["replay", "farm", "worker", "container"]
 class SettingRef:
     variable: str
     default: str  # as people read it
-    meaning: str
-    read_in: str  # the module that reads it
+    meaning: str = ""  # "": an option's own variable, which means what that option's declaration says
+    option: str = ""  # the option it is the default of ("--salt"): its meaning and commands come from the declarations
     scope: Scope = "replay"
     secret: bool = False  # its value is never shown (only whether it is set)
 
 
 SETTINGS: tuple[SettingRef, ...] = (
     SettingRef("REPLAY_CA_CERTS", "the host's /usr/local/share/ca-certificates/*.crt",
-               "extra CA certificates builds must trust (a TLS-intercepting company proxy); colon-separated files "
-               "or directories, `none` to disable", "runner/config.py (also runner/ci/image.py)"),
-    SettingRef("REPLAY_DEBIAN_MIRROR", "http://deb.debian.org/debian", "mirror for debootstrap and apt",
-               "runner/config.py"),
+               "extra CA certificates builds must trust (a TLS-intercepting company proxy); colon-separated files or"
+               " directories, `none` to disable"),
+    SettingRef("REPLAY_DEBIAN_MIRROR", "http://deb.debian.org/debian", "mirror for debootstrap and apt"),
     SettingRef("REPLAY_NPM_REGISTRY", "https://registry.npmjs.org",
-               "npm registry (runtimes, package managers, dependencies; npm's and yarn's lockfile URLs of the public "
-               "registry are rewritten to it); may hold credentials (https://user:token@host/), never shown",
-               "runner/config.py"),
+               "npm registry (runtimes, package managers, dependencies; npm's and yarn's lockfile URLs of the public"
+               " registry are rewritten to it); may hold credentials (https://user:token@host/), never shown"),
     SettingRef("REPLAY_PYPI_INDEX", "https://pypi.org/simple",
                "Python package index (pip's and uv's; a uv.lock's own URLs are used as recorded); may hold "
-               "credentials, never shown", "runner/config.py"),
-    SettingRef("REPLAY_NODE_DIST", "https://nodejs.org/dist", "official Node.js distribution, tried first",
-               "runner/config.py"),
+               "credentials, never shown"),
+    SettingRef("REPLAY_NODE_DIST", "https://nodejs.org/dist", "official Node.js distribution, tried first"),
     SettingRef("REPLAY_CACHE", "$XDG_CACHE_HOME/replay, else ~/.cache/replay",
-               "verified downloads, capsules from URLs, repository mirrors, the content store, build context "
-               "slots; REPLAY_CACHE wins over XDG_CACHE_HOME", "runner/config.py"),
+               "verified downloads, capsules from URLs, repository mirrors, the content store, build context slots; "
+               "REPLAY_CACHE wins over XDG_CACHE_HOME"),
     SettingRef("REPLAY_BUILD_CACHE", "replay",
                "namespace of the BuildKit cache mounts' ids (<namespace>-npm, ...); a bench or a test gives its own "
-               "to start from an empty cache", "runner/build/render.py"),
+               "to start from an empty cache"),
     SettingRef("REPLAY_REGISTRY", "Docker Hub",
                "where official distro images come from (host[:port], images under library/NAME); `none`: no "
-               "registry, the nearest Debian suite", "runner/build/sources/providers/distros.py"),
+               "registry, the nearest Debian suite"),
     SettingRef("REPLAY_MIRRORS", "unset",
                "a file of mirror rules, one PREFIX=TARGET a line (`#` comments), as --mirror: a recorded remote "
-               "starting with PREFIX is fetched from TARGET instead (a URL or a local clone or bundle)",
-               "runner/build/sources/mirrors.py"),
-    SettingRef("REPLAY_CAPSULE_MAX_BYTES", "67108864 (64 MiB)", "the largest capsule downloaded from a URL",
-               "runner/capsules/fetch.py"),
+               "starting with PREFIX is fetched from TARGET instead (a URL or a local clone or bundle)"),
+    SettingRef("REPLAY_CAPSULE_MAX_BYTES", "67108864 (64 MiB)", "the largest capsule downloaded from a URL"),
     SettingRef("REPLAY_CAPSULE_TIMEOUT", "120",
                "seconds a capsule's download from a URL may take in all (redirects, headers and body: a server "
-               "trickling its body is cut there; exit 3)", "runner/capsules/fetch.py"),
-    SettingRef("REPLAY_BUILDER", "auto", "`buildkit` (through the engine's CLI), `classic` (docker SDK), `auto`",
-               "runner/config.py"),
+               "trickling its body is cut there; exit 3)"),
+    SettingRef("REPLAY_BUILDER", "auto", "`buildkit` (through the engine's CLI), `classic` (docker SDK), `auto`"),
     SettingRef("REPLAY_BUILD_TIMEOUT", "3600",
-               "seconds an image build may take in all (its retries included) before it is stopped (exit 3); `0` "
-               "or `none`: no limit", "runner/config.py"),
-    SettingRef("REPLAY_BASE_REPO", "replay-base/debian", "image name of the bootstrapped Debian base images",
-               "runner/config.py"),
-    SettingRef("REPLAY_IMAGE_REPO", "replay/img", "image name of the replay images", "runner/config.py"),
-    SettingRef("REPLAY_SALT", "unset", "the salt twin hashed values with, to check --env values (= --salt)",
-               "runner/cli/options.py", secret=True),
-    SettingRef("REPLAY_DEBUG", "unset", "`1`: tracebacks of unexpected errors (= --debug)", "runner/cli/main.py"),
+               "seconds an image build may take in all (its retries included) before it is stopped (exit 3); `0` or "
+               "`none`: no limit"),
+    SettingRef("REPLAY_BASE_REPO", "replay-base/debian", "image name of the bootstrapped Debian base images"),
+    SettingRef("REPLAY_IMAGE_REPO", "replay/img", "image name of the replay images"),
+    SettingRef("REPLAY_SALT", "unset", option="--salt", secret=True),
+    SettingRef("REPLAY_DEBUG", "unset", option="--debug"),
     SettingRef("REPLAY_PROGRESS", "unset",
                "`1`: progress lines on stderr even with --json or --quiet (`replay mcp` sets it for the commands it "
-               "runs, to turn them into MCP progress notifications)", "runner/replay/progress.py"),
+               "runs, to turn them into MCP progress notifications)"),
     SettingRef("REPLAY_FARM_DB", "farm.sqlite under the user's data directory (~/.local/share/replay/)",
-               "the farm's history (= --db): a SQLite path or postgresql://USER[:PASSWORD]@HOST[:PORT]/DB",
-               "runner/cli/farm.py", scope="farm"),
-    SettingRef("REPLAY_BROKER", "redis://127.0.0.1:6379/0",
-               "the Redis broker of `replay worker` and `farm run --executor celery` (= --broker); redis:// and "
-               "rediss:// only", "runner/cli/worker.py, runner/cli/farm.py", scope="worker"),
-    SettingRef("REPLAY_WORKER_HEARTBEAT", "10", "seconds between a worker's lease refreshes (= --heartbeat)",
-               "runner/cli/worker.py", scope="worker"),
-    SettingRef("REPLAY_WORKER_LEASE", "30", "seconds a worker's lease lasts without a refresh (= --lease)",
-               "runner/cli/worker.py", scope="worker"),
+               option="--db", scope="farm"),
+    SettingRef("REPLAY_BROKER", "redis://127.0.0.1:6379/0", option="--broker", scope="worker"),
+    SettingRef("REPLAY_WORKER_HEARTBEAT", "10", option="--heartbeat", scope="worker"),
+    SettingRef("REPLAY_WORKER_LEASE", "30", option="--lease", scope="worker"),
     SettingRef("REPLAY_RANDOM_VALUES", "/replay/random-values.json",
-               "set inside the replayed container (not read by replay): the file of recorded random values, for "
-               "hook libraries", "runner/build/clock.py", scope="container"),
-    SettingRef("DOCKER_HOST", "the local socket", "the engine to use", "the docker SDK"),
+               "set inside the replayed container (not read by replay): the file of recorded random values, for hook"
+               " libraries",
+               scope="container"),
+    SettingRef("DOCKER_HOST", "the local socket", "the engine to use"),
 )
 
 
@@ -278,5 +263,5 @@ def _origin(ref: SettingRef) -> Origin:
     raw = os.environ.get(ref.variable, "").strip()
     if not raw:
         return Origin(ref.variable, ref.default, "default")
-    value = "(set)" if ref.secret else without_credentials(raw)
+    value = "(set)" if ref.secret else mask_url(raw)
     return Origin(ref.variable, value, f"env {ref.variable}")

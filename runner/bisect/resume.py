@@ -12,19 +12,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shlex
 import tempfile
 import threading
 from collections import defaultdict, deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, get_args
 
 from ..build.plan import Plan
-from ..commands.spec import Command
 from ..verdict.facts import Classification, Verdict
 from .trial import BisectSettings, Observation
-from .walk import Walk
 
 FILE_VERSION = 1
 
@@ -111,32 +108,3 @@ def _valid(entry: Any) -> bool:
 def _observation(entry: dict[str, Any]) -> Observation:
     attempts: Sequence[Classification] = entry["attempts"]
     return Observation(entry["verdict"], entry["signature"], attempts=tuple(attempts))
-
-
-NOT_SHOWN = ("env", "salt")  # values that may be secrets: never printed, the user gives them again
-
-
-def next_step(values: Mapping[str, Any], declared: Command, walk: Walk) -> dict[str, Any] | None:
-    """When the run budget left a walk undecided and more runs likely decide it: the command that asks
-    for them (the same bisect, --max-runs raised by the runs it likely still needs, --resume)."""
-    if walk.more_runs is None:
-        return None
-    runs = walk.spent + walk.more_runs
-    words = ["replay", *declared.words]
-    for p in declared.params:
-        value = values.get(p.name)
-        if p.name in ("max_runs", "resume", *NOT_SHOWN) or value is None or value == p.default or value == []:
-            continue
-        if p.option is None:
-            words.append(str(value))
-        elif p.kind == "flag":
-            words.append(p.option)
-        else:
-            for item in value if isinstance(value, list) else [value]:
-                words += [p.option, f"{item:g}" if isinstance(item, float) else str(item)]
-    words += ["--max-runs", str(runs), "--resume"]
-    again = [p.option for p in declared.params if p.name in NOT_SHOWN and values.get(p.name) and p.option]
-    with_secrets = f" (with the same {' and '.join(again)} values)" if again else ""
-    return {"argv": words, "command": shlex.join(words) + with_secrets,
-            "why": f"about {walk.more_runs} more run(s) would likely decide it: 4 in 5 continuations drawn from "
-                   f"what is believed now were decided within them"}

@@ -22,7 +22,8 @@ import jinja2
 from .. import __version__
 from . import installer, pylock
 from .sources.baseimage import base_ref
-from ..config import NPM_SECRET, PYPI_SECRET, Settings, registry_secrets, without_credentials
+from ..config import NPM_SECRET, PYPI_SECRET, Settings, registry_secrets
+from ..secretrules import mask_url
 from .sources.content import ContentStore, content_store
 from ..errors import CapsuleError, UsageError
 from .installer import DepsNode
@@ -163,7 +164,7 @@ def secret_mounts(settings: Settings, builder: Builder) -> dict[str, dict[str, s
 def pip_trusted_host(index: str) -> str:
     """The host[:port] pip must be told to trust for a plain-http index (else it ignores the index
     and finds nothing); none for https."""
-    parts = urllib.parse.urlsplit(without_credentials(index))
+    parts = urllib.parse.urlsplit(mask_url(index))
     return parts.netloc if parts.scheme == "http" else ""
 
 
@@ -185,9 +186,9 @@ def template_vars(plan: Plan, settings: Settings, builder: Builder = "classic",
         "go_file": go_file_name(plan), "binaries": _binaries(plan), "debian_runtimes": _debian_packages(plan),
         "py_tools": py_tools if plan.runtime("python") else [], "uv": any(t["name"] == "uv" for t in py_tools),
         "pylock": _python_lock(plan), "pipenv_dev": pipenv_dev,
-        "pip_version": pip_version if plan.runtime("python") else None, "pypi_index": without_credentials(settings.pypi_index),
+        "pip_version": pip_version if plan.runtime("python") else None, "pypi_index": mask_url(settings.pypi_index),
         "pypi_trusted_host": pip_trusted_host(settings.pypi_index),
-        "npm_registry": without_credentials(settings.npm_registry), "secrets": secret_mounts(settings, builder),
+        "npm_registry": mask_url(settings.npm_registry), "secrets": secret_mounts(settings, builder),
         "lock": {"path": plan.lock.path, "manager": plan.lock.manager} if plan.lock else None,
         "node_pins": bool(plan.node_pins) and node is not None, "pin_node": plan.pin_node,
         "python_pins": bool(plan.python_pins) and plan.runtime("python") is not None,

@@ -13,8 +13,10 @@ from typing import Annotated, Any
 import typer
 
 from ..commands.catalog import GROUPS
-from ..commands.common import GLOBALS
-from ..commands.spec import ArgumentError, Args, Command, Param
+from ..commands.common import GLOBALS, PANELS
+from ..commands.outputs import Answer
+from ..commands import arguments
+from ..commands.spec import ArgumentError, Command, Param
 from ..units import bare_number_note, parse_duration
 
 _TYPES: dict[str, Any] = {"capsule": str, "path": Path, "paths": list[Path], "text": str, "texts": list[str],
@@ -51,8 +53,18 @@ def _checker(p: Param) -> Callable[[Any, Any, Any], Any]:
     return check
 
 
+def _suggester(p: Param) -> Callable[[str], list[str]]:
+    """Tab completion of a free text from the words its declaration names (help's commands and topics)."""
+    def suggest(incomplete: str) -> list[str]:
+        assert p.suggest is not None
+        return [w for w in _resolve(p.suggest)() if w.startswith(incomplete)]
+    return suggest
+
+
 def _info(p: Param) -> Any:
-    common: dict[str, Any] = {"help": p.help, "hidden": p.hidden, "metavar": p.metavar}
+    common: dict[str, Any] = {"help": p.help, "hidden": p.hidden, "metavar": p.metavar, "rich_help_panel": p.panel}
+    if p.suggest is not None:
+        common["autocompletion"] = _suggester(p)
     if p.kind in _CHECKED or p.kind == "duration":
         common["callback"] = _checker(p)
     if p.kind == "duration":
@@ -72,34 +84,44 @@ def _parameter(p: Param) -> inspect.Parameter:
     tp: Any = _TYPES[p.kind]
     if p.default is None and not p.repeatable and p.kind != "flag":
         tp = tp | None
-    if p.repeatable and not p.flags:
+    if p.repeatable and not p.flags and not p.required:
         tp = tp | None
-    default: Any = inspect.Parameter.empty if p.required and not p.repeatable else p.default
-    if p.repeatable and p.default is None:
+    default: Any = inspect.Parameter.empty if p.required else p.default
+    if p.repeatable and p.default is None and not p.required:
         default = None
     return inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=default,
                              annotation=Annotated[tp, _info(p)])
 
 
 def params_of(cmd: Command) -> tuple[Param, ...]:
-    return (*cmd.params, *(GLOBALS if cmd.globals else ()))
+    """The CLI's parameters: the declared ones and the global options, in help-panel order (help lists
+    the panels as their first options come; the arguments, in no panel, first in declared order)."""
+    return tuple(sorted((*cmd.params, *GLOBALS), key=lambda p: PANELS.index(p.panel) + 1 if p.panel else 0))
 
 
-def _handler(cmd: Command) -> Callable[[Args], int | None]:
-    module, _, function = cmd.handler.partition(":")
-    found: Callable[[Args], int | None] = getattr(importlib.import_module(f"runner.cli.{module}"), function)
+def _resolve(where: str) -> Any:
+    """A "module:function" the declarations name, under runner.cli, imported only when used."""
+    module, _, function = where.partition(":")
+    return getattr(importlib.import_module(f"runner.cli.{module}"), function)
+
+
+def _handler(cmd: Command) -> Callable[[arguments.Arguments], Answer | int | None]:
+    found: Callable[[arguments.Arguments], Answer | int | None] = _resolve(cmd.handler)
     return found
 
 
 def function_of(cmd: Command) -> Callable[..., int]:
-    """The typer callback: the declared signature; calls the handler with the values as Args."""
+    """The typer callback: the declared signature; calls the handler with its typed arguments."""
     def invoke(**values: Any) -> int:
-        from .console import configure
+        from .console import configure, emit
 
-        if cmd.globals:
-            configure(color=values["color"], quiet=values["quiet"] or values["json"])
-        code = _handler(cmd)(Args(cmd, values))
-        return int(code or 0)
+        configure(color="never" if values["no_color"] else values["color"], quiet=values["quiet"] or values["json"])
+        typed: type[arguments.Arguments] = getattr(arguments, cmd.arguments)
+        answer = _handler(cmd)(typed(**values))
+        if isinstance(answer, Answer):  # a typed result: the one renderer writes it
+            return emit(cmd.name, answer, values["json"], bool(values.get("show_all")) or values["verbose"],
+                        values["quiet"])
+        return int(answer or 0)
 
     parameters = [_parameter(p) for p in params_of(cmd)]
     invoke.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]

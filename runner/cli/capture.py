@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from ..capture import CaptureOptions, CapsuleNotWritten
 from ..capture import capture as run_capture
-from ..commands.spec import Args
-from ..errors import Exit, UsageError
-from ..report.capture import capture_data, closing_lines
-from .console import err, error_line, print_result
+from ..commands.answers import CaptureAnswer, not_written_exit
+from ..commands.arguments import CaptureArgs
+from ..errors import UsageError
+from .console import error_line
 
 
-def capture(a: Args) -> int:
+def capture(a: CaptureArgs) -> CaptureAnswer | int:
     argv, include_env = list(a.command or []), list(a.include_env)
     for name in include_env:
         if not name or "=" in name:
@@ -22,13 +22,7 @@ def capture(a: Args) -> int:
     opts = CaptureOptions(output=a.output, only_on_failure=a.only_on_failure, include_env=tuple(include_env),
                           salt=a.salt or None, fmt=a.format)
     try:
-        captured = run_capture(argv, opts)
+        return CaptureAnswer(run_capture(argv, opts))
     except CapsuleNotWritten as exc:
         error_line(exc.line())
-        return exc.run_code if exc.run_code != 0 else int(Exit.ENVIRONMENT)
-    if a.json:
-        print_result("capture", captured.result.shell_code, capture_data(captured))
-    elif not a.quiet:
-        for line in closing_lines(captured):
-            err.print(line, markup=False, highlight=False)
-    return captured.result.shell_code
+        return not_written_exit(exc)

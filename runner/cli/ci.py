@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from ..ci.github import GitHub
-from ..commands.spec import Args
+from ..commands.arguments import CiFindArgs, CiImageArgs, CiPostArgs, CiSummaryArgs
 from ..textsafe import escaped
 from .console import err, out
 
@@ -16,7 +16,7 @@ def _client(repo: str) -> GitHub:
     return GitHub(repo, token=os.environ.get("GITHUB_TOKEN") or None)
 
 
-def find(a: Args) -> int:
+def find(a: CiFindArgs) -> int:
     for found in _client(a.repo).find_capsules(a.pr, a.out):
         if found.path is not None:
             out.print(str(found.path), markup=False, highlight=False)
@@ -25,14 +25,14 @@ def find(a: Args) -> int:
     return 0
 
 
-def post(a: Args) -> int:
+def post(a: CiPostArgs) -> int:
     gh = _client(a.repo)
     for f in a.files:
         err.print(f"{f}: {gh.upsert_comment(a.pr, f.read_text(encoding='utf-8'))}", markup=False, highlight=False)
     return 0
 
 
-def image(a: Args) -> int:
+def image(a: CiImageArgs) -> int:
     from ..ci.image import build, prepare_context, source_root
     from ..config import Settings
 
@@ -48,7 +48,7 @@ def image(a: Args) -> int:
     return 0
 
 
-def summary(a: Args) -> int:
+def summary(a: CiSummaryArgs) -> int:
     from ..ci.summary import render as render_summary
 
     text = render_summary(a.capsule, a.farm_run, a.repo)

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
 from ..codec import envelope
+from ..commands.outputs import Answer, Screen
 from ..textsafe import json_text, shown
 
 ERROR_LIMIT = 1000  # a backstop: an error is one line; CapsuleError cuts a capsule's values itself
@@ -37,15 +38,18 @@ err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 def configure(color: str = "auto", quiet: bool = False) -> None:
-    """The global options of a command: --color (auto, always, never) for both consoles and for the
-    help typer prints; --quiet is read by each command's progress (nothing to set here)."""
+    """The global options of a command: --color (auto, always, never; --no-color and the NO_COLOR
+    variable are never) for both consoles and for the help typer prints; --quiet is read by each
+    command's progress (nothing to set here)."""
     from typer import rich_utils
 
     from rich.color import ColorSystem
 
+    if color == "auto" and os.environ.get("NO_COLOR"):  # no-color.org: set and not empty is --no-color
+        color = "never"
     force = {"always": True, "never": False}.get(color)
     for console in (out, err):
-        console.no_color = color == "never" or (color == "auto" and "NO_COLOR" in os.environ)
+        console.no_color = color == "never"
         if force is not None:  # rich decided both when the console was made: decide them again
             console._force_terminal = force
             console._color_system = ColorSystem.STANDARD if force else None
@@ -72,9 +76,17 @@ def print_json(data: Any) -> None:
     sys.stdout.flush()
 
 
-def print_result(command: str, exit_code: int, result: Any) -> None:
-    """A command's --json output: its result in the one envelope."""
-    print_json(envelope(command, exit_code, result))
+def emit(command: str, answer: Answer, as_json: bool, full: bool = False, quiet: bool = False) -> int:
+    """The one renderer: a command's typed result as the --json envelope (its data) or as its text
+    view; then the error it ends with, if any (with --json instead of the result). Its exit code."""
+    problem = answer.problem()
+    if as_json and problem is None:
+        print_json(envelope(command, answer.exit_code, answer.data()))
+    elif not as_json:
+        answer.show(Screen(out, err, full=full, quiet=quiet))
+    if problem is not None:
+        raise problem
+    return answer.exit_code
 
 
 def error_line(message: str) -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..commands.spec import Args
+from ..commands.replayed import FarmView, History, NightRun
+from ..commands.arguments import FarmHistoryArgs, FarmReportArgs, FarmRunArgs
 from ..errors import UsageError
 from ..farm.options import FarmOptions
-from ..textsafe import escaped
-from .console import err, out, print_result
+from .console import err
 from ..replay.inputs import check_repo, parse_env, use_mirrors, write_text
 
 
@@ -40,7 +40,7 @@ def _executor_maker(broker: str | None) -> Any:
     return make
 
 
-def _options(a: Args, supplied: tuple[tuple[str, str], ...]) -> FarmOptions:
+def _options(a: FarmRunArgs, supplied: tuple[tuple[str, str], ...]) -> FarmOptions:
     if a.resume and a.sources:
         raise UsageError("farm run --resume continues the last night with its own capsules: give no SOURCE")
     if not a.resume and not a.sources:
@@ -54,12 +54,10 @@ def _options(a: Args, supplied: tuple[tuple[str, str], ...]) -> FarmOptions:
                        require_valid=a.require_valid, mirrors=tuple(a.mirror), repo_url=a.repo_url)
 
 
-def run(a: Args) -> int:
-    from ..bisect.farmfix import fixes_at_ref, fixes_said
-    from ..codec import encode
+def run(a: FarmRunArgs) -> NightRun:
+    from ..bisect.farmfix import fixes_at_ref
     from ..farm.night import run_night
     from ..farm.progress import FarmProgress
-    from ..report.farm import run_json, show_run
 
     if a.find_fix and not (a.ref or a.resume):
         raise UsageError("farm run --find-fix finds the commit that fixed a capsule at --ref: give --ref COMMIT")
@@ -78,16 +76,11 @@ def run(a: Args) -> int:
 
         for problem in after_night(lambda line: err.print(line, markup=False)):
             error_line(problem)
-    if a.json:
-        print_result("farm run", night.exit_code, {**run_json(night), "fixes": encode(fixes)})
-    else:
-        show_run(night, out, fixes_said(fixes or []))
-    return int(night.exit_code)
+    return NightRun(night, fixes)
 
 
-def report(a: Args) -> int:
+def report(a: FarmReportArgs) -> FarmView:
     from ..farm.attention import attention
-    from ..report.farm import report_json, show_report
 
     # the last night's attempts: on the capsule pages, in the JUnit and the JSON, not in the text
     view = attention(_store(a.db, create=False), a.since, a.window,
@@ -102,25 +95,11 @@ def report(a: Args) -> int:
         from ..report.junit import farm_junit
 
         write_text(a.junit, farm_junit(view.last))
-    if a.json:
-        print_result("farm report", 0, report_json(view))
-    else:
-        show_report(view, out, show_all=a.show_all or a.verbose)
-    return 0
+    return FarmView(view)
 
 
-def history(a: Args) -> int:
+def history(a: FarmHistoryArgs) -> History:
     from ..farm.lookup import find_capsule
-    from ..report.farm import history_json, show_history
 
     matched, results = find_capsule(_store(a.db, create=False), a.capsule)
-    code = 0 if results else 1
-    if a.json:
-        print_result("farm history", code, history_json((matched, results)))
-    elif results:
-        out.print(escaped(matched), markup=False)
-        show_history(results, out)
-    else:
-        out.print(escaped(matched), markup=False)
-        out.print(escaped(f"no nights recorded for {a.capsule}"), markup=False)
-    return code
+    return History(a.capsule, matched, results)

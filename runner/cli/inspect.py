@@ -3,16 +3,9 @@ from __future__ import annotations
 
 from ..capsules.opening import open_capsule
 from ..capsules.trust import Trust
-from ..codec import encode
-from ..commands.spec import Args
-from ..report.inspect import show_inspect
-from . import console
+from ..commands.answers import Inspected
+from ..commands.arguments import InspectArgs
 
 
-def inspect(a: Args) -> int:
-    model = open_capsule(a.capsule, Trust().showing()).shown  # named as given: the URL, <stdin>, the path
-    if a.json:
-        console.print_result("inspect", 0, encode(model))
-    else:
-        show_inspect(model, console.out, full=a.show_all or a.verbose)
-    return 0
+def inspect(a: InspectArgs) -> Inspected:
+    return Inspected(open_capsule(a.capsule, Trust().showing()).shown)  # named as given: the URL, <stdin>, the path

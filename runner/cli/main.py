@@ -10,13 +10,15 @@ import os
 import signal
 import sys
 import traceback
-from pathlib import Path
 from typing import Any
 
 import typer
 
-from ..commands.catalog import COMMANDS, top_words
-from ..commands.spec import Args
+from ..commands.catalog import BY_NAME, COMMANDS, GROUPS
+from ..commands.answers import Versioned
+from ..commands.common import VERSION
+from ..commands.words import COMMAND_WORDS as _COMMANDS, normal_argv, safe_argv
+from ..commands.arguments import CompletionArgs, HelpArgs, VersionArgs
 from ..errors import Exit, PathError, ReplayError, UsageError
 from ..codec import envelope, error_of
 from ..commands import topics
@@ -39,9 +41,8 @@ app = typer.Typer(
 
 @app.callback()
 def _root(
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks of unexpected errors."),
-    version: bool = typer.Option(False, "--version", "-V", is_eager=True, callback=lambda v: _version() if v else None,
-                                 help="Print replay's version and exit (engine and SDK versions: replay doctor)."),
+    version: bool = typer.Option(False, *VERSION.flags, is_eager=True, callback=lambda v: _version() if v else None,
+                                 help=VERSION.help),
 ) -> None:
     """Exit codes: 0 success, 1 negative answer, 2 bad input or usage, 3 environment failure."""
 
@@ -50,11 +51,15 @@ _groups: dict[str, typer.Typer] = {}
 for _cmd in COMMANDS:
     register(app, _cmd, _groups)
 
-_COMMANDS = frozenset(top_words())  # `replay CAPSULE` is `replay run` unless the word is one of these
-_VERSION = ("--version", "-V")
+_VERSION = VERSION.flags
 
 
-def help_command(a: Args) -> int:
+def help_words() -> list[str]:
+    """What `replay help <TAB>` offers: every command and group, every topic."""
+    return sorted(_COMMANDS | set(topics.TOPICS) | {"topics"})
+
+
+def help_command(a: HelpArgs) -> int:
     words = list(a.command or [])
     if words in (["topics"], *([name] for name in topics.TOPICS)):
         from .console import help_width
@@ -73,12 +78,13 @@ def help_command(a: Args) -> int:
     return code
 
 
-def version_command(a: Args) -> int:
-    _print_version()
-    return 0
+def version_command(a: VersionArgs) -> Versioned:
+    from .. import __version__
+
+    return Versioned(__version__)
 
 
-def completion_command(a: Args) -> int:
+def completion_command(a: CompletionArgs) -> int:
     from typer._completion_shared import get_completion_script
 
     sys.stdout.write(get_completion_script(prog_name="replay", complete_var="_REPLAY_COMPLETE", shell=a.shell) + "\n")
@@ -92,18 +98,6 @@ def _no_such_help(word: str) -> str:
     return f"no such command or topic {word!r}{hint}"
 
 
-def _argv(args: list[str]) -> list[str]:
-    """`replay [OPTIONS] CAPSULE ...` is `replay run [OPTIONS] CAPSULE ...`."""
-    if any(a in ("-h", "--help", *_VERSION) for a in args[:1]):
-        return args
-    first_word = next((a for a in args if not a.startswith("-")), None)
-    if first_word is None or first_word in _COMMANDS:
-        return args
-    if args[0] == first_word and _looks_mistyped(first_word):  # an option's value is never a typo
-        raise UsageError(_no_such(first_word))
-    return ["run", *args]
-
-
 def _print_version() -> None:
     from .. import __version__
 
@@ -113,35 +107,6 @@ def _print_version() -> None:
 def _version() -> None:
     _print_version()
     raise typer.Exit(0)
-
-
-def _safe_argv(args: list[str]) -> list[str]:
-    try:
-        return _argv(args)
-    except UsageError:
-        return args
-
-
-def _looks_mistyped(word: str) -> bool:
-    """A word close to a command that is no capsule (no such file, no URL): a typo, not a capsule."""
-    from ..capsules.fetch import is_url  # the capsules package, only for a word that is no command
-
-    if is_url(word) or "/" in word or "." in word or _exists(word):
-        return False
-    return bool(difflib.get_close_matches(word, sorted(_COMMANDS), n=1, cutoff=0.6))
-
-
-def _exists(word: str) -> bool:
-    try:
-        return Path(word).exists()
-    except OSError:  # a name too long for this file system is no file either
-        return False
-
-
-def _no_such(word: str) -> str:
-    match = difflib.get_close_matches(word, sorted(_COMMANDS), n=1, cutoff=0.6)
-    hint = f"; did you mean `replay {match[0]}`?" if match else f" (commands: {', '.join(sorted(_COMMANDS))})"
-    return f"no such command {word!r}{hint}"
 
 
 def _command_tree() -> Any:
@@ -166,8 +131,12 @@ def _is_abort(exc: BaseException) -> bool:
 
 
 def _command(args: list[str]) -> str:
-    word = next((a for a in _safe_argv(args) if not a.startswith("-")), None)
-    return f"{word} " if word in _COMMANDS else ""
+    """The command the words name ("farm history "), for a usage error's hint and the error envelope."""
+    words = [a for a in safe_argv(args) if not a.startswith("-")]
+    if not words or words[0] not in _COMMANDS:
+        return ""
+    named = " ".join(words[:2]) if words[0] in GROUPS and len(words) > 1 and " ".join(words[:2]) in BY_NAME else words[0]
+    return f"{named} "
 
 
 def threading_main() -> bool:
@@ -201,12 +170,24 @@ def _prepare(ours: list[str]) -> None:
         signal.signal(signal.SIGTERM, _terminate)
         signal.signal(signal.SIGHUP, _terminate)  # the terminal closed: the same cleanup
     refresh()
+    _colour_early(ours)
     if "runner.build.sources.mirrors" in sys.modules:  # --mirror rules hold for one command: one without the option has none
         from ..build.sources import mirrors
 
         mirrors.use(mirrors.Mirrors())
     # Progress bars (downloads) only for people: not with --quiet, not with --json.
     install_meter(enabled=not any(a in ("--quiet", "-q", "--json") for a in ours))
+
+
+def _colour_early(ours: list[str]) -> None:
+    """--no-color / --color never hold for the help too, which click prints before the command runs."""
+    from .console import configure
+
+    unsaid = not any(a.startswith("--color") for a in ours)
+    never = "--no-color" in ours or (unsaid and bool(os.environ.get("NO_COLOR"))) or "--color=never" in ours or any(
+        a == "--color" and b == "never" for a, b in zip(ours, ours[1:]))
+    if never:
+        configure(color="never")
 
 
 def _split(argv: list[str] | None) -> tuple[list[str], list[str], bool]:
@@ -229,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     failure = _Failure(ours)
     try:
         # Not standalone: usage errors come here as exceptions and become one line.
-        argv = _argv(args)
+        argv = normal_argv(args)
         result = _command_tree().main(args=argv, prog_name="replay", standalone_mode=False)
         return result if isinstance(result, int) else 0
     except SystemExit as e:
@@ -281,10 +262,7 @@ class _Failure:
 
     def __init__(self, args: list[str]) -> None:
         self.json = "--json" in args
-        words = [a for a in _safe_argv(args) if not a.startswith("-")]
-        self.command = _command(args).strip() or "run"
-        if self.command in ("farm", "ci") and len(words) > 1:  # a sub-command names its own schema
-            self.command = f"{self.command} {words[1]}"
+        self.command = _command(args).strip() or "run"  # a group's sub-command names its own schema
 
     def say(self, exc: BaseException, message: str, code: int, kind: str | None = None) -> int:
         error_line(message)  # the error's own line: it names a capsule as given (capsules/opening.py)

@@ -1,10 +1,10 @@
 """`replay mcp`: serve replay's commands as MCP tools on stdin/stdout (for coding agents)."""
 from __future__ import annotations
 
-from ..commands.spec import Args
+from ..commands.arguments import McpArgs
 
 
-def mcp(a: Args) -> int:
+def mcp(a: McpArgs) -> int:
     from ..mcp import serve
 
     serve()

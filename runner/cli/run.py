@@ -3,14 +3,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..commands.spec import Args
+from ..commands.replayed import Replayed
+from ..commands.arguments import RunArgs
 from ..errors import UsageError
 from ..replay import Progress, ReplayOptions, replay_capsule
-from ..report import ReplayReport, show, to_json
+from ..report import ReplayReport
 from ..replay import inputs as o
 from ..replay.interactive import interactive
-from ..replay.workdir import checked, report_diff
-from .console import err, out, print_result
+from ..replay.workdir import checked
+from .console import err, out
 
 
 def write_comment(path: Path, report: ReplayReport, ref: str | None) -> None:
@@ -22,7 +23,7 @@ def write_comment(path: Path, report: ReplayReport, ref: str | None) -> None:
         raise UsageError(f"{path}: cannot write the comment ({exc.strerror})") from exc
 
 
-def run(a: Args) -> int:
+def run(a: RunArgs) -> Replayed | int:
     trust = o.trust(a.values)  # checked before anything is read
     plan_opts = o.plan_options(a.values)
     workdir = str(checked(a.workdir)) if a.workdir is not None else None
@@ -40,12 +41,4 @@ def run(a: Args) -> int:
         from ..report.junit import replay_junit
 
         o.write_text(a.junit, replay_junit(report))
-    if a.json:
-        print_result("run", report.exit_code, to_json(report))
-    else:
-        show(report, out, show_all=a.show_all)
-        if workdir is not None:
-            out.print(report_diff(report.notes, workdir), markup=False, highlight=False, end="")
-        if report.kept is not None:
-            out.print(f"Kept the attempt's container {report.kept.id}; enter it: {report.kept.command}", markup=False)
-    return report.exit_code
+    return Replayed(report, workdir)

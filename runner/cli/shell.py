@@ -1,7 +1,7 @@
 """`replay shell CAPSULE` (or --kept ID, --last): an interactive shell in the replay's world."""
 from __future__ import annotations
 
-from ..commands.spec import Args
+from ..commands.arguments import ShellArgs
 from ..errors import UsageError
 from ..replay import Progress, ReplayOptions
 from ..replay.shell import open_shell
@@ -10,7 +10,7 @@ from ..textsafe import escaped
 from .console import err
 
 
-def shell(a: Args) -> int:
+def shell(a: ShellArgs) -> int:
     if sum((a.capsule is not None, a.kept is not None, a.last)) != 1:
         raise UsageError("replay shell takes one of CAPSULE, --kept ID or --last")
     trust = o.trust(a.values)

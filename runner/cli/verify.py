@@ -7,10 +7,9 @@ from pathlib import Path
 from ..build.precheck import CONTENT_CHECKS
 from ..capsules.opening import verification
 from ..capsules.trust import check_trust_key
-from ..commands.spec import Args
-from ..errors import Exit, UsageError
-from ..report.verify import show_verify, verify_data
-from . import console
+from ..commands.answers import Verified
+from ..commands.arguments import VerifyArgs
+from ..errors import UsageError
 
 
 def _twin_fix_hint(capsule: str, patch: Path | None, ref: str | None) -> str:
@@ -20,16 +19,9 @@ def _twin_fix_hint(capsule: str, patch: Path | None, ref: str | None) -> str:
             f"run `replay {shlex.quote(str(capsule))} {option}`")
 
 
-def verify(a: Args) -> int:
+def verify(a: VerifyArgs) -> Verified:
     if a.patch is not None or a.ref is not None:
         raise UsageError(_twin_fix_hint(a.capsule, a.patch, a.ref))
     keys = tuple(check_trust_key(k) for k in a.trust_key)
-    result = verification(a.capsule, keys, content_checks=CONTENT_CHECKS)  # named as given; refuses nothing
-    # Asking to trust keys and getting no trusted signature is a negative answer too.
-    ok = result.valid and (not keys or result.trusted is True)
-    code = int(Exit.OK if ok else Exit.NEGATIVE)
-    if a.json:
-        console.print_result("verify", code, verify_data(result, ok))
-    else:
-        show_verify(result, ok, console.out)
-    return code
+    # named as given; refuses nothing
+    return Verified(verification(a.capsule, keys, content_checks=CONTENT_CHECKS), keys_given=bool(keys))

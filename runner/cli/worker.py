@@ -2,11 +2,11 @@
 work (`replay farm run --executor celery`) from a Redis broker."""
 from __future__ import annotations
 
-from ..commands.spec import Args
+from ..commands.arguments import WorkerArgs
 from .console import err
 
 
-def worker(a: Args) -> int:
+def worker(a: WorkerArgs) -> int:
     from ..extras import require
 
     require("workers", "replay worker")  # before the extra's modules are imported

@@ -22,23 +22,24 @@ RUN = Command(
     (c.capsule(), *c.STOPPING, c.timeout("per attempt"), c.MEMORY, *c.BUILD, c.SALT, c.HTTP, *c.TRUST,
      Param("no_alternatives", "flag", "Replay the plan's own environment only: never the others the capsule also "
            "admits (a package recorded at several versions) when it does not reproduce.", ("--no-alternatives",),
-           False),
+           False, panel=c.WHAT),
      c.KEEP,
-     Param("show_all", "flag", "List every fidelity row and step, the exact ones too.", ("--all",), False, mcp=False),
+     Param("show_all", "flag", "Show every table (as -v): the steps, the attempts, every fidelity row.", ("--all",),
+           False, mcp=False, panel=c.OUTPUT),
      Param("comment", "path", "Also write a pull-request comment (Markdown) to FILE.", ("--comment",),
-           metavar="FILE", mcp=False),
+           metavar="FILE", mcp=False, panel=c.OUTPUT),
      c.JUNIT,
      Param("debugger", "flag", "Run the command once under its runtime's debugger (node --inspect-brk, debugpy, "
            "Delve for go test / go run), waiting for a client on 127.0.0.1, and print how to attach.",
-           ("--debugger",), False, mcp=False),
+           ("--debugger",), False, mcp=False, panel=c.AFTER),
      Param("debugger_port", "count", "With --debugger: the port on 127.0.0.1 (default: 9229 node, 5678 python, "
-           "2345 go).", ("--debugger-port",), low=1, high=65535, metavar="N", mcp=False),
+           "2345 go).", ("--debugger-port",), low=1, high=65535, metavar="N", mcp=False, panel=c.AFTER),
      Param("workdir", "path", "Run DIR, a checkout you edit, in place of the recorded source (mounted read-only: "
            "nothing is built again); the report shows its diff against the recorded commit.", ("--workdir",),
-           metavar="DIR", mcp=False),
+           metavar="DIR", mcp=False, panel=c.AFTER),
      Param("watch", "flag", "With --workdir and --attempts 1: run again on every saved change, a verdict line "
-           "each (Ctrl-C ends).", ("--watch",), False, mcp=False)),
-    "run:run", _REPLAY_EXITS, read_only=False, long=True, mcp="replay",
+           "each (Ctrl-C ends).", ("--watch",), False, mcp=False, panel=c.AFTER)),
+    "run:run", _REPLAY_EXITS, result="replayed:Replayed", read_only=False, long=True, mcp="replay",
     help="`replay CAPSULE` is `replay run CAPSULE`. The capsule is verified first (refused, exit 1, when it does "
          "not verify unless --allow-unverified), the image built (cached: a second replay builds nothing) and the "
          "command run in fresh containers with no network but the recorded HTTP calls.",
@@ -54,7 +55,7 @@ RUN = Command(
 INSPECT = Command(
     "inspect", "Show what a capsule records: format, id, command and outcome first, then every fact.",
     (c.capsule(), Param("show_all", "flag", "List every resolved package.", ("--all",), False, mcp=False)),
-    "inspect:inspect", _READ_EXITS, mcp="inspect", mcp_help="Reads the capsule only.",
+    "inspect:inspect", _READ_EXITS, result="answers:Inspected", mcp="inspect", mcp_help="Reads the capsule only.",
     examples=("replay inspect capsule.json", "replay inspect capsule.json --all", "replay inspect capsule.json --json"))
 
 DIFF = Command(
@@ -62,7 +63,7 @@ DIFF = Command(
     (c.capsule("a", "Capsule A (e.g. the failing run).", "A"), c.capsule("b", "Capsule B (e.g. a passing run).", "B"),
      Param("show_all", "flag", "List every differing fact, not only counts.", ("--all",), False, mcp=False),
      c.REPO, c.MIRROR),
-    "diff:diff", ((0, "the same"), (1, "they differ"), (2, "bad input")), mcp="diff",
+    "diff:diff", ((0, "the same"), (1, "they differ"), (2, "bad input")), result="answers:Compared", mcp="diff",
     help="Ends with the command to run next, carrying --repo and --mirror as given here.",
     mcp_help="Both outcomes, the differences that could change the outcome, and the command to run next. "
              "exit_code 1 when they differ (a result, not an error).",
@@ -75,7 +76,8 @@ VERIFY = Command(
      Param("ref", "text", "twin's habit: see replay CAPSULE --ref.", ("--ref",), hidden=True, mcp=False)),
     "verify:verify", ((0, "valid"), (1, "invalid, or no valid signature from a --trust-key"), (2, "bad input")),
     mcp="verify", mcp_help="exit_code 1 when it is invalid (a result, not an error).",
-    examples=("replay verify capsule-dir/ --trust-key dana.pub.pem",))
+    examples=("replay verify capsule-dir/ --trust-key dana.pub.pem",),
+    result="answers:Verified")
 
 SIGNATURE = Command(
     "signature", "Print the key lines and the failure signature of a failed run's output, as twin computes it.",
@@ -84,7 +86,7 @@ SIGNATURE = Command(
      Param("exit_code", "count", "The command's exit code (0-255; a signal: --signal).", ("--exit-code",),
            low=0, high=255, metavar="N"),
      Param("signal", "text", "The signal that ended it (e.g. SIGSEGV).", ("--signal",), metavar="NAME")),
-    "signature:signature", _READ_EXITS, mcp="signature",
+    "signature:signature", _READ_EXITS, result="answers:Signed", mcp="signature",
     help="The signature is on the last line alone, so scripts can `tail -1` it.",
     examples=("npm test > test.log 2>&1; replay signature test.log --exit-code $?",))
 
@@ -102,7 +104,8 @@ RENDER = Command(
     "render:render", _READ_EXITS + ((1, "the capsule does not verify"), (3, "the environment failed")),
     mcp="render", long=True,
     mcp_help="Nothing is built. result.dockerfile is its text; result.notes what replay said about it.",
-    examples=("replay render capsule.json > Dockerfile", "replay render capsule.json -o ctx/ --repo ../app.git"))
+    examples=("replay render capsule.json > Dockerfile", "replay render capsule.json -o ctx/ --repo ../app.git"),
+    result="answers:RenderedAnswer")
 
 SHELL = Command(
     "shell", "Open bash in the replay's world: the recorded environment, clock and HTTP calls; in the image, or in "
@@ -113,7 +116,7 @@ SHELL = Command(
      Param("last", "flag", "Enter the newest kept attempt's state.", ("--last",), False),
      *c.BUILD, c.HTTP, *c.TRUST),
     "shell:shell", ((0, "the shell's own exit code"), (2, "bad input"), (3, "the environment failed")),
-    result=False, read_only=False,
+    read_only=False,
     help="The recorded command is printed on entry and is in the shell's history (Up). The network is the "
          "replay's: none, or the recorded HTTP calls served by the sidecar (those that matched nothing are "
          "listed when the shell ends). Input may be piped: `echo 'ls' | replay shell --last`.",
@@ -158,13 +161,15 @@ BISECT = Command(
     examples=("replay bisect failing.json --good passing.json --repo ../app.git",
               "replay bisect failing.json --good passing.json --commits",
               "replay bisect failing.json --commits --fixed-at 4f2a1c9 --repo ../app.git",
-              "replay bisect failing.json --good passing.json --sweep runtime:node"))
+              "replay bisect failing.json --good passing.json --sweep runtime:node"),
+    result="replayed:Bisected")
 
 DOCTOR = Command(
     "doctor", "Check this machine: engine and versions, builder, base images, cache, registries, settings.",
     (), "doctor:doctor", ((0, "ready (warnings allowed)"), (3, "something every replay needs is missing")),
     mcp="doctor", mcp_help="result.checks: each check, its status and the fix.",
-    examples=("replay doctor", "replay doctor --json"))
+    examples=("replay doctor", "replay doctor --json"),
+    result="answers:Diagnosed")
 
 GC = Command(
     "gc", "Remove what replays that are gone left behind; with --images / --cache, old images and caches.",
@@ -188,7 +193,8 @@ GC = Command(
          "with --images, replay's own images not used within the age and held by no running replay; with "
          "--cache, download-cache entries and replay's BuildKit cache mounts down to the max size. Never "
          "anything replay did not make.",
-    examples=("replay gc --dry-run", "replay gc --label farm-20261201T020000Z-4f2a1c"))
+    examples=("replay gc --dry-run", "replay gc --label farm-20261201T020000Z-4f2a1c"),
+    result="answers:Collected")
 
 FARM_RUN = Command(
     "farm run", "Replay every collected capsule (one night), keep the history.",
@@ -221,7 +227,8 @@ FARM_RUN = Command(
                  (1, "none got a verdict (all broken)"), (2, "bad usage or no capsule found"),
                  (3, "any could not be judged (infrastructure)")), read_only=False, long=True,
     examples=("replay farm run capsules/ --repo ../app.git",
-              "replay farm run capsules/ nightly.txt --repo ../app.git --timeout 10m", "replay farm run --resume"))
+              "replay farm run capsules/ nightly.txt --repo ../app.git --timeout 10m", "replay farm run --resume"),
+    result="replayed:NightRun")
 
 FARM_REPORT = Command(
     "farm report", "The farm's history, attention first: new failures and changed verdicts, flaky, never "
@@ -239,7 +246,8 @@ FARM_REPORT = Command(
            ("--fixed-after",), DEFAULT_FIXED_AFTER, low=1, high=365)),
     "farm:report", _READ_EXITS, mcp="farm_report",
     mcp_help="Summary counts, what changed since the last night, each capsule's nights.",
-    examples=("replay farm report", "replay farm report --html farm.html --junit farm.xml --since 7"))
+    examples=("replay farm report", "replay farm report --html farm.html --junit farm.xml --since 7"),
+    result="replayed:FarmView")
 
 FARM_HISTORY = Command(
     "farm history", "One capsule's nights in the farm history.",
@@ -247,7 +255,8 @@ FARM_HISTORY = Command(
            "or a capsule file.", required=True, metavar="CAPSULE"), c.DB),
     "farm:history", ((0, "found"), (1, "the history holds no night for it"), (2, "bad input")), mcp="farm_history",
     mcp_help="exit_code 1 when the history holds none for it.",
-    examples=("replay farm history capsules/ci/fetch.json",))
+    examples=("replay farm history capsules/ci/fetch.json",),
+    result="replayed:History")
 
 WORKER = Command(
     "worker", "Run attempts for farms on other machines (Celery over Redis) until stopped.",
@@ -262,11 +271,11 @@ WORKER = Command(
      Param("name", "text", "This worker's node name (default replay-PID@HOST).", ("--name",)),
      Param("loglevel", "choice", "Celery's log level.", ("--loglevel",), "INFO",
            choices=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))),
-    "worker:worker", ((0, "stopped"), (2, "bad usage"), (3, "no engine or broker")), result=False, read_only=False)
+    "worker:worker", ((0, "stopped"), (2, "bad usage"), (3, "no engine or broker")), read_only=False)
 
 MCP = Command(
     "mcp", "Serve replay's commands as MCP tools over stdio (for coding agents).", (), "mcp:mcp",
-    ((0, "the client closed the connection"),), result=False,
+    ((0, "the client closed the connection"),),
     help="Each tool answers with its command's --json envelope. Add `replay mcp` to an agent's MCP servers; it "
          "runs until the client closes stdin.",
     examples=("replay mcp", "claude mcp add replay -- replay mcp"))
@@ -287,7 +296,8 @@ CAPTURE = Command(
     read_only=False, stop_at_first_word=True,
     examples=("replay capture -o capsule.json -- npm test",
               "replay capture --only-on-failure -o capsule.json -- pytest -x",
-              "TZ=UTC replay capture -o utc.json -- npm test; replay diff capsule.json utc.json"))
+              "TZ=UTC replay capture -o utc.json -- npm test; replay diff capsule.json utc.json"),
+    result="answers:CaptureAnswer")
 
 _GH_REPO = Param("repo", "text", "OWNER/REPO (GITHUB_REPOSITORY in Actions).", ("--repo",), required=True)
 _PR = Param("pr", "count", "The pull request's number.", ("--pr",), required=True, low=1, high=10**9)
@@ -295,19 +305,19 @@ _PR = Param("pr", "count", "The pull request's number.", ("--pr",), required=Tru
 CI_FIND = Command(
     "ci find", "Save the capsules attached to the issues a PR closes; print their paths, one a line.",
     (_GH_REPO, _PR, Param("out", "path", "Where to save the capsules.", ("--out",), "capsules", metavar="DIR")),
-    "ci:find", ((0, "done"), (2, "bad usage"), (3, "GitHub did not answer")), result=False, read_only=False)
+    "ci:find", ((0, "done"), (2, "bad usage"), (3, "GitHub did not answer")), read_only=False)
 CI_POST = Command(
     "ci post", "Create or update the PR's comment for each comment FILE (matched by its hidden marker).",
     (Param("files", "paths", "Comments `replay CAPSULE --comment` wrote.", metavar="FILE...", required=True),
      _GH_REPO, _PR),
-    "ci:post", ((0, "done"), (2, "bad usage"), (3, "GitHub did not answer")), result=False, read_only=False)
+    "ci:post", ((0, "done"), (2, "bad usage"), (3, "GitHub did not answer")), read_only=False)
 CI_IMAGE = Command(
     "ci image", "Build replay's runner image, trusting the CA certificates replay's own builds trust.",
     (Param("tag", "text", "The image's name.", ("--tag", "-t"), "replay:latest"),
      Param("base", "text", "FROM this image (default: the official Python image, else the local base).", ("--base",)),
      Param("context_only", "path", "Only write the build context to DIR (then `docker build DIR`).",
            ("--context-only",), metavar="DIR")),
-    "ci:image", ((0, "built"), (2, "bad usage"), (3, "the build failed")), result=False, read_only=False)
+    "ci:image", ((0, "built"), (2, "bad usage"), (3, "the build failed")), read_only=False)
 CI_SUMMARY = Command(
     "ci summary", "The job's summary as Markdown: the night's verdict sentence and the capsule's fidelity.",
     (Param("capsule", "path", "The capsule the job replayed.", metavar="CAPSULE", required=True),
@@ -315,19 +325,21 @@ CI_SUMMARY = Command(
      Param("repo", "text", "The --repo the replay was given.", ("--repo",)),
      Param("out", "path", "Write the summary here (default: append to $GITHUB_STEP_SUMMARY).", ("--out",),
            metavar="FILE")),
-    "ci:summary", _READ_EXITS, result=False, read_only=False)
+    "ci:summary", _READ_EXITS, read_only=False)
 
 HELP = Command(
     "help", "Show a command's help or a topic; without one, the commands and the topics.",
-    (Param("command", "texts", "A command (farm run: two words) or a topic.", metavar="COMMAND|TOPIC"),),
-    "main:help_command", _READ_EXITS, result=False, globals=False,
+    (Param("command", "texts", "A command (farm run: two words) or a topic.", metavar="COMMAND|TOPIC",
+           suggest="main:help_words"),),
+    "main:help_command", _READ_EXITS,
     examples=("replay help run", "replay help farm run", "replay help verdicts"))
 VERSION = Command("version", "Print replay's version (engine and SDK versions: replay doctor).", (),
-                  "main:version_command", result=False, globals=False)
+                  "main:version_command", examples=("replay version", "replay version --json"),
+    result="answers:Versioned")
 COMPLETION = Command(
     "completion", "Print the tab-completion script for a shell (source it from your shell's rc file).",
     (Param("shell", "choice", "The shell.", choices=("bash", "zsh", "fish"), required=True, metavar="SHELL"),),
-    "main:completion_command", _READ_EXITS, result=False, globals=False,
+    "main:completion_command", _READ_EXITS,
     examples=("replay completion bash > ~/.local/share/bash-completion/completions/replay",
               "replay completion zsh > ~/.zfunc/_replay"))
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -55,6 +55,8 @@ class Param:
     mcp: bool = True  # an argument of the command's MCP tool too
     hidden: bool = False  # accepted, not listed (twin's habits that only explain themselves)
     default_shown: str | None = None  # how help shows a default that is not a plain value ("the cores")
+    panel: str | None = None  # the help panel it is listed under (`replay run --help` groups its options)
+    suggest: str | None = None  # "module:function" under runner.cli: the words tab completion offers (help's)
 
     @property
     def option(self) -> str | None:
@@ -70,6 +72,8 @@ class Param:
 
         First the one rule every string obeys, whatever its kind: no longer than its schema's
         maxLength (a string or a list's items), checked before any parsing looks at it."""
+        if self.kind == "choice":  # the choices are the rule, and naming them is the useful answer
+            return _choice(self, value)
         limit = _max_length(_schema(self))
         for item in value if isinstance(value, (list, tuple)) else (value,):
             if isinstance(item, str) and limit is not None and len(item) > limit:
@@ -100,21 +104,27 @@ class Command:
     name: str  # "run", "farm report"
     summary: str  # one line: help lists, MCP descriptions
     params: tuple[Param, ...]
-    handler: str  # "module:function" under runner.cli, imported only when the command runs
+    handler: str  # "module:function" under runner.cli, imported only when the command runs: calls the stage with
+    # the typed arguments (runner/commands/arguments.py) and returns its typed result (or, with none, the exit code)
     exits: Exits = ((0, "success"),)  # the exit rule: each code and what it means here
     help: str = ""  # more than the summary, for `replay help NAME` and the docs
-    result: bool = True  # prints a result with --json (its schema: schema_name)
+    result: str | None = None  # its typed result, "module:Class" under runner.commands (outputs.py); with --json
+    # the result's data, its schema shipped as runner/schemas/<schema_name>.schema.json
     read_only: bool = True  # changes nothing outside replay's own cache
     long: bool = False  # builds images and runs containers: progress notifications, cancellable
     mcp: str | None = None  # the MCP tool's name; None: not offered over MCP
     mcp_help: str = ""  # what an agent should know besides the summary
     examples: tuple[str, ...] = ()
     stop_at_first_word: bool = False  # `capture -- CMD`: CMD's words are never replay's options
-    globals: bool = True  # takes the global options (-q, -v, --color, --json)
 
     @property
     def words(self) -> tuple[str, ...]:
         return tuple(self.name.split())
+
+    @property
+    def arguments(self) -> str:
+        """The name of its typed arguments' class in runner/commands/arguments.py ("FarmRunArgs")."""
+        return "".join(w.capitalize() for w in self.words) + "Args"
 
     @property
     def schema_name(self) -> str:
@@ -157,24 +167,6 @@ class Command:
             else:
                 options.extend(p.words(value))
         return [*self.words, *options, "--", *positionals]
-
-
-@dataclass(frozen=True)
-class Args:
-    """A command's parsed arguments, by name (`a.attempts`), and the command they are for."""
-
-    declared: Command  # not `command`: capture's and help's argument is called so
-    values: Mapping[str, Any] = field(default_factory=dict)
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self.values[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    def given(self, name: str) -> bool:
-        """The option was set to something other than its default."""
-        return bool(self.values.get(name) != self.declared.param(name).default)
 
 
 # --- the kinds: one check and one schema each -------------------------------------------------

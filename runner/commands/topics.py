@@ -10,9 +10,10 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .catalog import FARM_RUN
+from .catalog import COMMANDS, FARM_RUN
+from .common import GLOBALS
 from ..units import DURATION_HELP as DURATION_FORMS
-from ..verdict.facts import VERDICTS
+from ..verdict.facts import FACTS, FARM_VERDICTS, UNJUDGED, VERDICTS
 from ..config import SETTINGS
 
 
@@ -42,12 +43,28 @@ replay's own code; a replayed program's exit code is in the result (result.attem
 """
 
 
+def setting_rows() -> list[tuple[str, str, str]]:
+    """(variable, default, meaning) of every setting, from its one declaration: config.py's table, and
+    for an option's own variable (REPLAY_SALT) the option's help and the commands that take it."""
+    rows = []
+    for s in SETTINGS:
+        meaning = s.meaning
+        if s.option:
+            param = next(p for p in (*GLOBALS, *(p for c in COMMANDS for p in c.params))
+                         if p.envvar == s.variable and s.option in p.flags)
+            users = "every command" if param in GLOBALS else ", ".join(
+                f"`replay {c.name}`" for c in COMMANDS if any(p.envvar == s.variable for p in c.params))
+            meaning = f"{param.help.rstrip('.')} (= {s.option} of {users})"
+        rows.append((s.variable, s.default, meaning))
+    return rows
+
+
 def _settings() -> str:
     lines = ["Read from the environment (`replay doctor` shows each one's value and where it came from):", ""]
-    for s in SETTINGS:
-        lines.append(f"  {s.variable}")
-        lines.append(f"      default: {s.default}")
-        lines.append(f"      {s.meaning.replace('`', '')}")
+    for variable, default, meaning in setting_rows():
+        lines.append(f"  {variable}")
+        lines.append(f"      default: {default}")
+        lines.append(f"      {meaning.replace('`', '')}")
     return "\n".join(lines) + "\n"
 
 
@@ -66,27 +83,15 @@ directory and cannot come on stdin.
 """
 
 
-_VERDICT_MEANING = {
-    "reproduced": "every run failed as recorded (the same exit code and failure signature); "
-                  "a recorded pass that passes counts too",
-    "different-failure": "no run failed as recorded, but some failed another way (signature or exit code)",
-    "not-reproduced": "every run passed where the capsule recorded a failure",
-    "flaky": "some runs failed as recorded, others did not",
-    "inconclusive": "no run decided (every attempt timed out); with --patch / --ref also: the failure did "
-                    "not come back unpatched, or too few runs to tell a fix from luck",
-    "fixed": "with --patch / --ref: few enough runs with the change fail that its rate is below the "
-             "unpatched one's at the confidence",
-    "not-fixed": "with --patch / --ref: a run with the change still failed as recorded",
-}
-
-
 def _verdicts() -> str:
-    width = max(len(v) for v in VERDICTS)
+    width = max(len(v) for v in FARM_VERDICTS)
     lines = ["One vocabulary everywhere (replay, bisect trials, the farm, CI jobs):", ""]
-    lines += [f"  {v:<{width}}  {_VERDICT_MEANING[v]}" for v in VERDICTS]
-    lines += ["", "Exit 0 for reproduced and fixed; every other verdict exits 1.",
-              "The farm adds two states: broken (the capsule cannot be replayed for its own reasons) "
-              "and infra-error (the engine or a package source failed; retried next night).", "",
+    lines += [f"  {v:<{width}}  {FACTS[v].meaning}" for v in VERDICTS]  # the one table of meanings
+    lines += ["", "The farm adds two states:", ""]
+    lines += [f"  {v:<{width}}  {FACTS[v].meaning}" for v in UNJUDGED]
+    lines += ["", "A run fails as recorded with the same exit code and failure signature; where the capsule "
+              "recorded a pass, a run that passes reproduces it. A timed-out attempt decides nothing.",
+              "Exit 0 for reproduced and fixed; every other verdict exits 1.", "",
               "The rate, and what the confidence means:", "",
               "  Every answer also says how often the recorded failure comes back: failures as recorded "
               "out of the runs that decided (a timed-out attempt is no run), as an interval that holds "

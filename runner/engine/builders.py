@@ -22,7 +22,8 @@ from typing import Any
 
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-from ..config import registry_secrets, settings, without_credentials
+from ..config import registry_secrets, settings
+from ..secretrules import mask_url
 from ..errors import BuildFailed, BuildTimedOut
 from .buildlog import build_failure
 from .steps import BK_INSTRUCTION, BK_STEP, CLASSIC_STEP, BuildEvent, StepNamer
@@ -311,7 +312,7 @@ def _refuse_credentials(context: Path) -> None:
     s = settings()
     dockerfile = (context / "Dockerfile").read_text(errors="replace") if (context / "Dockerfile").is_file() else ""
     for variable, url in (("REPLAY_NPM_REGISTRY", s.npm_registry), ("REPLAY_PYPI_INDEX", s.pypi_index)):
-        public = without_credentials(url)
+        public = mask_url(url)
         if public != url and public.rstrip("/") in dockerfile:
             raise BuildFailed(f"{variable} holds credentials, and the classic builder cannot keep them out of "
                               f"the image (it has no build secrets): use BuildKit (REPLAY_BUILDER=buildkit), "

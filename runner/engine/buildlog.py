@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..config import settings, without_credentials
+from ..config import settings
+from ..secretrules import mask_url
 from ..errors import BuildFailed
 
 # The engine's own words when its disk is full, and what frees space (replay's leftovers, then the build cache).
@@ -41,7 +42,7 @@ def build_failure(error: str, tail: Sequence[str]) -> BuildFailed:
     for pattern, variable, url in ((_NPM_TIMEOUT, "REPLAY_NPM_REGISTRY", s.npm_registry),
                                    (_PIP_TIMEOUT, "REPLAY_PYPI_INDEX", s.pypi_index)):
         if any(pattern.search(line) for line in lines):
-            return BuildFailed(f"image build failed: the package source {without_credentials(url)} ({variable}) "
+            return BuildFailed(f"image build failed: the package source {mask_url(url)} ({variable}) "
                                "did not answer in time; check it, or point the variable at a mirror that answers",
                                "\n".join(tail))
     transient = any(t in line for line in lines for t in TRANSIENT)

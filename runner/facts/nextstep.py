@@ -49,11 +49,13 @@ def _with_inputs(argv: list[str], capsules: Sequence[Capsule], outcome_keys: Seq
                  why: str) -> tuple[list[str], str]:
     argv = [*argv, *carry]
     fill: list[str] = []
-    if "--repo" not in carry and any(_needs_repo(c) for c in capsules):
+    options = {word.split("=", 1)[0] for word in carry}  # given as `--repo X` or `--repo=X` (as diff carries it)
+    if "--repo" not in options and any(_needs_repo(c) for c in capsules):
         argv += ["--repo", REPO_PLACEHOLDER]
         fill.append(f"--repo {REPO_PLACEHOLDER}: a clone, fork, mirror or bundle that has the recorded commit "
                     "(a capsule records none that can be fetched)")
-    given = {item.split("=", 1)[0] for flag, item in zip(carry, carry[1:]) if flag in ("--env", "-e")}
+    given = {item.split("=", 1)[0] for flag, item in zip(carry, carry[1:]) if flag in ("--env", "-e")} | {
+        word.split("=", 2)[1] for word in carry if word.startswith("--env=")}
     differing = {k.split(":", 1)[1] for k in outcome_keys if k.startswith("env:")}
     names = sorted({name for c in capsules for name, fact in c.env.items() if name in differing
                     and fact.state == "set" and fact.value is None and not fact.host_specific} - given)

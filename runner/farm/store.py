@@ -91,11 +91,6 @@ def is_server_url(target: Path | str) -> bool:
     return isinstance(target, str) and bool(_SERVER_URL.match(target))
 
 
-def shown(url: str) -> str:
-    """A database URL as it may be printed: never with its password."""
-    return mask_url(url)
-
-
 def connect_server(url: str) -> Database:
     """PostgreSQL through psycopg 3; a connection the server dropped is replaced, not reported."""
     from ..extras import require
@@ -142,7 +137,7 @@ class SqlStore:
     def __init__(self, target: Path | str, create: bool = True) -> None:
         server = self._server = is_server_url(target)
         # what errors name: the file, or the server's URL without its password
-        self.path: Path | str = shown(str(target)) if server else Path(target)
+        self.path: Path | str = mask_url(str(target)) if server else Path(target)
         try:
             if server:
                 self.db = connect_server(str(target))

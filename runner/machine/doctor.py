@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .. import __version__
-from ..config import Origin, Settings, origins, settings as load_settings, without_credentials
+from ..config import Origin, Settings, origins, settings as load_settings
+from ..secretrules import mask_url
 from .. import config
 from ..errors import Exit, ReplayError
 from ..engine.builders import describe_builder
@@ -168,7 +169,7 @@ def _mirrors() -> Check:
     if not rules:
         return Check("mirrors", "ok", f"none (every recorded remote is fetched as recorded; {mirrors.ENV} names a "
                                       "file of PREFIX=PATH_OR_URL lines)")
-    shown = "; ".join(f"{without_credentials(r.prefix)} -> {without_credentials(r.target)} ({r.origin})" for r in rules)
+    shown = "; ".join(f"{mask_url(r.prefix)} -> {mask_url(r.target)} ({r.origin})" for r in rules)
     return Check("mirrors", "ok", f"{len(rules)} rule(s), the longest matching prefix wins: {shown}")
 
 
@@ -198,7 +199,7 @@ def _context(s: Settings) -> ssl.SSLContext:
 
 def _registry(s: Settings, name: str, url: str) -> Check:
     ctx = _context(s)
-    label = url = without_credentials(url)  # reachability needs no credentials (a 401 answers), and they never show
+    label = url = mask_url(url)  # reachability needs no credentials (a 401 answers), and they never show
     try:
         req = urllib.request.Request(url, method="GET", headers={"User-Agent": "replay-doctor"})
         with urllib.request.urlopen(req, timeout=PROBE_TIMEOUT_S, context=ctx) as resp:  # noqa: S310

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..build.render import pip_trusted_host
-from ..config import without_credentials
+from ..secretrules import mask_url
 from ..engine import LABEL
 from ..verdict.judge import Attempt
 from . import debugger as dbg
@@ -107,5 +107,5 @@ def _debug_image(replayer: Replayer, image: str, runtime: dbg.DebugRuntime, delv
                      replayer.options.verbose, settings.build_timeout_s)
 
     return dbg.with_debugger(build, replayer.engine.image_exists, image, runtime, lambda: dbg.derived_dockerfile(
-        image, runtime, without_credentials(settings.pypi_index), pip_trusted_host(settings.pypi_index), delve,
+        image, runtime, mask_url(settings.pypi_index), pip_trusted_host(settings.pypi_index), delve,
         suite), delve)

@@ -68,6 +68,24 @@ class View:
 
         self.console.print(Text(text, style=style), soft_wrap=not wrap)
 
+    def sentence(self, text: str, style: str = "") -> None:
+        """A sentence read whole (the verdict): one line when it fits, else broken only between its
+        clauses (after "; "), never inside one; a clause wider than the console runs past it."""
+        lines: list[str] = []
+        for clause in escaped(text).split("; "):
+            if lines and len(lines[-1]) + 2 + len(clause) <= self.width:
+                lines[-1] += "; " + clause
+            else:
+                lines[-1:] = [lines[-1] + ";"] if lines else []
+                lines.append(clause)
+        if self.plain:
+            self._write(lines)
+            return
+        from rich.text import Text
+
+        for line in lines:
+            self.console.print(Text(line, style=style), soft_wrap=True)
+
     def table(self, title: str, columns: Sequence[str], rows: Sequence[Sequence[Cell]], free: int | None = None,
               header: bool = True, shorten: bool = True, indent: int = 0) -> None:
         """A table whose cells are never split inside a word; only column `free` (prose)

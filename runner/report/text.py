@@ -1,8 +1,9 @@
-"""The report's human view on stdout: what is not exact, and one closing sentence.
+"""The report's human view on stdout: a few lines, and one closing sentence.
 
-By default the fidelity table lists only the facts that were not replayed exactly, with
-one line counting the exact ones and one note for every variable recorded by name only;
-`--all` lists everything. Capsule strings are never read as rich markup.
+By default: the capsule, the steps in one line, the fidelity rows that could have changed the
+outcome (one line counts the rest), one note for every variable recorded by name only, and the
+verdict sentence last, whole (wrapped only between its clauses). `-v` / `--all` show every table:
+the steps, the attempts, every fidelity row. Capsule strings are never read as rich markup.
 """
 from __future__ import annotations
 
@@ -19,22 +20,23 @@ SHOWN_NAMES = 8  # of those, named in the note (--all lists every one)
 
 
 def show(report: ReplayReport, console: Any, show_all: bool = False) -> None:
-    """The human view on stdout."""
+    """The human view on stdout: short by default (the capsule, the steps in one line, what could have
+    changed the outcome, the verdict sentence last); `show_all` (-v, --all): every table."""
     view = View(console)
-    c = report.capsule
-    view.line(f"{c.format} capsule {c.path} ({c.id})")
-    _verification(report, view)
+    _capsule(report, view, show_all)
     _steps(report, view, show_all)
     base = report.baseline
     if base is not None:
         rate = f", {base.rate.failed}/{base.rate.runs} failed as recorded ({base.rate.span()})" if base.rate else ""
-        _attempts(view, f"{base.before} (baseline): {base.verdict}{rate}", base.attempts)
-    _attempts(view, f"attempts {report.baseline.after}" if report.baseline is not None else "attempts", report.attempts)
-    exp = report.expected
-    view.line(f"recorded: {'fail' if exp.failed else 'pass'}"
-              + (f" exit {exp.exit_code}" if exp.exit_code is not None else "")
-              + (f" {exp.signal}" if exp.signal else "")
-              + (f", signature {exp.signature} ({exp.signature_source})" if exp.signature else ""))
+        _attempts(view, f"{base.before} (baseline): {base.verdict}{rate}", base.attempts, show_all)
+    _attempts(view, f"attempts {report.baseline.after}" if report.baseline is not None else "attempts", report.attempts,
+              show_all)
+    if show_all:
+        exp = report.expected
+        view.line(f"recorded: {'fail' if exp.failed else 'pass'}"
+                  + (f" exit {exp.exit_code}" if exp.exit_code is not None else "")
+                  + (f" {exp.signal}" if exp.signal else "")
+                  + (f", signature {exp.signature} ({exp.signature_source})" if exp.signature else ""))
     _show_key_lines(report, view)
     _fidelity(report.fidelity, view, show_all)
     if report.drift:
@@ -45,8 +47,22 @@ def show(report: ReplayReport, console: Any, show_all: bool = False) -> None:
             view.line(line)
     for note in report.notes:
         view.line(f"note: {note}")
-    view.line(report.summary, "bold")
     _why(report, view)
+    view.sentence(report.summary, "bold")
+
+
+def _capsule(report: ReplayReport, view: View, show_all: bool) -> None:
+    """The capsule, and its verification on the same line when there is nothing more to say of it."""
+    c, v = report.capsule, report.verification
+    head = f"{c.format} capsule {c.path} ({c.id})"
+    if not show_all and v.valid and not v.problems and not v.unbound:
+        view.line(f"{head}: valid" + (f", sealed, {_TRUST[v.trusted]}" if v.sealed else ""))
+        return
+    view.line(head)
+    _verification(report, view)
+
+
+_TRUST = {True: "trusted signer", False: "signer NOT trusted", None: "signer not checked"}
 
 
 def _why(report: ReplayReport, view: View) -> None:
@@ -61,7 +77,7 @@ def _why(report: ReplayReport, view: View) -> None:
 
 def _verification(report: ReplayReport, view: View) -> None:
     v = report.verification
-    trust = {True: "trusted signer", False: "signer NOT trusted", None: "signer not checked"}[v.trusted]
+    trust = _TRUST[v.trusted]
     state = "valid" if v.valid else (
         "INVALID, replayed anyway (--allow-unverified)" if v.valid is False else "not verified")
     unbound = f"; applied though the seal does not bind them: {', '.join(v.unbound)}" if v.unbound else ""
@@ -82,12 +98,16 @@ def _steps(report: ReplayReport, view: View, show_all: bool) -> None:
               + (f", {sum(s.seconds for s in tried):.1f}s of attempts" if tried else ""))
 
 
-def _attempts(view: View, title: str, attempts: Sequence[Attempt]) -> None:
-    rows = [(str(i), a.signal or ("timeout" if a.timed_out else str(a.exit_code)), a.signature,
-             a.classification + (" (output differs)" if a.differs and a.classification == "recorded" else ""),
-             f"{a.duration_s:.1f}s") for i, a in enumerate(attempts, 1)]
-    view.table(title, ("#", "exit", "signature", "as recorded?", "time"), rows)
-    # where the output first differs (normalised), once per different place
+def _attempts(view: View, title: str, attempts: Sequence[Attempt], show_all: bool) -> None:
+    """Every attempt's row with `show_all`; by default the verdict sentence counts them, and only where
+    an attempt's output first differs from the recorded one is said (once per different place)."""
+    if show_all:
+        rows = [(str(i), a.signal or ("timeout" if a.timed_out else str(a.exit_code)), a.signature,
+                 a.classification + (" (output differs)" if a.differs and a.classification == "recorded" else ""),
+                 f"{a.duration_s:.1f}s") for i, a in enumerate(attempts, 1)]
+        view.table(title, ("#", "exit", "signature", "as recorded?", "time"), rows)
+    elif "(baseline)" in title:  # a fix check: the unpatched run's rate in one line (the sentence compares)
+        view.line(title)
     said: set[str] = set()
     for i, a in enumerate(attempts, 1):
         if a.differs is not None and a.classification != "pass" and (line := a.differs.said()) not in said:
@@ -95,22 +115,34 @@ def _attempts(view: View, title: str, attempts: Sequence[Attempt]) -> None:
             view.line(f"attempt {i}: {line}")
 
 
+def could_change_outcome(f: Fidelity) -> bool:
+    """A fact replayed other than recorded that could have changed the outcome: not an exact one, not
+    one the command does not use, not a host-specific value (mapped to the container's on purpose),
+    not one the capsule has no value of (nothing recorded to differ from)."""
+    return (f.status in ("approximated", "not applied") and f.recorded not in ("not recorded", NAME_ONLY)
+            and not f.why.startswith("host-specific"))
+
+
 def _fidelity(rows: Sequence[Fidelity], view: View, show_all: bool) -> None:
     name_only = [f for f in rows if f.recorded == NAME_ONLY and f.fact.startswith("env ")]
     exact = [f for f in rows if f.status == "exact"]
-    listed = list(rows) if show_all else [f for f in rows if f.status != "exact" and f not in name_only]
+    listed = list(rows) if show_all else [f for f in rows if could_change_outcome(f) and f not in name_only]
     if listed:
-        view.table("fidelity" + ("" if show_all else ": what was not replayed exactly"),
+        view.table("fidelity" + ("" if show_all else ": what was not replayed exactly and could change the outcome"),
                    ("fact", "recorded", "replayed", "status", "why"),
                    [(f.fact, f.recorded, f.replayed, f.status, f.why) for f in listed], free=4)
-    if not show_all:
-        view.line(f"{len(exact)} of {len(rows)} facts replayed exactly" + (" (--all lists them)" if exact else ""))
-        if name_only:
-            names = [f.fact.removeprefix("env ") for f in name_only]
-            shown = ", ".join(names[:SHOWN_NAMES]) + (f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES
-                                                      else "")
-            view.line(f"note: {len(name_only)} variable(s) {NAME_ONLY}, left unset: {shown} "
-                      "(supply one with --env NAME=VALUE)")
+    if show_all:
+        return
+    rest = len(rows) - len(exact) - len(listed) - len(name_only)
+    view.line(f"{len(exact)} of {len(rows)} facts replayed exactly"
+              + (f"; {rest} more could not change the outcome" if rest else "")
+              + (" (-v lists them)" if exact or rest else ""))
+    if name_only:
+        names = [f.fact.removeprefix("env ") for f in name_only]
+        shown = ", ".join(names[:SHOWN_NAMES]) + (f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES
+                                                  else "")
+        view.line(f"note: {len(name_only)} variable(s) {NAME_ONLY}, left unset: {shown} "
+                  "(supply one with --env NAME=VALUE)")
 
 
 def _show_key_lines(report: ReplayReport, view: View) -> None:

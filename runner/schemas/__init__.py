@@ -1,7 +1,7 @@
 """JSON Schemas (draft 2020-12) of every command's --json: the envelope and each result.
 
-They ship in the package (runner/schemas/*.schema.json, written by build.py from the
-result types) so a consumer can validate what replay prints:
+They ship in the package (runner/schemas/*.schema.json, written by runner/commands/outputs.py
+from each command's result type, derive.py's rules) so a consumer can validate what replay prints:
 
     from runner.schemas import check
     check(json.loads(stdout))   # raises jsonschema.ValidationError naming the path
@@ -14,11 +14,6 @@ from importlib import resources
 from typing import Any
 
 from jsonschema import Draft202012Validator
-
-from ..commands import catalog
-
-# Every command that prints a result with --json, by its schema's name (from the one declaration).
-COMMANDS = tuple(cmd.schema_name for cmd in catalog.COMMANDS if cmd.result)
 
 
 @functools.cache

@@ -23,7 +23,8 @@ from ..errors import EngineUnavailable, UsageError
 from ..farm.executor import Done, ImageFailed, RemoteFailure, Work
 from ..build.images import image_key
 from .app import TASK_NAME, make_app, redis_of
-from .keys import KEEP_S, TaskKeys, check_broker_url, redacted
+from ..secretrules import mask_url
+from .keys import KEEP_S, TaskKeys, check_broker_url
 from .message import done_from_json, work_to_json
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ class CeleryExecutor:
         try:
             self.redis.ping()
         except redis.RedisError as exc:
-            raise BrokerUnavailable(f"broker {redacted(broker)} does not answer ({exc})") from None
+            raise BrokerUnavailable(f"broker {mask_url(broker)} does not answer ({exc})") from None
         self.store = content_store(load_settings().cache_dir)
         self._stop = threading.Event()
         self._lock = threading.Lock()

@@ -47,13 +47,8 @@ class TaskKeys:
         return self._k("sent")
 
 
-def redacted(url: str) -> str:
-    """A broker URL as it may be shown: without the password it may carry."""
-    return mask_url(url)
-
-
 def check_broker_url(url: str) -> str:
     """Only Redis (the one broker tested); anything else is a usage error upstream."""
     if not re.match(r"^rediss?://[^\s]+$", url):
-        raise ValueError(f"--broker {redacted(url)}: a redis:// or rediss:// URL (redis://HOST:PORT/DB)")
+        raise ValueError(f"--broker {mask_url(url)}: a redis:// or rediss:// URL (redis://HOST:PORT/DB)")
     return url

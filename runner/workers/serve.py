@@ -16,7 +16,8 @@ def serve(broker: str, concurrency: int, heartbeat: float, lease: float, name: s
     from ..engine import DockerEngine
     from .app import QUEUE, make_app
     from .dispatch import BrokerUnavailable
-    from .keys import check_broker_url, redacted
+    from ..secretrules import mask_url
+    from .keys import check_broker_url
 
     if lease <= heartbeat:
         raise UsageError(f"--lease {lease} must be longer than --heartbeat {heartbeat}")
@@ -29,9 +30,9 @@ def serve(broker: str, concurrency: int, heartbeat: float, lease: float, name: s
     try:
         redis.Redis.from_url(broker, socket_timeout=10).ping()
     except redis.RedisError as exc:
-        raise BrokerUnavailable(f"broker {redacted(broker)} does not answer ({exc})") from None
+        raise BrokerUnavailable(f"broker {mask_url(broker)} does not answer ({exc})") from None
     node = name or f"replay-{os.getpid()}@{os.uname().nodename}"
     cores = concurrency or os.cpu_count() or 1
-    say(f"worker {node} on {redacted(broker)}, {cores} at once")
+    say(f"worker {node} on {mask_url(broker)}, {cores} at once")
     app.worker_main(["worker", "--concurrency", str(cores), "--pool", "prefork", "--hostname", node,
                      "--queues", QUEUE, "--loglevel", loglevel, "--without-gossip", "--without-mingle"])

@@ -21,23 +21,31 @@ BUNDLE = TZ_CLOCK / "repo.bundle"
 BOX = set("─│┃━┏┓┗┛┡┩└┘├┤┬┴┼╇╋")
 
 
-def test_the_demo_report_fits_in_40_lines_at_100_columns(engine: object) -> None:
-    """scripts/demo's command, as a user runs it, piped (so: plain text)."""
-    proc = subprocess.run([sys.executable, "-m", "runner", str(TZ_CAPSULE), "--repo", str(BUNDLE)],
-                          capture_output=True, text=True, timeout=900, cwd=ROOT, env={**os.environ, "COLUMNS": "100"})
+def _replay(*args: str, columns: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The CLI as a user runs it, piped (so: plain text)."""
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"} | ({"COLUMNS": columns} if columns else {})
+    return subprocess.run([sys.executable, "-m", "runner", *args], capture_output=True, text=True, timeout=900,
+                          cwd=ROOT, env=env)
+
+
+def test_the_bundled_examples_one_attempt_report_is_short_and_ends_with_the_whole_verdict(engine: object) -> None:
+    """`replay examples/tz-clock/capsule.json --repo examples/tz-clock/repo.bundle -n 1` in a pipe: the
+    capsule, the steps in one line, no fact that could not have changed the outcome, the verdict last."""
+    args = (str(TZ_CAPSULE), "--repo", str(BUNDLE), "-n", "1")
+    proc = _replay(*args)
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = proc.stdout.splitlines()
-    assert len(lines) <= 40, proc.stdout
-    sentence = " ".join(" ".join(lines[-2:]).split())  # the closing sentence, wrapped at 100 columns
-    assert sentence.startswith("REPRODUCED: 3/3 attempts failed as recorded (exit1:"), proc.stdout
-    assert sentence.endswith("fails in at least 44 % of runs (95 %)."), proc.stdout
-    assert all(len(line) <= 100 and line == line.rstrip() for line in lines), proc.stdout
-    assert not set(proc.stdout) & BOX
-    assert any("facts replayed exactly (--all lists them)" in line for line in lines)
-    assert "env TZ" not in proc.stdout  # exact: listed only with --all
-    full = subprocess.run([sys.executable, "-m", "runner", str(TZ_CAPSULE), "--repo", str(BUNDLE), "-n", "1", "--all"],
-                          capture_output=True, text=True, timeout=900, cwd=ROOT, env={**os.environ, "COLUMNS": "100"})
-    assert full.returncode == 0 and "env TZ" in full.stdout
+    assert len(lines) <= 6, proc.stdout
+    assert lines[0].endswith(f"capsule {TZ_CAPSULE} (d0f03b168058c2b0): valid") and lines[1].startswith("steps: ")
+    summary = json.loads(_replay(*args, "--json").stdout)["result"]["summary"]
+    assert summary.startswith("REPRODUCED: 1/1 attempts failed as recorded (exit1:") and lines[-1] == summary
+    assert "host-specific" not in proc.stdout and "does not need it" not in proc.stdout
+    assert "env TZ" not in proc.stdout and not set(proc.stdout) & BOX
+    narrow = _replay(*args, columns="60").stdout.splitlines()  # too narrow: broken between clauses only
+    assert " ".join(narrow[-2:]) == summary and narrow[-2].endswith(";")
+    for every in ("-v", "--all"):
+        full = _replay(*args, every, columns="100")
+        assert full.returncode == 0 and "env TZ" in full.stdout and "as recorded?" in full.stdout, full.stdout
 
 
 def test_no_line_of_the_real_report_splits_a_sha_at_60_columns(engine: object) -> None:
@@ -46,7 +54,9 @@ def test_no_line_of_the_real_report_splits_a_sha_at_60_columns(engine: object) -
                           capture_output=True, text=True, timeout=900, cwd=ROOT, env={**os.environ, "COLUMNS": "60"})
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert commit[:12] in proc.stdout and commit[12:20] not in proc.stdout  # the short form, whole
-    assert all(len(line) <= 60 for line in proc.stdout.splitlines()), proc.stdout
+    lines = proc.stdout.splitlines()
+    clauses = {c.rstrip(";") for c in " ".join(lines[-2:]).split("; ")}  # the verdict's: whole, even past 60
+    assert all(len(line) <= 60 for line in lines if line.rstrip(";") not in clauses), proc.stdout
     runs = re.findall(r"(?<![0-9a-f])[0-9a-f]{7,}", proc.stdout)
     assert runs and all(commit.startswith(r) or len(r) in (12, 16) for r in runs), runs
 

@@ -160,18 +160,23 @@ def test_urls_in_a_message_are_masked_and_their_secrets_listed() -> None:
     assert url_secrets("DSN https://TOKEN123@h/x") == ["TOKEN123"]
 
 
-def test_the_five_places_that_show_a_url_mask_it_alike() -> None:
+def test_the_places_that_show_a_url_mask_it_with_the_one_function() -> None:
+    """One name for URL masking (issue 40): config, the farm's store and the workers had an alias each."""
+    from runner import config
     from runner.build.sources.repo import RemoteFailed
-    from runner.config import without_credentials
+    from runner.farm import store
     from runner.farm.prepare import _repo
-    from runner.farm.store import shown
-    from runner.workers.keys import redacted as broker_shown
+    from runner.workers import keys
 
     url = "https://bob:hunter22@git.example.com/o/r.git?private_token=glpat-abcdefghij0123456789"
     want = "https://git.example.com/o/r.git?private_token=***"
     capsule = SimpleNamespace(repo=SimpleNamespace(remote=url))
-    assert without_credentials(url) == shown(url) == broker_shown(url) == _repo(capsule) == want  # type: ignore[arg-type]
+    assert mask_url(url) == _repo(capsule) == want  # type: ignore[arg-type]
     assert want in str(RemoteFailed(url, "does not answer")) and "hunter22" not in str(RemoteFailed(url, "x"))
+    with pytest.raises(ValueError, match="private_token=\\*\\*\\*") as refused:
+        keys.check_broker_url(url)
+    assert "hunter22" not in str(refused.value)
+    assert not any(hasattr(m, n) for m, n in ((config, "without_credentials"), (store, "shown"), (keys, "redacted")))
 
 
 def test_an_option_secret_says_where_the_secret_is() -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.cli.main import _argv, main
+from runner.cli.main import main
+from runner.commands.words import normal_argv as _argv
 from tests.examples import TZ_CAPSULE
 
 

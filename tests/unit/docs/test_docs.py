@@ -121,10 +121,10 @@ def _front_matter(page: str) -> dict:  # type: ignore[type-arg]
 
 
 def test_the_command_pages_are_boosted_in_search_and_the_json_schemas_are_not() -> None:
-    from docs_gen import PAGES
+    from docs_gen import page_of
 
     reference = _front_matter("json-reference.md")["search"]["boost"]
-    for page in set(PAGES.values()):
+    for page in {page_of(cmd) for cmd in COMMANDS}:
         assert _front_matter(page)["search"]["boost"] > 1 > reference, page
 
 

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from runner.capsules import read_capsule
-from runner.config import NPM_SECRET, PYPI_SECRET, origins, registry_secrets, settings, without_credentials
+from runner.config import NPM_SECRET, PYPI_SECRET, origins, registry_secrets, settings
 from runner.engine import builders
+from runner.secretrules import mask_url
 from runner.errors import BuildFailed, Exit
 from runner.build.plan import PlanOptions
 from runner.build.planner import make_plan
@@ -28,8 +29,8 @@ def _offline(offline_registry: None) -> None:
 
 
 def test_credentials_are_taken_out_of_the_url() -> None:
-    assert without_credentials(f"https://bob:{MARKER}@npm.example.com:8443/r/") == "https://npm.example.com:8443/r/"
-    assert without_credentials("https://registry.npmjs.org") == "https://registry.npmjs.org"
+    assert mask_url(f"https://bob:{MARKER}@npm.example.com:8443/r/") == "https://npm.example.com:8443/r/"
+    assert mask_url("https://registry.npmjs.org") == "https://registry.npmjs.org"
 
 
 def test_the_secrets_hold_the_credentials_in_each_tool_s_own_form(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -325,6 +325,8 @@ def test_next_suggests_commits_when_the_commit_is_what_differs_and_carries_what_
     assert argv[-4:] == ["--mirror", "https://x=/m", "--repo", "PATH_OR_URL"] and "fill in --repo" in why
     assert next_step(local, passing, diff_capsules(local, passing), ["--repo", "../app.git"])[0][-2:] == [
         "--repo", "../app.git"]
+    # as `replay diff --repo X` carries it (--repo=X): given, so never asked for a second time
+    assert next_step(local, passing, diff_capsules(local, passing), ["--repo=../app.git"])[0][-1] == "--repo=../app.git"
     # a variable one end records by name only, which the other lacks: its value is asked for
     by_name = with_env(failing, EnvFact("APP_LANG", "set"))
     argv, why = next_step(by_name, passing, diff_capsules(by_name, passing))

@@ -11,18 +11,22 @@ from jsonschema import Draft202012Validator
 
 from runner.codec import envelope, schema_of
 from runner.report import to_json
-from runner.schemas import COMMANDS, check, result_schema_of, schema
-from runner.schemas.build import all_documents, text
-from runner.schemas.build import HERE
+from runner.commands.catalog import COMMANDS as DECLARED
+from runner.commands.outputs import SCHEMAS as HERE
+from runner.commands.outputs import documents as all_documents
+from runner.commands.outputs import text
+from runner.schemas import check, result_schema_of, schema
 from tests.support.reports import report
+
+COMMANDS = tuple(cmd.schema_name for cmd in DECLARED if cmd.result is not None)
 
 
 def test_the_shipped_files_are_the_generated_ones() -> None:
-    """After changing a result's shape: python -m runner.schemas.build."""
+    """After changing a result's shape: python -m runner.commands.outputs."""
     docs = all_documents()
     assert sorted(docs) == sorted(["envelope.schema.json", *(f"{c}.schema.json" for c in COMMANDS)])
     for name, doc in docs.items():
-        assert (HERE / name).read_text("utf-8") == text(doc), f"{name} is stale: run python -m runner.schemas.build"
+        assert (HERE / name).read_text("utf-8") == text(doc), f"{name} is stale: run python -m runner.commands.outputs"
 
 
 @pytest.mark.parametrize("name", ["envelope", *COMMANDS])

@@ -17,7 +17,8 @@ from runner.engine import BuildEvent, RunResult, RunSpec
 from runner.errors import BuildFailed
 from runner.farm.executor import Work, attempt_ids
 from runner.verdict.judge import expected_of
-from runner.workers.keys import check_broker_url, redacted
+from runner.secretrules import mask_url
+from runner.workers.keys import check_broker_url
 from runner.workers.message import done_from_json, work_to_json
 from runner.workers.task import WorkerRuntime, container_name, task_label
 from tests.unit.fake_engine import FakeEngine
@@ -90,4 +91,4 @@ def test_the_broker_is_redis_and_shown_without_its_password() -> None:
     with pytest.raises(ValueError, match="redis:// or rediss://") as err:
         check_broker_url("amqp://guest:hunter2@rabbit//")
     assert "hunter2" not in str(err.value)
-    assert "hunter2" not in redacted("rediss://user:hunter2@queue:6380/1")
+    assert "hunter2" not in mask_url("rediss://user:hunter2@queue:6380/1")

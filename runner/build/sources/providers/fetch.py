@@ -22,7 +22,8 @@ from typing import Any
 
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
 
-from ....config import Settings, without_credentials
+from ....config import Settings
+from ....secretrules import mask_url
 from ....errors import SourceUnavailable
 
 
@@ -72,7 +73,7 @@ def _get(url: str, timeout: float, accept: str, name: str | None = None) -> byte
         user = urllib.parse.unquote(parts.username or "")
         token = base64.b64encode(f"{user}:{urllib.parse.unquote(parts.password or '')}".encode()).decode()
         headers["Authorization"] = f"Basic {token}"
-    req = urllib.request.Request(without_credentials(url), headers=headers)
+    req = urllib.request.Request(mask_url(url), headers=headers)
     deadline = time.monotonic() + WHOLE_FACTOR * timeout  # the socket timeout is per read: a byte a second passes it
     with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - https registry URLs only
         meter = _meter
@@ -107,7 +108,7 @@ class _Dribbling(Exception):
 
 def get(url: str, timeout: float = 60.0, accept: str = "application/json, */*", name: str | None = None) -> bytes:
     """The body of url; with `name`, a download the meter shows (runtimes, tarballs)."""
-    public = without_credentials(url)
+    public = mask_url(url)
     parts = urllib.parse.urlsplit(public)
     origin = f"{parts.scheme}://{parts.netloc}"
     if time.monotonic() - _STALLED.get(origin, -STALL_MEMORY_S) < STALL_MEMORY_S:
