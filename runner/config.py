@@ -226,8 +226,8 @@ SETTINGS: tuple[SettingRef, ...] = (
     SettingRef("REPLAY_CAPSULE_MAX_BYTES", "67108864 (64 MiB)", "the largest capsule downloaded from a URL",
                "runner/capsules/fetch.py"),
     SettingRef("REPLAY_CAPSULE_TIMEOUT", "120",
-               "seconds a capsule's download from a URL may take in all (redirects, headers and body: a server "
-               "trickling its body is cut there; exit 3)", "runner/capsules/fetch.py"),
+               "seconds a capsule's download from a URL may take in all (connecting, redirects, headers and body: "
+               "a server trickling its headers or body is cut there; exit 3)", "runner/capsules/fetch.py"),
     SettingRef("REPLAY_BUILDER", "auto", "`buildkit` (through the engine's CLI), `classic` (docker SDK), `auto`",
                "runner/config.py"),
     SettingRef("REPLAY_BUILD_TIMEOUT", "3600",
