@@ -58,7 +58,8 @@ class Scrubber:
         self._values = secret_values(env)
         self._home = home.rstrip("/") if home and home.rstrip("/") not in ("", "/") else None
 
-    def text(self, text: str) -> str:
+    def text(self, text: str, paths: bool = True) -> str:
+        """`paths`: home directories as `~` too (not in a value the user asked for by name)."""
         for rule in secretrules.URL_RULES:  # first: a URL loses its password whole, not around a marker
             text = secretrules.apply(rule, text, self.counts)
         for value in self._values:
@@ -67,6 +68,8 @@ class Scrubber:
                 self.counts["env-value"] += n
                 text = text.replace(value, marker("env-value"))
         text = secretrules.scrub(text, self.counts)
+        if not paths:
+            return text
         if self._home is not None:
             pattern = re.compile(r"(?<![\w.-])" + re.escape(self._home) + r"(?=/|$|[\s\"':])", re.M)
             text, n = pattern.subn("~", text)

@@ -6,7 +6,7 @@ written is one line on stderr and exit 3 when the command passed (its code wins 
 """
 from __future__ import annotations
 
-from ..capture import CaptureOptions, CapsuleNotWritten
+from ..capture import CaptureOptions, CapsuleNotWritten, cache_warning
 from ..capture import capture as run_capture
 from ..commands.spec import Args
 from ..errors import Exit, UsageError
@@ -26,6 +26,9 @@ def capture(a: Args) -> int:
     except CapsuleNotWritten as exc:
         error_line(exc.line())
         return exc.run_code if exc.run_code != 0 else int(Exit.ENVIRONMENT)
+    warning = cache_warning(captured.doc)
+    if warning is not None and not a.quiet:  # with --json too: stderr is not the answer
+        err.print(warning, markup=False, highlight=False)
     if a.json:
         print_result("capture", captured.result.shell_code, capture_data(captured))
     elif not a.quiet:
