@@ -176,7 +176,7 @@ def _command(argv: Sequence[str], result: RunResult, cwd: Path, tree: gitstate.W
         failure = {"signature": fs.signature, "keyLines": list(fs.key_lines), "outputTail": tail}
     rel = "."
     if tree is not None and cwd != tree.root:
-        rel = cwd.relative_to(tree.root).as_posix()
+        rel = scrub.text(cwd.relative_to(tree.root).as_posix())  # a folder may be named for a token too
     command = {
         "argv": scrub.argv(argv),
         "cwd": rel,

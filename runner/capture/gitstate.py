@@ -99,7 +99,7 @@ def _diff(wt: WorkTree, scrub: Scrubber) -> tuple[str, bool, bool]:
     for section in binary:
         scrub.omit(gitdiff.path(section))
     raw = b"".join(s for s in sections if not gitdiff.is_binary(s))
-    clean = scrub.data(raw)
+    clean = scrub.diff(raw)
     redacted = clean != raw or bool(binary)  # either way it is not the change as it was
     truncated = len(clean) > MAX_DIFF_BYTES
     if truncated:
