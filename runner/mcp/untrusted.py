@@ -4,8 +4,8 @@ A capsule is someone else's file: its command, output, key lines, notes, environ
 every message quoting them were written by whoever made it, and an agent reading the answer must
 see them as data about the recorded run, never as instructions. Which strings of an envelope are
 capsule text is read from the command's result schema: every string (and every member name of a
-map, like an environment's variable names) the schema does not close to replay's own words (an
-`enum` or a `const`: a verdict, a status, a kind) is capsule text, and so are the error's message
+map, like an environment's variable names) that is not one of replay's own words the schema
+closes it to (an `enum` or a `const`: a verdict, a status, a kind) is capsule text, and so are the error's message
 and file. That errs on the side of marking: replay's own sentences that quote the capsule are
 marked too.
 
@@ -66,8 +66,8 @@ def mark(envelope: dict[str, Any], result_schema: dict[str, Any]) -> Marked:
 
 def _walk(value: Any, schema: Any, at: str, defs: dict[str, Any], marked: Marked) -> Any:
     schema = _branch(value, _resolved(schema, defs), defs)
-    if "enum" in schema or "const" in schema:
-        return value  # replay's own closed set of words
+    if ("const" in schema and value == schema["const"]) or value in schema.get("enum", ()):
+        return value  # one of replay's own closed set of words (anything else there is marked)
     if isinstance(value, str):
         return marked.placeholder(at, value)
     if isinstance(value, list):
