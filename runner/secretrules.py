@@ -342,7 +342,8 @@ RULES: tuple[Rule, ...] = (
     # `--password hunter2`, `-storepass x` as text (a `set -x` trace, a command echoed in a log): as
     # mask_options reads argv, without the program (so no short option: `-p` is not -p everywhere).
     Rule("option-value", re.compile(
-        r"(?<![A-Za-z0-9_.-])(?P<opt>--?[A-Za-z][A-Za-z0-9_.-]{1,64})(?P<gap>[ \t]{1,8})(?P<quote>[\"']?)"),
+        r"(?:(?<![A-Za-z0-9_.-])|(?<=^-))(?P<opt>--?[A-Za-z][A-Za-z0-9_.-]{1,64})(?P<gap>[ \t]{1,8})(?P<quote>[\"']?)",
+        re.M),  # after a removed diff line's `-` too
         _option, re.compile(
             r"(?!<redacted:|-|" + re.escape(SUPPLIED) + "|(?:" + _VAR_REF + r")(?![A-Za-z0-9_]))(?:"
             r"(?<=\")[^\"\n]{1,4096}+(?=\")|(?<=')[^'\n]{1,4096}+(?=')|[^\s\"'<>,;]{1,4096}+)")),

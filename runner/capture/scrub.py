@@ -16,7 +16,9 @@ the capsule's `redaction.scrubbed` reports them, plus what only a recorder needs
 * A diff's secret split over two lines (a continued line, a string cut in two, a wrapped value):
   each two neighbouring lines of a hunk are also read joined (without the line break and the
   quotes, backslash or `+` around it), and a secret found across the join is replaced in both
-  (`split-secret`, counted once a pair of lines).
+  (`split-secret`, counted once a pair of lines). Across lines that do not say they continue,
+  only a secret with a shape of its own (a token's prefix, a URL's password) or an environment's
+  secret value counts.
 """
 from __future__ import annotations
 
@@ -33,6 +35,12 @@ MIN_SECRET_CHARS = 6  # shorter values ("1", "true") would scrub ordinary text
 _AROUND_BREAK = " \t\\\"'+"  # what stands around a line break inside a value: spaces, a continuation, quotes
 _HUNK_LINE = (" ", "+", "-")
 _ENDS = re.compile(r"[\s,;(){}\[\]<>]")
+# Rules that know a secret by its context or its look (a name before it, an option, randomness, a
+# query parameter) rather than by a shape of its own: across two lines they are read only where the
+# lines say they continue (a backslash, a string closed and opened again, a `+`), or two lines of
+# a lockfile or of prose would be read as one random word.
+_BY_CONTEXT = frozenset({"assignment", "option-value", "high-entropy", "netrc-password", "url-query"})
+_SHAPED = tuple(rule for rule in secretrules.RULES if rule.id not in _BY_CONTEXT)
 _ANYONES_HOME = re.compile(r"(?<![\w.-])(?:/home|/Users)/[^/\s\"':]{1,255}|(?<![\w.-])[A-Za-z]:\\Users\\[^\\\s\"':]{1,255}")
 
 
@@ -132,7 +140,9 @@ class Scrubber:
         joined, at = core_a + b[skip_b:], len(core_a)
         if not core_a or skip_b == len(b) or _ENDS.match(core_a[-1]) or _ENDS.match(b[skip_b]):
             return  # a line that ends (or starts) with `;`, `)`, `{`, `,`... ends what it holds
-        for _, start, end in self._spans(joined):
+        last, first = a.rstrip()[-1:], b.lstrip()[:1]
+        continued = last in ("\\", "+") or first == "+" or (last in ("'", '"') and first == last)
+        for _, start, end in self._spans(joined, secretrules.RULES if continued else _SHAPED):
             if start < at < end and not self._both_whole(core_a, b[skip_b:], start, end - at):
                 yield start, skip_b + end - at
 
@@ -142,7 +152,7 @@ class Scrubber:
         return (any(m <= start and e >= len(a) for m, _, e in self._spans(a))
                 and any(m == 0 and e >= end for m, _, e in self._spans(b)))
 
-    def _spans(self, text: str) -> Iterator[tuple[int, int, int]]:
+    def _spans(self, text: str, rules: Sequence[secretrules.Rule] = secretrules.RULES) -> Iterator[tuple[int, int, int]]:
         """Where each rule (and each of this environment's secret values) would replace text, read
         on `text` as it is: each rule on its own, so more than scrubbing it would (never less).
         (where the match starts, where what it replaces starts: after a name it keeps, the end)."""
@@ -151,7 +161,7 @@ class Scrubber:
             while at >= 0:
                 yield at, at, at + len(value)
                 at = text.find(value, at + 1)
-        for rule in secretrules.RULES:
+        for rule in rules:
             for m in rule.pattern.finditer(text):
                 new = marker(rule.id) if rule.replace is None else rule.replace(m)
                 end = m.end()

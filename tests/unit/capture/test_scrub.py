@@ -78,3 +78,18 @@ def test_a_secret_split_over_two_diff_lines_is_replaced_in_both() -> None:
         '@@ -1,2 +1,6 @@\n+export GH_HOOK="<redacted:split-secret>\n+<redacted:split-secret>"\n'
         "+cred <redacted:split-secret>\n+<redacted:split-secret> end\n+normal(line);\n+another normal line\n")
     assert scrub.scrubbed() == {"split-secret": 2}
+
+
+def test_an_option_on_a_removed_diff_line_loses_its_value() -> None:
+    scrub = Scrubber({}, None)
+    assert scrub.diff(b"@@ -1 +1 @@\n---password hunter22\n+--password hunter33\n") == (
+        b"@@ -1 +1 @@\n---password <redacted:option-value>\n+--password <redacted:option-value>\n")
+
+
+def test_lines_that_do_not_continue_are_not_read_as_one_random_word() -> None:
+    """A lockfile's hash at a line's end and a word at the next one's start, prose after a random
+    id: nothing split (only a secret with a shape of its own counts across such lines)."""
+    diff = (b"@@ -1,4 +1,4 @@\n+build Zq7Xa1B2c3D4e5F6g7H8i9J0kLmNo\n+PqRsTuVwXyZ0a1b2c3d4 done\n"
+            b'+  "integrity": "sha512-x/Zq7Xa1B2c3D4e5F6g7H8i9J0kLmN",\n+  "node_modules/left-pad": 1\n')
+    scrub = Scrubber({}, None)
+    assert scrub.diff(diff) == scrub.data(diff) and "split-secret" not in scrub.scrubbed()
