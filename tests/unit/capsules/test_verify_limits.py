@@ -16,6 +16,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from runner.capsules import jsonload, limits
 from runner.capsules.novafabric_model import MAX_OUTPUT_BYTES
 from runner.cli.main import main
+from runner.build.sources.content import MAX_FILE
 from runner.capsules.yamlload import MAX_BYTES as YAML_BYTES
 from runner.errors import CapsuleError
 from tests.envelope import result_of
@@ -73,7 +74,7 @@ def _agree(capsys: pytest.CaptureFixture[str], path: Path) -> str:
     """replay refuses it (exit 2, one line); verify does not call it valid. replay's line."""
     assert main(["render", str(path)]) == 2
     refused = capsys.readouterr().err.strip().splitlines()
-    assert len(refused) == 1 and "limit" in refused[0], refused
+    assert len(refused) == 1 and ("limit" in refused[0] or "larger than" in refused[0]), refused
     code = main(["verify", str(path), "--json"])
     out = capsys.readouterr().out
     if code == 1:  # answered INVALID: the same problem as an error
@@ -119,8 +120,9 @@ def test_a_json_capsule_over_the_readers_caps_is_refused_by_both(pad: Any, tmp_p
     _agree(capsys, tmp_path / "over.json")
 
 
-def _sealed_with(tmp_path: Path, rel: str, size: int) -> Path:
-    """The sealed example with `rel` of `size` bytes (sparse), its digest listed, sealed afresh."""
+def _sealed_with(tmp_path: Path, rel: str, size: int, input_name: str | None = None) -> Path:
+    """The sealed example with `rel` of `size` bytes (sparse), its digest listed (and the input
+    `input_name`'s hash and size, when it is one), sealed afresh."""
     root = tmp_path / "capsule"
     shutil.copytree(SEALED, root)
     big = root / rel
@@ -133,6 +135,9 @@ def _sealed_with(tmp_path: Path, rel: str, size: int) -> Path:
             digest.update(chunk)
     manifest = yaml.safe_load((root / "capsule.yaml").read_text())
     manifest["evidence_digests"][rel] = {"sha256": f"sha256:{digest.hexdigest()}", "size_bytes": size}
+    for item in manifest["inputs"]:
+        if item["name"] == input_name:
+            item.update(content_hash=f"sha256:{digest.hexdigest()}", size_bytes=size)
     (root / "capsule.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
     reseal(root, ec.generate_private_key(ec.SECP256R1()))
     return root
@@ -155,6 +160,18 @@ def test_a_sealed_novafabric_output_over_64_mib_is_invalid_for_verify(rel: str, 
     (error,) = [p for p in result["problems"] if p["severity"] == "error"]
     assert error["where"] == rel and "64 MiB" in error["message"] and "replay refuses it" in error["message"]
     assert result["sealed"] is True and result["signers"][0]["signature_valid"] is True  # the seal itself is fine
+
+
+def test_a_sealed_novafabric_input_over_64_mib_is_invalid_for_verify(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """An input replay would copy into the build (the content store takes at most 64 MiB a file)."""
+    root = _sealed_with(tmp_path, "inputs/poem.txt", MAX_FILE + 1, input_name="poem")
+    said = _agree(capsys, root)
+    assert "poem.txt" in said and "larger than 64 MiB" in said
+    assert main(["verify", str(root), "--json"]) == 1
+    result = result_of(capsys.readouterr().out)
+    (error,) = [p for p in result["problems"] if p["severity"] == "error"]
+    assert "larger than 64 MiB" in error["message"] and "replay refuses it before building" in error["message"]
 
 
 def test_the_sealed_example_within_the_caps_stays_valid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
