@@ -1,5 +1,5 @@
 """`replay capture` leaks nothing planted (issue 39): a seeded corpus (tests/support/secret_corpus.py)
-of 380 secrets in 35 formats, planted in 8 places (recorded environment values, argv, the output,
+of 380 secrets in 37 formats, planted in 8 places (recorded environment values, argv, the output,
 the diff's added and removed lines and lines split in two, untracked file names, the branch, the
 remote and the working directory), captured by real `replay capture` runs, one process each: not
 one secret, nor either half of a long one, is in a capsule or in capture's own closing lines.

@@ -1,4 +1,5 @@
-"""A seeded corpus of planted secrets for `replay capture` (issue 39): 35 formats in 8 places.
+"""A seeded corpus of planted secrets for `replay capture` (issue 39): 37 formats (34 shapes, and
+3 ways of splitting one over two lines) in 8 places.
 
 Each run of `Corpus.runs()` is one capture: the secrets it plants in the environment's recorded
 values, argv, the output, the diff (added and removed lines; a secret split over two lines), the
