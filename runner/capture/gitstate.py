@@ -4,8 +4,8 @@
 diff is `git diff HEAD` of tracked files with external diff drivers and textconv off, its
 binary files left out and named (runner/capture/gitdiff.py), scrubbed and cut at a line
 boundary to 200,000 bytes; untracked files are names only (not ignored ones), at most 200, and
-never an interpreter's or the dependencies' folders (a `.venv` the repository does not ignore is
-no source: named as such, diff would call 200 installed files outcome-changing).
+never in an interpreter's or the dependencies' folder (a `.venv` the repository does not ignore
+is no source: listed, its 200 installed files would be differences diff calls outcome-changing).
 The remote goes through the same scrubbing as every text (mask_url's
 credentials and query tokens, the environment's secrets, the rules by shape), counted. A field git cannot answer (no commit yet, no origin, a
 detached HEAD) is null.
