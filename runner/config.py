@@ -218,8 +218,8 @@ SETTINGS: tuple[SettingRef, ...] = (
                "starting with PREFIX is fetched from TARGET instead (a URL or a local clone or bundle)"),
     SettingRef("REPLAY_CAPSULE_MAX_BYTES", "67108864 (64 MiB)", "the largest capsule downloaded from a URL"),
     SettingRef("REPLAY_CAPSULE_TIMEOUT", "120",
-               "seconds a capsule's download from a URL may take in all (redirects, headers and body: a server "
-               "trickling its body is cut there; exit 3)"),
+               "seconds a capsule's download from a URL may take in all (connecting, redirects, headers and body: "
+               "a server trickling its headers or body is cut there; exit 3)"),
     SettingRef("REPLAY_BUILDER", "auto", "`buildkit` (through the engine's CLI), `classic` (docker SDK), `auto`"),
     SettingRef("REPLAY_BUILD_TIMEOUT", "3600",
                "seconds an image build may take in all (its retries included) before it is stopped (exit 3); `0` or "

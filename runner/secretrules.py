@@ -43,7 +43,7 @@ def marker(rule: str) -> str:
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 # A word holding one of these, anywhere in any name: GITHUB_TOKEN, clientSecret, PGPASSWORD.
 _INSIDE = ("secret", "token", "passw", "passphrase", "credential", "cookie")
-_WHOLE = frozenset({"auth", "oauth", "authorization", "dsn", "creds", "salt"})
+_WHOLE = frozenset({"auth", "oauth", "authorization", "dsn", "cred", "creds", "salt"})
 # Only as a word of an upper-case name of two words or more: DB_PASS, MYSQL_PWD, GH_PAT; never
 # go test's "--- PASS:", the shell's PWD and OLDPWD, or a program's first_pass.
 _ENV_WORDS = frozenset({"pass", "pwd", "pat"})
@@ -96,7 +96,9 @@ def secret_name(name: str) -> bool:
 # Query parameters that hold secrets though the name rule does not say so.
 _SECRET_PARAMS = frozenset({"key", "sig", "signature", "code", "pass", "pwd", "apikey", "session", "sessionid",
                             "x-amz-signature", "x-goog-signature", "sas"})
-_URL = r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,30}://"
+# Not inside a word or a host name; after a diff's `+` or `-` it starts a URL (`git+https://`
+# is still matched whole, from its first letter: the search takes the leftmost start).
+_URL = r"(?<![A-Za-z0-9.])[A-Za-z][A-Za-z0-9+.-]{0,30}://"
 _URL_CHARS = r"[^\s\"'<>`]"
 
 
@@ -314,6 +316,18 @@ RULES: tuple[Rule, ...] = (
     Rule("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,4096}\.[A-Za-z0-9_-]{8,4096}\.[A-Za-z0-9_-]{8,4096}")),
     Rule("bearer-token", re.compile(r"\b(?P<scheme>Bearer|Basic|Token)\s{1,8}[A-Za-z0-9._~+/-]{8,4096}={0,3}"),
          lambda m: f"{m.group('scheme')} {marker('bearer-token')}"),
+    # A webhook URL is its own credential (whoever has it posts): the path after the service's base.
+    Rule("webhook-url", re.compile(
+        r"(?<=://)(?P<base>hooks\.slack\.com/(?:services|workflows|triggers)|(?:ptb\.|canary\.)?discord(?:app)?\.com"
+        r"/api/webhooks|outlook\.office\.com/webhook|[A-Za-z0-9-]{1,63}\.webhook\.office\.com/webhookb2|"
+        r"hooks\.zapier\.com/hooks/catch|api\.telegram\.org)/(?!<redacted:)[^\s\"'<>`]{6,2048}+"),
+        lambda m: f"{m.group('base')}/{marker('webhook-url')}"),
+    # .netrc's `password X` (also `login NAME password X` on one line), at a line's start (after a
+    # diff's marker) or after `machine`/`login`/`account NAME`: a word alone, with no `=` or `:`.
+    Rule("netrc-password", re.compile(
+        r"(?:^[ +-]?[ \t]{0,64}|(?<![^\s])(?:machine|default|login|account)[ \t]{1,8}[^\s]{1,256}[ \t]{1,8})"
+        r"(?:password|passwd)[ \t]{1,8}", re.M), lambda m: m.group() + marker("netrc-password"),
+        re.compile(r"(?!<redacted:)[^\s]{1,4096}+")),
     # NAME=value, "name": "value", name: value, --name=value, when secret_name says so; the name is
     # kept. A quoted value goes to its closing quote ('open sesame'), an unquoted one to a blank. A
     # name is tried once per run of name characters; the value is taken whole (possessive). What the
@@ -328,7 +342,8 @@ RULES: tuple[Rule, ...] = (
     # `--password hunter2`, `-storepass x` as text (a `set -x` trace, a command echoed in a log): as
     # mask_options reads argv, without the program (so no short option: `-p` is not -p everywhere).
     Rule("option-value", re.compile(
-        r"(?<![A-Za-z0-9_.-])(?P<opt>--?[A-Za-z][A-Za-z0-9_.-]{1,64})(?P<gap>[ \t]{1,8})(?P<quote>[\"']?)"),
+        r"(?:(?<![A-Za-z0-9_.-])|(?<=^-))(?P<opt>--?[A-Za-z][A-Za-z0-9_.-]{1,64})(?P<gap>[ \t]{1,8})(?P<quote>[\"']?)",
+        re.M),  # after a removed diff line's `-` too
         _option, re.compile(
             r"(?!<redacted:|-|" + re.escape(SUPPLIED) + "|(?:" + _VAR_REF + r")(?![A-Za-z0-9_]))(?:"
             r"(?<=\")[^\"\n]{1,4096}+(?=\")|(?<=')[^'\n]{1,4096}+(?=')|[^\s\"'<>,;]{1,4096}+)")),

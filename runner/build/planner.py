@@ -50,6 +50,9 @@ def make_plan(capsule: Capsule, settings: Settings, opts: PlanOptions = PlanOpti
     lock, python_lock = locks(capsule, rows, store)
     tools = node_tools(capsule, runtimes, settings, rows) + python_tools(capsule, runtimes, python_lock, settings, rows)
     rows += bundled_tool_rows(capsule, runtimes)
+    if capsule.command.cached_by:  # replay runs it for real: the recorded outcome was a cache's
+        rows.append(Fidelity(f"{capsule.command.cached_by} result", "cached", "run", "approximated",
+                             "the recorded outcome came from the tool's result cache, not a run"))
     env, locales = _env(capsule, opts, rows, notes)
     valid = functools.partial(_valid, capsule)
     node_pins = pins.node_pins(capsule, runtimes, lock, tools, opts.pin, valid, rows)

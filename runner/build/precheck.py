@@ -8,15 +8,19 @@ are the planner's checks of the capsule alone — what depends on options or the
 """
 from __future__ import annotations
 
+import os
 import posixpath
 from collections.abc import Callable, Iterator
 from functools import partial
+from pathlib import Path
 
 from ..capsules.model import Capsule, Format
 from ..capsules.opening import ContentChecks
 from ..capsules.verification import Problem
 from ..errors import CapsuleError
 from ..facts.keys import normal_name
+from .sources.content import ContentStore, check_shipped
+from .toolplan import locks
 from .validate import Kind, check, relative_path, run_path
 
 Checked = Callable[[], object]
@@ -66,10 +70,24 @@ def _checks(c: Capsule) -> Iterator[Checked]:
         yield partial(run_path, posixpath.normpath(cwd), "command.cwd", origin)
     for art in c.inputs:
         yield partial(relative_path, art.logical_path, "input", origin)
+        yield partial(check_shipped, Path(origin) / art.path, origin, "input")  # what the planner copies
+    if c.provenance.format is Format.NOVAFABRIC:  # a lockfile shipped in the capsule, as the planner takes it
+        yield partial(locks, c, [], _Measured())
     if c.repo is not None and c.repo.commit is not None:
         yield value("commit", c.repo.commit, "commit")
     for name in c.env:
         yield value("env name", name, "environment variable")
+
+
+class _Measured(ContentStore):
+    """The store's checks of a file the planner would copy from the capsule, without copying it."""
+
+    def __init__(self) -> None:
+        super().__init__(Path(os.devnull))
+
+    def put_file(self, path: Path, origin: str, what: str) -> str:
+        check_shipped(path, origin, what)
+        return ""
 
 
 def _refuse(origin: str, message: str) -> None:

@@ -6,9 +6,11 @@ A capsule is someone else's file, so its URL is untrusted too:
 - every redirect is checked like the URL itself: http or https only (never `ftp://`, which
   would log in to the host it names, nor `file://`), no credentials, no step down from https
   to http, at most 10 of them;
-- the whole download (redirects, headers and body) takes at most REPLAY_CAPSULE_TIMEOUT
-  seconds (default 120): a server trickling a byte a second is cut there, not after each
-  read's own timeout;
+- the whole download (connecting, redirects, headers and body) takes at most
+  REPLAY_CAPSULE_TIMEOUT seconds (default 120): a server trickling a byte a second, in its body
+  or one header line at a time, is cut there, not after each read's own timeout (http.client
+  reads the headers line by line with the socket's timeout, which each line restarts: so a
+  watchdog shuts the connection's socket down when the total is spent);
 - the body is capped (REPLAY_CAPSULE_MAX_BYTES, default 64 MiB), counted as it is read;
 - an archive is unpacked under caps of its own (archive.py);
 - wherever the URL is shown (errors, `inspect --json`), it goes through secretrules.mask_url:
@@ -22,13 +24,18 @@ about the cached copy (no state is kept about which copy came from where).
 from __future__ import annotations
 
 import hashlib
+import http.client
 import os
 import re
 import shutil
+import socket
+import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.client import HTTPMessage
 from pathlib import Path
 from typing import IO
@@ -80,20 +87,24 @@ def download(url: str, cap: int, total_s: float | None = None) -> bytes:
     name = mask_url(url)
     _check_url(name, url)
     deadline = _Deadline(name, timeout_s() if total_s is None else total_s)
-    opener = urllib.request.build_opener(_Redirects(name, deadline))
+    opener = urllib.request.build_opener(_Redirects(name, deadline), _WatchedHTTP(deadline), _WatchedHTTPS(deadline))
     request = urllib.request.Request(url, headers={"User-Agent": "replay", "Accept": "application/json, */*"})
     try:
-        with opener.open(request, timeout=deadline.left()) as resp:
+        with deadline.watchdog(), opener.open(request, timeout=deadline.left()) as resp:
+            deadline.check()  # headers the watchdog cut read as if they had ended
             length = resp.headers.get("Content-Length")
             if length and length.isdigit() and int(length) > cap:
                 raise CapsuleError(name, f"{int(length)} bytes is more than the {cap}-byte limit "
                                          "(REPLAY_CAPSULE_MAX_BYTES)")
             return _body(name, resp, cap, deadline)
     except urllib.error.HTTPError as exc:
+        deadline.check()
         if exc.code >= 500:
             raise _unavailable(name, f"HTTP {exc.code}") from None
         raise CapsuleError(name, f"HTTP {exc.code} {exc.reason}") from None
-    except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
+    except (urllib.error.URLError, http.client.HTTPException, TimeoutError, ConnectionError, OSError) as exc:
+        # HTTPException: a status line or headers http.client cannot read (garbage, over 100
+        # headers, a line over 64 KiB) or a body cut short: the server's fault, as a 5xx is.
         if deadline.passed():
             raise deadline.too_slow() from None
         raise _unavailable(name, mask_url(str(getattr(exc, "reason", exc)))) from None
@@ -134,6 +145,36 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
+def _watched(base: type[http.client.HTTPConnection], deadline: _Deadline) -> type[http.client.HTTPConnection]:
+    """`base` whose socket, once connected (to the server or the proxy), the deadline's watchdog can shut."""
+
+    class Watched(base):  # type: ignore[valid-type,misc]  # a class made per download: it holds the deadline
+        def connect(self) -> None:
+            super().connect()
+            deadline.watch(self.sock)
+
+    return Watched
+
+
+class _WatchedHTTP(urllib.request.HTTPHandler):
+    def __init__(self, deadline: _Deadline) -> None:
+        super().__init__()
+        self.deadline = deadline
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_watched(http.client.HTTPConnection, self.deadline), req)
+
+
+class _WatchedHTTPS(urllib.request.HTTPSHandler):
+    def __init__(self, deadline: _Deadline) -> None:
+        super().__init__()
+        self.deadline = deadline
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_watched(http.client.HTTPSConnection, self.deadline), req,
+                            context=self._context)  # type: ignore[attr-defined]  # HTTPSHandler's own
+
+
 def _body(name: str, resp: object, cap: int, deadline: _Deadline) -> bytes:
     """Read in chunks as they come, each read bounded by what is left of the deadline."""
     data = bytearray()
@@ -145,6 +186,7 @@ def _body(name: str, resp: object, cap: int, deadline: _Deadline) -> bytes:
         except TimeoutError:
             raise deadline.too_slow() from None
         if not chunk:
+            deadline.check()  # the watchdog's cut ends the body as if it were whole
             return bytes(data)
         data += chunk
         if len(data) > cap:
@@ -160,13 +202,53 @@ def _set_read_timeout(resp: object, seconds: float) -> None:
 
 
 class _Deadline:
-    """The whole download's time: what is left of it bounds every connect and read."""
+    """The whole download's time: what is left of it bounds every connect and read, and a
+    watchdog shuts every connection's socket down when it is spent."""
 
     def __init__(self, name: str, total_s: float) -> None:
         self.name, self.total_s, self.at = name, total_s, time.monotonic() + total_s
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self.cut = False
 
     def passed(self) -> bool:
-        return time.monotonic() >= self.at
+        return self.cut or time.monotonic() >= self.at
+
+    def check(self) -> None:
+        """too_slow() when the watchdog cut the download: what was read is not the whole answer."""
+        if self.cut:
+            raise self.too_slow()
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+            if self.cut:
+                self._shut(sock)
+
+    @contextmanager
+    def watchdog(self) -> Iterator[None]:
+        timer = threading.Timer(max(0.0, self.at - time.monotonic()), self._cut)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
+
+    def _cut(self) -> None:
+        with self._lock:
+            self.cut = True
+            for sock in self._sockets:
+                self._shut(sock)
+
+    @staticmethod
+    def _shut(sock: socket.socket) -> None:
+        # socket.socket's own shutdown, under an SSLSocket's: the reading thread's next recv sees
+        # the end of the stream (SSLSocket.shutdown would drop its SSL object under that thread).
+        try:
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
+        except OSError:
+            pass
 
     def left(self) -> float:
         """Seconds the next step may take; SourceUnavailable once none are left."""

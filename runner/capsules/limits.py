@@ -32,7 +32,7 @@ ENAMETOOLONG); verify lists at most 100,000 files of a NovaFabric directory and 
 
 Caps on a capsule given as a URL (fetch.py, archive.py): the download at most
 REPLAY_CAPSULE_MAX_BYTES (64 MiB) in at most REPLAY_CAPSULE_TIMEOUT seconds in all (120),
-redirects and body included; a packed NovaFabric directory unpacks to at most 256 MiB and
+connecting, redirects, headers and body included; a packed NovaFabric directory unpacks to at most 256 MiB and
 10,000 entries, counted while unpacking (what is written, not what the headers say).
 """
 from __future__ import annotations

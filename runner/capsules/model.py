@@ -101,6 +101,9 @@ class Command:
     stderr: Body | None = None
     error_type: str | None = None  # NovaFabric error.type
     error_message: str | None = None
+    # The tool whose own result cache answered instead of a run (twin's `resultCached`, written by
+    # replay capture: "go test" printed `ok  pkg  (cached)`): the recorded outcome is an earlier run's.
+    cached_by: str | None = None
 
 
 @dataclass(frozen=True)

@@ -82,18 +82,35 @@ def verification(given: str | Path, keys: Sequence[Path] = (), *,
                  content_checks: ContentChecks | None = None) -> VerifyResult:
     """`replay verify`'s answer: integrity, seal and evidence, then (when the model can be read)
     the content checks. A capsule that parses but cannot be read into the model is answered, not
-    raised: its verification already says why. Nothing is refused."""
+    raised, and never valid: the reader's refusal (a size limit: a recorded output over 64 MiB, a
+    diff over 200,000 bytes...) is what replay would say, so it is an error here too, unless the
+    verification already found one. Nothing is refused."""
     with _located(given) as (path, name):
         with _naming(path, name):
             reader, parsed = detect(path)
             verified = _checked(reader.verify(path, keys, parsed), name)
             try:
                 capsule: Capsule | None = reader.read(path, parsed)
-            except CapsuleError:
+            except CapsuleError as exc:
                 capsule = None
+                if verified.valid:
+                    verified = _refused(verified, path, exc)
     if capsule is None or content_checks is None:
         return verified
     return _with_content(verified, capsule, content_checks)
+
+
+def _refused(verified: VerifyResult, path: Path, exc: CapsuleError) -> VerifyResult:
+    """The reader's refusal as verify's error, on the file it names inside the capsule."""
+    where = None
+    if exc.path is not None and path.is_dir():
+        try:
+            where = Path(exc.path).relative_to(path).as_posix()
+        except ValueError:
+            pass
+    problem = Problem("error", f"{exc.problem} (replay refuses it)", where if where != "." else None)
+    return dataclasses.replace(verified, problems=(*verified.problems, problem),
+                               checks=(*verified.checks, "the capsule reads as replay reads it (its size limits)"))
 
 
 def _checked(result: VerifyResult, name: str) -> VerifyResult:

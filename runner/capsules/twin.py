@@ -132,6 +132,7 @@ def _command(s: Shape, cmd: Any) -> Command:
         duration_ms=None if duration is None else float(duration),
         # twin omits or nulls `failure` on a pass; verify checks it matches the outcome.
         failure=_failure(s, s.get(cmd, w, "failure", OBJECT, optional=True, nullable=True)),
+        cached_by=s.get(cmd, w, "resultCached", one_of("go test"), optional=True, nullable=True),
     )
 
 

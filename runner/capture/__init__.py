@@ -13,6 +13,7 @@ runs, so capturing adds little to a CI step's time.
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,15 +24,18 @@ from .. import secretrules
 from ..verdict import signature as sig
 from ..errors import UsageError
 from . import envfacts, gitstate, packages, probes, writer
-from .notes import env_hint, redaction_line
+from .notes import cache_warning, env_hint, redaction_line
 from .run import SCRUB_MARGIN, RunResult, run
 from .scrub import Scrubber
 from .writer import CapsuleNotWritten
 
-__all__ = ["CaptureOptions", "Captured", "CapsuleNotWritten", "capture", "check_output", "env_hint",
+__all__ = ["CaptureOptions", "Captured", "CapsuleNotWritten", "cache_warning", "capture", "check_output", "env_hint",
            "redaction_line"]
 
 FORMATS = ("twin",)
+# go test's line for a package whose result came from its test cache: no test ran (and the cache
+# does not key on TZ and most variables, so the pass may be another setting's).
+_GO_CACHED = re.compile(r"^ok[ \t]+\S+[ \t]+\(cached\)", re.M)
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,7 @@ def capture(argv: Sequence[str], opts: CaptureOptions, environ: Mapping[str, str
     cwd = Path.cwd().resolve()
     scrub = Scrubber(env, env.get("HOME"))
     tree = gitstate.work_tree(cwd)
-    repo = None if tree is None else gitstate.repo_facts(tree, scrub, exclude=opts.output)
+    repo = None if tree is None else gitstate.repo_facts(tree, scrub, exclude=opts.output, environ=env)
     host = _Background(lambda: _host_facts(cwd, tree, env))
     result = run_command(argv)
     if opts.only_on_failure and not result.failed:
@@ -172,8 +176,8 @@ def _command(argv: Sequence[str], result: RunResult, cwd: Path, tree: gitstate.W
         failure = {"signature": fs.signature, "keyLines": list(fs.key_lines), "outputTail": tail}
     rel = "."
     if tree is not None and cwd != tree.root:
-        rel = cwd.relative_to(tree.root).as_posix()
-    return {
+        rel = scrub.text(cwd.relative_to(tree.root).as_posix())  # a folder may be named for a token too
+    command = {
         "argv": scrub.argv(argv),
         "cwd": rel,
         "exitCode": result.exit_code,
@@ -182,3 +186,6 @@ def _command(argv: Sequence[str], result: RunResult, cwd: Path, tree: gitstate.W
         "outcome": "fail" if result.failed else "pass",
         "failure": failure,
     }
+    if _GO_CACHED.search(result.output):
+        command["resultCached"] = "go test"  # a member twin's readers ignore; replay's reader names it
+    return command

@@ -5,7 +5,8 @@ twin's allowlisted variables are always listed, as absent when unset (unset-vers
 difference worth bisecting), with their values. Values are also written for a documented set
 of variables that decide how a program behaves in CI and say nothing secret or about the host
 (COLUMNS, the CI providers' own flags, colour and Python/Go/Rust switches, any LC_*), and for
-those named with --include-env, all scrubbed; a variable whose name says it is a secret never
+those named with --include-env (listed even when they are session noise, HOME; their paths kept
+as they are), all scrubbed; a variable whose name says it is a secret never
 has its value written (capture refuses to be asked). With a salt, every other set variable gets
 the first 32 hex characters of HMAC-SHA-256(salt, value) instead, comparable only with hashes
 made with the same salt.
@@ -86,7 +87,11 @@ def has_value(name: str) -> bool:
 
 def env_facts(environ: Mapping[str, str], opts: EnvOptions, scrub: Scrubber) -> EnvResult:
     result = EnvResult()
-    names = list(ALWAYS_LISTED) + sorted(n for n in environ if n not in ALWAYS_LISTED and not is_noise(n))
+    asked = frozenset(opts.include)
+    # A name asked for by --include-env is listed even when it is session noise (HOME): the
+    # request says it is a fact about this run.
+    names = list(ALWAYS_LISTED) + sorted(n for n in environ if n not in ALWAYS_LISTED
+                                         and (not is_noise(n) or n in asked))
     for name in names:
         if not _ENV_NAME.fullmatch(name):
             continue
@@ -95,8 +100,9 @@ def env_facts(environ: Mapping[str, str], opts: EnvOptions, scrub: Scrubber) -> 
             result.facts[name] = {"state": "absent"}
             continue
         fact = {"state": "set" if value else "empty"}
-        if value and (has_value(name) or name in opts.include) and not secret_name(name):
-            fact["value"] = scrub.text(value)
+        if value and (has_value(name) or name in asked) and not secret_name(name):
+            # An asked-for value keeps its paths: HOME's own value as `~` would say nothing.
+            fact["value"] = scrub.text(value, paths=name not in asked)
             result.values_included.append(name)
         elif value and opts.salt is not None:
             fact["hash"] = hmac.new(opts.salt.encode(), value.encode("utf-8", "surrogateescape"),

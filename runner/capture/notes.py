@@ -23,6 +23,15 @@ def redaction_line(doc: dict[str, Any]) -> str:
     return f"replay capture: {said}"
 
 
+def cache_warning(doc: dict[str, Any]) -> str | None:
+    """The warning for an outcome a tool's result cache gave (None when a run gave it)."""
+    if not doc or doc["command"].get("resultCached") != "go test":
+        return None
+    return ("replay capture: warning: go test answered from its test cache (`ok ... (cached)`): that result is an "
+            "earlier run's, whatever TZ and most variables are now; recorded as `go test result: cached`; "
+            "`go test -count=1` records a real run")
+
+
 def env_hint(doc: dict[str, Any]) -> str | None:
     """The variables set here whose value the capsule does not hold (None when there are none),
     and what to do about one that matters: `replay --env NAME=VALUE` now, `--include-env` next time."""

@@ -6,12 +6,12 @@ written is one line on stderr and exit 3 when the command passed (its code wins 
 """
 from __future__ import annotations
 
-from ..capture import CaptureOptions, CapsuleNotWritten
+from ..capture import CaptureOptions, CapsuleNotWritten, cache_warning
 from ..capture import capture as run_capture
 from ..commands.answers import CaptureAnswer, not_written_exit
 from ..commands.arguments import CaptureArgs
 from ..errors import UsageError
-from .console import error_line
+from .console import err, error_line
 
 
 def capture(a: CaptureArgs) -> CaptureAnswer | int:
@@ -22,7 +22,11 @@ def capture(a: CaptureArgs) -> CaptureAnswer | int:
     opts = CaptureOptions(output=a.output, only_on_failure=a.only_on_failure, include_env=tuple(include_env),
                           salt=a.salt or None, fmt=a.format)
     try:
-        return CaptureAnswer(run_capture(argv, opts))
+        captured = run_capture(argv, opts)
     except CapsuleNotWritten as exc:
         error_line(exc.line())
         return not_written_exit(exc)
+    warning = cache_warning(captured.doc)
+    if warning is not None and not a.quiet:  # with --json too: stderr is not the answer
+        err.print(warning, markup=False, highlight=False)
+    return CaptureAnswer(captured)

@@ -287,8 +287,8 @@ CAPTURE = Command(
      Param("format", "choice", "Capsule format.", ("--format",), "twin", choices=("twin",)),
      Param("only_on_failure", "flag", "Write the capsule only when the command fails.", ("--only-on-failure",),
            False),
-     Param("include_env", "texts", "Also record this variable's value, scrubbed (refused for one whose name says "
-           "it is a secret); repeatable.", ("--include-env",), [], metavar="NAME"),
+     Param("include_env", "texts", "Also record this variable's value, scrubbed, even a session one like HOME "
+           "(refused for one whose name says it is a secret); repeatable.", ("--include-env",), [], metavar="NAME"),
      Param("salt", "text", "Record a salted hash of each value that is not recorded (compare with `replay --salt`).",
            ("--salt",), envvar="REPLAY_SALT")),
     "capture:capture", ((0, "CMD's own exit code (a signal: 128+N)"), (2, "bad usage, before CMD runs"),

@@ -1,7 +1,9 @@
 """`replay mcp`: replay's commands as MCP tools over stdio (the SDK's low-level server).
 
-Each tool answers with its command's `--json` envelope as structured content (and the
-same JSON as text); a failed call (the envelope's error set) is a result with isError.
+Each tool answers with its command's `--json` envelope as structured content, plus an
+`untrusted` member naming the capsule text in it (untrusted.py); the text content is that
+envelope with the capsule text replaced by `<capsule text #N>`, then a block headed
+`untrusted: capsule text` holding it; a failed call (the envelope's error set) is a result with isError.
 Bad arguments are refused before anything runs, as the CLI's usage errors (exit 2).
 """
 from __future__ import annotations
@@ -21,14 +23,15 @@ from ..errors import Exit
 from ..textsafe import json_text
 from .child import enveloped, run_child
 from ..commands.spec import ArgumentError, Command
-from .schemas import output_schema
+from .schemas import output_schema, result_schema
 from .tools import BY_NAME, TOOLS, description
+from .untrusted import LABEL, RULE, TOOL_NOTE, mark
 
 INSTRUCTIONS = ("replay rebuilds a recorded failure's environment (a capsule: twin, NovaFabric or CodeInstances) "
                 "as a container image and reruns it. Start with inspect (what the capsule records), replay "
                 "(does the recorded outcome come back: result.verdict), diff (what differs between two "
                 "capsules), bisect (which facts make it fail). Every tool returns the envelope of "
-                "`replay ... --json`: {schema, command, exit_code, result, error}.")
+                "`replay ... --json`: {schema, command, exit_code, result, error}. " + TOOL_NOTE)
 
 
 def tool_listing() -> list[types.Tool]:
@@ -39,11 +42,18 @@ def tool_listing() -> list[types.Tool]:
             for t in TOOLS]
 
 
-def answer(data: dict[str, Any]) -> types.CallToolResult:
-    """The envelope as the tool's result: structured, and as text for clients that read only text."""
-    text = json_text(data, indent=2)  # textsafe's JSON rule: C1, bidi, U+2028/9 escaped
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=data,
-                                is_error=data.get("error") is not None)
+def answer(tool: Command, data: dict[str, Any]) -> types.CallToolResult:
+    """The envelope as the tool's result, its capsule text held apart and marked: structured (the
+    envelope and the pointers of its capsule text), and as text (replay's answer with the capsule
+    text as `<capsule text #N>`, then that text in a block of its own)."""
+    marked = mark(data, result_schema(tool.schema_name))
+    own = json_text(marked.shown, indent=2)  # textsafe's JSON rule: C1, bidi, U+2028/9 escaped
+    content: list[types.ContentBlock] = [types.TextContent(type="text", text=own)]
+    if marked.texts:
+        held = f"{LABEL} ({RULE}):\n{json_text(marked.block(), indent=2)}"
+        content.append(types.TextContent(type="text", text=held))
+    structured = {**data, "untrusted": marked.member()}
+    return types.CallToolResult(content=content, structured_content=structured, is_error=data.get("error") is not None)
 
 
 async def call(tool: Command, arguments: dict[str, Any] | None, ctx: ServerRequestContext[Any]) -> dict[str, Any]:
@@ -73,7 +83,7 @@ async def _call_tool(ctx: ServerRequestContext[Any], params: types.CallToolReque
     tool = BY_NAME.get(params.name)
     if tool is None:
         raise MCPError(types.INVALID_PARAMS, f"no such tool {params.name!r} (tools: {', '.join(BY_NAME)})")
-    return answer(await call(tool, params.arguments, ctx))
+    return answer(tool, await call(tool, params.arguments, ctx))
 
 
 def make_server() -> Server[Any]:

@@ -10,6 +10,7 @@ from types import MappingProxyType
 
 from ..commands.catalog import tools
 from ..commands.spec import Command
+from .untrusted import TOOL_NOTE
 
 TOOLS: tuple[Command, ...] = tools()
 BY_NAME = MappingProxyType({t.mcp: t for t in TOOLS if t.mcp})
@@ -17,5 +18,5 @@ BY_NAME = MappingProxyType({t.mcp: t for t in TOOLS if t.mcp})
 
 def description(cmd: Command) -> str:
     """What an agent reads: the summary, what it should know besides, and the exit rule."""
-    parts = [cmd.summary, cmd.mcp_help, f"exit_code: {cmd.exit_rule()}."]
+    parts = [cmd.summary, cmd.mcp_help, f"exit_code: {cmd.exit_rule()}.", TOOL_NOTE]
     return " ".join(p for p in parts if p)

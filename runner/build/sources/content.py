@@ -24,6 +24,19 @@ MAX_FILE = 64 << 20  # a capsule's input or lockfile; larger is refused
 _SKIP_DIRS = (".git", "node_modules")
 
 
+def check_shipped(path: Path, origin: str, what: str) -> None:
+    """CapsuleError unless `path` is a file the store takes: regular (no symlink, FIFO or device),
+    at most MAX_FILE bytes (`replay verify` asks the same of a capsule's files: precheck.py)."""
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        raise CapsuleError(origin, f"{what} {path.name!r}: {exc.strerror or 'cannot be read'}") from exc
+    if not stat.S_ISREG(st.st_mode):
+        raise CapsuleError(origin, f"{what} {path.name!r} is not a regular file")
+    if st.st_size > MAX_FILE:
+        raise CapsuleError(origin, f"{what} {path.name!r} is larger than {MAX_FILE >> 20} MiB")
+
+
 class ContentStore:
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -49,14 +62,7 @@ class ContentStore:
 
     def put_file(self, path: Path, origin: str, what: str) -> str:
         """A regular file of the capsule (no symlink, FIFO or device), at most MAX_FILE bytes."""
-        try:
-            st = os.lstat(path)
-        except OSError as exc:
-            raise CapsuleError(origin, f"{what} {path.name!r}: {exc.strerror or 'cannot be read'}") from exc
-        if not stat.S_ISREG(st.st_mode):
-            raise CapsuleError(origin, f"{what} {path.name!r} is not a regular file")
-        if st.st_size > MAX_FILE:
-            raise CapsuleError(origin, f"{what} {path.name!r} is larger than {MAX_FILE >> 20} MiB")
+        check_shipped(path, origin, what)
         with open(path, "rb") as fh:
             return self.put_bytes(fh.read(MAX_FILE + 1))
 

@@ -32,12 +32,26 @@ class _Site(BaseHTTPRequestHandler):
             self.end_headers()
         elif self.path.startswith("/slow"):
             dribble(self, self.stop, 0.2)
+        elif self.path.startswith("/headers"):
+            self._dribble_headers()
         else:
             body = TZ_CAPSULE.read_bytes()
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
+
+    def _dribble_headers(self) -> None:
+        """A 200 whose headers never end: one header line every 0.2 s (each well within any read timeout)."""
+        self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+        n = 0
+        try:
+            while not self.stop.wait(0.2):
+                n += 1
+                self.wfile.write(f"X-Slow: {n}\r\n".encode())
+                self.wfile.flush()
+        except OSError:  # the client is gone
+            pass
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
         pass
@@ -104,6 +118,17 @@ def test_a_trickling_body_is_cut_at_the_total(site: str, monkeypatch: pytest.Mon
     err = capsys.readouterr().err
     assert "REPLAY_CAPSULE_TIMEOUT" in err and "1.5 s" in err
     assert took < 10  # the total, not 60 s a read
+
+
+def test_headers_sent_one_line_at_a_time_are_cut_at_the_total(site: str, monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("REPLAY_CAPSULE_TIMEOUT", "1.5")
+    started = time.monotonic()
+    assert main(["inspect", f"{site}/headers.json"]) == 3  # each header line comes within any read timeout
+    took = time.monotonic() - started
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "REPLAY_CAPSULE_TIMEOUT" in err[0] and "1.5 s" in err[0], err
+    assert took < 10  # the total, not 60 s a line
 
 
 def test_a_bad_capsule_timeout_is_bad_input(site: str, monkeypatch: pytest.MonkeyPatch,

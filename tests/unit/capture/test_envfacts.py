@@ -116,3 +116,9 @@ def test_what_decides_a_ci_failure_is_recorded_with_its_value(name: str) -> None
 def test_everything_else_is_recorded_by_name_only(name: str) -> None:
     found, included, _ = facts(CI_RUN)
     assert found[name] == {"state": "set"} and name not in included
+
+
+def test_include_env_of_a_session_variable_records_it_as_it_is() -> None:
+    found, included, _ = facts(include=("HOME",))
+    assert found["HOME"] == {"state": "set", "value": "/home/sam"} and "HOME" in included  # asked: not `~`
+    assert "USER" not in facts()[0] and "HOME" not in facts()[0]  # unasked, still noise

@@ -50,3 +50,46 @@ def test_a_secret_named_variable_holding_a_path_here_names_where_the_secret_is_n
     assert secret_values(env) == ["/not/a/path/here/tok"]
     scrub = Scrubber(env, None)
     assert scrub.argv(["gcloud", "auth", f"--key-file={key}"]) == ["gcloud", "auth", f"--key-file={key}"]
+
+
+def test_a_url_with_a_password_at_the_start_of_a_diff_line_loses_it() -> None:
+    scrub = Scrubber({}, None)
+    diff = b"@@ -1 +1 @@\n-https://alice:pw-old-9x@host.example/x\n+https://alice:pw-new-9x@host.example/x;\n"
+    assert scrub.diff(diff) == b"@@ -1 +1 @@\n-https://host.example/x\n+https://host.example/x;\n"
+
+
+def test_netrc_passwords_webhook_urls_and_cred_named_values_are_scrubbed() -> None:
+    scrub = Scrubber({"MY_CRED": "credvalue12345"}, None)
+    text = ("machine api.example.com login bob password netrcpw777\npassword netrcpw888\n"
+            "posted to https://hooks.slack.com/services/T0000000/B0000000/XXXXXXXXXXXXXXXXXXXXXXXX\n"
+            "using credvalue12345\n")
+    assert scrub.text(text) == ("machine api.example.com login bob password <redacted:netrc-password>\n"
+                                "password <redacted:netrc-password>\n"
+                                "posted to https://hooks.slack.com/services/<redacted:webhook-url>\n"
+                                "using <redacted:env-value>\n")
+    assert scrub.text("the password reset mail was sent") == "the password reset mail was sent"
+
+
+def test_a_secret_split_over_two_diff_lines_is_replaced_in_both() -> None:
+    scrub = Scrubber({"MY_CRED": "credvalue12345"}, None)
+    diff = (b'@@ -1,2 +1,6 @@\n+export GH_HOOK="ghp_Zq7Xa1B2c3D4e5F6g7\\\n+H8i9J0kLmNoPqRsTuV"\n'
+            b'+cred credval\n+ue12345 end\n+normal(line);\n+another normal line\n')
+    assert scrub.diff(diff).decode() == (
+        '@@ -1,2 +1,6 @@\n+export GH_HOOK="<redacted:split-secret>\n+<redacted:split-secret>"\n'
+        "+cred <redacted:split-secret>\n+<redacted:split-secret> end\n+normal(line);\n+another normal line\n")
+    assert scrub.scrubbed() == {"split-secret": 2}
+
+
+def test_an_option_on_a_removed_diff_line_loses_its_value() -> None:
+    scrub = Scrubber({}, None)
+    assert scrub.diff(b"@@ -1 +1 @@\n---password hunter22\n+--password hunter33\n") == (
+        b"@@ -1 +1 @@\n---password <redacted:option-value>\n+--password <redacted:option-value>\n")
+
+
+def test_lines_that_do_not_continue_are_not_read_as_one_random_word() -> None:
+    """A lockfile's hash at a line's end and a word at the next one's start, prose after a random
+    id: nothing split (only a secret with a shape of its own counts across such lines)."""
+    diff = (b"@@ -1,4 +1,4 @@\n+build Zq7Xa1B2c3D4e5F6g7H8i9J0kLmNo\n+PqRsTuVwXyZ0a1b2c3d4 done\n"
+            b'+  "integrity": "sha512-x/Zq7Xa1B2c3D4e5F6g7H8i9J0kLmN",\n+  "node_modules/left-pad": 1\n')
+    scrub = Scrubber({}, None)
+    assert scrub.diff(diff) == scrub.data(diff) and "split-secret" not in scrub.scrubbed()

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from runner.cli.main import main
+from runner.commands.catalog import INSPECT
 from runner.mcp.server import answer
 from tests.examples import TZ_CAPSULE, json_variant
 
@@ -26,5 +27,9 @@ def test_inspect_json_escapes_c1_bidi_and_line_separators(tmp_path: Path, capsys
 
 
 def test_the_mcp_text_answer_escapes_them_too() -> None:
-    (content,) = answer({"result": {"argv": [ARG]}, "error": None}).content
-    assert not RAW.search(content.text) and json.loads(content.text)["result"]["argv"] == [ARG]  # type: ignore[union-attr]
+    """Both blocks: replay's own answer and the capsule text held apart in its marked block."""
+    data = {"result": {"schema": "x", "command": {"argv": [ARG]}}, "error": None}
+    blocks = answer(INSPECT, data).content
+    texts = [b.text for b in blocks]  # type: ignore[union-attr]
+    assert texts and not any(RAW.search(t) for t in texts)
+    assert any("\\u0085b\\u009b2J\\u202e" in t for t in texts)
