@@ -36,6 +36,7 @@ from .image import BuiltImage
 from .keep import Keeper, keep_labels
 from .options import ReplayOptions
 from .progress import Progress
+from .reads import scan
 from .runenv import command_env
 from .slots import context_slot, stamp
 from .workdir import workdir_mounts
@@ -104,8 +105,9 @@ class Replayer:
                                     "buildkit" if self.engine.builder_name == "buildkit" else "classic")
             digest = images.context_digest(ctx_dir, stamp)  # and each file's mtime from its content
             tag = f"{self.settings.image_repo}:{plan.capsule_id[:12].lower()}-{digest[:12]}"
+            reads = scan(ctx_dir / "src")  # while the context is here: it is emptied after the build
             with self._tag_lock(tag):
-                return self._image_of(plan, ctx_dir, ctx, tag)
+                return dataclasses.replace(self._image_of(plan, ctx_dir, ctx, tag), reads=reads)
 
     def _image_of(self, plan: Plan, ctx_dir: Path, ctx: Context, tag: str) -> BuiltImage:
         engine = self.engine

@@ -13,6 +13,7 @@ from ..verdict.judge import Attempt
 from ..build.plan import Fidelity
 from .layout import View
 from ..replay.report import ReplayReport
+from ..replay.why import SHOWN
 
 NAME_ONLY = "set (value not recorded)"  # the planner's "recorded" for a variable recorded by name only
 SHOWN_NAMES = 8  # of those, named in the note (--all lists every one)
@@ -46,17 +47,20 @@ def show(report: ReplayReport, console: Any, show_all: bool = False) -> None:
     for note in report.notes:
         view.line(f"note: {note}")
     view.line(report.summary, "bold")
-    _why(report, view)
+    _why(report, view, show_all)
 
 
-def _why(report: ReplayReport, view: View) -> None:
-    """The likeliest causes, first first, each with what to try next."""
+def _why(report: ReplayReport, view: View, show_all: bool) -> None:
+    """The causes by score, the first five (--all: every one), each with its evidence and what to try next."""
     if not report.why:
         return
-    view.line("why, likeliest first:")
-    for i, cause in enumerate(report.why, 1):
-        view.line(f"  {i}. {cause.fact}: {cause.evidence}")
+    view.line("why, by the evidence (highest score first):")
+    shown = report.why if show_all else report.why[:SHOWN]
+    for i, cause in enumerate(shown, 1):
+        view.line(f"  {i}. {cause.fact} (score {cause.score}): {cause.evidence}")
         view.line(f"     try: {cause.next}", wrap=False)
+    if len(report.why) > len(shown):
+        view.line(f"  and {len(report.why) - len(shown)} more (--all lists them; --json has each with its score)")
 
 
 def _verification(report: ReplayReport, view: View) -> None:
