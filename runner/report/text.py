@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..verdict.judge import Attempt
+from ..verdict.judge import Attempt, Expected, fingerprint
 from ..build.plan import Fidelity
 from .layout import View
 from ..replay.report import ReplayReport
@@ -29,8 +29,9 @@ def show(report: ReplayReport, console: Any, show_all: bool = False) -> None:
     base = report.baseline
     if base is not None:
         rate = f", {base.rate.failed}/{base.rate.runs} failed as recorded ({base.rate.span()})" if base.rate else ""
-        _attempts(view, f"{base.before} (baseline): {base.verdict}{rate}", base.attempts)
-    _attempts(view, f"attempts {report.baseline.after}" if report.baseline is not None else "attempts", report.attempts)
+        _attempts(view, f"{base.before} (baseline): {base.verdict}{rate}", base.attempts, report.expected)
+    _attempts(view, f"attempts {report.baseline.after}" if report.baseline is not None else "attempts", report.attempts,
+              report.expected)
     exp = report.expected
     view.line(f"recorded: {'fail' if exp.failed else 'pass'}"
               + (f" exit {exp.exit_code}" if exp.exit_code is not None else "")
@@ -86,11 +87,12 @@ def _steps(report: ReplayReport, view: View, show_all: bool) -> None:
               + (f", {sum(s.seconds for s in tried):.1f}s of attempts" if tried else ""))
 
 
-def _attempts(view: View, title: str, attempts: Sequence[Attempt]) -> None:
-    rows = [(str(i), a.signal or ("timeout" if a.timed_out else str(a.exit_code)), a.signature,
+def _attempts(view: View, title: str, attempts: Sequence[Attempt], expected: Expected) -> None:
+    # the fingerprint that matched: the signature, or the failed tests where they decided (judge.fingerprint)
+    rows = [(str(i), a.signal or ("timeout" if a.timed_out else str(a.exit_code)), fingerprint(expected, a),
              a.classification + (" (output differs)" if a.differs and a.classification == "recorded" else ""),
              f"{a.duration_s:.1f}s") for i, a in enumerate(attempts, 1)]
-    view.table(title, ("#", "exit", "signature", "as recorded?", "time"), rows)
+    view.table(title, ("#", "exit", "fingerprint", "as recorded?", "time"), rows)
     # where the output first differs (normalised), once per different place
     said: set[str] = set()
     for i, a in enumerate(attempts, 1):

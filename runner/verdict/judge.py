@@ -18,7 +18,7 @@ from .rate import DEFAULT_CONFIDENCE, Rate, below, passes_to_decide, percent
 from .sampling import change_rate, series_rate
 
 __all__ = ["REPRODUCES", "VERDICTS", "Attempt", "Classification", "Expected", "FixJudgement", "Verdict", "classify",
-           "exit_code_of", "expected_of", "explain", "judge", "judge_fix", "trial_verdict"]
+           "exit_code_of", "expected_of", "explain", "fingerprint", "judge", "judge_fix", "trial_verdict"]
 
 @dataclass(frozen=True)
 class Expected:
@@ -124,6 +124,19 @@ def classify(expected: Expected, attempt: Attempt) -> Classification:
         return "recorded" if by_tests else "other"
     same = bool(expected.key_lines) and same_key_lines(expected.key_lines, attempt.key_lines)
     return "recorded" if same and _same_stdout(expected, attempt) else "other"
+
+
+def fingerprint(expected: Expected, attempt: Attempt) -> str:
+    """What an attempt is recognised by: for one that failed as recorded, what matched (classify's
+    rule 1, 2 or 3: the signature, the failed tests, the key lines without seeds); otherwise its
+    own signature."""
+    if attempt.classification != "recorded" or not expected.failed or expected.signature is None \
+            or attempt.signature == expected.signature:
+        return attempt.signature
+    if same_tests(expected.tests, attempt.tests, expected.fewer_tests):
+        ids = [t for s in attempt.tests for t in s.failed]
+        return "failed tests: " + ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+    return "key lines (seeds left out)"
 
 
 def _same_stdout(expected: Expected, attempt: Attempt) -> bool:
@@ -236,7 +249,7 @@ def explain(verdict: Verdict, expected: Expected, attempts: Sequence[Attempt],
             return f"{head}: {recorded}/{n} attempts passed as recorded ({done}){late}; {said}."
         return f"{head}: {n - recorded}/{n} attempts did not end as recorded ({done}){_seen(attempts, None)}" \
                f"{late}; {said}."
-    want = expected.signature or _end(expected.exit_code, expected.signal)
+    want = _matched(expected, attempts)
     said = rate.phrase()
     if verdict == "reproduced":
         return f"{head}: {recorded}/{n} attempts failed as recorded ({want}){late}; {said}."
@@ -250,6 +263,15 @@ def explain(verdict: Verdict, expected: Expected, attempts: Sequence[Attempt],
     words: tuple[tuple[Classification, str], ...] = (("pass", "passed"), ("other", "failed another way"))
     rest = "".join(f", {kinds.count(k)} {word}" for k, word in words if kinds.count(k))
     return f"{head}: {recorded}/{n} attempts failed as recorded ({want}){rest}{late}; {said}."
+
+
+def _matched(expected: Expected, attempts: Sequence[Attempt]) -> str:
+    """The fingerprint the sentence quotes: what the attempts that failed as recorded had in
+    common with the capsule (the most common one), else the recorded signature."""
+    had = [fingerprint(expected, a) for a in attempts if a.classification == "recorded"]
+    if had:
+        return max(dict.fromkeys(had), key=had.count)
+    return expected.signature or _end(expected.exit_code, expected.signal)
 
 
 def _end(exit_code: int | None, signal: str | None) -> str:
