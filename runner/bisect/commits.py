@@ -15,6 +15,7 @@ from typing import Any
 from ..codec import encode
 from ..errors import UsageError
 from ..build.plan import Plan, Source
+from ..verdict.testsets import CUT_TAIL_NOTE
 from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, end_of, load_ends, said
 from .walk import Walk, walk
 
@@ -73,7 +74,7 @@ def bisect_commits(replayer: ReplayerLike, bad: Path, good: Path, settings: Bise
         return trials.observe(plan, plan, end_of(sha, g, line[-1]), f"commit {sha[:12]}")
 
     result = walk(g, line, test, settings.jobs, settings.rules)
-    notes = (*_commit_notes(result, bad_plan), *result.notes)
+    notes = (*_commit_notes(result, bad_plan), *((CUT_TAIL_NOTE,) if expected.tests_cut else ()), *result.notes)
     return CommitsResult(dataclasses.replace(result, notes=notes), commits)
 
 

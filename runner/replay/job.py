@@ -11,6 +11,7 @@ from pathlib import Path
 from ..engine import Engine
 from ..build.sources.repo import RemoteFailed
 from ..verdict.judge import Attempt, Expected
+from ..verdict.testsets import CUT_TAIL_NOTE
 from ..build.plan import Plan
 from ..build.planner import make_plan
 from ..capsules.model import Capsule
@@ -75,6 +76,8 @@ def replay_capsule(given: Path | str, options: ReplayOptions, progress: Progress
         if replayer.options.workdir is not None:
             commit = plan.source.commit if plan.source else None
             notes.append(workdir_diff(replayer.options.workdir, commit).note(replayer.options.workdir, commit))
+        if expected.tests_cut:
+            notes.append(CUT_TAIL_NOTE)
         if not verified.valid:
             notes.append("the capsule does not verify and was replayed anyway (--allow-unverified): "
                          "see the verification problems at the top")

@@ -13,7 +13,7 @@ from . import signature as sig
 from .facts import REPRODUCES, VERDICTS, Classification, Verdict, exit_code_of
 from .recorded import CapsuleLike, xml_reports
 from .sameness import OutputDiff, same_key_lines, same_tests, stdout_difference
-from .testsets import TestSet, failing_tests, junit_tests
+from .testsets import TestSet, cut_short, failing_tests, junit_tests
 from .rate import DEFAULT_CONFIDENCE, Rate, below, passes_to_decide, percent
 from .sampling import change_rate, series_rate
 
@@ -32,6 +32,7 @@ class Expected:
     tests: tuple[TestSet, ...] = ()  # the failed tests the recorded run named (none: the signature decides)
     reports: tuple[str, ...] = ()  # JUnit XML files the recorded run wrote, relative to its working directory
     fewer_tests: bool = False  # along a history (bisect --commits/--sweep): a subset of `tests` is the failure
+    tests_cut: bool = False  # `tests` come from a cut output tail: a lower bound (sameness.same_tests)
 
     def along_history(self) -> Expected:
         """This failure as `bisect --commits` and `--sweep` judge it: a test cannot fail before
@@ -67,9 +68,10 @@ def expected_of(capsule: CapsuleLike) -> Expected:
     junit = junit_tests(xml for _, xml in reports)
     found = _recorded_failure(capsule)
     signature, key_lines, source, window = found
-    tests = (*(failing_tests(sig.output_tail(window)) if window is not None else ()), *junit)
-    return Expected(True, cmd.exit_code, cmd.signal, signature, key_lines, stdout, source, tests,
-                    tuple(path for path, _ in reports) if junit else ())
+    tail = failing_tests(sig.output_tail(window)) if window is not None else ()
+    cut = bool(tail) and not junit and window is not None and cut_short(sig.output_tail(window))
+    return Expected(True, cmd.exit_code, cmd.signal, signature, key_lines, stdout, source, (*tail, *junit),
+                    tuple(path for path, _ in reports) if junit else (), tests_cut=cut)
 
 
 def _recorded_failure(capsule: CapsuleLike) -> tuple[str | None, tuple[str, ...], str, str | None]:
@@ -119,7 +121,7 @@ def classify(expected: Expected, attempt: Attempt) -> Classification:
         return "other"
     if expected.signature is None or attempt.signature == expected.signature:
         return "recorded" if _same_stdout(expected, attempt) else "other"
-    by_tests = same_tests(expected.tests, attempt.tests, expected.fewer_tests)
+    by_tests = same_tests(expected.tests, attempt.tests, expected.fewer_tests, expected.tests_cut)
     if by_tests is not None:
         return "recorded" if by_tests else "other"
     same = bool(expected.key_lines) and same_key_lines(expected.key_lines, attempt.key_lines)
@@ -133,7 +135,7 @@ def fingerprint(expected: Expected, attempt: Attempt) -> str:
     if attempt.classification != "recorded" or not expected.failed or expected.signature is None \
             or attempt.signature == expected.signature:
         return attempt.signature
-    if same_tests(expected.tests, attempt.tests, expected.fewer_tests):
+    if same_tests(expected.tests, attempt.tests, expected.fewer_tests, expected.tests_cut):
         ids = [t for s in attempt.tests for t in s.failed]
         return "failed tests: " + ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
     return "key lines (seeds left out)"
