@@ -137,7 +137,7 @@ def bisect_sweep(replayer: ReplayerLike, bad: Path, good: Path, key: str, settin
         return facts.apply(good_plan, [dataclasses.replace(fact, value=value)])
 
     name = key.split(":")[-1]
-    trials = Trials(replayer, expected, progress, settings.max_runs, keep=settings.keep)
+    trials = Trials(replayer, expected.along_history(), progress, settings.max_runs, keep=settings.keep)
 
     def test(version: str) -> Observation:
         plan = plan_of(version)

@@ -24,7 +24,7 @@ from ..httpreplay.report import HttpReport
 from ..verdict import signature as sig
 from ..verdict.judge import Attempt, Expected, classify, expected_of
 from ..verdict.sameness import difference
-from ..verdict.testsets import TestSet, failing_tests, junit_tests
+from ..verdict.testsets import TestSet, cut_short, failing_tests, junit_tests
 from ..build.plan import Plan
 from ..build.images import ImageBank
 from ..build.planner import make_plan
@@ -296,7 +296,8 @@ def attempt_of(output: bytes, stdout: bytes, exit_code: int | None, signal: str 
         tests = (*failing_tests(window), *tests)
     elif expected.tests and fs.signature != expected.signature:
         tests = (*failing_tests(window, {t.framework for t in expected.tests}), *tests)
-    att = Attempt(code, by_signal, fs.signature, fs.key_lines, duration_s, timed_out, stdout, tail, tests=tests)
+    att = Attempt(code, by_signal, fs.signature, fs.key_lines, duration_s, timed_out, stdout, tail, tests=tests,
+                  tests_cut=bool(tests) and cut_short(window))
     if expected is None:
         return att
     kind = classify(expected, att)

@@ -54,6 +54,7 @@ class Attempt:
     reruns: int = 0  # times it ran again because the engine went away under it (its result was lost)
     tests: tuple[TestSet, ...] = ()  # the failed tests its output (and its JUnit reports) named
     differs: OutputDiff | None = None  # where its output first differs from the recorded one, normalised
+    tests_cut: bool = False  # `tests` come from a cut output tail (testsets.cut_short): a lower bound too
 
 
 def expected_of(capsule: CapsuleLike) -> Expected:
@@ -121,7 +122,7 @@ def classify(expected: Expected, attempt: Attempt) -> Classification:
         return "other"
     if expected.signature is None or attempt.signature == expected.signature:
         return "recorded" if _same_stdout(expected, attempt) else "other"
-    by_tests = same_tests(expected.tests, attempt.tests, expected.fewer_tests, expected.tests_cut)
+    by_tests = same_tests(expected.tests, attempt.tests, expected.fewer_tests, expected.tests_cut, attempt.tests_cut)
     if by_tests is not None:
         return "recorded" if by_tests else "other"
     same = bool(expected.key_lines) and same_key_lines(expected.key_lines, attempt.key_lines)
@@ -135,7 +136,7 @@ def fingerprint(expected: Expected, attempt: Attempt) -> str:
     if attempt.classification != "recorded" or not expected.failed or expected.signature is None \
             or attempt.signature == expected.signature:
         return attempt.signature
-    if same_tests(expected.tests, attempt.tests, expected.fewer_tests, expected.tests_cut):
+    if same_tests(expected.tests, attempt.tests, expected.fewer_tests, expected.tests_cut, attempt.tests_cut):
         ids = [t for s in attempt.tests for t in s.failed]
         return "failed tests: " + ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
     return "key lines (seeds left out)"

@@ -38,6 +38,9 @@ def test_a_cut_tail_names_a_lower_bound() -> None:
     assert exp.tests_cut and exp.tests[0].failed[0] == "demo TestCase20"
     assert kind(exp, go_output(range(1, 41), log_lines=7)) == "recorded"  # another signature, the same tests
     assert kind(exp, go_output(range(1, 30))) == "other"  # the recorded TestCase30..40 did not fail
+    # this run prints more a test, so its own tail is cut earlier: its tests are a lower bound too
+    assert kind(exp, go_output(range(1, 41), log_lines=9)) == "recorded"
+    assert kind(exp, go_output(range(41, 81))) == "other"  # cut too, and not one recorded test among them
 
 
 def test_along_a_history_a_commit_failing_tests_the_tail_cut_is_the_recorded_failure() -> None:
