@@ -139,7 +139,8 @@ BISECT = Command(
      Param("commits", "flag", "Bisect the commits from GOOD's to BAD's in BAD's environment instead.", ("--commits",),
            False),
      Param("sweep", "text", "Find the first failing version of one differing fact (runtime:node, tool:npm, "
-           "pin:python:six...) instead.", ("--sweep",), metavar="FACT"),
+           "pin:python:six, pin:node:NAME@VERSION for one of several copies...) instead.", ("--sweep",),
+           metavar="FACT"),
      Param("no_cache_reuse", "flag", "Run every trial with a cold test-tool cache: jest's, Go's build cache or "
            "Python's bytecode, none shared between trials.", ("--no-cache-reuse",), False),
      c.KEEP, c.JUNIT, *c.TRUST),
