@@ -19,7 +19,7 @@ from ..errors import BuildFailed, BuildTimedOut
 from ..build.pins import unpinned_rows
 from ..build.plan import Drift, Fidelity
 from ..build.render import Context
-from .reads import Read
+from ..facts.reads import Read
 
 
 @dataclass(frozen=True)

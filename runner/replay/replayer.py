@@ -36,7 +36,7 @@ from .image import BuiltImage
 from .keep import Keeper, keep_labels
 from .options import ReplayOptions
 from .progress import Progress
-from .reads import scan
+from ..facts.reads import scan
 from .runenv import command_env
 from .slots import context_slot, stamp
 from .workdir import workdir_mounts

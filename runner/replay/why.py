@@ -23,8 +23,8 @@ from typing import Literal
 from ..build.plan import Fidelity
 from ..httpreplay.report import HttpReport
 from ..verdict.judge import Attempt, Expected, Verdict
-from .reads import Read, command_reads
-from .whyenv import NOT_CANDIDATES, EnvEvidence, env_score, tools_run
+from ..facts.reads import Read, command_reads
+from ..facts.evidence import NOT_CANDIDATES, EnvEvidence, env_score, tools_run
 
 CauseKind = Literal["change", "http", "output", "env-value", "env-unrecorded", "package", "approximated",
                     "randomness"]

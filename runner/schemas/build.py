@@ -161,7 +161,8 @@ def diff() -> dict[str, Any]:
     outcome = obj({"failed": BOOL, "exit_code": nullable(INT), "signal": nullable(STR), "signature": nullable(STR)})
     side = obj({"path": STR, "format": STR, "outcome": outcome})
     fact = obj({"key": STR, "group": STR, "a": {}, "b": {}, "a_shown": STR, "b_shown": STR,
-                "could_change_outcome": BOOL, "note": nullable(STR)})
+                "could_change_outcome": BOOL, "note": nullable(STR), "score": INT, "evidence": STR,
+                "follows": nullable(STR)})
     lone = obj({"key": STR, "group": STR, "recorded_in": {"enum": ["a", "b"]}, "value": {}, "shown": STR,
                 "note": STR})
     caveat = obj({"key": STR, "a": {}, "b": {}, "note": STR})

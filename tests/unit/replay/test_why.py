@@ -10,7 +10,7 @@ from runner.build.plan import Fidelity, PlanOptions
 from runner.engine import RunResult, RunSpec
 from runner.httpreplay.report import Difference, HttpReport, UnmatchedRequest, UnusedCall
 from runner.replay import Progress, ReplayOptions, replay_capsule
-from runner.replay.reads import Read, scan
+from runner.facts.reads import Read, scan
 from runner.replay.why import likeliest
 from runner.report import from_json, show, to_json
 from runner.verdict.judge import Attempt, Expected
@@ -175,5 +175,5 @@ def test_the_source_scan_finds_each_languages_reads_and_stays_in_the_project(tmp
 def test_the_source_scan_stops_at_its_file_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for i in range(10):
         (tmp_path / f"f{i}.js").write_text(f"process.env.V{i}\n")
-    monkeypatch.setattr("runner.replay.reads.MAX_FILES", 3)
+    monkeypatch.setattr("runner.facts.reads.MAX_FILES", 3)
     assert [r.name for r in scan(tmp_path)] == ["V0", "V1", "V2"]

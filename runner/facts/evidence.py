@@ -84,7 +84,7 @@ def env_score(name: str, ev: EnvEvidence, base: tuple[str, int]) -> tuple[int, s
              if points]
     found.append((base[1], base[0]))
     found.sort(key=lambda ps: -ps[0])
-    return sum(p for p, _ in found), "; ".join(s for _, s in found)
+    return sum(p for p, _ in found), "; ".join(s for _, s in found if s)
 
 
 def _source(name: str, ev: EnvEvidence) -> tuple[int, str]:
