@@ -41,6 +41,7 @@ IMPLIED: tuple[tuple[str, re.Pattern[str]], ...] = (
                         r"\bhomedir\.(?:Dir|Expand)\(|\bDir\.home\b")),
     ("TZ", re.compile(r"\btime\.Local\b|\btzset\(")),
 )
+_HINTS = ("env", "ENV", "$", "home", "Home", "tzset", "Local")  # a line without one reads nothing (a fast skip)
 SHELL_FILES = frozenset({".sh", ".bash", ".zsh", ".bats", ".mk", ""})  # "": a Makefile, a script with a #! line
 MAKEFILES = frozenset({"Makefile", "GNUmakefile", "Justfile"})
 CODE_FILES = frozenset({".go", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx", ".py", ".rb", ".rs",
@@ -89,7 +90,7 @@ def reads_in(text: str, shell: bool) -> Iterator[tuple[str, int]]:
     """(name, line number) of every read of a variable in this text."""
     readers = READERS if shell else READERS[:-1]
     for i, line in enumerate(text.splitlines(), 1):
-        if len(line) > MAX_LINE:
+        if len(line) > MAX_LINE or not any(hint in line for hint in _HINTS):
             continue
         for _, pattern in readers:
             for m in pattern.finditer(line):

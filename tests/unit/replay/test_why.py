@@ -177,3 +177,31 @@ def test_the_source_scan_stops_at_its_file_budget(tmp_path: Path, monkeypatch: p
         (tmp_path / f"f{i}.js").write_text(f"process.env.V{i}\n")
     monkeypatch.setattr("runner.facts.reads.MAX_FILES", 3)
     assert [r.name for r in scan(tmp_path)] == ["V0", "V1", "V2"]
+
+
+def test_a_ref_or_patch_after_which_the_outcome_changed_comes_first() -> None:
+    from runner.replay.why import Change
+
+    change = Change("source --patch", "the run applied the patch; the outcome changed after it")
+    causes = likeliest("not-reproduced", FAILED, [PASSED], [NAME_ONLY, NODE], None, RERUN, argv=["node"],
+                       reads=[Read("APP_LANG", "i18n.js:3")], changes=[change])
+    assert [(c.cause, c.fact) for c in causes[:2]] == [("change", "source --patch"), ("env-value", "env APP_LANG")]
+
+
+def test_the_text_shows_five_causes_and_how_many_more_and_all_of_them_with_all() -> None:
+    import io
+
+    from rich.console import Console
+
+    from runner.report.text import _why
+
+    from runner.report.layout import View
+
+    causes = likeliest("not-reproduced", FAILED, [PASSED], [name_only(f"V{i}") for i in range(8)], None, RERUN)
+    report = type("R", (), {"why": causes})()
+    for show_all, listed, more in ((False, 5, "and 3 more (--all lists them"), (True, 8, None)):
+        out = io.StringIO()
+        _why(report, View(Console(file=out, width=250)), show_all)  # type: ignore[arg-type]
+        said = out.getvalue()
+        assert f"  {listed}. env V{listed - 1} (score 5)" in said and f"  {listed + 1}. " not in said
+        assert (more in said) if more else "more (--all" not in said
