@@ -8,7 +8,7 @@ a tool the command runs documenting it. Points, in docs/signature.md's words:
 | the output names it, or a path under a home directory (for HOME) | 25 |
 | a tool the command runs documents it (`TZ` for node, `GOFLAGS` for go, `TERM` for any) | 15 |
 | the capsule records it by name only | 5 |
-| the host's value was recorded, replay mapped it to the container's own (HOME, USER) | 3 |
+| the host's value was recorded, replay mapped it to the container's own (HOME, USER; no tool points) | 3 |
 """
 from __future__ import annotations
 
@@ -78,10 +78,11 @@ def tools_run(argv: Sequence[str]) -> frozenset[str]:
     return frozenset(found)
 
 
-def env_score(name: str, ev: EnvEvidence, base: tuple[str, int]) -> tuple[int, str]:
-    """A variable's score and what it rests on, strongest first."""
-    found = [(points, said) for points, said in (_source(name, ev), _output(name, ev.output), _tool(name, ev.tools))
-             if points]
+def env_score(name: str, ev: EnvEvidence, base: tuple[str, int], tool: bool = True) -> tuple[int, str]:
+    """A variable's score and what it rests on, strongest first. `tool`: whether a tool documenting
+    it counts (not for HOME or USER replay mapped to the container's own on purpose)."""
+    found = [(points, said) for points, said in (_source(name, ev), _output(name, ev.output),
+                                                 _tool(name, ev.tools) if tool else (0, "")) if points]
     found.append((base[1], base[0]))
     found.sort(key=lambda ps: -ps[0])
     return sum(p for p, _ in found), "; ".join(s for _, s in found if s)

@@ -149,7 +149,7 @@ def _env(fidelity: Sequence[Fidelity], evidence: EnvEvidence, rerun: Sequence[st
         mapped = row.why.startswith("host-specific")
         base = ("capsule: the host's value was recorded; the replay ran with the container's own", 3) if mapped \
             else ("capsule: recorded by name only; the replay ran without it", 5)
-        score, said = env_score(name, evidence, base)
+        score, said = env_score(name, evidence, base, tool=not mapped)
         out.append(Cause("env-value", row.fact, said, _env_next(name, rerun), score))
     return out
 
