@@ -14,6 +14,7 @@ runs them. A flaky failure that nothing direct explains is the command's own ran
 """
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from collections.abc import Sequence
@@ -60,9 +61,10 @@ def likeliest(verdict: Verdict, expected: Expected, attempts: Sequence[Attempt],
     if verdict not in EXPLAINED:
         return ()
     evidence = EnvEvidence(tools_run(argv), (*reads, *command_reads(argv)), _texts(expected, attempts))
+    ran = evidence.tools | {os.path.basename(w) for w in argv}  # what the command runs, by kind and by name
     found = [*_changes(changes, fidelity, rerun), *_http(http, rerun), *_output(expected, attempts),
              *_env(fidelity, evidence, rerun), *_unrecorded(fidelity, evidence, rerun),
-             *_packages(fidelity, evidence.tools), *_approximated(fidelity, evidence.tools)]
+             *_packages(fidelity, ran), *_approximated(fidelity, ran)]
     if verdict == "flaky" and not any(c.score >= DIRECT for c in found):
         found.append(_randomness(rerun))
     return tuple(sorted(found, key=lambda c: -c.score))  # stable: equal scores keep the table's order
@@ -186,7 +188,7 @@ def _approximated(fidelity: Sequence[Fidelity], tools: frozenset[str]) -> list[C
             continue
         kind, _, name = row.fact.partition(" ")
         weight = {"runtime": 20, "package": 15, "libc": 10, "platform": 10}.get(kind, 8)
-        weight = weight if kind != "runtime" or _runs(row.fact, tools) else 3  # a runtime the command does not run
+        weight = weight if _runs(row.fact, tools) else 3  # a runtime or manager the command does not run
         hint = (f"`replay bisect BAD --good GOOD --sweep runtime:{name}` against a passing capsule"
                 if kind == "runtime" and name else
                 "record the run again on a machine replay can match, or compare two capsules with `replay diff`")
@@ -195,12 +197,13 @@ def _approximated(fidelity: Sequence[Fidelity], tools: frozenset[str]) -> list[C
     return out
 
 
-def _runs(fact: str, tools: frozenset[str]) -> bool:
-    """Whether the command runs the runtime a fidelity row names ("runtime node", "package npm x": npm's)."""
-    kind, _, rest = fact.partition(" ")
-    if kind != "runtime":
-        return True  # a package's runtime is not named in its row: counted as run
-    return rest.split(" ")[0] in tools
+def _runs(fact: str, ran: frozenset[str]) -> bool:
+    """Whether the command runs the runtime or package manager a fidelity row names ("runtime node",
+    "package manager npm"); any other row counts as run (a package's runtime is not in its row)."""
+    for prefix in ("runtime ", "package manager "):
+        if fact.startswith(prefix):
+            return fact.removeprefix(prefix).split(" ")[0] in ran
+    return True
 
 
 def _randomness(rerun: Sequence[str]) -> Cause:

@@ -151,8 +151,12 @@ def test_an_override_after_which_the_outcome_changed_is_named_first() -> None:
 
 def test_a_runtime_the_command_does_not_run_ranks_below_one_it_runs() -> None:
     py = Fidelity("runtime python", "not recorded", "3.11.2", "approximated", "Debian's")
-    causes = likeliest("not-reproduced", FAILED, [PASSED], [py, NODE], None, RERUN, argv=["npx", "jest"])
-    assert [(c.fact, c.score) for c in causes] == [("runtime node", 20), ("runtime python", 3)]
+    npm = Fidelity("package manager npm", "not recorded", "10.9.9", "approximated", "the newest 10.x")
+    causes = likeliest("not-reproduced", FAILED, [PASSED], [py, NODE, npm], None, RERUN, argv=["npx", "jest"])
+    assert [(c.fact, c.score) for c in causes] == [("runtime node", 20), ("runtime python", 3),
+                                                   ("package manager npm", 3)]
+    causes = likeliest("not-reproduced", FAILED, [PASSED], [npm], None, RERUN, argv=["npm", "test"])
+    assert [(c.fact, c.score) for c in causes] == [("package manager npm", 15)]
 
 
 def test_the_source_scan_finds_each_languages_reads_and_stays_in_the_project(tmp_path: Path) -> None:
