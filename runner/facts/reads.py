@@ -15,6 +15,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..textsafe import cut, escaped
+
 MAX_FILES = 4000
 MAX_FILE_BYTES = 256 * 1024
 MAX_BYTES = 24 * 1024 * 1024
@@ -71,7 +73,7 @@ def scan(root: Path) -> tuple[Read, ...]:
         if data is None or (not path.suffix and path.name not in MAKEFILES and not data.startswith(b"#!")):
             continue
         budget -= len(data)
-        rel = path.relative_to(root).as_posix()
+        rel = escaped(cut(path.relative_to(root).as_posix(), 200))  # a file name is someone else's text too
         for name, line in reads_in(data.decode("utf-8", "replace"), shell=path.suffix in SHELL_FILES):
             found.setdefault(name, Read(name, f"{rel}:{line}"))
     return tuple(found.values())

@@ -209,3 +209,9 @@ def test_the_text_shows_five_causes_and_how_many_more_and_all_of_them_with_all()
         said = out.getvalue()
         assert f"  {listed}. env V{listed - 1} (score 5)" in said and f"  {listed + 1}. " not in said
         assert (more in said) if more else "more (--all" not in said
+
+
+def test_a_file_name_with_control_characters_is_escaped_in_the_evidence(tmp_path: Path) -> None:
+    (tmp_path / "evil\nFAKE: line\x1b[2J.js").write_text("process.env.X_MODE\n")
+    (found,) = scan(tmp_path)
+    assert found.where == "evil\\x0aFAKE: line\\x1b[2J.js:1"
