@@ -22,7 +22,7 @@ from ..config import Settings, settings as load_settings
 from ..engine import LABEL, Containment, Engine, EngineHolder, Mount, RunSpec
 from ..httpreplay.report import HttpReport
 from ..verdict import signature as sig
-from ..verdict.judge import Attempt, Expected, classify, expected_of
+from ..verdict.judge import Attempt, Expected, classify, expected_of, fingerprint
 from ..verdict.sameness import difference
 from ..verdict.testsets import TestSet, cut_short, failing_tests, junit_tests
 from ..build.plan import Plan
@@ -301,6 +301,7 @@ def attempt_of(output: bytes, stdout: bytes, exit_code: int | None, signal: str 
     if expected is None:
         return att
     kind = classify(expected, att)
+    att = dataclasses.replace(att, matched=fingerprint(expected, dataclasses.replace(att, classification=kind)))
     # where the output differs: why a pass did not come back, or what a reproduced failure
     # printed otherwise (a failure of another kind shows both sides' key lines already)
     differs = difference(expected.failed, expected.key_lines, fs.key_lines, expected.stdout, stdout) \

@@ -55,6 +55,7 @@ class Attempt:
     tests: tuple[TestSet, ...] = ()  # the failed tests its output (and its JUnit reports) named
     differs: OutputDiff | None = None  # where its output first differs from the recorded one, normalised
     tests_cut: bool = False  # `tests` come from a cut output tail (testsets.cut_short): a lower bound too
+    matched: str = ""  # judged against a capsule: the fingerprint that matched, or its own signature (fingerprint)
 
 
 def expected_of(capsule: CapsuleLike) -> Expected:

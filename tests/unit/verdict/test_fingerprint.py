@@ -35,6 +35,7 @@ def test_an_attempt_matched_by_its_failed_tests_shows_them_and_the_sentence_quot
     assert other.classification == "recorded" and other.signature != exp.signature
     shown = fingerprint(exp, other)
     assert shown.startswith("failed tests: ") and exp.tests[0].failed[0] in shown
+    assert other.matched == shown  # --json: attempts[].matched
     passed = Attempt(0, None, "", (), 0.1, classification="pass")
     sentence = explain("flaky", exp, [other, passed, other])
     assert f"2/3 attempts failed as recorded ({shown})" in sentence
