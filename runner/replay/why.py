@@ -210,5 +210,6 @@ def _randomness(rerun: Sequence[str]) -> Cause:
     return Cause("randomness", "the command itself",
                  "no recorded fact explains it: the command's own randomness (no source, command line or output "
                  "evidence points at a recorded fact)",
-                 f"`replay pin {rerun[1] if len(rerun) > 1 else 'CAPSULE'}` finds a setting that makes it fail every "
-                 f"time; `{_line([*rerun, '-n', '20'])}` measures its rate", DIRECT)
+                 f"`{_line([*rerun, '-n', '20'])}` measures its rate; `replay pin "
+                 f"{rerun[1] if len(rerun) > 1 else 'CAPSULE'}` looks for a setting that makes it fail every time",
+                 DIRECT)
