@@ -15,6 +15,7 @@ from typing import Any
 from ..codec import encode
 from ..errors import UsageError
 from ..build.plan import Plan, Source
+from ..verdict.testsets import CUT_TAIL_NOTE
 from .resume import log_for
 from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, end_of, load_ends, said
 from .walk import Walk, walk
@@ -67,7 +68,8 @@ def bisect_commits(replayer: ReplayerLike, bad: Path, good: Path, settings: Bise
         raise UsageError(f"{bad}: no commit leads from {g[:12]} to {b[:12]}")
     progress.say(f"{len(commits)} commit(s) after {g[:12]} up to {b[:12]}")
     line = [c.sha for c in commits]
-    trials = Trials(replayer, expected, progress, settings.max_runs, keep=settings.keep,
+    # a test cannot fail before it exists: fewer of the recorded failed tests is the failure (docs/signature.md)
+    trials = Trials(replayer, expected.along_history(), progress, settings.max_runs, keep=settings.keep,
                     log=log_for(settings, "commits", bad_plan, g))
 
     def test(sha: str) -> Observation:
@@ -75,7 +77,8 @@ def bisect_commits(replayer: ReplayerLike, bad: Path, good: Path, settings: Bise
         return trials.observe(plan, plan, end_of(sha, g, line[-1]), f"commit {sha[:12]}")
 
     result = walk(g, line, test, settings.jobs, settings.rules)
-    notes = (*_commit_notes(result, bad_plan), *result.notes, *trials.close())
+    notes = (*_commit_notes(result, bad_plan), *((CUT_TAIL_NOTE,) if expected.tests_cut else ()), *result.notes,
+             *trials.close())
     return CommitsResult(dataclasses.replace(result, notes=notes), commits)
 
 

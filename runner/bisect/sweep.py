@@ -24,7 +24,7 @@ from ..build.sources.providers.versions import is_release, vkey
 from . import facts
 from .facts import Fact
 from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, end_of, load_ends, said
-from .walk import Walk, candidates_said, walk
+from .walk import Walk, candidates_said, chance_said, walk
 
 Registry = Literal["npm", "pypi"]
 Versions = Callable[[Registry, str], Sequence[str]]  # (registry, package) -> the versions it offers
@@ -63,7 +63,7 @@ def summary(r: SweepResult) -> str:
     w = r.walk
     if w.found and w.first_failing is not None:
         down = "" if r.ascending else " down"
-        return f"fails from {r.name} {w.first_failing}{down} (last passing: {w.last_passing}), probability {w.confidence:.2f}"
+        return f"fails from {r.name} {w.first_failing}{down} (last passing: {w.last_passing}), probability {chance_said(w.confidence)}"
     if w.status == "baseline fails":
         return f"baseline fails: the good environment, at {r.name} {w.good}, does not pass here"
     if w.status == "undecided":
@@ -117,14 +117,10 @@ def between(good: str, bad: str, offered: Iterable[str]) -> tuple[str, ...]:
 def bisect_sweep(replayer: ReplayerLike, bad: Path, good: Path, key: str, settings: BisectSettings,
                  progress: ProgressLike, versions: Versions) -> SweepResult:
     _, bad_plan, _, good_plan, expected = load_ends(replayer, bad, good)
+    key, _, chosen = _copy_of(key)
     source = offer(key)
     fact = _difference(key, good_plan, bad_plan)
-    ends = (facts.facts(good_plan)[key].value, fact.value)
-    if any(isinstance(v, tuple) for v in ends):  # a node package recorded at several versions (build/pins.py)
-        raise UsageError(f"--sweep {key}: a capsule records it at several versions ("
-                         + "; ".join(", ".join(v) if isinstance(v, tuple) else str(v) for v in ends)
-                         + "): a sweep needs one version at each end; bisect without --sweep varies the set")
-    g, b = version_of(ends[0]), version_of(ends[1])
+    g, b, make = swept_copy(key, facts.facts(good_plan)[key].value, fact.value, chosen, source.make)
     if not vkey(g) or not vkey(b):
         raise UsageError(f"--sweep {key} has no version order between {g!r} and {b!r}")
     line = between(g, b, versions(source.registry, source.package))
@@ -133,11 +129,10 @@ def bisect_sweep(replayer: ReplayerLike, bad: Path, good: Path, key: str, settin
     def plan_of(version: str) -> Plan:
         if version == g:
             return good_plan
-        value = fact.value if version == b else source.make(version)
-        return facts.apply(good_plan, [dataclasses.replace(fact, value=value)])
+        return facts.apply(good_plan, [dataclasses.replace(fact, value=make(version))])
 
     name = key.split(":")[-1]
-    trials = Trials(replayer, expected, progress, settings.max_runs, keep=settings.keep)
+    trials = Trials(replayer, expected.along_history(), progress, settings.max_runs, keep=settings.keep)
 
     def test(version: str) -> Observation:
         plan = plan_of(version)
@@ -145,8 +140,63 @@ def bisect_sweep(replayer: ReplayerLike, bad: Path, good: Path, key: str, settin
 
     result = walk(g, line, test, settings.jobs, settings.rules)
     notes = _sweep_notes(key, name, source, result, good_plan, bad_plan)
+    copies = _versions(facts.facts(good_plan)[key].value)
+    if len(copies) > 1:
+        notes.append(f"{name} is installed {len(copies)} times: the copy at {g} is swept, the others "
+                     f"({', '.join(v for v in copies if v != g)}) are held as the good capsule records them")
     return SweepResult(key, name, source.shown, vkey(g) <= vkey(b),
                        dataclasses.replace(result, notes=(*notes, *result.notes)))
+
+
+def _copy_of(key: str) -> tuple[str, str, str]:
+    """`pin:node:NAME@VERSION` -> (`pin:node:NAME`, "@", VERSION): the copy to sweep, named by its
+    version at the bad end (a capsule records a package's copies by version, not by path)."""
+    head, at, chosen = key.rpartition("@")
+    if not at or not key.startswith("pin:node:") or head in ("pin:node:", "pin:node"):
+        return key, "", ""
+    return head, at, chosen
+
+
+def swept_copy(key: str, good: Any, bad: Any, chosen: str,
+               make: Callable[[str], Any]) -> tuple[str, str, Callable[[str], Any]]:
+    """(the good version, the bad one, a version's value) of what is swept. A node package recorded
+    at several versions (its top-level copy and nested ones, build/pins.py) is swept by the copy that
+    differs: the copies equal at both ends are held in every trial; several differing copies are
+    named, and `pin:node:NAME@VERSION` picks one by its version at the bad end."""
+    if not isinstance(good, tuple) and not isinstance(bad, tuple):
+        if chosen and chosen != version_of(bad):
+            raise UsageError(f"--sweep {key}@{chosen}: the bad capsule records {key} at {version_of(bad)} only")
+        return version_of(good), version_of(bad), lambda v: bad if v == version_of(bad) else make(v)
+    olds, news = _versions(good), _versions(bad)
+    held = [v for v in olds if v in news]
+    gone, came = [v for v in olds if v not in held], [v for v in news if v not in held]
+    if chosen:
+        if chosen not in came:
+            raise UsageError(f"--sweep {key}@{chosen}: not a copy that differs at the bad end (differing: "
+                             f"{', '.join(came) or 'none'})")
+        came = [chosen]
+        gone = [min(gone, key=lambda v: _distance(v, chosen))] if gone else []
+    if len(gone) != 1 or len(came) != 1:
+        named = ", ".join(f"{key}@{v}" for v in came)
+        raise UsageError(f"--sweep {key}: {len(came)} of its copies differ between the capsules (good "
+                         f"{', '.join(gone) or 'none'}; bad {', '.join(came) or 'none'}; held {', '.join(held) or 'none'}): "
+                         + (f"pick one: {named}" if len(came) > 1 else "there is no one copy to sweep; bisect "
+                            "without --sweep varies the set"))
+    others = [v for v in olds if v != gone[0]]  # held, and (with a pick) the good end's other copies
+
+    def value(v: str) -> Any:
+        copies = sorted({*others, v}, key=vkey)
+        return copies[0] if len(copies) == 1 else tuple(copies)
+    return gone[0], came[0], value
+
+
+def _versions(value: Any) -> list[str]:
+    return list(value) if isinstance(value, tuple) else [version_of(value)]
+
+
+def _distance(a: str, b: str) -> tuple[int, ...]:
+    """How far apart two versions are, major first: a pick pairs with the good copy nearest it."""
+    return tuple(abs(x - y) for x, y in zip(vkey(a), vkey(b)))
 
 
 def _difference(key: str, good: Plan, bad: Plan) -> Fact:

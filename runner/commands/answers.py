@@ -105,7 +105,8 @@ class Compared(Answer):
                        "signature": nullable(STR)})
         side = obj({"path": STR, "format": STR, "outcome": outcome})
         fact = obj({"key": STR, "group": STR, "a": {}, "b": {}, "a_shown": STR, "b_shown": STR,
-                    "could_change_outcome": BOOL, "note": nullable(STR)})
+                    "could_change_outcome": BOOL, "note": nullable(STR), "score": INT, "evidence": STR,
+                    "follows": nullable(STR)})
         lone = obj({"key": STR, "group": STR, "recorded_in": {"enum": ["a", "b"]}, "value": {}, "shown": STR,
                     "note": STR})
         caveat = obj({"key": STR, "a": {}, "b": {}, "note": STR})

@@ -148,7 +148,8 @@ BISECT = Command(
            "instead of running them again, and go on from there (never by default: each bisect keeps its own).",
            ("--resume",), False),
      Param("sweep", "text", "Find the first failing version of one differing fact (runtime:node, tool:npm, "
-           "pin:python:six...) instead.", ("--sweep",), metavar="FACT"),
+           "pin:python:six, pin:node:NAME@VERSION for one of several copies...) instead.", ("--sweep",),
+           metavar="FACT"),
      Param("no_cache_reuse", "flag", "Run every trial with a cold test-tool cache: jest's, Go's build cache or "
            "Python's bytecode, none shared between trials.", ("--no-cache-reuse",), False),
      c.KEEP, c.JUNIT, *c.TRUST),

@@ -21,6 +21,7 @@ from ..verdict.judge import Expected, expected_of
 from .inspect import env_shown, http_line, not_recorded, records
 
 from . import nextstep
+from .diffrank import rank, replace_bearing
 from .keys import GROUPS, group_of, lock, pin, tool
 
 
@@ -33,6 +34,9 @@ class FactDiff:
     note: str | None = None
     a_value: Any = None  # as data (--json): None when absent, booleans as booleans
     b_value: Any = None
+    score: int = 0  # the evidence that it bears on the outcome (diffrank.py)
+    evidence: str = ""
+    follows: str | None = None  # the difference it follows from (tools under a moved HOME)
 
     @property
     def group(self) -> str:
@@ -329,7 +333,7 @@ def diff_capsules(a: Capsule, b: Capsule) -> CapsuleDiff:
                                   x.value, y.value))
         elif unsure:
             caveats.append(Caveat(key, f"compared equal without values: A {x.shown}, B {y.shown}", x.value, y.value))
-    return CapsuleDiff(tuple(diffs), _collapse(tuple(lone), fa, fb), tuple(caveats))
+    return CapsuleDiff(tuple(rank(diffs, a, b, replace_bearing)), _collapse(tuple(lone), fa, fb), tuple(caveats))
 
 
 def _collapse(
@@ -370,7 +374,8 @@ def diff_to_data(d: CapsuleDiff, a: Capsule, b: Capsule, carry: Sequence[str] = 
         "differ": d.differ,
         "outcome_keys": list(d.outcome_keys),
         "differences": [{"key": f.key, "group": f.group, "a": f.a_value, "b": f.b_value, "a_shown": f.a,
-                         "b_shown": f.b, "could_change_outcome": f.could_change_outcome, "note": f.note}
+                         "b_shown": f.b, "could_change_outcome": f.could_change_outcome, "note": f.note,
+                         "score": f.score, "evidence": f.evidence, "follows": f.follows}
                         for f in d.differences],
         "not_comparable": [{"key": n.key, "group": n.group, "recorded_in": n.recorded_in, "value": n.data,
                             "shown": n.value, "note": n.note} for n in d.not_comparable],

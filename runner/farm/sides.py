@@ -173,7 +173,8 @@ def _why(p: Prepared, verdict: Verdict, records: Sequence[AttemptRecord], repo: 
     from .verdict import as_attempt
 
     rerun = ["replay", p.entry.path, *(["--repo", repo] if repo else [])]
-    causes = likeliest(verdict, p.expected, [as_attempt(r) for r in records], p.plan.fidelity, None, rerun)
+    causes = likeliest(verdict, p.expected, [as_attempt(r) for r in records], p.plan.fidelity, None, rerun,
+                       argv=p.plan.argv)
     return f"; likeliest cause: {causes[0].fact}: {causes[0].evidence}; try: {causes[0].next}" if causes else ""
 
 

@@ -19,6 +19,7 @@ from ..errors import BuildFailed, BuildTimedOut
 from ..build.pins import unpinned_rows
 from ..build.plan import Drift, Fidelity
 from ..build.render import Context
+from ..facts.reads import Read
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class BuiltImage:
     steps_run: int = 0  # build steps that ran; 0 when everything came from the cache
     libc_version: str | None = None  # read inside the built image
     unpinned: tuple[Fidelity, ...] = ()  # recorded packages the build could not pin, and why
+    reads: tuple[Read, ...] = ()  # the variables the restored source reads (reads.py): why.py's evidence
 
 
 @dataclass(frozen=True)

@@ -11,18 +11,19 @@ from pathlib import Path
 from ..engine import Engine
 from ..build.sources.repo import NoRemote, RemoteFailed
 from ..verdict.judge import Attempt, Expected
+from ..verdict.testsets import CUT_TAIL_NOTE
 from ..build.plan import Plan
 from ..build.planner import make_plan
 from ..capsules.model import Capsule
 from .decide import Run, Until, fix_checked, replayed
-from .report import CapsuleRef, ImageInfo, ReplayReport, Step, verification_of
+from .report import Baseline, CapsuleRef, ImageInfo, ReplayReport, Step, verification_of
 from ..httpreplay.report import HttpReport
 from .image import BuiltImage
 from .options import ReplayOptions
 from .progress import Progress
 from .replayer import Replayer
 from .alternatives import try_alternatives
-from .why import likeliest
+from .why import Change, likeliest
 from .workdir import workdir_diff
 from .world import replay_fidelity
 
@@ -75,11 +76,14 @@ def replay_capsule(given: Path | str, options: ReplayOptions, progress: Progress
         if replayer.options.workdir is not None:
             commit = plan.source.commit if plan.source else None
             notes.append(workdir_diff(replayer.options.workdir, commit).note(replayer.options.workdir, commit))
+        if expected.tests_cut:
+            notes.append(CUT_TAIL_NOTE)
         if not verified.valid:
             notes.append("the capsule does not verify and was replayed anyway (--allow-unverified): "
                          "see the verification problems at the top")
         fidelity = replay_fidelity(plan, capsule.platform.libc_version, image.libc_version, image.unpinned)
-        why = likeliest(outcome.verdict, expected, attempts, fidelity, http, rerun_words(name, replayer.options))
+        why = likeliest(outcome.verdict, expected, attempts, fidelity, http, rerun_words(name, replayer.options),
+                        argv=plan.argv, reads=image.reads, changes=_changes(plan, replayer.options, outcome.baseline))
         return ReplayReport(
             verdict=outcome.verdict, capsule=CapsuleRef(name, capsule.provenance.format.value, plan.capsule_id),
             expected=expected, attempts=tuple(attempts), fidelity=fidelity, why=why,
@@ -137,6 +141,17 @@ def _before(replayer: Replayer, capsule: Capsule, plan: Plan,
     else:
         return None
     return _Series(replayer, base_plan, expected), names
+
+
+def _changes(plan: Plan, options: ReplayOptions, baseline: Baseline | None) -> tuple[Change, ...]:
+    """--ref and --patch as the story's first step: what ran instead of the recorded source."""
+    before = f"; {baseline.before} (the baseline) was {baseline.verdict.upper()}" if baseline is not None else ""
+    if plan.source is not None and plan.source.patch:
+        return (Change("source --patch", f"the run applied the patch; the outcome changed after it{before}"),)
+    if options.plan.ref:
+        return (Change(f"source --ref {options.plan.ref[:12]}", f"the run used {options.plan.ref[:12]} instead of the "
+                       f"recorded commit; the outcome changed after it{before}"),)
+    return ()
 
 
 def rerun_words(capsule: str, options: ReplayOptions) -> list[str]:

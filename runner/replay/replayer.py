@@ -22,9 +22,9 @@ from ..config import Settings, settings as load_settings
 from ..engine import LABEL, Containment, Engine, EngineHolder, Mount, RunSpec
 from ..httpreplay.report import HttpReport
 from ..verdict import signature as sig
-from ..verdict.judge import Attempt, Expected, classify, expected_of
+from ..verdict.judge import Attempt, Expected, classify, expected_of, fingerprint
 from ..verdict.sameness import difference
-from ..verdict.testsets import TestSet, failing_tests, junit_tests
+from ..verdict.testsets import TestSet, cut_short, failing_tests, junit_tests
 from ..build.plan import Plan
 from ..build.images import ImageBank
 from ..build.planner import make_plan
@@ -36,6 +36,7 @@ from .image import BuiltImage
 from .keep import Keeper, keep_labels, secrets_at_run_time
 from .options import ReplayOptions
 from .progress import Progress
+from ..facts.reads import scan
 from .runenv import command_env
 from .slots import context_slot, stamp
 from .workdir import same_repository, workdir_mounts
@@ -113,8 +114,9 @@ class Replayer:
                                     "buildkit" if self.engine.builder_name == "buildkit" else "classic")
             digest = images.context_digest(ctx_dir, stamp)  # and each file's mtime from its content
             tag = f"{self.settings.image_repo}:{plan.capsule_id[:12].lower()}-{digest[:12]}"
+            reads = scan(ctx_dir / "src")  # while the context is here: it is emptied after the build
             with self._tag_lock(tag):
-                return self._image_of(plan, ctx_dir, ctx, tag)
+                return dataclasses.replace(self._image_of(plan, ctx_dir, ctx, tag), reads=reads)
 
     def _image_of(self, plan: Plan, ctx_dir: Path, ctx: Context, tag: str) -> BuiltImage:
         engine = self.engine
@@ -304,10 +306,12 @@ def attempt_of(output: bytes, stdout: bytes, exit_code: int | None, signal: str 
         tests = (*failing_tests(window), *tests)
     elif expected.tests and fs.signature != expected.signature:
         tests = (*failing_tests(window, {t.framework for t in expected.tests}), *tests)
-    att = Attempt(code, by_signal, fs.signature, fs.key_lines, duration_s, timed_out, stdout, tail, tests=tests)
+    att = Attempt(code, by_signal, fs.signature, fs.key_lines, duration_s, timed_out, stdout, tail, tests=tests,
+                  tests_cut=bool(tests) and cut_short(window))
     if expected is None:
         return att
     kind = classify(expected, att)
+    att = dataclasses.replace(att, matched=fingerprint(expected, dataclasses.replace(att, classification=kind)))
     # where the output differs: why a pass did not come back, or what a reproduced failure
     # printed otherwise (a failure of another kind shows both sides' key lines already)
     differs = difference(expected.failed, expected.key_lines, fs.key_lines, expected.stdout, stdout) \

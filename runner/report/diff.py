@@ -11,6 +11,7 @@ from rich.console import Console
 
 from ..capsules.model import Capsule
 from ..facts.diff import CapsuleDiff, FactDiff, next_step, outcome_of
+from ..facts.diffrank import by_evidence
 from ..facts.inspect import printable
 from .layout import View
 
@@ -27,10 +28,20 @@ def _rows(facts: tuple[FactDiff, ...]) -> list[tuple[str, ...]]:
     return [(f.key, printable(f.a), printable(f.b), printable(f.note or "")) for f in facts]
 
 
+def _ranked_rows(facts: Sequence[FactDiff]) -> list[tuple[str, ...]]:
+    """A cause's row says its evidence; one that follows from it sits under it (└)."""
+    return [(f"└ {f.key}" if f.follows else f.key, printable(f.a), printable(f.b),
+             printable("; ".join(filter(None, (f.note if not f.follows else "", f.evidence))))) for f in facts]
+
+
 def _pins(view: View, pins: list[FactDiff]) -> None:
-    """Dependency changes as counts per ecosystem: hundreds of rows say less than one line."""
+    """Dependency changes as counts per ecosystem: hundreds of rows say less than one line; a
+    single differing package is named."""
     for eco in sorted({f.key.split(":")[1] for f in pins}):
         mine = [f for f in pins if f.key.split(":")[1] == eco]
+        if len(mine) == 1:
+            view.line(f"  {mine[0].key}: {printable(mine[0].a)} → {printable(mine[0].b)}")
+            continue
         kinds = Counter("only in B" if f.a_value is None else "only in A" if f.b_value is None else "another version"
                         for f in mine)
         view.line(f"  pin:{eco}:* {len(mine)} package(s) differ ("
@@ -39,17 +50,17 @@ def _pins(view: View, pins: list[FactDiff]) -> None:
 
 def _short(view: View, d: CapsuleDiff) -> None:
     outcome = [f for f in d.differences if f.could_change_outcome]
-    plain = [f for f in outcome if not f.key.startswith("pin:")]
+    plain = [f for f in by_evidence(d.differences) if not f.key.startswith("pin:")]
     if outcome:
         view.line(f"could change the outcome ({len(outcome)}):", "bold")
         if plain:
-            rows = _rows(tuple(plain))
+            rows = _ranked_rows(plain)
             if any(r[3] for r in rows):
                 view.table("", ("key", "A", "B", "note"), rows, free=3)
             else:  # no note to give: no empty column
                 view.table("", ("key", "A", "B"), [r[:3] for r in rows])
         _pins(view, [f for f in outcome if f.key.startswith("pin:")])
-    info = [f.key for f in d.differences if not f.could_change_outcome]
+    info = [f.key for f in d.differences if not f.could_change_outcome and f not in plain]
     if info:
         view.line(f"{len(info)} other difference(s) that cannot change the outcome: " + ", ".join(info[:6])
                   + (", …" if len(info) > 6 else ""))

@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..verdict.judge import Attempt
+from ..verdict.judge import Attempt, Expected, fingerprint
 from ..build.plan import Fidelity
 from .layout import View
 from ..replay.report import ReplayReport
+from ..replay.why import SHOWN
 
 NAME_ONLY = "set (value not recorded)"  # the planner's "recorded" for a variable recorded by name only
 SHOWN_NAMES = 8  # of those, named in the note (--all lists every one)
@@ -28,9 +29,9 @@ def show(report: ReplayReport, console: Any, show_all: bool = False) -> None:
     base = report.baseline
     if base is not None:
         rate = f", {base.rate.failed}/{base.rate.runs} failed as recorded ({base.rate.span()})" if base.rate else ""
-        _attempts(view, f"{base.before} (baseline): {base.verdict}{rate}", base.attempts, show_all)
+        _attempts(view, f"{base.before} (baseline): {base.verdict}{rate}", base.attempts, report.expected, show_all)
     _attempts(view, f"attempts {report.baseline.after}" if report.baseline is not None else "attempts", report.attempts,
-              show_all)
+              report.expected, show_all)
     if show_all:
         exp = report.expected
         view.line(f"recorded: {'fail' if exp.failed else 'pass'}"
@@ -47,7 +48,7 @@ def show(report: ReplayReport, console: Any, show_all: bool = False) -> None:
             view.line(line)
     for note in report.notes:
         view.line(f"note: {note}")
-    _why(report, view)
+    _why(report, view, show_all)
     view.sentence(report.summary, "bold")
 
 
@@ -65,14 +66,17 @@ def _capsule(report: ReplayReport, view: View, show_all: bool) -> None:
 _TRUST = {True: "trusted signer", False: "signer NOT trusted", None: "signer not checked"}
 
 
-def _why(report: ReplayReport, view: View) -> None:
-    """The likeliest causes, first first, each with what to try next."""
+def _why(report: ReplayReport, view: View, show_all: bool) -> None:
+    """The causes by score, the first five (--all: every one), each with its evidence and what to try next."""
     if not report.why:
         return
-    view.line("why, likeliest first:")
-    for i, cause in enumerate(report.why, 1):
-        view.line(f"  {i}. {cause.fact}: {cause.evidence}")
+    view.line("why, by the evidence (highest score first):")
+    shown = report.why if show_all else report.why[:SHOWN]
+    for i, cause in enumerate(shown, 1):
+        view.line(f"  {i}. {cause.fact} (score {cause.score}): {cause.evidence}")
         view.line(f"     try: {cause.next}", wrap=False)
+    if len(report.why) > len(shown):
+        view.line(f"  and {len(report.why) - len(shown)} more (--all lists them; --json has each with its score)")
 
 
 def _verification(report: ReplayReport, view: View) -> None:
@@ -98,14 +102,14 @@ def _steps(report: ReplayReport, view: View, show_all: bool) -> None:
               + (f", {sum(s.seconds for s in tried):.1f}s of attempts" if tried else ""))
 
 
-def _attempts(view: View, title: str, attempts: Sequence[Attempt], show_all: bool) -> None:
+def _attempts(view: View, title: str, attempts: Sequence[Attempt], expected: Expected, show_all: bool) -> None:
     """Every attempt's row with `show_all`; by default the verdict sentence counts them, and only where
     an attempt's output first differs from the recorded one is said (once per different place)."""
-    if show_all:
-        rows = [(str(i), a.signal or ("timeout" if a.timed_out else str(a.exit_code)), a.signature,
+    if show_all:  # the fingerprint that matched: the signature, or the failed tests where they decided
+        rows = [(str(i), a.signal or ("timeout" if a.timed_out else str(a.exit_code)), fingerprint(expected, a),
                  a.classification + (" (output differs)" if a.differs and a.classification == "recorded" else ""),
                  f"{a.duration_s:.1f}s") for i, a in enumerate(attempts, 1)]
-        view.table(title, ("#", "exit", "signature", "as recorded?", "time"), rows)
+        view.table(title, ("#", "exit", "fingerprint", "as recorded?", "time"), rows)
     elif "(baseline)" in title:  # a fix check: the unpatched run's rate in one line (the sentence compares)
         view.line(title)
     said: set[str] = set()

@@ -15,12 +15,12 @@ from . import signature as sig
 from .facts import REPRODUCES, VERDICTS, Classification, Verdict, exit_code_of
 from .recorded import CapsuleLike, xml_reports
 from .sameness import OutputDiff, same_key_lines, same_tests, stdout_difference
-from .testsets import TestSet, failing_tests, junit_tests
+from .testsets import TestSet, cut_short, failing_tests, junit_tests
 from .rate import DEFAULT_CONFIDENCE, Rate, below, passes_to_decide, percent
 from .sampling import change_rate, series_rate
 
 __all__ = ["REPRODUCES", "VERDICTS", "Attempt", "Classification", "Expected", "FixJudgement", "Verdict", "classify",
-           "exit_code_of", "expected_of", "explain", "judge", "judge_fix", "trial_verdict"]
+           "exit_code_of", "expected_of", "explain", "fingerprint", "judge", "judge_fix", "trial_verdict"]
 
 @dataclass(frozen=True)
 class Expected:
@@ -34,6 +34,7 @@ class Expected:
     tests: tuple[TestSet, ...] = ()  # the failed tests the recorded run named (none: the signature decides)
     reports: tuple[str, ...] = ()  # JUnit XML files the recorded run wrote, relative to its working directory
     fewer_tests: bool = False  # along a history (bisect --commits/--sweep): a subset of `tests` is the failure
+    tests_cut: bool = False  # `tests` come from a cut output tail: a lower bound (sameness.same_tests)
 
     def along_history(self) -> Expected:
         """This failure as `bisect --commits` and `--sweep` judge it: a test cannot fail before
@@ -55,6 +56,8 @@ class Attempt:
     reruns: int = 0  # times it ran again because the engine went away under it (its result was lost)
     tests: tuple[TestSet, ...] = ()  # the failed tests its output (and its JUnit reports) named
     differs: OutputDiff | None = None  # where its output first differs from the recorded one, normalised
+    tests_cut: bool = False  # `tests` come from a cut output tail (testsets.cut_short): a lower bound too
+    matched: str = ""  # judged against a capsule: the fingerprint that matched, or its own signature (fingerprint)
 
 
 def expected_of(capsule: CapsuleLike) -> Expected:
@@ -69,9 +72,10 @@ def expected_of(capsule: CapsuleLike) -> Expected:
     junit = junit_tests(xml for _, xml in reports)
     found = _recorded_failure(capsule)
     signature, key_lines, source, window = found
-    tests = (*(failing_tests(sig.output_tail(window)) if window is not None else ()), *junit)
-    return Expected(True, cmd.exit_code, cmd.signal, signature, key_lines, stdout, source, tests,
-                    tuple(path for path, _ in reports) if junit else ())
+    tail = failing_tests(sig.output_tail(window)) if window is not None else ()
+    cut = bool(tail) and not junit and window is not None and cut_short(sig.output_tail(window))
+    return Expected(True, cmd.exit_code, cmd.signal, signature, key_lines, stdout, source, (*tail, *junit),
+                    tuple(path for path, _ in reports) if junit else (), tests_cut=cut)
 
 
 def _recorded_failure(capsule: CapsuleLike) -> tuple[str | None, tuple[str, ...], str, str | None]:
@@ -121,11 +125,24 @@ def classify(expected: Expected, attempt: Attempt) -> Classification:
         return "other"
     if expected.signature is None or attempt.signature == expected.signature:
         return "recorded" if _same_stdout(expected, attempt) else "other"
-    by_tests = same_tests(expected.tests, attempt.tests, expected.fewer_tests)
+    by_tests = same_tests(expected.tests, attempt.tests, expected.fewer_tests, expected.tests_cut, attempt.tests_cut)
     if by_tests is not None:
         return "recorded" if by_tests else "other"
     same = bool(expected.key_lines) and same_key_lines(expected.key_lines, attempt.key_lines)
     return "recorded" if same and _same_stdout(expected, attempt) else "other"
+
+
+def fingerprint(expected: Expected, attempt: Attempt) -> str:
+    """What an attempt is recognised by: for one that failed as recorded, what matched (classify's
+    rule 1, 2 or 3: the signature, the failed tests, the key lines without seeds); otherwise its
+    own signature."""
+    if attempt.classification != "recorded" or not expected.failed or expected.signature is None \
+            or attempt.signature == expected.signature:
+        return attempt.signature
+    if same_tests(expected.tests, attempt.tests, expected.fewer_tests, expected.tests_cut, attempt.tests_cut):
+        ids = [t for s in attempt.tests for t in s.failed]
+        return "failed tests: " + ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+    return "key lines (seeds left out)"
 
 
 def _same_stdout(expected: Expected, attempt: Attempt) -> bool:
@@ -246,7 +263,7 @@ def explain(verdict: Verdict, expected: Expected, attempts: Sequence[Attempt],
             return f"{head}: {recorded}/{n} attempts passed as recorded ({done}){late}; {said}."
         return f"{head}: {n - recorded}/{n} attempts did not end as recorded ({done}){_seen(attempts, None)}" \
                f"{late}; {said}."
-    want = expected.signature or _end(expected.exit_code, expected.signal)
+    want = _matched(expected, attempts)
     said = rate.phrase()
     if verdict == "reproduced":
         return f"{head}: {recorded}/{n} attempts failed as recorded ({want}){late}; {said}."
@@ -260,6 +277,15 @@ def explain(verdict: Verdict, expected: Expected, attempts: Sequence[Attempt],
     words: tuple[tuple[Classification, str], ...] = (("pass", "passed"), ("other", "failed another way"))
     rest = "".join(f", {kinds.count(k)} {word}" for k, word in words if kinds.count(k))
     return f"{head}: {recorded}/{n} attempts failed as recorded ({want}){rest}{late}; {said}."
+
+
+def _matched(expected: Expected, attempts: Sequence[Attempt]) -> str:
+    """The fingerprint the sentence quotes: what the attempts that failed as recorded had in
+    common with the capsule (the most common one), else the recorded signature."""
+    had = [fingerprint(expected, a) for a in attempts if a.classification == "recorded"]
+    if had:
+        return max(dict.fromkeys(had), key=had.count)
+    return expected.signature or _end(expected.exit_code, expected.signal)
 
 
 def _end(exit_code: int | None, signal: str | None) -> str:

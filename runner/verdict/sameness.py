@@ -11,6 +11,7 @@ people compare them, and the failed tests compared as sets.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -76,18 +77,37 @@ def same_key_lines(recorded: Sequence[str], here: Sequence[str]) -> bool:
     return len(recorded) == len(here) and unseeded_lines(recorded) == unseeded_lines(here)
 
 
-def same_tests(recorded: Sequence[TestSet], here: Sequence[TestSet], fewer: bool = False) -> bool | None:
+def same_tests(recorded: Sequence[TestSet], here: Sequence[TestSet], fewer: bool = False,
+               lower: bool = False, here_cut: bool = False) -> bool | None:
     """Whether the same tests failed, on the frameworks both sides name; None when there is
     nothing to compare (the recorded run names no failed test, or this one names none of its
     frameworks'), and the signature decides as before. `fewer`: along a history, a non-empty
-    subset of the recorded failures counts."""
+    subset of the recorded failures counts. `lower`: the recorded tests come from a cut output
+    tail, a lower bound: any test the recorded run could have failed counts (every recorded one
+    and more, or, when this run's tail is cut too, the last of them; along a history, any failed
+    test of their kind)."""
     mine = {s.framework: s.failed for s in here}
     common = [(s.failed, mine[s.framework]) for s in recorded if s.failed and s.framework in mine]
     if not common:
         return None
+    if lower and fewer:
+        return any(got for _, got in common) and all(_could_be(want, got) for want, got in common)
+    if lower:
+        # two cut tails of one failure show its last failed tests: the shorter list is within the longer
+        return all(set(want) <= set(got) or (here_cut and set(got) <= set(want)) for want, got in common)
     if fewer:
         return any(got for _, got in common) and all(set(got) <= set(want) for want, got in common)
     return all(got == want for want, got in common)  # each sorted, without repeats (TestSet)
+
+
+_TEST_PART = re.compile(r" |::| › | > ")  # what separates a test's name from its file or package, per framework
+
+
+def _could_be(recorded: Sequence[str], got: Sequence[str]) -> bool:
+    """Whether the tests failed here could be among a cut tail's: of the recorded ones' kind (a
+    package that failed to build is not a test of it, where the recorded ones name tests)."""
+    named = all(_TEST_PART.search(t) for t in recorded)
+    return not named or all(t in recorded or _TEST_PART.search(t) for t in got)
 
 
 def difference(failed: bool, recorded_key_lines: Sequence[str], key_lines: Sequence[str],

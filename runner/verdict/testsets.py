@@ -35,6 +35,19 @@ class TestSet:
     failed: tuple[str, ...]
 
 
+CUT_TAIL_NOTE = ("the recorded failed tests come from a cut output tail (twin keeps the last 200 lines): a lower bound; "
+                 "a run that fails them and more, or along a history any of the tests the tail may have cut, fails "
+                 "as recorded")
+
+
+def cut_short(window: str) -> bool:
+    """Whether an output window may be the tail of a longer output: it holds as many lines, or
+    as many characters, as twin keeps (signature.output_tail). The failed tests it names are
+    then a lower bound: the ones before the tail were cut with it."""
+    body = window[:-1] if window.endswith("\n") else window
+    return len(window) >= sig.TAIL_CHARS or body.count("\n") + 1 >= sig.TAIL_LINES
+
+
 class Window:
     """The output a parser reads: `raw` as printed, `text` without colour codes and `lines`
     (each a redrawn line's last state, trailing blanks gone), both made once, when a parser

