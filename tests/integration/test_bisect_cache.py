@@ -3,7 +3,7 @@
 Go's test cache keys a result on the environment variables the test reads through os.Getenv;
 the time package reads TZ past it, so a cached `ok` of the good end (TZ=UTC) would answer every
 later trial in that image whatever its TZ. Every fact here is a run-time one: all trials share one
-image and its GOCACHE volume, filled by the good end. The search only finds env:TZ if each
+image and one GOCACHE volume (the replayer's, filled from the image's compiled packages). The search only finds env:TZ if each
 trial really runs its test (GOFLAGS=-count=1): no trial's outcome depends on the one before it.
 
 pytest's bytecode is shared (PYTHONPYCACHEPREFIX), its lastfailed state is not: the capsule's
@@ -55,7 +55,8 @@ def test_a_go_trial_never_reuses_the_test_result_of_the_trial_before(
     searched = [t for t in result["trials"] if t["role"] == "search"]
     assert any("env:TZ" in t["keys"] and t["verdict"] == "reproduced" for t in searched), searched
     notes = " ".join(result["notes"])
-    assert "Go's build cache (GOCACHE=/opt/replay/toolcache/go-build; test results never reused" in notes, notes
+    assert "every attempt shared Go's build cache (GOCACHE=/opt/replay/toolcache/go-build; test results never " \
+           "reused: GOFLAGS=-count=1), one per toolchain" in notes, notes
     assert "jest" not in notes
 
 

@@ -1,24 +1,34 @@
-"""The test-tool cache bisect trials share: build artefacts only, following the tool.
+"""The test-tool caches attempts share: build artefacts only, following the tool.
 
-A trial after the ends skips the test tool's cold start (ts-jest's compile, Go's package builds,
-Python's bytecode) by reusing one cache volume per image, filled by the ends' first attempts from
-empty. What a tool keeps about earlier *runs* is never shared, or a trial's outcome would depend
-on the trial before it: Go's cached test results (every trial runs its tests: GOFLAGS=-count=1),
-pytest's lastfailed and stepwise state (.pytest_cache stays in each container; only the bytecode
-is shared, through PYTHONPYCACHEPREFIX).
+Go's build cache (GoCache): one engine volume per toolchain for every attempt of one replayer
+(`replay CAPSULE`, every trial and commit of a bisect, a night's or a worker's replays), filled
+before an image's first attempt from the packages its build compiled ahead (build/gowarm.py).
+It is content-addressed, so what one image or commit compiled serves every other; test results
+are never taken from it (GOFLAGS=-count=1).
+
+jest's and Python's (ToolCache, bisect's): a trial after the ends skips the test tool's cold start
+(ts-jest's compile, Python's bytecode) by reusing one cache volume per image, filled by the ends'
+first attempts from empty. What a tool keeps about earlier *runs* is never shared, or a trial's
+outcome would depend on the trial before it: Go's cached test results, pytest's lastfailed and
+stepwise state (.pytest_cache stays in each container; only the bytecode is shared, through
+PYTHONPYCACHEPREFIX).
 """
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 import threading
 import uuid
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Literal
 
+from ..build.gowarm import GO_CACHE
 from ..build.plan import EnvSetting, Plan
 from ..capsules.model import FrozenMap
-from ..engine import Mount
+from ..engine import LABEL, Engine, Mount, RunSpec
 
 End = Literal["good", "bad"] | None
 
@@ -35,11 +45,11 @@ class CacheKind:
 
 
 # Where test tools keep their build artefacts, as root. jest's (and ts-jest's, babel-jest's inside it)
-# default cacheDirectory is <tmpdir>/jest_<uid in base 36>.
+# default cacheDirectory is <tmpdir>/jest_<uid in base 36>. Go's is GoCache's, for every attempt.
+GO = CacheKind("go", "go", GO_CACHE, "Go's build cache (GOCACHE={target}; test results never reused: GOFLAGS=-count=1)",
+               "GOCACHE")
 KINDS = (
     CacheKind("node", "jest", "/tmp/jest_0", "jest's cache (/tmp/jest_0: its transforms, babel's and ts-jest's)"),
-    CacheKind("go", "go", "/opt/replay/toolcache/go-build",
-              "Go's build cache (GOCACHE={target}; test results never reused: GOFLAGS=-count=1)", "GOCACHE"),
     CacheKind("python", "pyc", "/opt/replay/toolcache/pycache",
               "Python's bytecode (PYTHONPYCACHEPREFIX={target}; pytest's lastfailed state is not shared)",
               "PYTHONPYCACHEPREFIX"),
@@ -107,6 +117,7 @@ class ToolCache:
         self._session = uuid.uuid4().hex[:12]
         self._seen: dict[str, str] = {}  # the caches the plans have: kind key -> how the note names it
         self.used: set[str] = set()  # ... and those trials after the ends shared
+        self._go = ""  # how the note names Go's (GoCache's, shared by every attempt), once a plan had it
 
     def end_seen(self, end: Literal["good", "bad"], verdict: str) -> None:
         with self._lock:
@@ -125,6 +136,9 @@ class ToolCache:
             return shared, shared
 
     def _shared(self, image_ref: str, plan: Plan) -> Shared:
+        if plan.runtime("go") is not None:
+            with self._lock:
+                self._go = GO.shown.format(target=_target(plan, GO))
         image = hashlib.sha256(image_ref.encode()).hexdigest()[:12]
         mounts, env = [], []
         for kind in kinds_of(plan):
@@ -138,11 +152,68 @@ class ToolCache:
 
     def close(self) -> list[str]:
         """The note the result gets: which cache the trials shared, or that there was none."""
+        go = [f"every attempt shared {self._go}, one per toolchain, filled from each image's packages compiled "
+              "ahead; --no-cache-reuse shares none"] if self._go else []
         if not self._seen:
-            return ["no test-tool cache was shared: replay knows none for this command's runtimes "
-                    "(jest's for node, Go's build cache, Python's bytecode)"]
+            return go or ["no test-tool cache was shared: replay knows none for this command's runtimes "
+                          "(jest's for node, Go's build cache, Python's bytecode)"]
         if not self.used:
-            return []
+            return go
         names = "; ".join(self._seen[k] for k in sorted(self.used))
-        return [f"trials after the ends shared one test-tool cache per image: {names}; filled by the ends' first "
-                "attempts from an empty one; --no-cache-reuse runs every trial from a cold cache"]
+        return [*go, f"trials after the ends shared one test-tool cache per image: {names}; filled by the ends' "
+                "first attempts from an empty one; --no-cache-reuse runs every trial from a cold cache"]
+
+
+# Fills a Go cache volume (mounted here) from an image's own cache: files it lacks only (content-addressed:
+# a file of one name is the same file), so what other images or attempts put there stays.
+_SEED_AT = "/opt/replay/toolcache/seed"
+_SEED = f"[ -d {GO_CACHE} ] && cp -Rpn {GO_CACHE}/. {_SEED_AT}/ 2>/dev/null; true"
+
+
+class GoCache:
+    """Go's build cache for every attempt of one replayer: one engine volume per toolchain, filled
+    from an image's packages compiled ahead (build/gowarm.py) before that image's first attempt, by
+    a container of the image that runs replay's own fixed copy (nothing of the capsule). The volume
+    carries the replayer's label: its cleanup removes it. `share` False (bisect --no-cache-reuse):
+    no volume, each attempt starts from its image's cache. Either way no test result is reused
+    (GOFLAGS=-count=1): a fresh container has none, and the shared volume is never asked for one."""
+
+    def __init__(self, engine: Callable[[], Engine], label: str, share: bool = True,
+                 step: Callable[[str], AbstractContextManager[object]] = lambda _: nullcontext()) -> None:
+        self._engine, self._label, self._share, self._step = engine, label, share, step
+        self._lock = threading.Lock()
+        self._seeding: dict[tuple[str, str], threading.Lock] = {}
+        self._seeded: set[tuple[str, str]] = set()
+
+    def shared(self, plan: Plan, image_ref: str) -> Shared:
+        """What an attempt of this plan on this image gets: the volume (filled), GOCACHE and GOFLAGS."""
+        go = plan.runtime("go")
+        if go is None:
+            return NONE
+        target = _target(plan, GO)
+        if not self._share:
+            return Shared((), tuple(_env(plan, GO, target)[1:]))  # GOFLAGS only: the image's (or recorded) GOCACHE
+        volume = _safe(f"replay-gocache-{self._label}-go{go.version}")
+        self._fill(volume, image_ref)
+        return Shared((Mount(volume, target, read_only=False, volume=True),), tuple(_env(plan, GO, target)))
+
+    def _fill(self, volume: str, image_ref: str) -> None:
+        key = (volume, image_ref)
+        with self._lock:
+            if key in self._seeded:
+                return
+            lock = self._seeding.setdefault(key, threading.Lock())
+        with lock:
+            if key in self._seeded:
+                return
+            with self._step("fill Go's build cache from the image's compiled packages"):
+                self._engine().run(RunSpec(image=image_ref, argv=("sh", "-c", _SEED), labels=((LABEL, self._label),),
+                                           mounts=(Mount(volume, _SEED_AT, read_only=False, volume=True),),
+                                           timeout_s=600))
+            with self._lock:
+                self._seeded.add(key)
+
+
+def _safe(name: str) -> str:
+    """An engine volume's name: letters, digits, _ . - only."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:200]
