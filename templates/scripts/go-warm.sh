@@ -7,21 +7,23 @@
 # by replay as a fidelity row.
 set -u
 name=$1; dir=$2; shift 2
-mkdir -p /opt/replay/warm
-out=/opt/replay/warm/go-$name
-cd "$dir" || { echo "failed: no directory $dir" > "$out"; exit 0; }
+dir_out=${REPLAY_WARM_DIR:-/opt/replay/warm}  # set by the tests only
+mkdir -p "$dir_out"
+out=$dir_out/go-$name
+cd "$dir" || { echo "failed 0s 0" > "$out"; exit 0; }
 start=$(date +%s)
-if "$@" > /tmp/go-warm.log 2>&1; then status=ok; else status=failed; fi
+log=$(mktemp)
+if "$@" > "$log" 2>&1; then status=ok; else status=failed; fi
 # `go test` says one line per package: ok, FAIL (with why), or "?" (no test files)
-lines=$(grep -cE '^(ok|\?) ' /tmp/go-warm.log || true)
-failed=$(grep -E '^FAIL[[:space:]]' /tmp/go-warm.log | sed -E 's/^FAIL[[:space:]]+//; s/[[:space:]]+/ /g' | head -n 20 || true)
+lines=$(grep -cE '^(ok|\?) ' "$log" || true)
+failed=$(grep -E '^FAIL[[:space:]]' "$log" | sed -E 's/^FAIL[[:space:]]+//; s/[[:space:]]+/ /g' | head -n 20 || true)
 {
     echo "$status $(( $(date +%s) - start ))s $lines"
     [ -n "$failed" ] && echo "$failed"
 } > "$out"
 if [ "$status" = failed ]; then
     echo "replay: compiling ahead ($name) failed; what did not compile stays cold:" >&2
-    tail -n 15 /tmp/go-warm.log >&2
+    tail -n 15 "$log" >&2
 fi
-rm -f /tmp/go-warm.log
+rm -f "$log"
 exit 0

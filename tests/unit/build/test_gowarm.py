@@ -123,3 +123,46 @@ def test_a_plan_read_back_with_a_hostile_warm_up_is_refused(field: str, value: o
     with pytest.raises(CapsuleError):
         plan_from_json(data)
     assert plan_from_json(plan_to_json(go_plan(GoWarm("test", ("./...",))))).go_warm == GoWarm("test", ("./...",))
+
+
+SCRIPT = Path(__file__).resolve().parents[3] / "templates" / "scripts" / "go-warm.sh"
+FAKE_GO = """#!/bin/sh
+echo "ok  \texample.com/m/a\t0.01s"
+echo "?   \texample.com/m/b\t[no test files]"
+echo "# example.com/m/c"
+echo "c/c.go:3:1: syntax error"
+echo "FAIL\texample.com/m/c [build failed]"
+echo "FAIL"
+exit 1
+"""
+
+
+def test_the_warm_up_script_goes_on_past_a_package_that_does_not_compile(tmp_path: Path) -> None:
+    import subprocess
+    go = tmp_path / "go"
+    go.write_text(FAKE_GO)
+    go.chmod(0o755)
+    out = tmp_path / "warm"
+    proc = subprocess.run(["sh", str(SCRIPT), "packages", str(tmp_path), str(go), "test", "./..."],
+                          env={"PATH": "/usr/bin:/bin", "REPLAY_WARM_DIR": str(out)}, capture_output=True, text=True)
+    assert proc.returncode == 0  # best effort: the build goes on
+    assert "c/c.go:3:1: syntax error" in proc.stderr
+    head, *cold = (out / "go-packages").read_text().splitlines()
+    assert head.split()[0::2] == ["failed", "2"] and cold == ["example.com/m/c [build failed]"]
+    (row,) = built_rows({"std": "ok 50s 0", "packages": (out / "go-packages").read_text()})
+    assert "did not compile (stays cold): example.com/m/c [build failed]" in row.why
+
+
+def test_the_image_probe_reads_what_the_warm_up_wrote(tmp_path: Path) -> None:
+    from runner.engine import RunResult
+    from runner.replay.image import image_facts
+    from tests.unit.fake_engine import FakeEngine
+
+    probe = b'2.36\n---\n{"drift": [{"name": "x", "recorded": "1", "installed": "2"}]}\n---\n=== packages\nok 4s 3\n=== std\nok 61s 0\n'
+    engine = FakeEngine(run=lambda spec: RunResult(0, probe, probe, 0.1))
+    facts = image_facts(engine, dataclasses.replace(settings(), cache_dir=tmp_path), "img:warm", "r-test")
+    assert facts.libc_version == "2.36" and [d.name for d in facts.drift] == ["x"]
+    assert [r.replayed for r in facts.warm] == ["warm: the standard library (61s) and 3 packages (4s) compiled in the image"]
+    # an image built before the warm-up (no such section): its drift read as before, no row
+    old = FakeEngine(run=lambda spec: RunResult(0, b"", b'2.36\n---\n{"drift": []}\n', 0.1))
+    assert image_facts(old, dataclasses.replace(settings(), cache_dir=tmp_path / "o"), "img:old", "r").warm == ()
