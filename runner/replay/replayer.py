@@ -67,8 +67,8 @@ class Replayer:
         self.keeper = Keeper(lambda: self.engine)  # --keep: the attempt whose container stays
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
-        # Go's build cache, one volume per toolchain for every attempt (toolcache.py), removed by close()
-        self.go_cache = GoCache(lambda: self.engine, self.label, options.share_tool_cache, self.progress.step)
+        # Go's build cache: one volume per toolchain on the machine, for every attempt (toolcache.py)
+        self.go_cache = GoCache(lambda: self.engine, options.share_tool_cache, self.progress.step)
         # each distinct image once (build/images.py); a worker's engine may lose one: it is checked again
         self.images: ImageBank[BuiltImage] = ImageBank(
             self._make_image, still_there=(lambda i: self.engine.image_exists(i.ref)) if options.recheck_images

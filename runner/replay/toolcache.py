@@ -170,17 +170,23 @@ _SEED_AT = "/opt/replay/toolcache/seed"
 _SEED = f"[ -d {GO_CACHE} ] && cp -Rpn {GO_CACHE}/. {_SEED_AT}/ 2>/dev/null; true"
 
 
-class GoCache:
-    """Go's build cache for every attempt of one replayer: one engine volume per toolchain, filled
-    from an image's packages compiled ahead (build/gowarm.py) before that image's first attempt, by
-    a container of the image that runs replay's own fixed copy (nothing of the capsule). The volume
-    carries the replayer's label: its cleanup removes it. `share` False (bisect --no-cache-reuse):
-    no volume, each attempt starts from its image's cache. Either way no test result is reused
-    (GOFLAGS=-count=1): a fresh container has none, and the shared volume is never asked for one."""
+# The label value of the machine's tool-cache volumes: no replay's own, so no replay's cleanup removes them.
+MACHINE = "toolcache"
 
-    def __init__(self, engine: Callable[[], Engine], label: str, share: bool = True,
+
+class GoCache:
+    """Go's build cache for every attempt: one engine volume per toolchain on the machine
+    (`replay-gocache-go<version>`, labelled replay=toolcache), as a developer's own GOCACHE is, filled
+    from an image's packages compiled ahead (build/gowarm.py) before that image's first attempt in
+    this process, by a container of the image that runs replay's own fixed copy (nothing of the
+    capsule). Content-addressed, so what one image, commit or capsule compiled serves every other,
+    and Go trims what goes unused. `share` False (bisect --no-cache-reuse): no volume, each attempt
+    starts from its image's cache. Either way no test result is reused (GOFLAGS=-count=1): a fresh
+    container has none, and the shared volume is never asked for one."""
+
+    def __init__(self, engine: Callable[[], Engine], share: bool = True,
                  step: Callable[[str], AbstractContextManager[object]] = lambda _: nullcontext()) -> None:
-        self._engine, self._label, self._share, self._step = engine, label, share, step
+        self._engine, self._share, self._step = engine, share, step
         self._lock = threading.Lock()
         self._seeding: dict[tuple[str, str], threading.Lock] = {}
         self._seeded: set[tuple[str, str]] = set()
@@ -193,7 +199,7 @@ class GoCache:
         target = _target(plan, GO)
         if not self._share:
             return Shared((), tuple(_env(plan, GO, target)[1:]))  # GOFLAGS only: the image's (or recorded) GOCACHE
-        volume = _safe(f"replay-gocache-{self._label}-go{go.version}")
+        volume = _safe(f"replay-gocache-go{go.version}")
         self._fill(volume, image_ref)
         return Shared((Mount(volume, target, read_only=False, volume=True),), tuple(_env(plan, GO, target)))
 
@@ -207,7 +213,7 @@ class GoCache:
             if key in self._seeded:
                 return
             with self._step("fill Go's build cache from the image's compiled packages"):
-                self._engine().run(RunSpec(image=image_ref, argv=("sh", "-c", _SEED), labels=((LABEL, self._label),),
+                self._engine().run(RunSpec(image=image_ref, argv=("sh", "-c", _SEED), labels=((LABEL, MACHINE),),
                                            mounts=(Mount(volume, _SEED_AT, read_only=False, volume=True),),
                                            timeout_s=600))
             with self._lock:

@@ -37,7 +37,7 @@ def test_node_shares_jests_cache_and_sets_nothing() -> None:
 
 def go_shared(p: Plan, *images: str, share: bool = True) -> tuple[FakeEngine, list[object]]:
     engine = FakeEngine()
-    cache = GoCache(lambda: engine, "r-test", share)
+    cache = GoCache(lambda: engine, share)
     return engine, [cache.shared(p, image) for image in images]
 
 
@@ -45,13 +45,14 @@ def test_go_shares_one_build_cache_per_toolchain_but_never_its_test_results() ->
     p = with_runtime("go", "1.22.10", GOFLAGS="-mod=vendor")
     engine, got = go_shared(p, "img:a", "img:a", "img:b")
     # one volume for both images (the cache is content-addressed), filled from each image once, before its attempts
-    assert {m.source for g in got for m in g.mounts} == {"replay-gocache-r-test-go1.22.10"}  # type: ignore[attr-defined]
+    assert {m.source for g in got for m in g.mounts} == {"replay-gocache-go1.22.10"}  # type: ignore[attr-defined]
     assert [m.target for m in got[0].mounts] == ["/opt/replay/toolcache/go-build"]  # type: ignore[attr-defined]
     assert [r.image for r in engine.runs] == ["img:a", "img:b"]
     seed = engine.runs[0]
     assert seed.argv[:2] == ("sh", "-c") and "cp -Rpn /opt/replay/toolcache/go-build/." in seed.argv[2]
-    assert (LABEL, "r-test") in seed.labels and seed.network == "none"  # removed with the replay's own; no network
-    assert [(m.source, m.volume, m.read_only) for m in seed.mounts] == [("replay-gocache-r-test-go1.22.10", True, False)]
+    # the machine's, not this replay's: its cleanup leaves it (the volume takes the labels of the container that makes it)
+    assert seed.labels == ((LABEL, "toolcache"),) and seed.network == "none"
+    assert [(m.source, m.volume, m.read_only) for m in seed.mounts] == [("replay-gocache-go1.22.10", True, False)]
     env = got[0].apply(p).env  # type: ignore[attr-defined]
     assert env["GOCACHE"] == EnvSetting("set", "/opt/replay/toolcache/go-build")
     assert env["GOFLAGS"] == EnvSetting("set", "-mod=vendor -count=1")  # the recorded flags kept, results not reused
