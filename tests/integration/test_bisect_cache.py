@@ -112,6 +112,12 @@ def test_a_pytest_trial_never_runs_only_what_the_trial_before_it_failed(engine: 
                                              labels={"replay": replayer.label}).decode()
         assert "/work/repo/test_suite.cpython-311-pytest-8.3.4.pyc" in found, found
         assert "lastfailed" not in found and ".pytest_cache" not in found, found
+        # the image itself holds the bytecode of its source and installed packages (compileall at build time)
+        compiled = engine.client.containers.run(image.ref, ["sh", "-c", "ls /work/repo/__pycache__; ls "
+                                                "/opt/venv/lib/python3.11/site-packages/_pytest/__pycache__ | head -3"],
+                                                remove=True, network_mode="none",
+                                                labels={"replay": replayer.label}).decode()
+        assert "test_suite.cpython-311.pyc" in compiled and ".cpython-311.pyc" in compiled.split("\n", 1)[1], compiled
         assert trials.close() == [
             "trials after the ends shared one test-tool cache per image: Python's bytecode "
             "(PYTHONPYCACHEPREFIX=/opt/replay/toolcache/pycache; pytest's lastfailed state is not shared); filled by "
