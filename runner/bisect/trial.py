@@ -30,7 +30,7 @@ from ..replay import BuiltImage
 from ..verdict.rate import DEFAULT_CONFIDENCE
 from ..replay.defaults import DEFAULT_BISECT_MAX_RUNS
 from .rules import Rules
-from .toolcache import NONE, Shared, ToolCache
+from ..replay.toolcache import NONE, Shared, ToolCache
 
 Role = Literal["good end", "bad end", "both ends", "search"]
 End = Literal["good", "bad"] | None  # which end a trial is, if it is one

@@ -127,6 +127,17 @@ class Alternative:
     node_pins: FrozenMap[str, NodePin]
 
 
+@dataclass(frozen=True)
+class GoWarm:
+    """What the image compiles of a Go module ahead of the runs (build/gowarm.py reads it off the
+    recorded command): compile only, nothing of the command runs at build time."""
+
+    mode: Literal["std", "test", "build"] = "std"  # the standard library only, or the packages too
+    packages: tuple[str, ...] = ()  # the recorded command's package patterns (validate.py: "go package")
+    flags: tuple[str, ...] = ()  # its flags that change what is compiled, as -name=value ("go flag")
+    env: tuple[tuple[str, str], ...] = ()  # recorded variables that change it too (GOFLAGS, CGO_ENABLED...)
+
+
 # A plan field that reaches only `docker run` or the report, never the image (build/images.py's key).
 RUN_TIME = MappingProxyType({"stage": "run"})
 
@@ -161,6 +172,7 @@ class Plan:
     values: tuple[RecordedValue, ...] = field(default=(), metadata=RUN_TIME)
     clock_start: str | None = field(default=None, metadata=RUN_TIME)  # RFC 3339; the replay starts the clock here
     faketime: bool = False  # libfaketime installed in the image
+    go_warm: GoWarm | None = None  # what the image compiles ahead for Go's build cache (gowarm.py)
     fidelity: tuple[Fidelity, ...] = field(default=(), metadata=RUN_TIME)
     notes: tuple[str, ...] = field(default=(), metadata=RUN_TIME)
     alternatives: tuple[Alternative, ...] = field(default=(), metadata=RUN_TIME)  # each its own plan: not this image

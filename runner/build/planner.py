@@ -26,6 +26,7 @@ from .sources.providers import node as node_provider
 from .sources.providers.versions import is_line
 from . import pins
 from .httprules import http_ignore, http_rows
+from .gowarm import go_warm, warm_rows
 from .toolplan import bundled_tool_rows, locks, node_tools, python_tools
 from .validate import Kind, check, is_valid, relative_path, run_path, validate_plan
 
@@ -63,6 +64,8 @@ def make_plan(capsule: Capsule, settings: Settings, opts: PlanOptions = PlanOpti
     network, allowed, denied = _network(capsule, bool(calls), rows, notes)
     rows += http_rows(calls, denied)
     clock = _clock_start(capsule, opts)
+    warm = go_warm(capsule.command.argv, env) if any(r.name == "go" for r in runtimes) else None
+    rows += warm_rows(warm, capsule.command.argv, env)
     plan = Plan(
         title=_title(capsule), capsule_id=_capsule_id(capsule), base=base, argv=capsule.command.argv,
         workdir_rel=workdir, runtimes=runtimes, tools=tools, lock=lock, python_lock=python_lock,
@@ -72,7 +75,7 @@ def make_plan(capsule: Capsule, settings: Settings, opts: PlanOptions = PlanOpti
         network=network, allowed_hosts=allowed, denied_hosts=denied, http_calls=calls,
         http_ignore=http_ignore(opts.http_ignore) if calls else (), values=values,
         clock_start=clock, faketime=clock is not None, fidelity=tuple(rows), notes=tuple(notes),
-        alternatives=pins.alternatives(capsule, node_pins),
+        alternatives=pins.alternatives(capsule, node_pins), go_warm=warm,
     )
     return validate_plan(plan, capsule.provenance.path)
 

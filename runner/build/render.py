@@ -20,7 +20,7 @@ from typing import Any, Literal
 import jinja2
 
 from .. import __version__
-from . import installer, pylock
+from . import gowarm, installer, pylock
 from .sources.baseimage import base_ref
 from ..config import NPM_SECRET, PYPI_SECRET, Settings, registry_secrets
 from ..secretrules import mask_url
@@ -183,7 +183,8 @@ def template_vars(plan: Plan, settings: Settings, builder: Builder = "classic",
         "locales": list(plan.locales),
         "node": {"file": node_file_name(plan), "kind": "official" if node.source == "nodejs.org" else "npm"} if node else None,
         "python": plan.runtime("python") is not None, "node_tools": tools, "npm_file": npm["file"] if npm else "",
-        "go_file": go_file_name(plan), "binaries": _binaries(plan), "debian_runtimes": _debian_packages(plan),
+        "go_file": go_file_name(plan), "go_warm": gowarm.template_vars(plan.go_warm) if plan.runtime("go") else None,
+        "binaries": _binaries(plan), "debian_runtimes": _debian_packages(plan),
         "py_tools": py_tools if plan.runtime("python") else [], "uv": any(t["name"] == "uv" for t in py_tools),
         "pylock": _python_lock(plan), "pipenv_dev": pipenv_dev,
         "pip_version": pip_version if plan.runtime("python") else None, "pypi_index": mask_url(settings.pypi_index),
@@ -268,7 +269,7 @@ def write_context(plan: Plan, settings: Settings, dest: Path, builder: Builder =
 def _write_tools(dest: Path) -> None:
     tools = dest / "replay-tools"
     tools.mkdir()
-    for name in ("npm-deps.js", "py-deps.py", "check-sha256"):
+    for name in ("npm-deps.js", "py-deps.py", "check-sha256", "go-warm.sh"):
         shutil.copy2(templates_dir() / "scripts" / name, tools / name)
 
 

@@ -19,7 +19,7 @@ from ..errors import CapsuleError
 from .sources.providers.distros import FAMILIES
 
 Kind = Literal["version", "npm package", "python package", "locale", "sha256", "commit", "relative path",
-               "file name", "id", "env name", "time zone"]
+               "file name", "id", "env name", "time zone", "go package", "go flag", "go env value"]
 
 # Path segments: what real lockfiles, working directories and input files are called.
 # No whitespace, quotes, `$`, backslash or control characters: the path may end up in
@@ -39,6 +39,11 @@ _RULES: dict[str, re.Pattern[str]] = {
     "id": re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", re.ASCII),
     "env name": re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,255}", re.ASCII),
     "time zone": re.compile(r"[A-Za-z0-9_+-]{1,64}(/[A-Za-z0-9_+-]{1,64}){0,3}", re.ASCII),
+    # what a Go image compiles ahead (gowarm.py): a package pattern (./..., example.com/x/...), a
+    # compile flag as -name[=value], a variable's value; they reach a JSON-form RUN as arguments
+    "go package": re.compile(r"[A-Za-z0-9._~+][A-Za-z0-9._~+/-]{0,255}", re.ASCII),
+    "go flag": re.compile(r"-[a-z]{1,16}(=[A-Za-z0-9._,/=+:*@ -]{0,255})?", re.ASCII),
+    "go env value": re.compile(r"[A-Za-z0-9._,/=+:*@ -]{0,255}", re.ASCII),
 }
 _SHOWN = 60  # a refusal quotes at most this much of the value
 
@@ -51,7 +56,7 @@ def pattern(kind: Kind) -> str:
 def is_valid(kind: Kind, value: str) -> bool:
     if not isinstance(value, str) or not _RULES[kind].fullmatch(value):
         return False
-    if kind == "relative path":
+    if kind in ("relative path", "go package"):
         return ".." not in PurePosixPath(value).parts
     return True
 
@@ -137,7 +142,21 @@ def validate_plan(plan: Plan, origin: str) -> Plan:
         check("commit", plan.source.commit, "commit", origin)
     for name in plan.env:
         check("env name", name, "environment variable", origin)
+    if plan.go_warm is not None:
+        _check_go_warm(plan.go_warm, origin)
     return plan
+
+
+def _check_go_warm(warm: GoWarm, origin: str) -> None:
+    if warm.mode not in ("std", "test", "build"):
+        raise CapsuleError(origin, f"go warm-up: {shown(warm.mode)} is not std, test or build")
+    for p in warm.packages:
+        check("go package", p, "go package pattern", origin)
+    for f in warm.flags:
+        check("go flag", f, "go flag", origin)
+    for name, value in warm.env:
+        check("env name", name, "go warm-up variable", origin)
+        check("go env value", value, f"go warm-up {name}", origin)
 
 
 # An official base image as a plan names it: a distro replay knows, one tag (it reaches a FROM line and a tag).
@@ -159,4 +178,4 @@ def _check_base(base: BaseImage, origin: str) -> None:
 
 
 if TYPE_CHECKING:
-    from .plan import BaseImage, Plan
+    from .plan import BaseImage, GoWarm, Plan

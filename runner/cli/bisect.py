@@ -51,7 +51,8 @@ def bisect(a: BisectArgs) -> Bisected:
     plan_opts = PlanOptions(repo=a.repo, env_overrides=supplied, salt=a.salt, http_ignore=tuple(a.http_ignore),
                             fill_only=fill_only_of((Path(a.bad), *([good] if good else [])), trust, supplied))
     replayer = Replayer(ReplayOptions(timeout=a.timeout, verbose=a.verbose, plan=plan_opts,
-                                      secret_env=plan_opts.env_overrides, trust=trust), progress)
+                                      secret_env=plan_opts.env_overrides, trust=trust,
+                                      share_tool_cache=not a.no_cache_reuse), progress)
     start = time.monotonic()
     try:
         settings = BisectSettings(a.attempts, a.jobs or cores(), not a.no_cache_reuse, a.confidence, a.max_runs,

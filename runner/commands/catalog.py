@@ -150,8 +150,8 @@ BISECT = Command(
      Param("sweep", "text", "Find the first failing version of one differing fact (runtime:node, tool:npm, "
            "pin:python:six, pin:node:NAME@VERSION for one of several copies...) instead.", ("--sweep",),
            metavar="FACT"),
-     Param("no_cache_reuse", "flag", "Run every trial with a cold test-tool cache: jest's, Go's build cache or "
-           "Python's bytecode, none shared between trials.", ("--no-cache-reuse",), False),
+     Param("no_cache_reuse", "flag", "Share no test-tool cache between trials: jest's and Python's bytecode start "
+           "cold, Go's build cache from what each image compiled ahead.", ("--no-cache-reuse",), False),
      c.KEEP, c.JUNIT, *c.TRUST),
     "bisect:bisect", ((0, "found at --confidence"), (1, "not found: baseline fails, not-reproduced, no culprit, "
                                                           "undecided (the likeliest answers, each one's probability)"),

@@ -17,6 +17,11 @@ CLASSIC_STEP = re.compile(r"^Step \d+/\d+ : (.*)")
 # first match wins; None: a bookkeeping step not worth naming (ENV, WORKDIR, tools).
 _STEP_NAMES: tuple[tuple[re.Pattern[str], str | None], ...] = tuple((re.compile(p), n) for p, n in (
     (r"^FROM ", "base"),
+    # the long compile-ahead steps say what they are doing (a cold standard library takes a minute or more)
+    (r"go-warm\.sh\W+std\b", "compiling the Go standard library (once per toolchain)"),
+    (r"go-warm\.sh\W+packages\b", "compiling the Go packages the command names (its tests are not run)"),
+    (r"compileall\b.*/opt/venv", "compiling the installed Python packages' bytecode"),
+    (r"compileall\b", "compiling the source's Python bytecode"),
     (r"check-sha256", "lockfile check"),
     (r"npm ci |pnpm install|yarn install|--no-install-project|poetry install|pipenv install|pip install .*-r ",
      "dependency install"),

@@ -16,6 +16,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_expo
 from ..config import Settings
 from ..engine import LABEL, Engine, RunSpec
 from ..errors import BuildFailed, BuildTimedOut
+from ..build.gowarm import WARM_DIR, built_rows
 from ..build.pins import unpinned_rows
 from ..build.plan import Drift, Fidelity
 from ..build.render import Context
@@ -33,6 +34,7 @@ class BuiltImage:
     libc_version: str | None = None  # read inside the built image
     unpinned: tuple[Fidelity, ...] = ()  # recorded packages the build could not pin, and why
     reads: tuple[Read, ...] = ()  # the variables the restored source reads (reads.py): why.py's evidence
+    warm: tuple[Fidelity, ...] = ()  # the caches the build filled ahead (build/gowarm.py), as the build found them
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,7 @@ class ImageFacts:
     libc_version: str | None
     drift: tuple[Drift, ...]
     unpinned: tuple[Fidelity, ...] = ()
+    warm: tuple[Fidelity, ...] = ()
 
 
 def drift_of(entries: Any) -> tuple[Drift, ...]:
@@ -51,8 +54,10 @@ def drift_of(entries: Any) -> tuple[Drift, ...]:
     return tuple(out)
 
 
-# A fixed probe (no capsule data): glibc's version, then the drift report the build wrote.
-_FACTS_PROBE = "getconf GNU_LIBC_VERSION | cut -d' ' -f2; echo ---; cat /opt/replay/drift.json 2>/dev/null || true"
+# A fixed probe (no capsule data): glibc's version, the drift report the build wrote, then what its
+# compile-ahead steps said (go-warm.sh), each after a "=== NAME" line.
+_FACTS_PROBE = ("getconf GNU_LIBC_VERSION | cut -d' ' -f2; echo ---; cat /opt/replay/drift.json 2>/dev/null || true; "
+                f"echo; echo ---; for f in {WARM_DIR}/go-*; do [ -f \"$f\" ] && echo \"=== ${{f##*/go-}}\" && cat \"$f\"; done; true")
 
 
 def _transient_build(exc: BaseException) -> bool:
@@ -97,18 +102,30 @@ def image_facts(engine: Engine, settings: Settings, tag: str, label: str) -> Ima
         data = json.loads(cache.read_text())
     else:
         res = engine.run(RunSpec(image=tag, argv=("sh", "-c", _FACTS_PROBE), labels=((LABEL, label),), timeout_s=60))
-        libc, _, drift = res.stdout.decode("utf-8", "replace").partition("\n---\n")
+        libc, _, rest = res.stdout.decode("utf-8", "replace").partition("\n---\n")
+        drift, _, warm = rest.rpartition("\n---\n") if "\n---\n" in rest else (rest, "", "")
         try:
-            report = json.loads(drift or "{}")
+            report = json.loads(drift.strip() or "{}")
         except ValueError:
             report = {}
         data = {"libc_version": libc.strip() or None, "drift": report.get("drift", []),
-                "unpinned": report.get("unpinned", [])}
+                "unpinned": report.get("unpinned", []), "warm": _warm_steps(warm)}
         cache.parent.mkdir(parents=True, exist_ok=True)
         part = cache.with_name(f"{cache.name}.{uuid.uuid4().hex}.part")
         part.write_text(json.dumps(data))
         part.replace(cache)  # atomic: parallel trials never read half a file
-    return ImageFacts(data.get("libc_version"), drift_of(data.get("drift")), unpinned_rows(data.get("unpinned")))
+    warm = data.get("warm")
+    return ImageFacts(data.get("libc_version"), drift_of(data.get("drift")), unpinned_rows(data.get("unpinned")),
+                      built_rows({str(k): str(v) for k, v in warm.items()}) if isinstance(warm, dict) else ())
+
+
+def _warm_steps(text: str) -> dict[str, str]:
+    """go-warm.sh's reports as the probe printed them: step name -> its report."""
+    steps: dict[str, str] = {}
+    for part in text.split("=== ")[1:]:
+        name, _, body = part.partition("\n")
+        steps[name.strip()] = body.strip()
+    return steps
 
 
 def _record_use(settings: Settings, tag: str, image_id: str) -> None:

@@ -81,7 +81,7 @@ def replay_capsule(given: Path | str, options: ReplayOptions, progress: Progress
         if not verified.valid:
             notes.append("the capsule does not verify and was replayed anyway (--allow-unverified): "
                          "see the verification problems at the top")
-        fidelity = replay_fidelity(plan, capsule.platform.libc_version, image.libc_version, image.unpinned)
+        fidelity = replay_fidelity(plan, capsule.platform.libc_version, image.libc_version, image.unpinned + image.warm)
         why = likeliest(outcome.verdict, expected, attempts, fidelity, http, rerun_words(name, replayer.options),
                         argv=plan.argv, reads=image.reads, changes=_changes(plan, replayer.options, outcome.baseline))
         return ReplayReport(

@@ -35,6 +35,7 @@ class ReplayOptions:
     workdir: str | None = None  # --workdir: a checkout run in place of the recorded source (replay/workdir.py)
     keep: bool = False  # --keep: one attempt's container stays, stopped (replay/keep.py)
     recheck_images: bool = False  # a worker's: an image made before is looked for again (its engine may lose it)
+    share_tool_cache: bool = True  # attempts share Go's build cache per toolchain (toolcache.py); bisect --no-cache-reuse
 
     def __post_init__(self) -> None:
         if self.attempts is not None and self.attempts < 1:

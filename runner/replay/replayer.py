@@ -39,6 +39,7 @@ from .progress import Progress
 from ..facts.reads import scan
 from .runenv import command_env
 from .slots import context_slot, stamp
+from .toolcache import GoCache
 from .workdir import same_repository, workdir_mounts
 from .world import AttemptSettings, World
 
@@ -69,6 +70,8 @@ class Replayer:
                              f"{self.settings.image_repo}:kept-{self.label}")
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
+        # Go's build cache: one volume per toolchain on the machine, for every attempt (toolcache.py)
+        self.go_cache = GoCache(lambda: self.engine, options.share_tool_cache, self.progress.step)
         # each distinct image once (build/images.py); a worker's engine may lose one: it is checked again
         self.images: ImageBank[BuiltImage] = ImageBank(
             self._make_image, still_there=(lambda i: self.engine.image_exists(i.ref)) if options.recheck_images
@@ -132,7 +135,7 @@ class Replayer:
             self.progress.say(f"image {tag} is cached: nothing to build")
         facts = images.image_facts(engine, self.settings, tag, self.label)
         return BuiltImage(tag, built, time.monotonic() - start, ctx, facts.drift, steps_run, facts.libc_version,
-                          facts.unpinned)
+                          facts.unpinned, warm=facts.warm)
 
     def _tag_lock(self, tag: str) -> threading.Lock:
         """Two plans of different images may still render one context (one tag): built once too."""
@@ -168,8 +171,10 @@ class Replayer:
         `until` a count (exactly that many), or the stopping rule that names each next attempt's
         step (saying why it runs) and ends the series with None; `side` prefixes the steps (a fix
         check's two series); `mounts` besides (bisect's shared test-tool cache); `keep` whether they may be
-        kept (None: as --keep says)."""
+        kept (None: as --keep says). Go's build cache is shared besides (toolcache.GoCache)."""
         out: list[Attempt] = []
+        go = self.go_cache.shared(plan, image.ref)
+        plan, mounts = go.apply(plan), (*go.mounts, *mounts)
         next_step = until if callable(until) else _exactly(until)
         with self.entered(plan, label_steps) as world:
             start = time.monotonic()

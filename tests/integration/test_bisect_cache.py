@@ -3,7 +3,7 @@
 Go's test cache keys a result on the environment variables the test reads through os.Getenv;
 the time package reads TZ past it, so a cached `ok` of the good end (TZ=UTC) would answer every
 later trial in that image whatever its TZ. Every fact here is a run-time one: all trials share one
-image and its GOCACHE volume, filled by the good end. The search only finds env:TZ if each
+image and one GOCACHE volume (the replayer's, filled from the image's compiled packages). The search only finds env:TZ if each
 trial really runs its test (GOFLAGS=-count=1): no trial's outcome depends on the one before it.
 
 pytest's bytecode is shared (PYTHONPYCACHEPREFIX), its lastfailed state is not: the capsule's
@@ -55,7 +55,8 @@ def test_a_go_trial_never_reuses_the_test_result_of_the_trial_before(
     searched = [t for t in result["trials"] if t["role"] == "search"]
     assert any("env:TZ" in t["keys"] and t["verdict"] == "reproduced" for t in searched), searched
     notes = " ".join(result["notes"])
-    assert "Go's build cache (GOCACHE=/opt/replay/toolcache/go-build; test results never reused" in notes, notes
+    assert "every attempt shared Go's build cache (GOCACHE=/opt/replay/toolcache/go-build; test results never " \
+           "reused: GOFLAGS=-count=1), one per toolchain" in notes, notes
     assert "jest" not in notes
 
 
@@ -111,6 +112,12 @@ def test_a_pytest_trial_never_runs_only_what_the_trial_before_it_failed(engine: 
                                              labels={"replay": replayer.label}).decode()
         assert "/work/repo/test_suite.cpython-311-pytest-8.3.4.pyc" in found, found
         assert "lastfailed" not in found and ".pytest_cache" not in found, found
+        # the image itself holds the bytecode of its source and installed packages (compileall at build time)
+        compiled = engine.client.containers.run(image.ref, ["sh", "-c", "ls /work/repo/__pycache__; ls "
+                                                "/opt/venv/lib/python3.11/site-packages/_pytest/__pycache__ | head -3"],
+                                                remove=True, network_mode="none",
+                                                labels={"replay": replayer.label}).decode()
+        assert "test_suite.cpython-311.pyc" in compiled and ".cpython-311.pyc" in compiled.split("\n", 1)[1], compiled
         assert trials.close() == [
             "trials after the ends shared one test-tool cache per image: Python's bytecode "
             "(PYTHONPYCACHEPREFIX=/opt/replay/toolcache/pycache; pytest's lastfailed state is not shared); filled by "

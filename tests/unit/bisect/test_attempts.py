@@ -96,7 +96,7 @@ def test_only_an_ends_first_attempt_fills_the_cache() -> None:
 
 
 def test_ends_sharing_an_image_fill_its_cache_once() -> None:
-    from runner.bisect.toolcache import NONE, ToolCache
+    from runner.replay.toolcache import NONE, ToolCache
 
     cache, p = ToolCache(), fake_plan()
     first = cache.mounts("img:a", "good", p)
