@@ -111,7 +111,8 @@ def topics_text() -> str:
 PAGES = {"run": "run.md", "inspect": "inspect.md", "diff": "diff.md", "verify": "verify.md",
          "signature": "signature.md", "render": "render.md", "shell": "shell.md", "bisect": "bisect.md",
          "doctor": "doctor.md", "gc": "gc.md", "farm": "farm.md", "worker": "worker.md", "capture": "capture.md",
-         "mcp": "mcp.md", "help": "help.md", "version": "help.md", "completion": "help.md", "ci": "runner-image.md"}
+         "mcp": "mcp.md", "help": "help.md", "version": "help.md", "completion": "help.md", "ci": "runner-image.md",
+         "pin": "pin.md"}
 
 
 def page_of(cmd: Command) -> str:

@@ -48,8 +48,11 @@ def seeded(capsule: Capsule, plan: Plan, apply: bool = True) -> Plan:
     """The plan with the recorded seeds and the capsule's pin applied (`apply`: not --no-seeds), and
     a fidelity row for each."""
     given = seeds.given_seeds(capsule.command.argv)
+    pin = capsule.pin.settings if capsule.pin is not None else FrozenMap[str, str]()
     rows: list[Fidelity] = []
     for kind, value in recorded_seeds(capsule).items():
+        if kind in pin and apply:
+            continue  # the pin's row says what it is set to
         if kind in given or kind == "PYTHONHASHSEED" and apply:
             rows.append(Fidelity("seed", f"{kind} {value}", value, "exact", f"applied, recorded {value} (in the "
                                  f"recorded {'command' if kind in given else 'environment'})"))
@@ -63,8 +66,8 @@ def seeded(capsule: Capsule, plan: Plan, apply: bool = True) -> Plan:
     if seeds.asks_to_reproduce(recorded_text(capsule)):
         rows.append(Fidelity("seed", "@reproduce_failure(...)", "not used", "not applied",
                              "Hypothesis's blob is a decorator in the source; the seed, where printed, is applied"))
-    if capsule.pin is not None and capsule.pin.settings:
-        plan, pin_rows = pinned(plan, capsule.pin.settings, capsule.provenance.path, apply)
+    if pin:
+        plan, pin_rows = pinned(plan, pin, capsule.provenance.path, apply)
         rows += pin_rows
     return dataclasses.replace(plan, fidelity=(*plan.fidelity, *rows)) if rows else plan
 

@@ -1,7 +1,6 @@
 """`replay bisect BAD --good GOOD`: which environment facts make BAD fail (the text view: report/bisect.py)."""
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
@@ -11,24 +10,17 @@ from ..bisect import (BisectResult, BisectSettings, CommitsResult, Registry, Swe
 from ..bisect.env import fill_only_of
 from ..config import settings as load_settings
 from ..errors import Exit, UsageError
-from ..build.plan import Source
+from ..build.plan import PlanOptions, Source
 from ..build.sources.providers import fetch, pypi
 from ..report.bisect import show
-from ..build.plan import PlanOptions
 from ..codec import encode
 from ..replay import Progress, Replayer, ReplayOptions
 from ..replay.keep import Kept
+from ..pinning.pinrun import cores
 from . import console
 from ..commands.spec import Args
 from ..replay.inputs import check_repo, parse_env, use_mirrors, write_text
 from ..replay.inputs import trust as make_trust
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def _history(src: Source, good: str) -> list[tuple[str, str]]:
@@ -86,7 +78,7 @@ def bisect(a: Args) -> int:
                                       secret_env=plan_opts.env_overrides, trust=trust), progress)
     start = time.monotonic()
     try:
-        settings = BisectSettings(a.attempts, a.jobs or _cores(), not a.no_cache_reuse, a.confidence, a.max_runs,
+        settings = BisectSettings(a.attempts, a.jobs or cores(), not a.no_cache_reuse, a.confidence, a.max_runs,
                                   a.budget, keep=a.keep)
         result = _bisect(replayer, a.bad, Path(a.good), settings, progress, a.commits, a.sweep)
     finally:

@@ -257,10 +257,18 @@ def capture() -> dict[str, Any]:
     return document("capture", "replay capture --json result (the envelope's exit_code is the command's own)", body)
 
 
+def pin() -> dict[str, Any]:
+    from ..pinning.pinsearch import PinResult
+
+    d = Derive()
+    return document("pin", "replay pin --json result", d.root(PinResult), d.defs)
+
+
 # Each result schema, by the name its command's declaration gives (runner/commands/catalog.py).
 RESULTS = {"run": run, "inspect": inspect, "diff": diff, "verify": verify, "signature": signature, "render": render,
            "bisect": bisect, "farm-run": lambda: farm_run()[0], "farm-report": farm_report,
-           "farm-history": farm_history, "doctor": doctor, "gc": gc, "capture": capture}
+           "farm-history": farm_history, "doctor": doctor, "gc": gc, "capture": capture,
+           "pin": pin}
 
 
 def all_documents() -> dict[str, dict[str, Any]]:
