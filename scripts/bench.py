@@ -163,7 +163,7 @@ def native_run(src: Path, argv: list[str]) -> float:
 
 
 ISSUE_BENCHES = ("bench_farm", "bench_reports", "bench_workers", "bench_fidelity", "bench_farm_scale", "bench_go_bisect",
-                 "bench_outcome", "bench_noise", "bench_noise_bisect", "bench_watch")
+                 "bench_outcome", "bench_noise", "bench_noise_bisect", "bench_watch", "bench_pin")
 
 
 def bisect_bench(tmp: Path, env: dict[str, str], warm_s: float) -> None:

@@ -199,3 +199,5 @@ class PlanOptions:
     http: Capsule | None = None  # --http INSTANCE
     http_ignore: tuple[str, ...] = ()  # --http-ignore NAME...
     seeds: bool = True  # --no-seeds: neither the recorded seeds nor the capsule's pin applied (build/seeding.py)
+    # a pin for every capsule planned (bisect: the bad end's, on both ends and every trial); the capsule's own wins
+    pin_settings: FrozenMap[str, str] = field(default_factory=FrozenMap)

@@ -72,7 +72,7 @@ def make_plan(capsule: Capsule, settings: Settings, opts: PlanOptions = PlanOpti
         clock_start=clock, faketime=clock is not None, fidelity=tuple(rows), notes=tuple(notes),
         alternatives=pins.alternatives(capsule, node_pins),
     )
-    return validate_plan(seeded(capsule, plan, opts.seeds), capsule.provenance.path)
+    return validate_plan(seeded(capsule, plan, opts.seeds, opts.pin_settings), capsule.provenance.path)
 
 
 def _valid(c: Capsule, kind: Kind, value: str, what: str) -> str:

@@ -44,11 +44,11 @@ def recorded_seeds(capsule: Capsule) -> dict[str, str]:
     return found
 
 
-def seeded(capsule: Capsule, plan: Plan, apply: bool = True) -> Plan:
+def seeded(capsule: Capsule, plan: Plan, apply: bool = True, extra: Mapping[str, str] = FrozenMap()) -> Plan:
     """The plan with the recorded seeds and the capsule's pin applied (`apply`: not --no-seeds), and
-    a fidelity row for each."""
+    a fidelity row for each; `extra`: a pin given for every capsule (bisect's), under the capsule's own."""
     given = seeds.given_seeds(capsule.command.argv)
-    pin = capsule.pin.settings if capsule.pin is not None else FrozenMap[str, str]()
+    pin = {**extra, **(capsule.pin.settings if capsule.pin is not None else {})}
     rows: list[Fidelity] = []
     for kind, value in recorded_seeds(capsule).items():
         if kind in pin and apply:

@@ -16,7 +16,7 @@ from ..report.bisect import show
 from ..codec import encode
 from ..replay import Progress, Replayer, ReplayOptions
 from ..replay.keep import Kept
-from ..pinning.pinrun import cores
+from ..pinning.pinrun import bisect_pin, cores
 from . import console
 from ..commands.spec import Args
 from ..replay.inputs import check_repo, parse_env, use_mirrors, write_text
@@ -73,7 +73,7 @@ def bisect(a: Args) -> int:
     check_repo(a.repo)
     supplied = parse_env(a.env)  # a variable recorded by name only is filled in where it was set
     plan_opts = PlanOptions(repo=a.repo, env_overrides=supplied, salt=a.salt, http_ignore=tuple(a.http_ignore),
-                            fill_only=fill_only_of((Path(a.bad), Path(a.good)), trust, supplied))
+                            fill_only=fill_only_of((Path(a.bad), Path(a.good)), trust, supplied), pin_settings=bisect_pin(a.values, trust, progress))
     replayer = Replayer(ReplayOptions(timeout=a.timeout, verbose=a.verbose, plan=plan_opts,
                                       secret_env=plan_opts.env_overrides, trust=trust), progress)
     start = time.monotonic()

@@ -142,6 +142,9 @@ BISECT = Command(
            "pin:python:six...) instead.", ("--sweep",), metavar="FACT"),
      Param("no_cache_reuse", "flag", "Run every trial with a cold test-tool cache: jest's, Go's build cache or "
            "Python's bytecode, none shared between trials.", ("--no-cache-reuse",), False),
+     Param("pin", "flag", "Pin BAD's failure first (replay pin), then bisect under the pin: a flaky failure at "
+           "the deterministic cost. A capsule written by replay pin -o is bisected under its pin anyway.",
+           ("--pin",), False),
      c.KEEP, c.JUNIT, *c.TRUST),
     "bisect:bisect", ((0, "found at --confidence"), (1, "not found: baseline fails, not-reproduced, no culprit, "
                                                           "undecided (the likeliest answers, each one's probability)"),

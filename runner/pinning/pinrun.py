@@ -10,9 +10,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..build.plan import Plan
+from ..build.plan import Plan, PlanOptions
 from ..build.seeding import pinned
 from ..capsules.model import FrozenMap
+from ..capsules.opening import open_capsule
+from ..capsules.trust import Trust
 from ..errors import CapsuleError, UsageError
 from ..replay import Progress, Replayer, ReplayOptions
 from ..replay import inputs as o
@@ -46,6 +48,32 @@ def pin_command(v: Mapping[str, Any], err: Any = None, quiet: bool = False, outp
                            progress, n, output if output is not None else v.get("output"), not v["no_seeds"])
     finally:
         replayer.close()
+
+
+def bisect_pin(v: Mapping[str, Any], trust: Trust, progress: Progress) -> FrozenMap[str, str]:
+    """The pin `replay bisect` runs every trial under: BAD's own (`replay pin -o`), or with --pin the one
+    a search finds first (none found: the bisect runs unpinned, and says so)."""
+    if not v.get("pin"):
+        try:
+            own = open_capsule(v["bad"], trust).capsule.pin
+        except CapsuleError:  # the bisect opens it again and says what is wrong with it
+            return FrozenMap()
+        return own.settings if own is not None else FrozenMap()
+    capsule = open_capsule(v["bad"], trust).capsule
+    if capsule.pin is not None:
+        return capsule.pin.settings
+    plan = PlanOptions(repo=v["repo"], env_overrides=o.parse_env(v["env"]), salt=v["salt"],
+                       http_ignore=tuple(v["http_ignore"]), seeds=False)
+    replayer = Replayer(ReplayOptions(timeout=v["timeout"], plan=plan, secret_env=plan.env_overrides, trust=trust),
+                        progress)
+    try:
+        result = pin_capsule(v["bad"], replayer, Search(10, v["jobs"] or cores(), None, v["confidence"]), progress,
+                             cores())
+    finally:
+        replayer.close()
+    progress.say(f"bisecting under the pin {' '.join(f'{k}={x}' for k, x in result.settings.items())}"
+                 if result.pinned else "nothing pinned BAD's failure: bisecting it unpinned")
+    return result.settings
 
 
 def pin_capsule(given: Path | str, replayer: Replayer, how: Search, progress: Progress, cores: int,

@@ -17,60 +17,19 @@ from typing import Any
 
 import pytest
 
-from runner.build.plan import PlanOptions
 from runner.cli.main import main
-from runner.replay import Progress, Replayer, ReplayOptions
 from tests.envelope import envelope_of
-from tests.integration.helpers import ROOT, git_repo, repo_fact, replay, twin_capsule, write_json
+from tests.integration.helpers import replay
+from tests.integration.pinning import record_suites
 
 pytestmark = pytest.mark.integration
-
-CASES = ROOT / "tests" / "cases" / "pin"
-# test_bisect_cache's pytest (its layers are shared), Hypothesis and pytest-randomly, installed --no-deps
-PYTHON_PACKAGES = {"pytest": "8.3.4", "pluggy": "1.5.0", "iniconfig": "2.0.0", "packaging": "24.2",
-                   "hypothesis": "6.170.27", "sortedcontainers": "2.4.0", "pytest-randomly": "3.16.0"}
-GO = "1.22.10"  # test_toolchains' Go
-PYTEST = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-RECORD_TRIES = 12  # each run fails about every other time: 12 passes in a row would be 1 in 4,000
-
-
-def record(path: Path, data: dict[str, Any], repo: Path) -> Path:
-    """The capsule's failure fields from a real failing run of its command (seeds drawn anew)."""
-    write_json(path, data)
-    replayer = Replayer(ReplayOptions(plan=PlanOptions(repo=str(repo), seeds=False)), Progress())
-    try:
-        _, plan = replayer.load(path)
-        image = replayer.image(plan)
-        for _ in range(RECORD_TRIES):
-            att = replayer.attempt(plan, image)
-            if att.exit_code == 1:
-                data["command"]["failure"] = {"signature": att.signature, "keyLines": list(att.key_lines),
-                                              "outputTail": att.output_tail}
-                return write_json(path, data)
-    finally:
-        replayer.close()
-    raise AssertionError(f"{path.name}: no run of {RECORD_TRIES} failed")
 
 
 @pytest.fixture(scope="module")
 def suites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
-    """Each case's capsule, recorded once for the module: python (two suites, one image) and go."""
+    """Each case's capsule, recorded once for the module (tests/integration/pinning.py)."""
     root = tmp_path_factory.mktemp("pin")
-    caps: dict[str, Path] = {}
-    py_repo = root / "py"
-    commit = git_repo(py_repo, {p.name: p.read_text() for p in (CASES / "python").iterdir()})
-    for name, argv in (("hypothesis", [*PYTEST, "-p", "no:randomly", "health_suite.py"]),
-                       ("randomly", [*PYTEST, "order_suite.py"])):
-        data = twin_capsule(argv, "", 1, python="3.11.2", resolved_python=PYTHON_PACKAGES,
-                            repo=repo_fact(str(py_repo), commit))
-        caps[name] = record(root / f"{name}.json", data, py_repo)
-    go_repo = root / "go"
-    commit = git_repo(go_repo, {p.name: p.read_text() for p in (CASES / "go").iterdir()})
-    data = twin_capsule(["go", "test", "-shuffle=on", "-run", "TestFill|TestEmpty", "."], "", 1,
-                        repo=repo_fact(str(go_repo), commit))
-    data["runtimes"] = {"go": GO}
-    caps["go-shuffle"] = record(root / "go-shuffle.json", data, go_repo)
-    yield caps
+    yield record_suites(root)
     shutil.rmtree(root, ignore_errors=True)
 
 
@@ -129,3 +88,26 @@ def test_pin_pins_each_suite_at_every_run_and_writes_the_pin(
     assert any(r["fact"].startswith("pin ") and r["status"] == "exact" for r in report["fidelity"]), report["fidelity"]
     assert main(["inspect", str(out)]) == 0
     assert "the recorded failure came back in 10 of 10 runs" in capsys.readouterr().out
+
+
+def test_a_race_that_needs_more_cpus_pins_through_gomaxprocs(engine: object, capsys: pytest.CaptureFixture[str],
+                                                             suites: dict[str, Path]) -> None:
+    """Recorded on 8 cores; here GOMAXPROCS is 2 and the limiter never overflows with two workers."""
+    repo = json.loads(suites["race"].read_text())["repo"]["remote"]
+    rc, result = pin_json(suites["race"], "--repo", repo)
+    assert (rc, result["pinned"]) == (0, True), result["tried"]
+    assert set(result["settings"]) == {"GOMAXPROCS"} and int(result["settings"]["GOMAXPROCS"]) > 2, result
+    assert result["command"].startswith(f"GOMAXPROCS={result['settings']['GOMAXPROCS']} go test"), result["command"]
+    recorded = [t for t in result["tried"] if t["axis"] == "as recorded"]
+    assert recorded and recorded[0]["rate"]["failed"] < recorded[0]["rate"]["runs"], recorded
+
+
+def test_a_failure_no_axis_moves_is_not_pinned_and_each_axis_has_its_rate(
+        engine: object, suites: dict[str, Path]) -> None:
+    repo = json.loads(suites["coin"].read_text())["repo"]["remote"]
+    rc, result = pin_json(suites["coin"], "--repo", repo)
+    assert (rc, result["pinned"], result["settings"]) == (1, False, {}), result["tried"]
+    axes = {a["axis"]: a for a in result["axes"]}
+    assert {"as recorded", "PYTHONHASHSEED", "cpus"} <= set(axes), axes
+    assert all(a["rate"]["runs"] >= 2 for a in axes.values())
+    assert sum(a["rate"]["failed"] for a in axes.values()) > 0  # it did fail, just not every time
