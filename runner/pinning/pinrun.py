@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..bisect.toolcache import ToolCache
 from ..build.plan import Plan, PlanOptions
 from ..build.seeding import pinned
 from ..capsules.model import FrozenMap
@@ -94,8 +95,15 @@ def pin_capsule(given: Path | str, replayer: Replayer, how: Search, progress: Pr
     cands = candidates(capsule, base, cores, seeds)
     progress.say(f"trying {len(cands)} settings on {len({c.axis for c in cands})} axes, {how.pin_runs} runs to pin")
 
+    # Go's package builds, Python's bytecode shared by every run (bisect's test-tool cache: build artefacts
+    # only, test results never reused); "both ends seen" unlocks it from the first run: no end to fill it here
+    cache = ToolCache()
+    cache.end_seen("good", "not-reproduced")
+    cache.end_seen("bad", "reproduced")
+
     def run(plan: Plan) -> bool:
-        return replayer.attempt(plan, image, expected).classification == "recorded"
+        shared = cache.mounts(image.ref, None, plan)[1]
+        return replayer.attempt(shared.apply(plan), image, expected, mounts=shared.mounts).classification == "recorded"
 
     tried, pin, over = search(capsule, base, cands, run, how, progress.say)
     runs = sum(t.rate.runs for t in tried)
