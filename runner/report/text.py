@@ -98,9 +98,12 @@ def _attempts(view: View, title: str, attempts: Sequence[Attempt]) -> None:
 def _fidelity(rows: Sequence[Fidelity], view: View, show_all: bool) -> None:
     name_only = [f for f in rows if f.recorded == NAME_ONLY and f.fact.startswith("env ")]
     exact = [f for f in rows if f.status == "exact"]
-    listed = list(rows) if show_all else [f for f in rows if f.status != "exact" and f not in name_only]
+    # a seed or a pin applied is shown too: the run no longer draws what the recorded run drew
+    applied = [f for f in rows if f.fact == "seed" or f.fact.startswith("pin ")]
+    listed = list(rows) if show_all else [f for f in rows if (f.status != "exact" or f in applied) and f not in name_only]
     if listed:
-        view.table("fidelity" + ("" if show_all else ": what was not replayed exactly"),
+        view.table("fidelity" + ("" if show_all else ": what was not replayed exactly"
+                                 + (", and the seeds and pin applied" if applied else "")),
                    ("fact", "recorded", "replayed", "status", "why"),
                    [(f.fact, f.recorded, f.replayed, f.status, f.why) for f in listed], free=4)
     if not show_all:
