@@ -3,9 +3,11 @@ scripts/bench_pin.py): a Hypothesis health check, a pytest-randomly and a `go te
 dependency, a limiter race that needs more than two Ps, and a coin flip no setting moves."""
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
+from runner.bisect.toolcache import ToolCache
 from runner.build.plan import PlanOptions
 from runner.build.seeding import with_setting
 from runner.replay import Progress, Replayer, ReplayOptions
@@ -16,6 +18,7 @@ CASES = ROOT / "tests" / "cases" / "pin"
 PYTHON_PACKAGES = {"pytest": "8.3.4", "pluggy": "1.5.0", "iniconfig": "2.0.0", "packaging": "24.2",
                    "hypothesis": "6.170.27", "sortedcontainers": "2.4.0", "pytest-randomly": "3.16.0"}
 GO = "1.22.10"  # test_toolchains' Go
+NODE, NPM = "22.23.3", "10.9.9"  # the other node tests': their base layers are shared
 PYTEST = ["python3", "-m", "pytest", "-p", "no:cacheprovider"]  # not -q: pytest-randomly's seed is in the header
 RECORD_TRIES = 12  # each run fails about every other time: 12 passes in a row would be 1 in 4,000
 
@@ -30,8 +33,12 @@ def record(path: Path, data: dict[str, Any], repo: Path, **setting: str) -> Path
         for name, value in setting.items():
             plan, _ = with_setting(plan, name, value)
         image = replayer.image(plan)
+        cache = ToolCache()  # Go's package builds shared by the tries (build artefacts only: see toolcache.py)
+        cache.end_seen("good", "not-reproduced")
+        cache.end_seen("bad", "reproduced")
+        shared = cache.mounts(image.ref, None, plan)[1]
         for _ in range(RECORD_TRIES):
-            att = replayer.attempt(plan, image)
+            att = replayer.attempt(shared.apply(plan), image, mounts=shared.mounts)
             if att.exit_code == 1:
                 data["command"]["failure"] = {"signature": att.signature, "keyLines": list(att.key_lines),
                                               "outputTail": att.output_tail}
@@ -64,3 +71,15 @@ def record_suites(root: Path) -> dict[str, Path]:
                         repo=repo_fact(str(py_repo), py_commit))
     caps["coin"] = record(root / "coin.json", data, py_repo)
     return caps
+
+
+def record_jest(root: Path) -> Path:
+    """jest 29.7.0 (installed from its lockfile) shuffling one file's tests with --randomize."""
+    repo = root / "jest"
+    commit = git_repo(repo, {p.name: p.read_text() for p in (CASES / "jest").iterdir()})
+    data = twin_capsule(["npx", "jest", "--randomize"], "", 1, repo=repo_fact(str(repo), commit))
+    data["runtimes"], data["tools"] = {"node": NODE}, {"npm": NPM}
+    data["packageManagers"] = [{"name": "npm", "ecosystem": "node", "version": NPM, "declared": None,
+                                "lockfile": "package-lock.json",
+                                "lockfileSha256": hashlib.sha256((repo / "package-lock.json").read_bytes()).hexdigest()}]
+    return record(root / "jest.json", data, repo)

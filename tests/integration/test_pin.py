@@ -20,7 +20,7 @@ import pytest
 from runner.cli.main import main
 from tests.envelope import envelope_of
 from tests.integration.helpers import replay
-from tests.integration.pinning import record_suites
+from tests.integration.pinning import record_jest, record_suites
 
 pytestmark = pytest.mark.integration
 
@@ -46,7 +46,7 @@ def seed_row(report: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-SEEDS = {"hypothesis": "@seed(", "randomly": "--randomly-seed=", "go-shuffle": "-test.shuffle "}
+SEEDS = {"hypothesis": "@seed(", "randomly": "--randomly-seed=", "go-shuffle": "-test.shuffle ", "jest": "Seed:"}
 
 
 @pytest.mark.parametrize("case", ["hypothesis", "randomly", "go-shuffle"])
@@ -111,3 +111,23 @@ def test_a_failure_no_axis_moves_is_not_pinned_and_each_axis_has_its_rate(
     assert {"as recorded", "PYTHONHASHSEED", "cpus"} <= set(axes), axes
     assert all(a["rate"]["runs"] >= 2 for a in axes.values())
     assert sum(a["rate"]["failed"] for a in axes.values()) > 0  # it did fail, just not every time
+
+
+@pytest.fixture(scope="module")
+def jest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    root = tmp_path_factory.mktemp("pin-jest")
+    yield record_jest(root)
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def test_jests_recorded_seed_is_applied_and_pin_pins_it(engine: object, capsys: pytest.CaptureFixture[str],
+                                                        jest: Path) -> None:
+    tail = json.loads(jest.read_text())["command"]["failure"]["outputTail"]
+    assert SEEDS["jest"] in tail, tail
+    rc, report = replay(capsys, jest, "-n", "5")
+    assert (rc, report["verdict"]) == (0, "reproduced"), [a["output_tail"][-300:] for a in report["attempts"]]
+    assert seed_row(report)["replayed"].startswith("--seed="), seed_row(report)
+    repo = json.loads(jest.read_text())["repo"]["remote"]
+    rc, result = pin_json(jest, "--repo", repo)
+    assert (rc, result["pinned"], list(result["settings"])) == (0, True, ["jest"]), result["tried"]
+    assert result["command"].startswith("npx jest --randomize --seed="), result["command"]

@@ -12,6 +12,7 @@ from runner.build.plan import EnvSetting, Plan, PlanOptions
 from runner.build.planner import make_plan
 from runner.build.images import image_key
 from runner.capsules import read_capsule
+from runner.capsules.model import FrozenMap
 from runner.errors import CapsuleError
 from tests.support.planning import SETTINGS
 
@@ -111,3 +112,14 @@ def test_a_clock_offset_moves_the_recorded_clock(tmp_path: Path) -> None:
     pin = {"settings": {"clock": "-3600"}, "failed": 10, "runs": 10}
     plan = planned(tmp_path, ["node", "t.js"], pin=pin, **values)
     assert plan.clock_start is None or plan.clock_start.startswith("2026-09-27T19:25:46")
+
+
+def test_a_pin_given_for_every_capsule_reaches_one_without_its_own(tmp_path: Path) -> None:
+    """bisect: BAD's pin on GOOD's plans too (PlanOptions.pin_settings); a capsule's own pin wins."""
+    path = tmp_path / "good.json"
+    planned(tmp_path, ["go", "test", "."])  # writes capsule.json
+    (tmp_path / "capsule.json").rename(path)
+    plan = make_plan(read_capsule(path), SETTINGS, PlanOptions(pin_settings=FrozenMap({"GOMAXPROCS": "8"})))
+    assert plan.env["GOMAXPROCS"] == EnvSetting("set", "8")
+    own = planned(tmp_path, ["go", "test", "."], pin={"settings": {"GOMAXPROCS": "4"}, "failed": 10, "runs": 10})
+    assert own.env["GOMAXPROCS"].value == "4"
