@@ -90,3 +90,10 @@ def test_the_budget_ends_the_search(tmp_path: Path) -> None:
     tried, pin, over = search(capsule, plan, candidates(capsule, plan, 2), flaky(1.0, {}), Search(10, 1, 0.0, 0.95),
                               lambda _: None)
     assert over and pin is None and all(t.cut_short for t in tried)
+
+
+def test_a_script_beside_pytest_gets_no_pytest_axes(tmp_path: Path) -> None:
+    capsule, plan = capsule_of(tmp_path, ["python3", "coin_flip.py"], "tails\n",
+                               resolved={"python": {"pytest": "8.3.4", "hypothesis": "6.170.27"}})
+    assert exposed(capsule).frameworks == frozenset() and exposed(capsule).python
+    assert {c.axis for c in candidates(capsule, plan, 2)} == {"as recorded", "PYTHONHASHSEED", "cpus"}
