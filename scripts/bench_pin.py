@@ -8,8 +8,9 @@
                  bisects: right 20 of 20, and runs within 10 % of a deterministic failure's on the
                  same histories (and the unpinned 0.5 bisect's runs beside them)
   pin cost       real containers: `replay pin` on each suite of tests/cases/pin/ (a Hypothesis
-                 health check, a pytest-randomly and a `go test -shuffle` order dependency, a race
-                 that needs more Ps, a coin flip no setting moves): pinned or not, runs, wall time
+                 health check, a pytest-randomly, a `go test -shuffle` and a jest --randomize order
+                 dependency, a race that needs more Ps, a coin flip no setting moves): pinned or not,
+                 runs, wall time
 
 Runs on its own too: `.venv/bin/python scripts/bench_pin.py [--bisects N] [--real]`.
 """
@@ -93,9 +94,9 @@ def real_rows(tmp: Path, row: Row) -> None:
     import json
 
     from runner.cli.main import main
-    from tests.integration.pinning import record_suites
+    from tests.integration.pinning import record_jest, record_suites
 
-    caps = record_suites(tmp)
+    caps = {**record_suites(tmp), "jest": record_jest(tmp)}
     for name, path in caps.items():
         repo = json.loads(path.read_text())["repo"]["remote"]
         start = time.monotonic()
