@@ -26,4 +26,4 @@ def show_pin(result: PinResult, out: Console) -> None:
     for axis in result.axes:
         say(f"  {axis.axis:<15} {axis.settings} setting(s)  failed {axis.rate.failed} of {axis.rate.runs}  "
             f"{axis.rate.span()}")
-    say(f"{result.runs} runs in {format_duration(result.wall_s)}")
+    say(f"{result.runs} runs in {format_duration(round(result.wall_s))}")
