@@ -155,7 +155,8 @@ def asks_to_reproduce(text: str) -> bool:
 # variables and limits of the run, each one's bounds. A value reaches an argv word, a variable or a
 # container limit: never a shell, a Dockerfile or the image.
 PIN_SETTINGS = (*KINDS, "GOMAXPROCS", "cpus", "clock")
-_BOUNDS = {"GOMAXPROCS": (1, 1024), "cpus": (1, 256), "clock": (-10 * 366 * 86400, 10 * 366 * 86400)}
+_BOUNDS = {"GOMAXPROCS": (1, 1024), "cpus": (1, 256), "clock": (-10 * 366 * 86400, 10 * 366 * 86400),
+           "jest": (-(2**31), 2**31 - 1)}  # jest draws its seed from -0x80000000 to 0x7fffffff
 
 
 def setting_problem(name: str, value: str) -> str | None:

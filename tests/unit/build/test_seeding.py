@@ -123,3 +123,11 @@ def test_a_pin_given_for_every_capsule_reaches_one_without_its_own(tmp_path: Pat
     assert plan.env["GOMAXPROCS"] == EnvSetting("set", "8")
     own = planned(tmp_path, ["go", "test", "."], pin={"settings": {"GOMAXPROCS": "4"}, "failed": 10, "runs": 10})
     assert own.env["GOMAXPROCS"].value == "4"
+
+
+def test_a_pin_of_a_negative_jest_seed_is_taken() -> None:
+    from runner.verdict.seeds import setting_problem
+
+    assert setting_problem("jest", "-1911746471") is None
+    assert setting_problem("jest", str(2**31)) is not None
+    assert setting_problem("GOMAXPROCS", "-2") is not None
