@@ -108,10 +108,15 @@ def test_a_pin_sets_its_settings_and_a_bad_one_is_refused(tmp_path: Path) -> Non
 
 
 def test_a_clock_offset_moves_the_recorded_clock(tmp_path: Path) -> None:
-    values = {"values": [{"seq": 0, "kind": "clock", "value": "2026-09-27T20:25:46Z"}]}
-    pin = {"settings": {"clock": "-3600"}, "failed": 10, "runs": 10}
-    plan = planned(tmp_path, ["node", "t.js"], pin=pin, **values)
-    assert plan.clock_start is None or plan.clock_start.startswith("2026-09-27T19:25:46")
+    import dataclasses
+
+    from runner.build.seeding import with_setting
+
+    plan = planned(tmp_path, ["node", "t.js"])
+    assert with_setting(plan, "clock", "-3600") == (plan, None)  # no clock recorded: nothing to move
+    clocked = dataclasses.replace(plan, clock_start="2026-09-27T20:25:46Z")
+    moved, how = with_setting(clocked, "clock", "-3600")
+    assert (moved.clock_start, how) == ("2026-09-27T19:25:46Z", "clock -3600s")
 
 
 def test_a_pin_given_for_every_capsule_reaches_one_without_its_own(tmp_path: Path) -> None:
