@@ -164,7 +164,8 @@ def native_run(src: Path, argv: list[str]) -> float:
 
 ISSUE_BENCHES = ("bench_farm", "bench_reports", "bench_workers", "bench_fidelity", "bench_farm_scale", "bench_go_bisect",
                  "bench_outcome", "bench_noise", "bench_noise_bisect", "bench_watch", "bench_farm_noise",
-                 "bench_debugger", "bench_secrets", "bench_go_warm")
+                 "bench_debugger", "bench_secrets", "bench_go_warm",
+                 "bench_pin")
 
 
 def bisect_bench(tmp: Path, env: dict[str, str], warm_s: float) -> None:

@@ -176,6 +176,7 @@ class Plan:
     fidelity: tuple[Fidelity, ...] = field(default=(), metadata=RUN_TIME)
     notes: tuple[str, ...] = field(default=(), metadata=RUN_TIME)
     alternatives: tuple[Alternative, ...] = field(default=(), metadata=RUN_TIME)  # each its own plan: not this image
+    cpus: int | None = field(default=None, metadata=RUN_TIME)  # a pin's CPU limit (build/seeding.py); None: the replay's
 
     def runtime(self, name: str) -> Runtime | None:
         return next((r for r in self.runtimes if r.name == name), None)
@@ -209,3 +210,6 @@ class PlanOptions:
     source_dir: str | None = None  # --source DIR
     http: Capsule | None = None  # --http INSTANCE
     http_ignore: tuple[str, ...] = ()  # --http-ignore NAME...
+    seeds: bool = True  # --no-seeds: neither the recorded seeds nor the capsule's pin applied (build/seeding.py)
+    # a pin for every capsule planned (bisect: the bad end's, on both ends and every trial); the capsule's own wins
+    pin_settings: FrozenMap[str, str] = field(default_factory=FrozenMap)

@@ -25,6 +25,7 @@ from .sources.providers import BUNDLED_TOOLS, COMMAND_RUNTIME, ECOSYSTEM_RUNTIME
 from .sources.providers import node as node_provider
 from .sources.providers.versions import is_line
 from . import pins
+from .seeding import seeded
 from .httprules import http_ignore, http_rows
 from .gowarm import go_warm, warm_rows
 from .toolplan import bundled_tool_rows, locks, node_tools, python_tools
@@ -77,7 +78,7 @@ def make_plan(capsule: Capsule, settings: Settings, opts: PlanOptions = PlanOpti
         clock_start=clock, faketime=clock is not None, fidelity=tuple(rows), notes=tuple(notes),
         alternatives=pins.alternatives(capsule, node_pins), go_warm=warm,
     )
-    return validate_plan(plan, capsule.provenance.path)
+    return validate_plan(seeded(capsule, plan, opts.seeds, opts.pin_settings), capsule.provenance.path)
 
 
 def _valid(c: Capsule, kind: Kind, value: str, what: str) -> str:

@@ -274,6 +274,16 @@ class PythonEnv:
 
 
 @dataclass(frozen=True)
+class Pin:
+    """The run-time settings under which the recorded failure came back every time (`replay pin`):
+    name -> value in verdict/seeds.py's vocabulary, and the runs that showed it."""
+
+    settings: FrozenMap[str, str]
+    failed: int
+    runs: int
+
+
+@dataclass(frozen=True)
 class Capsule:
     provenance: Provenance
     command: Command
@@ -294,6 +304,7 @@ class Capsule:
     python: PythonEnv | None = None
     wallclock_at_start: str | None = None
     working_directory: str | None = None  # as recorded (NovaFabric ~/..., CodeInstances host cwd)
+    pin: Pin | None = None  # twin's "pin" member, written by `replay pin -o`
 
     @property
     def failed(self) -> bool:

@@ -18,13 +18,14 @@ from .jsonload import (
 )
 from .model import (
     HOST_SPECIFIC_ENV,
-    Capsule, Command, EnvFact, Failure, Format, FrozenMap, Locale, PackageManager, Platform, Provenance, Redaction,
-    Repo, Resolved,
+    Capsule, Command, EnvFact, Failure, Format, FrozenMap, Locale, PackageManager, Pin, Platform, Provenance,
+    Redaction, Repo, Resolved,
 )
 from . import limits
 from .scope import Scope, pm_keys
 from .verification import VerifyResult
 from ..verdict import signature as sig
+from ..verdict.seeds import setting_problem
 
 FORMAT = Format.TWIN
 SCOPE = Scope(
@@ -113,7 +114,21 @@ def _capsule(path: Path, doc: dict[str, Any], s: Shape) -> Capsule:
         env=_env(s, s.entries(doc, "", "env", OBJECT)),
         locale=_locale(s, s.get(doc, "", "locale", OBJECT)),
         redaction=_redaction(s, s.get(doc, "", "redaction", OBJECT)),
+        pin=_pin(s, s.get(doc, "", "pin", OBJECT, optional=True)),
     )
+
+
+def _pin(s: Shape, pin: Any) -> Pin | None:
+    """replay's own member (`replay pin -o`): the settings that pinned the failure, each checked here."""
+    if pin is None:
+        return None
+    settings = s.entries(pin, "pin", "settings", STRING)
+    for name, value in settings.items():
+        problem = setting_problem(name, value)
+        if problem is not None:
+            s.error(member_path("pin.settings", name), problem)
+    failed, runs = s.get(pin, "pin", "failed", INTEGER), s.get(pin, "pin", "runs", INTEGER)
+    return Pin(FrozenMap(settings), int(failed or 0), int(runs or 0))
 
 
 def _command(s: Shape, cmd: Any) -> Command:

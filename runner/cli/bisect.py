@@ -13,6 +13,7 @@ from ..config import settings as load_settings
 from ..build.sources.providers import fetch, pypi
 from ..build.plan import PlanOptions
 from ..replay import Progress, Replayer, ReplayOptions
+from ..pinning.pinrun import bisect_pin
 from . import console
 from ..commands.catalog import BISECT
 from ..commands.replayed import Bisected
@@ -49,7 +50,8 @@ def bisect(a: BisectArgs) -> Bisected:
     supplied = parse_env(a.env)  # a variable recorded by name only is filled in where it was set
     good = Path(a.good) if a.good else None
     plan_opts = PlanOptions(repo=a.repo, env_overrides=supplied, salt=a.salt, http_ignore=tuple(a.http_ignore),
-                            fill_only=fill_only_of((Path(a.bad), *([good] if good else [])), trust, supplied))
+                            fill_only=fill_only_of((Path(a.bad), *([good] if good else [])), trust, supplied),
+                            pin_settings=bisect_pin(a.values, trust, progress))
     replayer = Replayer(ReplayOptions(timeout=a.timeout, verbose=a.verbose, plan=plan_opts,
                                       secret_env=plan_opts.env_overrides, trust=trust,
                                       share_tool_cache=not a.no_cache_reuse), progress)

@@ -45,6 +45,7 @@ class RunArgs(Arguments):
     source: Path | None
     all_runtimes: bool
     no_pin: bool
+    no_seeds: bool
     http_ignore: list[str]
     salt: str | None
     http: Path | None
@@ -114,6 +115,7 @@ class RenderArgs(Arguments):
     source: Path | None
     all_runtimes: bool
     no_pin: bool
+    no_seeds: bool
     http_ignore: list[str]
     builder: Literal["classic", "buildkit"]
     trust_key: list[Path]
@@ -136,6 +138,7 @@ class ShellArgs(Arguments):
     source: Path | None
     all_runtimes: bool
     no_pin: bool
+    no_seeds: bool
     http_ignore: list[str]
     http: Path | None
     trust_key: list[Path]
@@ -165,8 +168,36 @@ class BisectArgs(Arguments):
     resume: bool
     sweep: str | None
     no_cache_reuse: bool
+    pin: bool
     keep: bool
     junit: Path | None
+    trust_key: list[Path]
+    require_valid: bool
+    allow_unverified: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class PinArgs(Arguments):
+    """`replay pin`."""
+
+    capsule: str
+    pin_runs: int
+    budget: float | None
+    jobs: int | None
+    output: Path | None
+    confidence: float
+    timeout: float
+    memory: str
+    env: list[str]
+    repo: str | None
+    mirror: list[str]
+    ref: str | None
+    patch: str | None
+    source: Path | None
+    all_runtimes: bool
+    no_pin: bool
+    no_seeds: bool
+    http_ignore: list[str]
     trust_key: list[Path]
     require_valid: bool
     allow_unverified: bool

@@ -152,6 +152,9 @@ BISECT = Command(
            metavar="FACT"),
      Param("no_cache_reuse", "flag", "Share no test-tool cache between trials: jest's and Python's bytecode start "
            "cold, Go's build cache from what each image compiled ahead.", ("--no-cache-reuse",), False),
+     Param("pin", "flag", "Pin BAD's failure first (replay pin), then bisect under the pin: a flaky failure at "
+           "the deterministic cost. A capsule written by replay pin -o is bisected under its pin anyway.",
+           ("--pin",), False),
      c.KEEP, c.JUNIT, *c.TRUST),
     "bisect:bisect", ((0, "found at --confidence"), (1, "not found: baseline fails, not-reproduced, no culprit, "
                                                           "undecided (the likeliest answers, each one's probability)"),
@@ -164,6 +167,31 @@ BISECT = Command(
               "replay bisect failing.json --commits --fixed-at 4f2a1c9 --repo ../app.git",
               "replay bisect failing.json --good passing.json --sweep runtime:node"),
     result="replayed:Bisected")
+
+PIN = Command(
+    "pin", "Find the setting (a seed, the test order, PYTHONHASHSEED, GOMAXPROCS, the CPU count, the clock) under "
+           "which CAPSULE's recorded failure comes back in every run.",
+    (c.capsule(),
+     Param("pin_runs", "count", "Runs a setting must fail, every one, to pin the failure.", ("--pin-runs",), 10,
+           low=2, high=1000),
+     Param("budget", "duration", "The most wall time for the search (no limit by default).", ("--budget",),
+           metavar="DURATION", low=1),
+     Param("jobs", "count", "Settings tried at the same time.", ("--jobs", "-j"), low=1, high=64,
+           default_shown="the cores"),
+     Param("output", "path", "Write the capsule with its pin here (twin capsules): replay, bisect and fix checks "
+           "of it run pinned.", ("--output", "-o"), metavar="FILE"),
+     c.CONFIDENCE, c.timeout("per run"), c.MEMORY, *c.BUILD, *c.TRUST),
+    "pin:pin", ((0, "pinned"), (1, "not pinned: each axis tried, with its rate"), (2, "bad input"),
+                (3, "the environment failed")),
+    read_only=False, long=True, mcp="pin",
+    help="Each setting is tried alone over the recorded run's own (its recorded seeds applied), in fresh "
+         "containers of one image: a setting that lets a run pass is out; the first to fail --pin-runs runs of "
+         "--pin-runs is the pin. With --no-seeds the recorded seeds are not tried first.",
+    mcp_help="exit_code 0 when pinned (result.settings, result.command), 1 when not (result.axes: each axis's "
+             "rate). Slow: progress notifications; cancellable.",
+    examples=("replay pin capsule.json", "replay pin capsule.json -o pinned.json --pin-runs 20",
+              "replay pin capsule.json --budget 10m --json"),
+    result="replayed:Pinned")
 
 DOCTOR = Command(
     "doctor", "Check this machine: engine and versions, builder, base images, cache, registries, settings.",
@@ -344,7 +372,7 @@ COMPLETION = Command(
     examples=("replay completion bash > ~/.local/share/bash-completion/completions/replay",
               "replay completion zsh > ~/.zfunc/_replay"))
 
-COMMANDS: tuple[Command, ...] = (RUN, INSPECT, DIFF, VERIFY, SIGNATURE, RENDER, SHELL, BISECT, DOCTOR, GC, FARM_RUN,
+COMMANDS: tuple[Command, ...] = (RUN, INSPECT, DIFF, VERIFY, SIGNATURE, RENDER, SHELL, BISECT, PIN, DOCTOR, GC, FARM_RUN,
                                  FARM_REPORT, FARM_HISTORY, WORKER, MCP, CAPTURE, CI_FIND, CI_POST, CI_IMAGE,
                                  CI_SUMMARY, HELP, VERSION, COMPLETION)
 BY_NAME = MappingProxyType({cmd.name: cmd for cmd in COMMANDS})

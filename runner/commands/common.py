@@ -54,6 +54,9 @@ ALL_RUNTIMES = Param("all_runtimes", "flag", "Install every recorded runtime a s
                      False, panel=WHAT)
 NO_PIN = Param("no_pin", "flag", "Keep the lockfile's versions instead of the recorded installed ones.",
                ("--no-pin",), False, panel=WHAT)
+NO_SEEDS = Param("no_seeds", "flag", "Draw seeds anew: do not apply the seeds the recorded run names (Hypothesis, "
+                 "pytest-randomly, go test -shuffle, jest, PYTHONHASHSEED) nor the capsule's pin.", ("--no-seeds",),
+                 False, panel=NOISE)
 MEMORY = Param("memory", "size", f"Memory limit per attempt, like 512m or 4g (default {DEFAULT_MEMORY}).",
                ("--memory",), DEFAULT_MEMORY, metavar="SIZE", panel=WHAT)
 KEEP = Param("keep", "flag", "Keep the first attempt that ended as recorded (or, when none did, the last one) as a "
@@ -70,7 +73,7 @@ ALLOW_UNVERIFIED = Param("allow_unverified", "flag", "Replay a capsule that does
 TRUST = (TRUST_KEY, REQUIRE_VALID, ALLOW_UNVERIFIED)
 
 # What to build and against which source: the same on every command that plans a capsule.
-BUILD = (ENV, REPO, MIRROR, REF, PATCH, SOURCE, ALL_RUNTIMES, NO_PIN, HTTP_IGNORE)
+BUILD = (ENV, REPO, MIRROR, REF, PATCH, SOURCE, ALL_RUNTIMES, NO_PIN, NO_SEEDS, HTTP_IGNORE)
 
 # When a replay stops (runner/verdict/sampling.py): when decided, or when the budget ends.
 ATTEMPTS = Param("attempts", "count", "Exactly N runs (each side of a fix check). Default: stop when decided: 3 runs "

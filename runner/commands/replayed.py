@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ..bisect.fixes import FixResult
     from ..farm.attention import Attention
     from ..farm.model import CapsuleResult, Night
+    from ..pinning.pinsearch import PinResult
     from ..replay.keep import Kept
     from ..replay.report import ReplayReport
 
@@ -219,3 +220,26 @@ class History(Answer):
 
         return obj({"capsule_id": nullable(STR), "path": nullable(STR), "matched": STR,
                     "nights": array(d.of(CapsuleResult))})
+
+
+@dataclass(frozen=True)
+class Pinned(Answer):
+    result: PinResult
+
+    @property
+    def exit_code(self) -> int:
+        return self.result.exit_code
+
+    def data(self) -> Any:
+        return self.result.data()
+
+    def show(self, screen: Screen) -> None:
+        from ..report.pinned import show_pin
+
+        show_pin(self.result, screen.out)
+
+    @classmethod
+    def schema(cls, d: Derive) -> dict[str, Any]:
+        from ..pinning.pinsearch import PinResult
+
+        return d.root(PinResult)

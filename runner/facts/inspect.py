@@ -107,7 +107,10 @@ def _body(body: Body | None) -> str | None:
 def _command(c: Capsule) -> tuple[Row, ...]:
     cmd = c.command
     cwd = None if cmd.cwd is None else cmd.cwd + (" (host path)" if cmd.cwd_is_host_path else "")
-    return _rows((("argv", shlex.join(cmd.argv)), ("cwd", cwd), ("working directory", c.working_directory)))
+    pin = None if c.pin is None else (" ".join(f"{k}={v}" for k, v in c.pin.settings.items())
+                                      + f" (the recorded failure came back in {c.pin.failed} of {c.pin.runs} runs)")
+    return _rows((("argv", shlex.join(cmd.argv)), ("cwd", cwd), ("working directory", c.working_directory),
+                  ("pin", pin)))
 
 
 def _outcome(c: Capsule) -> tuple[Row, ...]:

@@ -81,7 +81,7 @@ def plan_options(v: Mapping[str, Any]) -> PlanOptions:
     return PlanOptions(env_overrides=parse_env(v.get("env") or []), salt=v.get("salt"),
                        all_runtimes=v.get("all_runtimes", False), pin=not v.get("no_pin", False), repo=v.get("repo"),
                        ref=v.get("ref"), patch=patch_text, source_dir=str(source) if source else None, http=instance,
-                       http_ignore=tuple(v.get("http_ignore") or ()))
+                       http_ignore=tuple(v.get("http_ignore") or ()), seeds=not v.get("no_seeds", False))
 
 
 def stopping(v: Mapping[str, Any]) -> dict[str, Any]:

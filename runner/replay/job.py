@@ -15,7 +15,7 @@ from ..verdict.testsets import CUT_TAIL_NOTE
 from ..build.plan import Plan
 from ..build.planner import make_plan
 from ..capsules.model import Capsule
-from .decide import Run, Until, fix_checked, replayed
+from .decide import Outcome, Run, Until, fix_checked, replayed
 from .report import Baseline, CapsuleRef, ImageInfo, ReplayReport, Step, verification_of
 from ..httpreplay.report import HttpReport
 from .image import BuiltImage
@@ -43,7 +43,7 @@ def replay_capsule(given: Path | str, options: ReplayOptions, progress: Progress
         expected = replayer.expected(capsule)
         run = _Series(replayer, plan, expected)
         before = _before(replayer, capsule, plan, expected)
-        tried = None
+        tried, unpinned = None, ""
         if before is None:
             outcome = replayed(expected, replayer.options.sampling, run)
             if replayer.options.alternatives and plan.alternatives:
@@ -53,6 +53,7 @@ def replay_capsule(given: Path | str, options: ReplayOptions, progress: Progress
         else:
             base_run, names = before
             outcome = fix_checked(expected, replayer.options.sampling, base_run, run, names)
+            outcome, unpinned = _unpinned(replayer, capsule, plan, expected, names, outcome)
         image, http, attempts = run.image, run.http, list(outcome.attempts)
         notes = list(plan.notes)
         if image.context and image.context.restored:
@@ -78,6 +79,8 @@ def replay_capsule(given: Path | str, options: ReplayOptions, progress: Progress
             notes.append(workdir_diff(replayer.options.workdir, commit).note(replayer.options.workdir, commit))
         if expected.tests_cut:
             notes.append(CUT_TAIL_NOTE)
+        if before is not None and unpinned:
+            notes.append(unpinned)
         if not verified.valid:
             notes.append("the capsule does not verify and was replayed anyway (--allow-unverified): "
                          "see the verification problems at the top")
@@ -152,6 +155,24 @@ def _changes(plan: Plan, options: ReplayOptions, baseline: Baseline | None) -> t
         return (Change(f"source --ref {options.plan.ref[:12]}", f"the run used {options.plan.ref[:12]} instead of the "
                        f"recorded commit; the outcome changed after it{before}"),)
     return ()
+
+
+def _unpinned(replayer: Replayer, capsule: Capsule, plan: Plan, expected: Expected, names: tuple[str, str],
+              outcome: Outcome) -> tuple[Outcome, str]:
+    """A fix judged FIXED under the recorded seeds or the capsule's pin (build/seeding.py) is checked
+    again with seeds drawn anew: a patch that only changes which inputs a seed draws is not a fix."""
+    opts = dataclasses.replace(replayer.options.plan, seeds=False)
+    free = make_plan(capsule, replayer.settings, opts)
+    if outcome.verdict != "fixed" or (free.env, free.argv, free.cpus, free.clock_start) == \
+            (plan.env, plan.argv, plan.cpus, plan.clock_start):
+        return outcome, ""
+    base = make_plan(capsule, replayer.settings, dataclasses.replace(opts, ref=None, patch=""))
+    again = fix_checked(expected, replayer.options.sampling, _Series(replayer, base, expected),
+                        _Series(replayer, free, expected), names)
+    if again.verdict == "fixed":
+        return outcome, "fixed under the recorded seeds / the pin, and confirmed with them drawn anew (--no-seeds)"
+    return again, (f"fixed under the recorded seeds / the pin only: with them drawn anew (--no-seeds) it is "
+                   f"{again.verdict}, which is the verdict")
 
 
 def rerun_words(capsule: str, options: ReplayOptions) -> list[str]:

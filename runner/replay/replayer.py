@@ -151,14 +151,16 @@ class Replayer:
                        network=world.network or ("bridge" if plan.network == "allow" else "none"),
                        labels=((LABEL, self.label), ("replay.capsule", plan.capsule_id),
                                *(keep_labels(plan) if keep else ())),
-                       timeout_s=self.options.timeout, containment=self.containment(),
+                       timeout_s=self.options.timeout, containment=self.containment(plan.cpus),
                        mounts=(*world.mounts, *workdir_mounts(self.options.workdir)), dns_opts=world.dns_opts, dns=world.dns, files=world.files,
                        keep=keep)
         return secrets_at_run_time(spec, [n for n, _ in self.options.secret_env]) if keep else spec
 
-    def containment(self) -> Containment:
-        """One policy for every container that runs the capsule's code (attempts and `replay shell`)."""
-        return Containment(memory=self.options.memory, pids_limit=self.options.pids_limit, cpus=self.options.cpus,
+    def containment(self, cpus: int | None = None) -> Containment:
+        """One policy for every container that runs the capsule's code (attempts and `replay shell`);
+        `cpus`: a pin's CPU limit (build/seeding.py) in place of the replay's."""
+        return Containment(memory=self.options.memory, pids_limit=self.options.pids_limit,
+                           cpus=cpus if cpus is not None else self.options.cpus,
                            cap_drop=("ALL",), cap_add=KEPT_CAPS)
 
     def world(self, plan: Plan) -> World:

@@ -130,9 +130,13 @@ def could_change_outcome(f: Fidelity) -> bool:
 def _fidelity(rows: Sequence[Fidelity], view: View, show_all: bool) -> None:
     name_only = [f for f in rows if f.recorded == NAME_ONLY and f.fact.startswith("env ")]
     exact = [f for f in rows if f.status == "exact"]
-    listed = list(rows) if show_all else [f for f in rows if could_change_outcome(f) and f not in name_only]
+    # a seed or a pin applied is shown too: the run no longer draws what the recorded run drew
+    applied = [f for f in rows if f.fact == "seed" or f.fact.startswith("pin ")]
+    listed = list(rows) if show_all else [f for f in rows if (could_change_outcome(f) or f in applied)
+                                          and f not in name_only]
     if listed:
-        view.table("fidelity" + ("" if show_all else ": what was not replayed exactly and could change the outcome"),
+        view.table("fidelity" + ("" if show_all else ": what was not replayed exactly and could change the outcome"
+                                 + (", and the seeds and pin applied" if applied else "")),
                    ("fact", "recorded", "replayed", "status", "why"),
                    [(f.fact, f.recorded, f.replayed, f.status, f.why) for f in listed], free=4)
     if show_all:

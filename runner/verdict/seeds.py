@@ -90,3 +90,82 @@ def unseeded_signature(key_lines: Sequence[str], exit_code: int | None, signal: 
     chosen by twin's rule first (a hint is no reason to pick another line), so this is equal
     to twin's own signature whenever no key line carries a seed or a hint."""
     return sig.signature(unseeded_lines(key_lines), exit_code, signal)
+
+
+# -- the seeds a recorded run names, to apply (build/seeding.py) -----------------------------------
+
+# A seed is applied as one argv word or in one variable: digits only (jest's may be negative), and
+# short enough for any framework's integer type (Hypothesis prints 128-bit ones).
+_DIGITS = re.compile(r"-?\d{1,40}", _A)
+SeedKind = str  # one of KINDS
+KINDS = ("hypothesis", "randomly", "go-shuffle", "jest", "PYTHONHASHSEED")
+
+# what each framework prints (in its output) or was given (in the argv), each one's seed in group 1
+# a seed ends its word (whitespace, an end of sentence, a closing quote): "12;rm" is not one
+_PRINTED: tuple[tuple[SeedKind, re.Pattern[str]], ...] = (
+    ("hypothesis", re.compile(r"@seed\((\d{1,40})\)", _A)),
+    ("hypothesis", re.compile(r"--hypothesis-seed[= ](\d{1,40})(?![^\s.,)'\"])", _A)),
+    ("randomly", re.compile(r"--randomly-seed[= ](\d{1,40})(?![^\s.,)'\"])", _A)),
+    ("go-shuffle", re.compile(r"-test\.shuffle[= ](\d{1,40})(?![^\s.,)'\"])", _A)),
+    ("jest", re.compile(r"^\s*Seed:\s+(-?\d{1,40})\s*$", _A | re.MULTILINE)),
+)
+_GIVEN: tuple[tuple[SeedKind, re.Pattern[str]], ...] = (
+    ("hypothesis", re.compile(r"--hypothesis-seed(?:=|$)(\d{1,40})?", _A)),
+    ("randomly", re.compile(r"--randomly-seed(?:=|$)(\d{1,40})?", _A)),
+    ("go-shuffle", re.compile(r"-{1,2}(?:test\.)?shuffle(?:=|$)(\d{1,40})?", _A)),
+    ("jest", re.compile(r"--seed(?:=|$)(-?\d{1,40})?", _A)),
+)
+REPRODUCE_FAILURE = re.compile(r"@reproduce_failure\([^()\n]{0,4000}\)", _A)
+
+
+def valid_seed(value: str) -> bool:
+    """A seed replay may pass on: digits only (a leading minus for jest's)."""
+    return _DIGITS.fullmatch(value) is not None
+
+
+def printed_seeds(text: str) -> dict[SeedKind, str]:
+    """The seed each framework printed in a run's output (its last, where it printed several)."""
+    found: dict[SeedKind, str] = {}
+    for kind, pattern in _PRINTED:
+        for m in pattern.finditer(text):
+            found[kind] = m.group(1)
+    return found
+
+
+def given_seeds(argv: Sequence[str]) -> dict[SeedKind, str]:
+    """The seed each framework was given on its command line (`--randomly-seed=N`, `-shuffle N`)."""
+    found: dict[SeedKind, str] = {}
+    for i, word in enumerate(argv):
+        for kind, pattern in _GIVEN:
+            m = pattern.fullmatch(word)
+            if m is None:
+                continue
+            value = m.group(1) or (argv[i + 1] if i + 1 < len(argv) and "=" not in word else "")
+            if valid_seed(value):
+                found[kind] = value
+    return found
+
+
+def asks_to_reproduce(text: str) -> bool:
+    """Hypothesis's `@reproduce_failure(...)`: a decorator in the source, which no run-time setting applies."""
+    return REPRODUCE_FAILURE.search(text) is not None
+
+
+# The settings a run can be pinned by (`replay pin`, a capsule's "pin" member): the seeds above, the
+# variables and limits of the run, each one's bounds. A value reaches an argv word, a variable or a
+# container limit: never a shell, a Dockerfile or the image.
+PIN_SETTINGS = (*KINDS, "GOMAXPROCS", "cpus", "clock")
+_BOUNDS = {"GOMAXPROCS": (1, 1024), "cpus": (1, 256), "clock": (-10 * 366 * 86400, 10 * 366 * 86400),
+           "jest": (-(2**31), 2**31 - 1)}  # jest draws its seed from -0x80000000 to 0x7fffffff
+
+
+def setting_problem(name: str, value: str) -> str | None:
+    """Why NAME=VALUE is not a setting replay applies (None: it is)."""
+    if name not in PIN_SETTINGS:
+        return f"unknown setting {name!r} (known: {', '.join(PIN_SETTINGS)})"
+    if not valid_seed(value) or (value.startswith("-") and name not in ("jest", "clock")):
+        return f"{name}: {value[:40]!r} is not an integer"
+    low, high = _BOUNDS.get(name, (0, 10**40))
+    if not low <= int(value) <= high:
+        return f"{name}: {value} is out of range ({low} to {high})"
+    return None

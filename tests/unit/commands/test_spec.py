@@ -16,7 +16,7 @@ def argv(tool: str, **arguments: Any) -> list[str]:
 
 def test_the_tools_are_the_declared_ones() -> None:
     assert [t.mcp for t in TOOLS] == ["replay", "inspect", "diff", "verify", "signature", "render", "bisect",
-                                      "doctor", "farm_report", "farm_history"]
+                                      "pin", "doctor", "farm_report", "farm_history"]
 
 
 def test_replay_takes_attempts_env_patch_ref_timeout() -> None:

@@ -17,7 +17,7 @@ from mcp.shared.exceptions import MCPError
 from tests.unit.mcp.session import TZ_CLOCK, capsule_texts, envelope_of, server_session
 
 CAPSULE = TZ_CLOCK / "capsule.json"
-TOOLS = ["replay", "inspect", "diff", "verify", "signature", "render", "bisect", "doctor", "farm_report", "farm_history"]
+TOOLS = ["replay", "inspect", "diff", "verify", "signature", "render", "bisect", "pin", "doctor", "farm_report", "farm_history"]
 
 
 def with_server(scenario: Callable[[ClientSession], Awaitable[None]]) -> None:

@@ -144,3 +144,33 @@ def test_the_engines_follower_ends_the_stream() -> None:
     got: list[bytes] = []
     _follow(Container(), got.append)
     assert got == [b"one\ntw", b"o\n", b""]
+
+
+@pytest.mark.usefixtures("offline_registry")
+def test_a_fix_found_under_the_pin_is_confirmed_with_seeds_drawn_anew(tmp_path: Path) -> None:
+    """Under its pin (GOMAXPROCS=8) the capsule's failure comes back every run and the patch makes
+    those runs pass: FIXED there. Without the pin the failure comes back every other run, patched
+    or not (the patch only changed what the pinned run draws): the unpinned check is the verdict."""
+    data = json.loads(TZ_CAPSULE.read_text())
+    data["pin"] = {"settings": {"GOMAXPROCS": "8"}, "failed": 10, "runs": 10}
+    capsule = tmp_path / "pinned.json"
+    capsule.write_text(json.dumps(data))
+    images: list[str] = []
+    runs = 0
+
+    def run(spec: RunSpec) -> RunResult:
+        nonlocal runs
+        if spec.argv[:2] == ("sh", "-c"):  # the image-facts probe
+            return RunResult(0, b"2.36\n---\n{}", b"2.36\n---\n{}", 0.1)
+        images.append(spec.image) if spec.image not in images else None
+        patched, pinned = spec.image != images[0], dict(spec.env).get("GOMAXPROCS") == "8"
+        runs += 1
+        fails = (not patched) if pinned else runs % 2 == 1
+        out = RECORDED_OUTPUT if fails else "all good\n"
+        return RunResult(1 if fails else 0, out.encode(), out.encode(), 0.5)
+
+    patch = "diff --git a/NOTES b/NOTES\nnew file mode 100644\n--- /dev/null\n+++ b/NOTES\n@@ -0,0 +1 @@\n+x\n"
+    report = replay_capsule(capsule, ReplayOptions(plan=PlanOptions(repo=str(BUNDLE), patch=patch)), Progress(),
+                            engine=FakeEngine(run=run, images=["replay-base/debian:bookworm"]))
+    assert report.verdict == "not-fixed", report.notes
+    assert any(n.startswith("fixed under the recorded seeds / the pin only: with them drawn anew") for n in report.notes)

@@ -120,3 +120,17 @@ def test_an_attempt_whose_output_differs_says_where_once() -> None:
     assert "attempt 1: key lines differ" in out
     assert "key lines here:" not in out  # reproduced: the one line says where, not both lists
     assert "output differs" not in text(report())
+
+
+def test_a_seed_applied_is_listed_though_it_is_exact() -> None:
+    import dataclasses
+
+    from runner.build.plan import Fidelity
+
+    seed = Fidelity("seed", "randomly 2294562427", "PYTEST_ADDOPTS=--randomly-seed=2294562427", "exact",
+                    "applied, recorded 2294562427")
+    r = report()
+    out = text(dataclasses.replace(r, fidelity=(*r.fidelity, seed)), width=160)
+    assert "what was not replayed exactly and could change the outcome, and the seeds and pin applied" in out
+    assert "applied, recorded 2294562427" in out
+    assert "6 of 69 facts replayed exactly" in out

@@ -1,0 +1,3 @@
+module example.com/pinned
+
+go 1.22
