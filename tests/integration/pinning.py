@@ -7,7 +7,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from runner.bisect.toolcache import ToolCache
+from runner.replay.toolcache import ToolCache
 from runner.build.plan import PlanOptions
 from runner.build.seeding import with_setting
 from runner.replay import Progress, Replayer, ReplayOptions
