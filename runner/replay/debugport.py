@@ -59,10 +59,10 @@ def debugger_listens(engine: Engine, container: str, port: int) -> bool:
 
 
 class DebugPort:
-    """127.0.0.1:port in this process; each client relayed through `connect()` once `ready()`."""
+    """127.0.0.1:port in this process; each client relayed through `connect()` once `ready()`.
+    Port 0: one the system chooses, read back into `port`."""
 
     def __init__(self, port: int, connect: Callable[[], Channel]) -> None:
-        self.port = port
         self._connect = connect
         self._ready = threading.Event()
         self._closed = threading.Event()
@@ -76,6 +76,7 @@ class DebugPort:
             self._server.close()
             raise UsageError(f"--debugger-port {port}: 127.0.0.1:{port} cannot be listened on ({exc.strerror}); "
                              "choose another with --debugger-port N") from exc
+        self.port: int = self._server.getsockname()[1]
         self._server.listen(16)
         thread(self._accept, name="debug-port")
 

@@ -49,6 +49,7 @@ def debug_capsule(given: Path | str, options: ReplayOptions, progress: Progress,
         name = f"replay-debuggee-{replayer.label}"
         # listening from now on (a port that is taken is said before the build); clients wait until ready
         listener = DebugPort(port, lambda: replayer.engine.channel(name, relay_argv(inside)))
+        port = listener.port  # the one the system chose, for --debugger-port 0
         image = replayer.image(plan)
         debugging = dbg.debugged(replayer.run_spec(plan, image).argv, inside)
         go = next((r.version for r in plan.runtimes if r.name == "go"), None)
