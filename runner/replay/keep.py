@@ -70,11 +70,13 @@ def secrets_at_run_time(spec: RunSpec, names: Sequence[str]) -> RunSpec:
 
 class Keeper:
     """Offered each attempt's stopped container in turn (from parallel trials too); keeps one.
-    `secrets`: the --env names, kept out of the sealed container; `ref`: its image's tag."""
+    `secrets`: the --env names, kept out of the sealed container; `ref`: its image's tag; `say`: the
+    one line when the kept one cannot be sealed safely."""
 
-    def __init__(self, engine: Callable[[], Engine], secrets: Sequence[str] = (), ref: str = "replay/kept:x") -> None:
+    def __init__(self, engine: Callable[[], Engine], secrets: Sequence[str] = (), ref: str = "replay/kept:x",
+                 say: Callable[[str], None] = lambda _: None) -> None:
         self._engine = engine
-        self._secrets, self._ref = tuple(secrets), ref
+        self._secrets, self._ref, self._say = tuple(secrets), ref, say
         self._lock = threading.Lock()
         self._container: str | None = None
         self._final = False  # one that ended as recorded: no later attempt replaces it
@@ -96,12 +98,29 @@ class Keeper:
         with self._lock:
             if self._container is not None and not self._sealed:
                 self._sealed = True
+                if self._secrets and self._holds_secrets(self._container):
+                    self._container = None  # not spared: the replay's cleanup removes it (a later `replay gc` if not)
+                    return None
                 try:
                     self._container = self._engine().seal(self._container, self._ref, {KEPT_LABEL: SEALED},
                                                           self._secrets)
                 except ReplayError:  # an engine gone: the attempt's own container is what stays (gc's)
                     pass
             return self._container
+
+    def _holds_secrets(self, container: str) -> bool:
+        """Whether SECRETS_FILE is still in the container (the wrapper never read it: killed first,
+        or its open failed). Then it is not kept: sealing commits it to an image, and so would
+        `replay shell --kept`; nothing was run in it worth entering."""
+        try:
+            self._engine().get_file(container, SECRETS_FILE)
+        except FileNotFoundError:
+            return False
+        except ReplayError:
+            pass  # cannot tell: as if it were there
+        self._say(f"--keep: the attempt's container {container[:SHORT]} still holds the --env values (its command "
+                  "never read them): not kept, removed with the replay's containers (or by `replay gc`)")
+        return True
 
     @property
     def kept(self) -> Kept | None:

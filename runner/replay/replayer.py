@@ -67,7 +67,7 @@ class Replayer:
         self._engine = EngineHolder(options.builder or self.settings.builder, engine)
         # --keep: the attempt whose container stays (sealed: no --env value in its config or logs)
         self.keeper = Keeper(lambda: self.engine, tuple(n for n, _ in options.secret_env),
-                             f"{self.settings.image_repo}:kept-{self.label}")
+                             f"{self.settings.image_repo}:kept-{self.label}", self.progress.say)
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
         # Go's build cache: one volume per toolchain on the machine, for every attempt (toolcache.py)

@@ -100,3 +100,33 @@ def test_a_seal_the_engine_cannot_make_leaves_the_attempts_own_container_kept() 
     report = _replay(engine)
     first = kept_id([n for n, s in enumerate(engine.runs, 1) if s.argv[:2] != ("sh", "-c")][0])
     assert report.kept is not None and report.kept.id == first and list(engine.containers) == [first]
+
+
+@pytest.mark.usefixtures("offline_registry")
+def test_a_container_still_holding_the_env_file_is_never_sealed_nor_kept() -> None:
+    """The wrapper never read /.replay-env (the attempt was killed first): sealing would commit the values
+    into an image, so the container is not kept, and one line says so."""
+    from runner.replay.keep import SECRETS_FILE
+
+    outcomes = iter([1, 1, 1])
+    engine: FakeEngine
+
+    def run(spec: RunSpec) -> RunResult:
+        if spec.argv[:2] == ("sh", "-c"):  # the image-facts probe
+            return RunResult(0, b"2.36\n---\n{}", b"2.36\n---\n{}", 0.1)
+        engine.put_files(kept_id(len(engine.runs)), "/", {SECRETS_FILE[1:]: b"API_TOKEN=s3cr3t-value\0"})
+        code = next(outcomes)
+        return RunResult(code, RECORDED_OUTPUT.encode(), RECORDED_OUTPUT.encode(), 0.5)
+    engine = FakeEngine(run=run, images=["replay-base/debian:bookworm"])
+    said: list[str] = []
+
+    class Said(Progress):
+        def say(self, text: str) -> None:
+            said.append(text)
+    opts = ReplayOptions(attempts=3, keep=True, plan=PlanOptions(repo=str(BUNDLE)),
+                         secret_env=(("API_TOKEN", "s3cr3t-value"),))
+    report = replay_capsule(TZ_CAPSULE, opts, Said(), engine=engine)
+    assert engine.sealed == [] and not any(ref.startswith("replay/img:kept-") for ref in engine.images)
+    assert report.kept is None and engine.containers == {} and engine.spared[-1] == ()
+    (line,) = [s for s in said if s.startswith("--keep:")]
+    assert "still holds the --env values" in line and "not kept" in line
