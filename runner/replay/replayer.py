@@ -146,7 +146,8 @@ class Replayer:
                  keep: bool | None = None) -> RunSpec:
         """keep: whether the attempt may be kept (None: --keep's answer, ReplayOptions.keep)."""
         keep = self.options.keep if keep is None else keep
-        env, argv = command_env(plan, self.engine.image_env(image.ref), (*world.env, *self.options.secret_env))
+        image_env = self.engine.image_env(image.ref)
+        env, argv = command_env(plan, image_env, (*world.env, *self.options.secret_env))
         spec = RunSpec(image=image.ref, argv=argv, env=env, workdir=workdir(plan),
                        network=world.network or ("bridge" if plan.network == "allow" else "none"),
                        labels=((LABEL, self.label), ("replay.capsule", plan.capsule_id),
@@ -154,7 +155,7 @@ class Replayer:
                        timeout_s=self.options.timeout, containment=self.containment(plan.cpus),
                        mounts=(*world.mounts, *workdir_mounts(self.options.workdir)), dns_opts=world.dns_opts, dns=world.dns, files=world.files,
                        keep=keep)
-        return secrets_at_run_time(spec, [n for n, _ in self.options.secret_env]) if keep else spec
+        return secrets_at_run_time(spec, [n for n, _ in self.options.secret_env], image_env) if keep else spec
 
     def containment(self, cpus: int | None = None) -> Containment:
         """One policy for every container that runs the capsule's code (attempts and `replay shell`);
