@@ -13,8 +13,8 @@ import socket
 import threading
 from collections.abc import Callable
 
-from ..engine import Channel, Engine
-from ..errors import ReplayError, UsageError
+from ..engine import LABEL, Channel, Engine, RunSpec
+from ..errors import ImageLacks, ReplayError, UsageError
 from ..resources import templates_dir
 
 POLL_S = 0.2  # how often the container's listening sockets are read while the debugger starts
@@ -38,6 +38,20 @@ def relay_argv(port: int) -> tuple[str, ...]:
     """The program the engine runs in the debuggee for one client: relay.pl, given as its text."""
     script = (templates_dir() / "debugger" / "relay.pl").read_text(encoding="utf-8")
     return ("perl", "-e", script, str(port))
+
+
+# what relay.pl uses, asked of the image (sh is in every base: the image facts' probe runs it too)
+_RELAY_PROBE = "command -v perl >/dev/null 2>&1 && perl -MIO::Socket::INET -MIO::Select -e 1"
+
+
+def require_relay(engine: Engine, image: str, label: str) -> None:
+    """The debuggee's image runs relay.pl (perl is essential on Debian and Ubuntu, absent from Alpine
+    and from some Fedora and Arch images); ImageLacks (exit 2) when not, before the command runs: a
+    debuggee no client can reach is no use."""
+    res = engine.run(RunSpec(image=image, argv=("sh", "-c", _RELAY_PROBE), labels=((LABEL, label),), timeout_s=120))
+    if res.exit_code != 0:
+        raise ImageLacks(f"--debugger: this capsule's image has no perl (with IO::Socket::INET), which relays the "
+                         f"debugger's port; --debugger needs it in the image (exit {res.exit_code} when asked)")
 
 
 def listens(proc_net_tcp: str, port: int) -> bool:
