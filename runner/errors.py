@@ -133,6 +133,11 @@ class UsageError(ReplayError):
     fault: Fault = "capsule"
 
 
+class ImageLacks(UsageError):
+    """What was asked needs a program this capsule's image does not have (exit 2, as bad usage: the
+    capsule's image cannot do it, and running again changes nothing): `--debugger`'s relay needs perl."""
+
+
 class EngineUnavailable(ReplayError):
     """No Docker engine answers (exit 3)."""
 

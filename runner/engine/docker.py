@@ -277,8 +277,14 @@ class DockerEngine(KeptContainers, ExecChannels):
             return None
 
     def get_file(self, container_id: str, path: str) -> bytes:
-        """One file out of a container (running or stopped), through the engine (an archive download)."""
-        stream, _ = self.client.api.get_archive(container_id, path)
+        """One file out of a container (running or stopped), through the engine (an archive download);
+        FileNotFoundError when there is none (or no such container)."""
+        import docker.errors
+
+        try:
+            stream, _ = self.client.api.get_archive(container_id, path)
+        except docker.errors.NotFound as exc:
+            raise FileNotFoundError(path) from exc
         data = only_file(b"".join(stream))
         if data is None:
             raise ReplayError(f"engine: {path} in container {container_id[:12]} is not a file")

@@ -13,8 +13,8 @@ import socket
 import threading
 from collections.abc import Callable
 
-from ..engine import Channel, Engine
-from ..errors import ReplayError, UsageError
+from ..engine import LABEL, Channel, Engine, RunSpec
+from ..errors import ImageLacks, ReplayError, UsageError
 from ..resources import templates_dir
 
 POLL_S = 0.2  # how often the container's listening sockets are read while the debugger starts
@@ -40,6 +40,20 @@ def relay_argv(port: int) -> tuple[str, ...]:
     return ("perl", "-e", script, str(port))
 
 
+# what relay.pl uses, asked of the image (sh is in every base: the image facts' probe runs it too)
+_RELAY_PROBE = "command -v perl >/dev/null 2>&1 && perl -MIO::Socket::INET -MIO::Select -e 1"
+
+
+def require_relay(engine: Engine, image: str, label: str) -> None:
+    """The debuggee's image runs relay.pl (perl is essential on Debian and Ubuntu, absent from Alpine
+    and from some Fedora and Arch images); ImageLacks (exit 2) when not, before the command runs: a
+    debuggee no client can reach is no use."""
+    res = engine.run(RunSpec(image=image, argv=("sh", "-c", _RELAY_PROBE), labels=((LABEL, label),), timeout_s=120))
+    if res.exit_code != 0:
+        raise ImageLacks(f"--debugger: this capsule's image has no perl (with IO::Socket::INET), which relays the "
+                         f"debugger's port; --debugger needs it in the image (exit {res.exit_code} when asked)")
+
+
 def listens(proc_net_tcp: str, port: int) -> bool:
     """Whether /proc/net/tcp (and tcp6) text shows a socket listening on `port`."""
     for line in proc_net_tcp.splitlines()[1:]:
@@ -59,10 +73,10 @@ def debugger_listens(engine: Engine, container: str, port: int) -> bool:
 
 
 class DebugPort:
-    """127.0.0.1:port in this process; each client relayed through `connect()` once `ready()`."""
+    """127.0.0.1:port in this process; each client relayed through `connect()` once `ready()`.
+    Port 0: one the system chooses, read back into `port`."""
 
     def __init__(self, port: int, connect: Callable[[], Channel]) -> None:
-        self.port = port
         self._connect = connect
         self._ready = threading.Event()
         self._closed = threading.Event()
@@ -76,6 +90,7 @@ class DebugPort:
             self._server.close()
             raise UsageError(f"--debugger-port {port}: 127.0.0.1:{port} cannot be listened on ({exc.strerror}); "
                              "choose another with --debugger-port N") from exc
+        self.port: int = self._server.getsockname()[1]
         self._server.listen(16)
         thread(self._accept, name="debug-port")
 

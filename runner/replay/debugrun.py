@@ -9,11 +9,11 @@ from pathlib import Path
 
 from ..build.render import pip_trusted_host
 from ..secretrules import mask_url
-from ..engine import LABEL
+from ..engine import LABEL, Engine
 from ..verdict.judge import Attempt
 from . import debugger as dbg
 from . import image as images
-from .debugport import POLL_S, DebugPort, debugger_listens, relay_argv, thread
+from .debugport import POLL_S, DebugPort, debugger_listens, relay_argv, require_relay, thread
 from .options import ReplayOptions
 from .progress import Progress
 from .replayer import Replayer, attempt_of
@@ -34,10 +34,10 @@ class Debugged:
 
 
 def debug_capsule(given: Path | str, options: ReplayOptions, progress: Progress, port: int | None,
-                  say: Callable[[str], None]) -> Debugged:
+                  say: Callable[[str], None], engine: Engine | None = None) -> Debugged:
     """Plan, build, then run the command once under its debugger; `say` gets the attach text once
-    the debugger listens."""
-    replayer = Replayer(options, progress)
+    the debugger listens. `engine`: the one to use (the configured one when None)."""
+    replayer = Replayer(options, progress, engine=engine)
     listener: DebugPort | None = None
     try:
         with progress.step("verify capsule"):
@@ -49,6 +49,7 @@ def debug_capsule(given: Path | str, options: ReplayOptions, progress: Progress,
         name = f"replay-debuggee-{replayer.label}"
         # listening from now on (a port that is taken is said before the build); clients wait until ready
         listener = DebugPort(port, lambda: replayer.engine.channel(name, relay_argv(inside)))
+        port = listener.port  # the one the system chose, for --debugger-port 0
         image = replayer.image(plan)
         debugging = dbg.debugged(replayer.run_spec(plan, image).argv, inside)
         go = next((r.version for r in plan.runtimes if r.name == "go"), None)
@@ -57,6 +58,7 @@ def debug_capsule(given: Path | str, options: ReplayOptions, progress: Progress,
             say(f"note: {mismatch}")
         with progress.step(f"add the {debugging.runtime} debugger (an image of its own)"):
             ref = _debug_image(replayer, image.ref, debugging.runtime, delve, plan.base.suite)
+        require_relay(replayer.engine, ref, replayer.label)
         expected = replayer.expected(capsule)
         with replayer.entered(plan, label_steps=False) as world:
             spec = dbg.debuggee_spec(replayer.run_spec(plan, image, world.attempt()), debugging, ref, name)

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from ..build.plan import Plan
@@ -48,33 +49,41 @@ def keep_labels(plan: Plan) -> tuple[tuple[str, str], ...]:
 
 
 SECRETS_FILE = "/.replay-env"  # the --env values of a keepable attempt: read, then removed, before the command
-# NUL-separated NAME=VALUE records into the environment, the file removed, then argv exec'd as it is
-# (no shell: argv untouched); 127 as a shell says a command it cannot run
-_SET_AND_EXEC = ('my $f = shift; open(my $h, "<", $f) or exit 127; local $/ = "\\0"; '
-                 'while (my $r = <$h>) { chomp $r; my ($k, $v) = split /=/, $r, 2; $ENV{$k} = $v } '
-                 'close $h; unlink $f; exec { $ARGV[0] } @ARGV or exit 127')
+# Read by the image's own POSIX sh (every base has one; perl, the earlier reader, is not on Alpine's):
+# the file is `export NAME='VALUE'` lines, each value quoted by shlex.quote (single quotes, nothing
+# expanded), then removed, then argv exec'd as it is ("$@": no word of it goes through the shell);
+# 127 as a shell says a command it cannot run. $0 is only the shell's own name.
+_SET_AND_EXEC = f". {SECRETS_FILE} || exit 127; rm -f {SECRETS_FILE}; %sexec \"$@\""
+# what sh itself puts into the environment it execs with, unset unless the run has them (dash: PWD;
+# busybox ash: PWD, SHLVL, PATH; bash as sh: OLDPWD; bash sets SHLVL=0 again at exec, whatever is done)
+_SHELLS_OWN = ("PWD", "OLDPWD", "SHLVL", "PATH")
 
 
-def secrets_at_run_time(spec: RunSpec, names: Sequence[str]) -> RunSpec:
+def secrets_at_run_time(spec: RunSpec, names: Sequence[str], image_env: Collection[str] = ()) -> RunSpec:
     """A keepable attempt's spec with its --env values out of the container's config: handed over
     as a file through the engine, read into the environment and removed before the command runs
-    (engine/kept.py's seal keeps them out of its image and logs)."""
+    (engine/kept.py's seal keeps them out of its image and logs). Names are identifiers (the
+    option's checker): each line is a plain assignment. `image_env`: the names the image sets."""
     secret = [(k, v) for k, v in spec.env if k in names]
     if not secret:
         return spec
-    data = b"".join(f"{k}={v}".encode() + b"\0" for k, v in secret)
-    return dataclasses.replace(spec, env=tuple((k, v) for k, v in spec.env if k not in names),
-                               argv=("perl", "-e", _SET_AND_EXEC, SECRETS_FILE, *spec.argv),
+    data = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in secret).encode()
+    env = tuple((k, v) for k, v in spec.env if k not in names)
+    unset = [n for n in _SHELLS_OWN if n not in {*image_env, *(k for k, _ in spec.env)}]
+    script = _SET_AND_EXEC % (f"unset {' '.join(unset)}; " if unset else "")
+    return dataclasses.replace(spec, env=env, argv=("sh", "-c", script, "replay-env", *spec.argv),
                                files=(*spec.files, ContainerFile(SECRETS_FILE, data, 0o400)))
 
 
 class Keeper:
     """Offered each attempt's stopped container in turn (from parallel trials too); keeps one.
-    `secrets`: the --env names, kept out of the sealed container; `ref`: its image's tag."""
+    `secrets`: the --env names, kept out of the sealed container; `ref`: its image's tag; `say`: the
+    one line when the kept one cannot be sealed safely."""
 
-    def __init__(self, engine: Callable[[], Engine], secrets: Sequence[str] = (), ref: str = "replay/kept:x") -> None:
+    def __init__(self, engine: Callable[[], Engine], secrets: Sequence[str] = (), ref: str = "replay/kept:x",
+                 say: Callable[[str], None] = lambda _: None) -> None:
         self._engine = engine
-        self._secrets, self._ref = tuple(secrets), ref
+        self._secrets, self._ref, self._say = tuple(secrets), ref, say
         self._lock = threading.Lock()
         self._container: str | None = None
         self._final = False  # one that ended as recorded: no later attempt replaces it
@@ -96,12 +105,29 @@ class Keeper:
         with self._lock:
             if self._container is not None and not self._sealed:
                 self._sealed = True
+                if self._secrets and self._holds_secrets(self._container):
+                    self._container = None  # not spared: the replay's cleanup removes it (a later `replay gc` if not)
+                    return None
                 try:
                     self._container = self._engine().seal(self._container, self._ref, {KEPT_LABEL: SEALED},
                                                           self._secrets)
                 except ReplayError:  # an engine gone: the attempt's own container is what stays (gc's)
                     pass
             return self._container
+
+    def _holds_secrets(self, container: str) -> bool:
+        """Whether SECRETS_FILE is still in the container (the wrapper never read it: killed first,
+        or its open failed). Then it is not kept: sealing commits it to an image, and so would
+        `replay shell --kept`; nothing was run in it worth entering."""
+        try:
+            self._engine().get_file(container, SECRETS_FILE)
+        except FileNotFoundError:
+            return False
+        except ReplayError:
+            pass  # cannot tell: as if it were there
+        self._say(f"--keep: the attempt's container {container[:SHORT]} still holds the --env values (its command "
+                  "never read them): not kept, removed with the replay's containers (or by `replay gc`)")
+        return True
 
     @property
     def kept(self) -> Kept | None:

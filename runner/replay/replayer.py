@@ -67,7 +67,7 @@ class Replayer:
         self._engine = EngineHolder(options.builder or self.settings.builder, engine)
         # --keep: the attempt whose container stays (sealed: no --env value in its config or logs)
         self.keeper = Keeper(lambda: self.engine, tuple(n for n, _ in options.secret_env),
-                             f"{self.settings.image_repo}:kept-{self.label}")
+                             f"{self.settings.image_repo}:kept-{self.label}", self.progress.say)
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
         # Go's build cache: one volume per toolchain on the machine, for every attempt (toolcache.py)
@@ -146,7 +146,8 @@ class Replayer:
                  keep: bool | None = None) -> RunSpec:
         """keep: whether the attempt may be kept (None: --keep's answer, ReplayOptions.keep)."""
         keep = self.options.keep if keep is None else keep
-        env, argv = command_env(plan, self.engine.image_env(image.ref), (*world.env, *self.options.secret_env))
+        image_env = self.engine.image_env(image.ref)
+        env, argv = command_env(plan, image_env, (*world.env, *self.options.secret_env))
         spec = RunSpec(image=image.ref, argv=argv, env=env, workdir=workdir(plan),
                        network=world.network or ("bridge" if plan.network == "allow" else "none"),
                        labels=((LABEL, self.label), ("replay.capsule", plan.capsule_id),
@@ -154,7 +155,7 @@ class Replayer:
                        timeout_s=self.options.timeout, containment=self.containment(plan.cpus),
                        mounts=(*world.mounts, *workdir_mounts(self.options.workdir)), dns_opts=world.dns_opts, dns=world.dns, files=world.files,
                        keep=keep)
-        return secrets_at_run_time(spec, [n for n, _ in self.options.secret_env]) if keep else spec
+        return secrets_at_run_time(spec, [n for n, _ in self.options.secret_env], image_env) if keep else spec
 
     def containment(self, cpus: int | None = None) -> Containment:
         """One policy for every container that runs the capsule's code (attempts and `replay shell`);

@@ -56,19 +56,36 @@ def _home() -> Path:
 
 def only_files(root: Path) -> None:
     """Every entry that would be mounted is a file, a directory or a symbolic link (a link stays a
-    link in the container: it never opens the host's file)."""
-    for entry in sorted(root.iterdir()):
+    link in the container: it never opens the host's file). A directory this user cannot list is
+    refused too: the container (root, DAC_OVERRIDE) could list it, and what it holds is unchecked."""
+    def unreadable(exc: OSError) -> None:
+        raise _unreadable(root, Path(exc.filename or root), exc)
+
+    try:
+        entries = sorted(root.iterdir())
+    except OSError as exc:
+        raise _unreadable(root, root, exc) from exc
+    for entry in entries:
         if entry.name in SKIPPED:
             continue
         _refuse_special(root, entry)
         if entry.is_dir() and not entry.is_symlink():
-            for base, dirs, files in os.walk(entry):
+            for base, dirs, files in os.walk(entry, onerror=unreadable):
                 for name in (*dirs, *files):
                     _refuse_special(root, Path(base, name))
 
 
+def _unreadable(root: Path, path: Path, exc: OSError) -> UsageError:
+    where = shown(str(path.relative_to(root))) if path.is_relative_to(root) and path != root else "DIR itself"
+    return UsageError(f"--workdir {shown(str(root))}: {where} cannot be read ({exc.strerror or exc}); every "
+                      "directory mounted is checked first")
+
+
 def _refuse_special(root: Path, path: Path) -> None:
-    mode = path.lstat().st_mode  # a link is a link: what it names is never opened on the host
+    try:
+        mode = path.lstat().st_mode  # a link is a link: what it names is never opened on the host
+    except OSError as exc:
+        raise _unreadable(root, path, exc) from exc
     for test, what in _SPECIAL:
         if test(mode):
             raise UsageError(f"--workdir {shown(str(root))}: {shown(str(path.relative_to(root)))} is {what}; only files and "

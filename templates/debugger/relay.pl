@@ -1,7 +1,8 @@
 # replay --debugger: one client's bytes to the debugger listening on 127.0.0.1:PORT inside the
 # debuggee's container, and back. Run there by the engine (an exec), its stdin and stdout the
 # stream replay relays from its own 127.0.0.1 listener (replay/debugport.py): the container needs
-# no network and publishes no port. perl-base is essential on Debian and Ubuntu bases.
+# no network and publishes no port. perl-base is essential on Debian and Ubuntu bases; an image
+# without perl is refused before the run (debugport.require_relay).
 use strict;
 use warnings;
 use IO::Socket::INET;

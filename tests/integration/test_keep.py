@@ -142,3 +142,25 @@ def test_no_image_or_stopped_container_replay_leaves_holds_an_env_value(engine: 
             shell.kill()
         for c in _containers(engine, f"{LABEL}={label}"):
             c.remove(force=True)
+
+
+def test_keep_with_env_gives_the_command_the_values_exactly_and_nothing_of_the_shell(engine: Any,
+                                                                                  tmp_path: Path) -> None:
+    """The --env file is read by the image's sh (no perl needed): a value with quotes, `$(...)` and a
+    newline arrives as given, argv as recorded: the capsule reproduces (the environment's exactness:
+    tests/unit/replay/test_keep.py, on dash, busybox and bash)."""
+    value = "it's $(echo no) `echo no` \\ \"x\"\nline 2"
+    check = '[ "$API_TOKEN" = "$EXPECTED" ] && [ "$1" = "a b" ] && { echo "Error: boom"; exit 3; }; echo other'
+
+    argv = ["sh", "-c", f"{check} # {uuid.uuid4().hex}", "sh", "a b"]
+    # EXPECTED is recorded (in the container's config as usual); API_TOKEN comes with --env (through the file)
+    capsule = write_json(tmp_path / "env.json", twin_capsule(argv, "Error: boom\n", 3,
+                                                                    env={"EXPECTED": {"state": "set", "value": value}}))
+    proc = replay_cli(capsule, "--keep", "-n", "1", "--env", f"API_TOKEN={value}", "--json")
+    try:
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]  # reproduced
+    finally:
+        kept = (json.loads(proc.stdout).get("result") or {}).get("kept") if proc.stdout else None
+        if kept:
+            label = engine.client.containers.get(kept["id"]).labels[LABEL]
+            assert main(["gc", "--label", label]) == 0

@@ -173,3 +173,34 @@ def test_the_binarys_output_under_delve_is_judged_as_go_test_prints_it() -> None
     assert "API server" not in judged
     assert sig.compute(judged, 1, None).signature == sig.compute(recorded, 1, None).signature
     assert dbg.as_go_test("PASS\n", 0, key_lines).endswith("PASS\nok  \texample.com/boom\t0.001s\n")
+
+
+@pytest.mark.usefixtures("offline_registry")
+def test_an_image_without_perl_is_refused_before_the_debuggee_runs() -> None:
+    """relay.pl runs in the debuggee: an image without perl (Alpine) would drop every client; one line, exit 2."""
+    from runner.build.plan import PlanOptions
+    from runner.engine import RunResult
+    from runner.errors import ImageLacks
+    from runner.replay import Progress, ReplayOptions
+    from runner.replay.debugrun import debug_capsule
+
+    from tests.examples import BUNDLE, TZ_CAPSULE
+    from tests.unit.fake_engine import FakeEngine
+
+    asked: list[RunSpec] = []
+
+    def run(spec: RunSpec) -> RunResult:
+        if spec.argv[:2] == ("sh", "-c") and "perl" in spec.argv[2]:  # the relay's probe: none here
+            asked.append(spec)
+            return RunResult(127, b"", b"", 0.1)
+        if spec.argv[:2] == ("sh", "-c"):  # the image-facts probe
+            return RunResult(0, b"2.36\n---\n{}", b"2.36\n---\n{}", 0.1)
+        raise AssertionError(f"the debuggee ran: {spec.argv}")
+    engine = FakeEngine(run=run, images=["replay-base/debian:bookworm"])
+    said: list[str] = []
+    with pytest.raises(ImageLacks) as exc:
+        debug_capsule(TZ_CAPSULE, ReplayOptions(attempts=1, plan=PlanOptions(repo=str(BUNDLE))), Progress(), 0,
+                      said.append, engine=engine)
+    assert exc.value.exit_code == 2 and "\n" not in exc.value.line()
+    assert exc.value.line().startswith("--debugger: this capsule's image has no perl")
+    assert len(asked) == 1 and said == []

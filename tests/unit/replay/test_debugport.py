@@ -6,6 +6,8 @@ from __future__ import annotations
 import queue
 import socket
 import threading
+import time
+from collections.abc import Callable
 
 import pytest
 
@@ -24,21 +26,23 @@ class EchoChannel:
         self.answers.put(data.upper())
 
     def receive(self) -> bytes:
-        while not self.closed.is_set():
-            try:
-                return self.answers.get(timeout=0.05)
-            except queue.Empty:
-                continue
-        return b""
+        return self.answers.get()  # b"" once closed: close() puts it
 
     def close(self) -> None:
         self.closed.set()
+        self.answers.put(b"")
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def _held_clients() -> set[threading.Thread]:
+    """The port's threads holding an accepted client (waiting for ready(), or relaying it)."""
+    return {t for t in threading.enumerate() if t.name == "debug-client"}
+
+
+def _until(condition: Callable[[], bool], timeout_s: float = 30) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "the condition never came"
+        time.sleep(0.01)
 
 
 def test_a_client_that_connects_before_the_debugger_listens_waits_then_gets_its_answer() -> None:
@@ -47,16 +51,18 @@ def test_a_client_that_connects_before_the_debugger_listens_waits_then_gets_its_
     def connect() -> EchoChannel:
         channels.append(EchoChannel())
         return channels[-1]
-    port = DebugPort(_port(), connect)
+    port = DebugPort(0, connect)
+    before = _held_clients()
     try:
         with socket.create_connection(("127.0.0.1", port.port), timeout=10) as client:
             client.sendall(b"hello")
-            client.settimeout(0.3)
-            with pytest.raises(socket.timeout):  # nothing is relayed before ready(): no reset either
+            _until(lambda: bool(_held_clients() - before))  # accepted, and held until ready()
+            client.setblocking(False)
+            with pytest.raises(BlockingIOError):  # nothing is relayed before ready(): no reset, no close either
                 client.recv(10)
             assert channels == []
             port.ready()
-            client.settimeout(10)
+            client.settimeout(30)
             assert client.recv(10) == b"HELLO"
     finally:
         port.close()
@@ -64,9 +70,9 @@ def test_a_client_that_connects_before_the_debugger_listens_waits_then_gets_its_
 
 
 def test_the_port_is_on_loopback_only_and_a_taken_one_is_a_usage_error() -> None:
-    port = DebugPort(_port(), EchoChannel)
+    port = DebugPort(0, EchoChannel)
     try:
-        assert port._server.getsockname()[0] == "127.0.0.1"
+        assert port._server.getsockname() == ("127.0.0.1", port.port) and port.port > 0  # 0: the system's choice
         with pytest.raises(UsageError, match=f"--debugger-port {port.port}: 127.0.0.1:{port.port} cannot be"):
             DebugPort(port.port, EchoChannel)
     finally:
@@ -74,7 +80,7 @@ def test_the_port_is_on_loopback_only_and_a_taken_one_is_a_usage_error() -> None
 
 
 def test_close_ends_every_relay_and_the_listener() -> None:
-    port = DebugPort(_port(), EchoChannel)
+    port = DebugPort(0, EchoChannel)
     port.ready()
     client = socket.create_connection(("127.0.0.1", port.port), timeout=10)
     client.sendall(b"x")

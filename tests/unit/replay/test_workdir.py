@@ -165,3 +165,24 @@ def test_without_repo_dirs_own_git_gives_the_recorded_commit(tmp_path: Path) -> 
     git_repo(other, {"a.txt": "x\n"})
     with pytest.raises(UsageError, match="does not hold the recorded commit"):
         Replayer(ReplayOptions(workdir=str(other), plan=PlanOptions()), Progress(), engine=FakeEngine()).load(TZ_CAPSULE)
+
+
+def test_a_directory_this_user_cannot_list_is_refused_naming_it(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The container (root, DAC_OVERRIDE) lists what the user cannot: such a directory is unchecked, so refused.
+    The tests run as root, who lists everything: the refusal of the listing is injected."""
+    repo = tmp_path / "r"
+    git_repo(repo, {"a.txt": "one\n"})
+    locked = repo / "sub" / "locked"
+    locked.mkdir(parents=True)
+    real_scandir = os.scandir
+
+    def scandir(path: object = ".") -> object:
+        if os.fspath(path) == str(locked):  # type: ignore[arg-type]
+            raise PermissionError(13, "Permission denied", str(locked))
+        return real_scandir(path)  # type: ignore[call-overload]
+    monkeypatch.setattr(os, "scandir", scandir)
+    for check in (lambda: checked(repo), lambda: workdir_mounts(str(repo))):
+        with pytest.raises(UsageError, match="sub/locked cannot be read \\(Permission denied\\)") as exc:
+            check()
+        assert exc.value.exit_code == 2 and "\n" not in str(exc.value)
