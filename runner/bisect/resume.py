@@ -43,7 +43,7 @@ def run_context(folder: Path, supplied: Sequence[tuple[str, str]], timeout: floa
     supplied --env values (their HMAC under this machine's key), the per-run timeout, replay's version."""
     values = json.dumps(sorted(dict(supplied).items())).encode()  # the last value of a name is the one run
     mac = hmac.new(machine_key(folder), values, hashlib.sha256).hexdigest()
-    return json.dumps({"env": mac, "timeout": timeout, "replay": __version__}, sort_keys=True)
+    return json.dumps({"env": mac, "timeout": float(timeout), "replay": __version__}, sort_keys=True)  # 600 is 600.0
 
 
 def machine_key(folder: Path) -> bytes:

@@ -138,6 +138,7 @@ def test_the_runs_context_changes_with_the_values_the_timeout_and_the_version(
     assert run_context(tmp_path, [("TOKEN", RIGHT)], 600.0) != at
     assert run_context(tmp_path, [("TOKEN", RIGHT), ("TOKEN", TOKEN)], 600.0) == at  # the last value is the one run
     assert run_context(tmp_path, [("TOKEN", TOKEN)], 60.0) != at
+    assert run_context(tmp_path, [("TOKEN", TOKEN)], 600) == at  # a whole number of seconds is the same timeout
     monkeypatch.setattr(resume, "__version__", "99.0.0")
     assert run_context(tmp_path, [("TOKEN", TOKEN)], 600.0) != at
 
