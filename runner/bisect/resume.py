@@ -6,12 +6,21 @@ keyed by the trial's image and item (image_key and the plan run on it). Without 
 bisect starts that file anew: repeated bisects stay independent, as a check of an answer must
 be. With --resume the outcomes kept are taken first, in the order they were run, each once,
 and the bisect goes on from where the last one stopped; its new outcomes are kept after them.
+
+A trial's runs depend on more than its plan and image: the --env values supplied (a plan holds a
+supplied variable by name only: secrets), the per-run timeout and the replay that ran them. They
+are part of the question (`run_context`): a bisect rerun with another token, another --timeout or
+after an upgrade asks a new one and reuses nothing. The supplied values enter only as an HMAC
+keyed by a per-machine secret (`KEY_FILE`, 0600, made once): neither they nor a plain hash of
+them (which a guess could be checked against) is ever stored.
 """
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
+import secrets
 import tempfile
 import threading
 from collections import defaultdict, deque
@@ -19,15 +28,50 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, get_args
 
+from .. import __version__
 from ..build.plan import Plan
+from ..errors import ReplayError
 from ..verdict.facts import Classification, Verdict
 from .trial import BisectSettings, Observation
 
 FILE_VERSION = 1
+KEY_FILE = "key"  # in the outcomes' folder: this machine's secret the supplied values are keyed by
+
+
+def run_context(folder: Path, supplied: Sequence[tuple[str, str]], timeout: float) -> str:
+    """What a trial's runs depend on beside its plan and image, as part of its question: the
+    supplied --env values (their HMAC under this machine's key), the per-run timeout, replay's version."""
+    values = json.dumps(sorted(dict(supplied).items())).encode()  # the last value of a name is the one run
+    mac = hmac.new(machine_key(folder), values, hashlib.sha256).hexdigest()
+    return json.dumps({"env": mac, "timeout": float(timeout), "replay": __version__}, sort_keys=True)  # 600 is 600.0
+
+
+def machine_key(folder: Path) -> bytes:
+    """This machine's secret, made once (0600): a second process racing to make it takes the first's."""
+    path = folder / KEY_FILE
+    try:
+        if not path.exists():
+            folder.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".key-", dir=folder)  # 0600
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(secrets.token_bytes(32))
+                os.link(tmp, path)  # whole or not at all, and never over another's
+            except FileExistsError:
+                pass
+            finally:
+                os.unlink(tmp)
+        key = path.read_bytes()
+    except OSError as e:
+        raise ReplayError(f"{path}: cannot keep the key of bisect's trial outcomes: {e.strerror or e}") from e
+    if len(key) < 32:
+        raise ReplayError(f"{path}: not a key of bisect's trial outcomes (remove it: a new one is made)")
+    return key
 
 
 def question(mode: str, *parts: Plan | str) -> str:
-    """The name of a bisect's outcomes file: the same for the same question asked again."""
+    """The name of a bisect's outcomes file: the same for the same question asked again (the mode,
+    the runs' context, the capsules' plans, the other end)."""
     text = repr((FILE_VERSION, mode, *(repr(p) for p in parts)))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
@@ -36,7 +80,7 @@ def log_for(settings: BisectSettings, mode: str, *parts: Plan | str) -> TrialLog
     """The outcomes file of this question, when the settings keep outcomes."""
     if settings.outcomes is None:
         return None
-    return TrialLog(settings.outcomes, question(mode, *parts), settings.resume)
+    return TrialLog(settings.outcomes, question(mode, settings.context, *parts), settings.resume)
 
 
 class TrialLog:

@@ -64,6 +64,7 @@ class BisectSettings:
     keep: bool = False  # --keep: the bad end's first attempt as recorded (or its last) stays (replay/keep.py)
     outcomes: Path | None = None  # where trial outcomes are kept (resume.py); None: nowhere
     resume: bool = False  # --resume: the outcomes an earlier bisect of the same question kept are taken first
+    context: str = ""  # what the runs depend on beside plan and image (resume.run_context): part of the question
 
     @property
     def rules(self) -> Rules:

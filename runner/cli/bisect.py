@@ -8,6 +8,7 @@ from ..bisect import (BisectResult, BisectSettings, CommitsResult, Registry, Swe
                       bisect_commits, bisect_sweep, cores, git_history)
 from ..bisect.env import fill_only_of
 from ..bisect.fixes import FixResult, check_modes, find_fix
+from ..bisect.resume import run_context
 from ..commands.spelled import next_step
 from ..config import settings as load_settings
 from ..build.sources.providers import fetch, pypi
@@ -57,8 +58,9 @@ def bisect(a: BisectArgs) -> Bisected:
                                       share_tool_cache=not a.no_cache_reuse), progress)
     start = time.monotonic()
     try:
+        outcomes = load_settings().cache_dir / "bisect-trials"
         settings = BisectSettings(a.attempts, a.jobs or cores(), not a.no_cache_reuse, a.confidence, a.max_runs,
-                                  a.budget, a.keep, load_settings().cache_dir / "bisect-trials", a.resume)
+                                  a.budget, a.keep, outcomes, a.resume, run_context(outcomes, supplied, a.timeout))
         result = _bisect(replayer, Path(a.bad), good, settings, progress, a.commits, a.sweep, a.fixed_at)
     finally:
         replayer.close()

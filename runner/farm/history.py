@@ -19,14 +19,17 @@ intervals):
 - a capsule's signatures are kept as a set (every signature its attempts showed, over its
   nights): another one of them is no "signature changed", only a signature never seen is.
 A failure as recorded where none was, and a pass of a capsule that failed every run, are
-sure evidence: they move the standing at once.
+sure evidence: they move the standing at once. A night that failed every run stands as flaky
+only for passes that fell while the capsule stood as reproducing: after a fix, it is a
+regression at once (and its next fix is judged on the runs since); passing since first seen, it
+is one once its runs lie above that stretch's (_failing_every_run).
 """
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from ..replay.defaults import DEFAULT_FIXED_AFTER
 from ..verdict.facts import REPRODUCES, FarmVerdict, TransitionKind, Verdict
@@ -115,8 +118,13 @@ def _pool(runs: Sequence[tuple[int, int]], confidence: float) -> Rate:
 # to failing every run; either after at least `fixed_after` nights of it. Every other change is
 # sure evidence and moves at once: a failure where none was, a pass of a capsule that failed
 # every run. A night that failed every run stands as flaky while the window's runs (since runs
-# last moved the standing) hold a pass.
+# last moved the standing) hold a pass of the failure (_failing_every_run).
 _SHOWN_BY_RUNS = frozenset({("reproduced", "not-reproduced"), ("flaky", "not-reproduced"), ("flaky", "reproduced")})
+
+
+def _held(judging: Judging) -> float:
+    """The confidence a move tried every night is held at: spread over the window's nights."""
+    return 1 - (1 - judging.confidence) / judging.window
 
 
 def _shown(verdict: str, held: int, since: Rate, before: Rate, judging: Judging) -> bool:
@@ -124,9 +132,14 @@ def _shown(verdict: str, held: int, since: Rate, before: Rate, judging: Judging)
     rate of the window's runs before them at the confidence (below it, or above it)."""
     if held < judging.fixed_after:
         return False
-    strict = 1 - (1 - judging.confidence) / judging.window
+    strict = _held(judging)
     since, before = Rate.of(since.failed, since.runs, strict), Rate.of(before.failed, before.runs, strict)
     return below(since, before) if verdict == "not-reproduced" else since.low > before.high
+
+
+# Why a capsule stands as not reproducing: "fixed", its runs moved it there from reproducing (the
+# farm said no longer reproducing); "passing", it was first seen so, or a sure move put it there.
+Away = Literal["fixed", "passing"]
 
 
 def standings(nights: Sequence[NightRuns], judging: Judging = Judging()) -> list[Standing]:
@@ -135,6 +148,7 @@ def standings(nights: Sequence[NightRuns], judging: Judging = Judging()) -> list
     state: FarmVerdict | None = None
     pooled: list[tuple[int, int]] = []  # the runs of its nights since runs last moved it, oldest first
     held, last = 0, None
+    away: Away | None = None  # it stands (or, through nights of no failure's run, last stood) as not reproducing
     for night in nights:
         verdict = night[0]
         pooled.append(_runs(night))
@@ -148,15 +162,35 @@ def standings(nights: Sequence[NightRuns], judging: Judging = Judging()) -> list
                 out.append(Standing(state, held, since, window))
                 continue
             out.append(Standing(verdict, 0, since, window))  # moved by these runs, which it rests on now
-            pooled = pooled[-held:]
+            pooled, away = pooled[-held:], "fixed" if verdict == "not-reproduced" else None
         else:
             last = verdict
             if verdict == "reproduced" and state is not None:
-                window = _pool(pooled[-judging.window:], judging.confidence)
-                verdict = "flaky" if window.failed < window.runs else verdict  # the window's runs passed too
+                verdict = _failing_every_run(pooled, away, judging)
+            if verdict == "not-reproduced" and away is None or verdict == "reproduced" and away is not None:
+                pooled = pooled[-1:]  # a sure move into passing, or back to failing every run: its runs start here
+            if verdict == "not-reproduced":
+                away = away or "passing"
+            elif verdict in REPRODUCES:
+                away = None
             out.append(Standing(verdict))
         state, held = verdict, 0
     return out
+
+
+def _failing_every_run(pooled: Sequence[tuple[int, int]], away: Away | None, judging: Judging) -> FarmVerdict:
+    """A night that failed every run (the last of `pooled`), moved to at once: flaky while the
+    window's runs hold a pass of the failure. Passes while it stood as not reproducing are not the
+    failure's: after a fix, such a night is a regression (reproduced); where it was passing since
+    first seen, it is one when its runs lie above the passing stretch's at the held confidence
+    (after 0/3 once, 3/3 reads as one flaky rate; after 0/30, as a failure that came)."""
+    window = _pool(pooled[-judging.window:], judging.confidence)
+    if window.failed == window.runs or away == "fixed":
+        return "reproduced"
+    if away is None:
+        return "flaky"
+    night, stretch = (_pool(p, _held(judging)) for p in (pooled[-1:], pooled[:-1][-judging.window:]))
+    return "reproduced" if night.low > stretch.high else "flaky"
 
 
 def signature_set(p: Prior) -> frozenset[str]:

@@ -1,5 +1,5 @@
 """Noise-aware bisect end to end, on the real Docker engine (issue 27), and a value supplied for
-a variable recorded by name only (issue 30).
+a variable recorded by name only (issue 30), and --resume under another supplied value (issue 37).
 
 Real images, real containers; only the outcome of each run of a bad commit is decided by the test,
 run by run: the check reads a schedule ("f" fails, "p" passes) and a counter from a directory the
@@ -172,3 +172,47 @@ def test_bisect_finds_a_variable_recorded_by_name_only_with_its_value_supplied(
     assert result["confidence"] >= 0.95
     # the good end ran without it (kept unset there), the bad end with it
     assert [t["verdict"] for t in result["trials"][:2]] == ["not-reproduced", "reproduced"]
+
+
+TOKEN_PY = """\
+import os
+import sys
+
+BROKEN = {broken}
+
+if BROKEN and os.environ.get("TOKEN") == "right-token":
+    print("error: the token takes the broken path", file=sys.stderr, flush=True)
+    sys.exit(1)
+print("ok", flush=True)
+"""
+
+
+def test_a_rerun_with_the_right_token_and_resume_takes_no_outcome_of_the_wrong_one(
+        engine: object, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # issue 37's review: the plan holds a supplied variable by name only, so --resume took the outcomes
+    # a bisect under a wrong --env value kept (the bad end passing) for the rerun with the right one
+    repo = tmp_path / "repo"
+    shas = [git_repo(repo, {"check.py": TOKEN_PY.format(broken=False)})]
+    for i, subject in enumerate(SUBJECTS[1:], start=1):
+        (repo / "check.py").write_text(TOKEN_PY.format(broken=i >= CULPRIT))
+        (repo / "NOTES").write_text(f"{subject}\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", subject)
+        shas.append(git(repo, "rev-parse", "HEAD").strip())
+    env = {"TOKEN": {"state": "set"}, **env_facts(LANG="C.UTF-8")}  # recorded by name only
+    bad = write_json(tmp_path / "bad.json", python_capsule(repo, shas[-1], 1, env))
+    record_failure(bad, "--env", "TOKEN=right-token")
+    good = write_json(tmp_path / "good.json", passed(python_capsule(repo, shas[0], 0, env)))
+    ask = ["bisect", str(bad), "--good", str(good), "--repo", str(repo), "--commits", "-j", "1", "--json"]
+
+    rc = main([*ask, "--env", "TOKEN=wrong-token"])
+    wrong = result_of(capsys.readouterr().out)
+    assert rc == 1 and wrong["walk"]["status"] != "found"  # the bad end passes under the wrong token
+
+    rc = main([*ask, "--env", "TOKEN=right-token", "--resume"])
+    captured = capsys.readouterr()
+    assert captured.out.strip(), captured.err[-3000:]
+    result = result_of(captured.out)
+    assert (rc, result["walk"]["status"]) == (0, "found"), result["walk"]["notes"]  # not the wrong token's passes
+    assert result["first_failing"]["sha"] == shas[CULPRIT]
+    assert not any("taken from the outcomes" in n for n in result["walk"]["notes"])

@@ -2,16 +2,19 @@
 them, and --resume taking a bisect's kept outcomes instead of running them again (seeded stand-ins)."""
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import runner.cli.bisect as cli
-from runner.bisect.resume import TrialLog
+import runner.bisect.resume as resume
+from runner.bisect.resume import TrialLog, run_context
 from runner.bisect.trial import Observation
 from runner.build.plan import Plan
 from runner.cli.main import main
@@ -32,8 +35,16 @@ def flaky(seed: int) -> Any:
     return outcome
 
 
+@pytest.fixture(autouse=True)
+def cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """Each test's own cache: the outcomes kept and the machine's key."""
+    monkeypatch.setenv("REPLAY_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
 def use(monkeypatch: pytest.MonkeyPatch, fake: FakeReplayer) -> None:
     monkeypatch.setattr(cli, "Replayer", lambda options, progress: fake)
+    monkeypatch.setattr(cli, "fill_only_of", lambda paths, trust, supplied: frozenset())  # no capsule files here
     monkeypatch.setattr(cli, "git_history", lambda source, good: [(sha, f"change {i}") for i, sha in enumerate(LINE)])
 
 
@@ -95,3 +106,56 @@ def test_an_unreadable_log_starts_over_and_says_so(tmp_path: Path) -> None:
     assert log.notes() == ["the trial outcomes kept could not be read: this bisect started over"]
     again = TrialLog(tmp_path, "q", resume=True)
     assert again.take("k") == Observation("reproduced", "exit1:x", attempts=("recorded",)) and again.take("k") is None
+
+
+TOKEN, RIGHT = "tok-wrong-1d2c3b4a", "tok-right-9f8e7d6c"
+
+
+def test_a_rerun_with_another_env_value_reuses_nothing(monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """The plan holds a supplied variable by name only: its value is part of the question another way."""
+    rc, first, _ = bisect(monkeypatch, capsys, 3, "--max-runs", "12", "--env", f"TOKEN={TOKEN}")
+    assert (rc, first["walk"]["status"]) == (1, "undecided")
+    rc, again, fake = bisect(monkeypatch, capsys, 3, "--max-runs", "12", "--env", f"TOKEN={RIGHT}", "--resume")
+    assert len(fake.ran) == 12 and not any("taken from the outcomes" in n for n in again["walk"]["notes"])
+    # the same value again: the outcomes kept with it are taken
+    rc, again, fake = bisect(monkeypatch, capsys, 3, "--max-runs", "24", "--env", f"TOKEN={TOKEN}", "--resume")
+    assert any(n.startswith(f"{len(first['walk']['trials'])} trial(s), 12 run(s), taken from")
+               for n in again["walk"]["notes"])
+
+
+def test_a_rerun_with_another_timeout_reuses_nothing(monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    bisect(monkeypatch, capsys, 3, "--max-runs", "12", "--timeout", "60")
+    rc, again, fake = bisect(monkeypatch, capsys, 3, "--max-runs", "12", "--timeout", "90", "--resume")
+    assert len(fake.ran) == 12 and not any("taken from the outcomes" in n for n in again["walk"]["notes"])
+
+
+def test_the_runs_context_changes_with_the_values_the_timeout_and_the_version(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    at = run_context(tmp_path, [("TOKEN", TOKEN)], 600.0)
+    assert run_context(tmp_path, [("TOKEN", TOKEN)], 600.0) == at  # the same question asked again
+    assert run_context(tmp_path, [("TOKEN", RIGHT)], 600.0) != at
+    assert run_context(tmp_path, [("TOKEN", RIGHT), ("TOKEN", TOKEN)], 600.0) == at  # the last value is the one run
+    assert run_context(tmp_path, [("TOKEN", TOKEN)], 60.0) != at
+    assert run_context(tmp_path, [("TOKEN", TOKEN)], 600) == at  # a whole number of seconds is the same timeout
+    monkeypatch.setattr(resume, "__version__", "99.0.0")
+    assert run_context(tmp_path, [("TOKEN", TOKEN)], 600.0) != at
+
+
+def test_the_machine_key_is_made_once_readable_by_its_owner_only(tmp_path: Path) -> None:
+    key = resume.machine_key(tmp_path / "trials")
+    path = tmp_path / "trials" / resume.KEY_FILE
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and len(key) >= 32
+    assert resume.machine_key(tmp_path / "trials") == key and sorted(p.name for p in path.parent.iterdir()) == ["key"]
+
+
+def test_the_files_kept_hold_no_supplied_value_nor_a_plain_hash_of_it(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], cache: Path) -> None:
+    bisect(monkeypatch, capsys, 3, "--max-runs", "12", "--env", f"TOKEN={TOKEN}")
+    kept = [p for p in cache.rglob("*") if p.is_file()]
+    assert any(p.suffix == ".json" for p in kept)
+    plain = {hashlib.sha256(text.encode()).hexdigest()[:16] for text in (TOKEN, f"TOKEN={TOKEN}")}
+    for p in kept:
+        data = p.read_bytes() + str(p.relative_to(cache)).encode()
+        assert TOKEN.encode() not in data and not any(h.encode() in data for h in plain), p

@@ -40,3 +40,17 @@ def test_a_real_fix_is_still_news() -> None:
     found = [nights_to_news(seed, 0.5) for seed in range(20)]
     assert all(n is None or n >= 3 for n in found)  # never before --fixed-after nights
     assert sum(n is not None for n in found) >= 18, found  # within 10 nights
+
+
+def test_a_deterministic_regression_after_a_long_pass_is_news_at_once() -> None:
+    # 10 nights passing every run, then failing every run: reproduced on its first night, not flaky
+    # until --fixed-after more nights (the passes were never the failure's)
+    assert news(1, [0.0] * 10 + [1.0] * 3) == [(0, "new", "new", "not-reproduced"),
+                                               (10, "newly-reproducing", "not-reproduced", "reproduced")]
+
+
+def test_a_failure_back_after_its_fix_is_news_at_once_and_its_next_fix_is_judged_on_its_own_runs() -> None:
+    said = [(i, kind) for i, kind, _, _ in news(1, [1.0] * 6 + [0.0] * 4 + [1.0] * 3 + [0.0] * 4)]
+    # fixed on the 3rd night without it; back the first night it fails every run; fixed again on the
+    # 3rd night without it (its 9 of 9 runs since it came back, not the fix's passes, are the baseline)
+    assert said == [(0, "new"), (8, "no-longer-reproducing"), (10, "newly-reproducing"), (15, "no-longer-reproducing")]

@@ -137,3 +137,17 @@ def test_a_capsule_never_reproduced_here_has_its_own_group_with_what_was_not_app
 def test_a_flaky_capsule_stays_still_flaky_through_a_quiet_night() -> None:
     rows = _view({"c": ["flaky", "flaky", "not-reproduced", "flaky"]})
     assert (rows["c"].group, rows["c"].last_change.before) == ("still-flaky", "new")
+
+
+def test_only_passes_while_reproducing_make_a_night_that_failed_every_run_flaky() -> None:
+    def states(verdicts: list[str]) -> list[str]:
+        return [s.state for s in standings([(v, RUNS[v].failed, RUNS[v].runs) for v in verdicts])]
+    n, r, f = "not-reproduced", "reproduced", "flaky"
+    assert states([n] * 10 + [r] * 4) == [n] * 10 + [r] * 4  # a regression after 0/30: at once
+    assert states([r] * 6 + [n] * 3 + [r]) == [r] * 8 + [n, r]  # back after its fix: at once
+    assert states([r, n, r]) == [r, r, f]  # a pass while it stood as reproducing: flaky
+    assert states([f, f, n, r]) == [f] * 4
+    # first seen passing: one night of 0/3 then 3/3 is one flaky rate; after 0/24 too, at the
+    # confidence held per night of the window; after 0/27 it is a failure that came
+    assert states([n, r]) == [n, f] and states([n] * 8 + [r]) == [n] * 8 + [f]
+    assert states([n] * 9 + [r]) == [n] * 9 + [r]
