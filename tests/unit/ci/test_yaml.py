@@ -207,6 +207,17 @@ def test_the_templates_install_a_commit_this_repository_has() -> None:
         assert ancestor.returncode == 0, f"{where}: commit {rev} is not in this branch's history"
 
 
+def test_the_pinned_commit_runs_the_job_scripts_this_tree_documents() -> None:
+    """The action at the pinned commit runs that commit's job scripts: pinned before a change to them
+    (a `--repo-url` the docs describe), the templates would run the old ones. Move the pin when they change."""
+    root = CI.parent
+    for where, rev in _revisions():
+        for script in ("ci/replay-job.sh", "ci/pr-job.sh", "ci/github/action.yml"):
+            pinned = subprocess.run(["git", "show", f"{rev}:{script}"], cwd=root, capture_output=True, text=True)
+            assert pinned.returncode == 0, f"{where}: {script} is not at {rev}"
+            assert pinned.stdout == (root / script).read_text(), f"{where}: {script} changed since {rev[:12]}: move the pin"
+
+
 def _job_args(tmp_path: Path, env: dict[str, str]) -> list[str]:
     """replay-job.sh run as copied, with a `replay` on PATH that records its arguments."""
     bin_dir = tmp_path / "bin"
