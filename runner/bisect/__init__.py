@@ -11,7 +11,7 @@ from .commits import CommitsResult, bisect_commits, commits_data, git_history
 from .env import bisect_capsules
 from .rules import Rules
 from .search import BisectResult, Candidate, NotVaried, Removal, result_data, search
-from .sweep import Registry, SweepResult, bisect_sweep, summary, sweep_data
+from .versions import Registry, SweepResult, bisect_sweep, summary, sweep_data
 from .trial import BisectSettings, Observation, Trial, cores, totals
 from .walk import Chance, Walk, candidates_said, chance_said, chances_said
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from ..build.plan import Plan
-from ..verdict.facts import Classification, Verdict
+from ..verdict.vocabulary import Classification, Verdict
 from .trial import BisectSettings, Observation
 
 FILE_VERSION = 1

@@ -27,8 +27,8 @@ from typing import Any, Literal
 
 from ..codec import encode
 from ..verdict.rate import DEFAULT_CONFIDENCE, Rate, below, percent
-from .evidence import Evidence, Keys
-from .facts import Stage
+from .set_evidence import Evidence, Keys
+from .variation import Stage
 from .rules import RATE_FIRST, Rules, Spending, rate_known
 from .splits import Cutter
 from .trial import Observation, Role, Trial, said, trial

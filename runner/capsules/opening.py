@@ -29,7 +29,7 @@ from typing import BinaryIO, NamedTuple
 from ..errors import CapsuleError, UsageError
 from ..secretrules import mask_url
 from . import detect
-from .fetch import discard, downloaded, is_url, max_bytes
+from .download import discard, downloaded, is_url, max_bytes
 from .model import Capsule
 from .novafabric import MANIFEST
 from .trust import Trust

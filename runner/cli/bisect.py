@@ -10,7 +10,7 @@ from ..bisect.env import fill_only_of
 from ..bisect.fixes import FixResult, check_modes, find_fix
 from ..commands.spelled import next_step
 from ..config import settings as load_settings
-from ..build.sources.providers import fetch, pypi
+from ..build.sources.providers import registry_http, pypi
 from ..build.plan import PlanOptions
 from ..replay import Progress, Replayer, ReplayOptions
 from ..pinning.pinrun import bisect_pin
@@ -24,7 +24,7 @@ from ..replay.inputs import trust as make_trust
 
 def _versions(registry: Registry, package: str) -> list[str]:
     settings = load_settings()
-    return fetch.npm_versions(settings, package) if registry == "npm" else pypi.versions(settings, package)
+    return registry_http.npm_versions(settings, package) if registry == "npm" else pypi.versions(settings, package)
 
 
 Result = BisectResult | CommitsResult | SweepResult | FixResult

@@ -5,7 +5,7 @@ from ..commands.answers import Collected
 from ..commands.arguments import GcArgs
 from ..engine import DockerEngine
 from ..errors import UsageError
-from ..machine.sweep import DEFAULT_AGE_S, DEFAULT_MAX_SIZE, collect
+from ..machine.cleanup import DEFAULT_AGE_S, DEFAULT_MAX_SIZE, collect
 from ..units import parse_size
 
 

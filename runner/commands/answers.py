@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ..capture import Captured, CapsuleNotWritten
     from ..facts.diff import CapsuleDiff
     from ..machine.doctor import Diagnosis
-    from ..machine.sweep import GcResult
+    from ..machine.cleanup import GcResult
     from ..replay.byhand import Rendered
     from ..verdict.signature import FailureSignature
 

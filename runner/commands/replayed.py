@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ..bisect.farmfix import FoundFix
     from ..bisect.fixes import FixResult
     from ..farm.attention import Attention
-    from ..farm.model import CapsuleResult, Night
+    from ..farm.records import CapsuleResult, Night
     from ..pinning.pinsearch import PinResult
     from ..replay.keep import Kept
     from ..replay.report import ReplayReport
@@ -98,7 +98,7 @@ class Bisected(Answer):
         from ..bisect.commits import Commit, CommitsResult
         from ..bisect.fixes import FixResult
         from ..bisect.search import BisectResult
-        from ..bisect.sweep import SweepResult
+        from ..bisect.versions import SweepResult
         from ..replay.keep import Kept
 
         step = nullable(obj({"argv": array(STR), "command": STR, "why": STR}))  # the runs that would likely decide
@@ -143,7 +143,7 @@ class NightRun(Answer):
     @classmethod
     def schema(cls, d: Derive) -> dict[str, Any]:
         from ..bisect.farmfix import FoundFix
-        from ..farm.model import CapsuleResult
+        from ..farm.records import CapsuleResult
 
         return obj({"night": _night(), "results": array(d.of(CapsuleResult)),
                     "fixes": nullable(array(d.of(FoundFix)))})  # --find-fix
@@ -170,7 +170,7 @@ class FarmView(Answer):
     @classmethod
     def schema(cls, d: Derive) -> dict[str, Any]:
         from ..farm.attention import GROUPS
-        from ..farm.model import Transition
+        from ..farm.records import Transition
 
         run = NightRun.schema(d)
         one_night = {k: v for k, v in run.items() if k in ("type", "properties", "required")}
@@ -216,7 +216,7 @@ class History(Answer):
 
     @classmethod
     def schema(cls, d: Derive) -> dict[str, Any]:
-        from ..farm.model import CapsuleResult
+        from ..farm.records import CapsuleResult
 
         return obj({"capsule_id": nullable(STR), "path": nullable(STR), "matched": STR,
                     "nights": array(d.of(CapsuleResult))})

@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .report import Difference, HttpReport, ServedCall, UnmatchedRequest, UnrecordedHost, UnusedCall
+    from .served import Difference, HttpReport, ServedCall, UnmatchedRequest, UnrecordedHost, UnusedCall
     from .session import ContainerSettings, HttpReplayError, HttpReplaySession
 
 __getattr__ = exports(__name__, _WHERE)

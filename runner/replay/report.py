@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..capsules.verification import VerifyResult
-from ..httpreplay.report import HttpReport
+from ..httpreplay.served import HttpReport
 from ..verdict.judge import Attempt, Expected, FixJudgement, Verdict, exit_code_of, explain
 from ..verdict.rate import DEFAULT_CONFIDENCE, Rate
 from ..build.plan import Drift, Fidelity

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..build.plan import Fidelity
-from ..httpreplay.report import HttpReport
+from ..httpreplay.served import HttpReport
 from ..verdict.judge import Attempt, Expected, Verdict
 from ..facts.reads import Read, command_reads
 from ..facts.evidence import NOT_CANDIDATES, EnvEvidence, env_score, tools_run

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from ..verdict.facts import FACTS, Verdict
+from ..verdict.vocabulary import FACTS, Verdict
 from ..replay.report import ReplayReport
 from .templates import render
 

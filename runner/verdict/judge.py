@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from . import signature as sig
-from .facts import REPRODUCES, VERDICTS, Classification, Verdict, exit_code_of
+from .vocabulary import REPRODUCES, VERDICTS, Classification, Verdict, exit_code_of
 from .recorded import CapsuleLike, xml_reports
 from .sameness import OutputDiff, same_key_lines, same_tests, stdout_difference
 from .testsets import TestSet, cut_short, failing_tests, junit_tests

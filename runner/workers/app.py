@@ -27,7 +27,7 @@ from celery import Celery, Task, signals
 from celery.exceptions import SoftTimeLimitExceeded
 from celery.utils.log import get_task_logger
 
-from .keys import DEFAULT_HEARTBEAT_S, DEFAULT_LEASE_S, KEEP_S, TaskKeys
+from .taskkeys import DEFAULT_HEARTBEAT_S, DEFAULT_LEASE_S, KEEP_S, TaskKeys
 
 TASK_NAME = "replay.work"
 QUEUE = "replay"
