@@ -1,9 +1,9 @@
 """`replay bisect`: which recorded fact, commit or version makes the difference.
 
-facts.py     the fact kinds (environment facts as data that apply themselves)
+variation.py the fact kinds (environment facts as data that apply themselves)
 search.py    ddmin over sets of fact keys, confirmed   env.py      the fact mode
-splits.py    where ddmin cuts, cost-aware              evidence.py what each set's runs say
-walk.py      probabilistic bisection along a line      commits.py  --commits   sweep.py  --sweep
+splits.py    where ddmin cuts, cost-aware              set_evidence.py what each set's runs say
+walk.py      probabilistic bisection along a line      commits.py  --commits   versions.py  --sweep
 posterior.py the belief over a line's first bad item   rules.py    confidence and budgets
 trial.py     one trial record and one trial runner for every mode
 """

@@ -1,7 +1,7 @@
 """Judging: what a capsule recorded, what an attempt did, and what a set of attempts says.
 
 Every command that judges a run — `replay`, bisect trials, the farm, the CI jobs — judges it
-here, in the words of the one verdict vocabulary (facts.py), so a verdict means the same
+here, in the words of the one verdict vocabulary (vocabulary.py), so a verdict means the same
 thing wherever it is read.
 """
 from __future__ import annotations
