@@ -1,4 +1,4 @@
-"""`replay bisect BAD --good GOOD`: which environment facts make BAD fail (the text view: report/bisect.py)."""
+"""`replay bisect BAD --good GOOD`: which environment facts make BAD fail (the text view: report/bisect_view.py)."""
 from __future__ import annotations
 
 import time

@@ -88,7 +88,7 @@ class Bisected(Answer):
         return {**where, **found, "kept": encode(self.kept), "next": self.then}
 
     def show(self, screen: Screen) -> None:
-        from ..report.bisect import show
+        from ..report.bisect_view import show
 
         show(screen.out, self.bad, self.good, self.result, self.wall_s, self.then)
         _kept_line(screen, "the bad end's attempt's", self.kept)
@@ -130,13 +130,13 @@ class NightRun(Answer):
 
     def data(self) -> Any:
         from ..codec import encode
-        from ..report.farm import run_json
+        from ..report.farm_view import run_json
 
         return {**run_json(self.night), "fixes": encode(self.fixes)}
 
     def show(self, screen: Screen) -> None:
         from ..bisect.farmfix import fixes_said
-        from ..report.farm import show_run
+        from ..report.farm_view import show_run
 
         show_run(self.night, screen.out, fixes_said(self.fixes or []))
 
@@ -158,12 +158,12 @@ class FarmView(Answer):
         return int(Exit.OK)
 
     def data(self) -> Any:
-        from ..report.farm import report_json
+        from ..report.farm_view import report_json
 
         return report_json(self.view)
 
     def show(self, screen: Screen) -> None:
-        from ..report.farm import show_report
+        from ..report.farm_view import show_report
 
         show_report(self.view, screen.out, show_all=screen.full)
 
@@ -200,12 +200,12 @@ class History(Answer):
         return int(Exit.OK if self.results else Exit.NEGATIVE)  # no night recorded for it: a negative answer
 
     def data(self) -> Any:
-        from ..report.farm import history_json
+        from ..report.farm_view import history_json
 
         return history_json((self.matched, self.results))
 
     def show(self, screen: Screen) -> None:
-        from ..report.farm import show_history
+        from ..report.farm_view import show_history
         from ..textsafe import escaped
 
         screen.out.print(escaped(self.matched), markup=False)

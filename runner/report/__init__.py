@@ -1,6 +1,6 @@
 """The reports package: every writer of what replay shows or files. The run report's text
-(text.py) and JSON (codec.py), every table (layout.View), JUnit (junit.py), the farm's HTML
-(html.py) and text and JSON views (farm.py), the PR comment (comment.py), the CI job's
+(text.py) and JSON (runjson.py), every table (layout.View), JUnit (junit.py), the farm's HTML
+(html.py) and text and JSON views (farm_view.py), the PR comment (comment.py), the CI job's
 Markdown summary (summary.py), and the one template environment (templates.py). The report
 model is the replay stage's (runner.replay.report), re-exported here. Names load when first
 used: the farm's report needs neither the run report's text nor its JSON."""
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..resources import exports
 
-_WHERE = {**{n: ".codec" for n in ("SCHEMA", "from_json", "to_json")}, "show": ".text",
+_WHERE = {**{n: ".runjson" for n in ("SCHEMA", "from_json", "to_json")}, "show": ".text",
           **{n: "..replay.report" for n in ("Baseline", "CapsuleRef", "ImageInfo", "ReplayReport", "Step",
                                             "Verification", "verification_of")}}
 __all__ = ["SCHEMA", "Baseline", "CapsuleRef", "ImageInfo", "ReplayReport", "Step", "Verification", "from_json", "show",
@@ -18,7 +18,7 @@ __all__ = ["SCHEMA", "Baseline", "CapsuleRef", "ImageInfo", "ReplayReport", "Ste
 
 if TYPE_CHECKING:
     from ..replay.report import Baseline, CapsuleRef, ImageInfo, ReplayReport, Step, Verification, verification_of
-    from .codec import SCHEMA, from_json, to_json
+    from .runjson import SCHEMA, from_json, to_json
     from .text import show
 
 __getattr__ = exports(__name__, _WHERE)

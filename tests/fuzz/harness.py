@@ -90,7 +90,7 @@ def judge_line(name: str, path: Path, line: str) -> None:
 def _inspect(capsule: Capsule) -> None:
     from rich.console import Console
 
-    from runner.report.inspect import section_view
+    from runner.report.inspect_view import section_view
     from runner.report.layout import View
 
     view = View(Console(file=strict_stream(), width=140, highlight=False, soft_wrap=True, emoji=False))

@@ -12,7 +12,7 @@ from rich.console import Console
 import runner.cli.doctor as doctor_cli
 from runner.cli.main import main
 from runner.machine.doctor import Check, Diagnosis
-from runner.report.farm import show_history, show_report, show_run
+from runner.report.farm_view import show_history, show_report, show_run
 from runner.report.layout import View
 from runner.config import Origin
 from tests.examples import NOVA, TWIN
