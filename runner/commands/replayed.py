@@ -98,7 +98,7 @@ class Bisected(Answer):
         from ..bisect.commits import Commit, CommitsResult
         from ..bisect.fixes import FixResult
         from ..bisect.search import BisectResult
-        from ..bisect.versions import SweepResult
+        from ..bisect.version_sweep import SweepResult
         from ..replay.keep import Kept
 
         step = nullable(obj({"argv": array(STR), "command": STR, "why": STR}))  # the runs that would likely decide
