@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ..facts.diff import CapsuleDiff
     from ..machine.doctor import Diagnosis
     from ..machine.cleanup import GcResult
-    from ..replay.byhand import Rendered
+    from ..outcome.runreport import Rendered
     from ..verdict.signature import FailureSignature
 
 

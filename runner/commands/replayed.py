@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from ..farm.attention import Attention
     from ..farm.records import CapsuleResult, Night
     from ..pinning.pinsearch import PinResult
-    from ..replay.keep import Kept
-    from ..replay.report import ReplayReport
+    from ..outcome.runreport import Kept
+    from ..outcome.runreport import ReplayReport
 
 
 def _kept_line(screen: Screen, whose: str, kept: Kept | None) -> None:
@@ -99,7 +99,7 @@ class Bisected(Answer):
         from ..bisect.fixes import FixResult
         from ..bisect.search import BisectResult
         from ..bisect.version_sweep import SweepResult
-        from ..replay.keep import Kept
+        from ..outcome.runreport import Kept
 
         step = nullable(obj({"argv": array(STR), "command": STR, "why": STR}))  # the runs that would likely decide
         where = {"bad": STR, "good": STR, "kept": nullable(d.of(Kept)), "next": step}

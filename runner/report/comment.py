@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from ..verdict.vocabulary import FACTS, Verdict
-from ..replay.report import ReplayReport
+from ..outcome.runreport import ReplayReport
 from .templates import render
 
 MARKER = "replay-ci"

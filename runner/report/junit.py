@@ -27,7 +27,7 @@ from ..farm.records import CapsuleResult, Night
 
 if TYPE_CHECKING:  # the report and bisect pull in the whole replay core; the farm's JUnit needs none of it
     from ..bisect import BisectResult, CommitsResult, SweepResult
-    from ..replay.report import ReplayReport
+    from ..outcome.runreport import ReplayReport
 
     BisectOutcome = BisectResult | CommitsResult | SweepResult
 

@@ -116,6 +116,14 @@ def test_a_module_name_means_one_thing() -> None:
     assert len(repeated) <= MAX_REPEATED, repeated
 
 
+def test_the_views_do_not_import_the_replay_stage() -> None:
+    """Issue 40: runner/report/ writes the report model (runner/outcome/), it does not reach into the
+    replay stage that builds it, wherever the import stands."""
+    found = {f"{m} -> {d}" for m, deps in _graph().items() if m.startswith("runner.report.") or m == "runner.report"
+             for d in deps if d == "runner.replay" or d.startswith("runner.replay.")}
+    assert found == set()
+
+
 def test_the_top_level_holds_only_what_every_stage_uses() -> None:
     assert {p.stem for p in RUNNER.glob("*.py")} - TOP_LEVEL == set()
 
