@@ -125,7 +125,7 @@ def fill_history(store: Any, paths: list[Path], nights: int, seed: int = 22) -> 
     """`nights` finished nights through the store's API: most capsules steady, a few flaky,
     a few changing each night (as a farm of this size would see)."""
     from runner.farm.ids import content_id
-    from runner.farm.model import AttemptRecord, CapsuleResult, Night, Rate
+    from runner.farm.records import AttemptRecord, CapsuleResult, Night, Rate
     from runner.farm.store import NightEntry
     from runner.verdict.rate import wilson
 
@@ -178,8 +178,8 @@ def timed_child(cmd: list[str], env: dict[str, str]) -> tuple[float, int, subpro
 def scale(tmp: Path, env: dict[str, str], row: Row, capsules: int = 10_000, nights: int = 30) -> None:
     _setup_path()
     from runner.farm.night import run_night
-    from runner.farm.options import FarmOptions
-    from runner.farm.progress import FarmProgress
+    from runner.farm.night_options import FarmOptions
+    from runner.farm.night_progress import FarmProgress
     from runner.farm.store import SqlStore
 
     folder = tmp / "scale-capsules"

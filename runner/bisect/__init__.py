@@ -1,9 +1,9 @@
 """`replay bisect`: which recorded fact, commit or version makes the difference.
 
-facts.py     the fact kinds (environment facts as data that apply themselves)
+variation.py the fact kinds (environment facts as data that apply themselves)
 search.py    ddmin over sets of fact keys, confirmed   env.py      the fact mode
-splits.py    where ddmin cuts, cost-aware              evidence.py what each set's runs say
-walk.py      probabilistic bisection along a line      commits.py  --commits   sweep.py  --sweep
+splits.py    where ddmin cuts, cost-aware              set_evidence.py what each set's runs say
+walk.py      probabilistic bisection along a line      commits.py  --commits   version_sweep.py --sweep
 posterior.py the belief over a line's first bad item   rules.py    confidence and budgets
 trial.py     one trial record and one trial runner for every mode
 """
@@ -11,7 +11,7 @@ from .commits import CommitsResult, bisect_commits, commits_data, git_history
 from .env import bisect_capsules
 from .rules import Rules
 from .search import BisectResult, Candidate, NotVaried, Removal, result_data, search
-from .sweep import Registry, SweepResult, bisect_sweep, summary, sweep_data
+from .version_sweep import Registry, SweepResult, bisect_sweep, summary, sweep_data
 from .trial import BisectSettings, Observation, Trial, cores, totals
 from .walk import Chance, Walk, candidates_said, chance_said, chances_said
 

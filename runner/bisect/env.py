@@ -2,8 +2,8 @@
 
 The environment bisect runs at the bad commit: every trial is the good capsule's plan
 moved to the bad capsule's commit, with a subset of the bad capsule's differing facts
-(facts.py) applied. The two ends are trials too: no fact (must pass) and every fact
-(must fail the recorded way). What facts.py cannot vary (the command, the commit,
+(variation.py) applied. The two ends are trials too: no fact (must pass) and every fact
+(must fail the recorded way). What variation.py cannot vary (the command, the commit,
 recorded HTTP exchanges, values whose content was not recorded...) is listed as not
 varied, with the reason, so that "no culprit" never hides where the cause may be.
 """
@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..facts import keys
+from ..facts import factkeys
 from ..capsules.model import Capsule
 from ..capsules.opening import open_capsule
 from ..capsules.trust import Trust
@@ -24,8 +24,8 @@ from ..facts.diff import diff_capsules
 from ..facts.inspect import env_shown
 from ..build.plan import BaseImage, EnvSetting, Lock, Plan, Runtime, Tool
 from ..build.planner import fill_only
-from . import facts
-from .facts import Fact
+from . import variation
+from .variation import Fact
 from .search import BisectResult, Candidate, NotVaried, search, with_context
 from .resume import log_for
 from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, end_of, load_ends
@@ -37,7 +37,7 @@ def bisect_capsules(replayer: ReplayerLike, bad: Path, good: Path, settings: Bis
                     progress: ProgressLike) -> BisectResult:
     bad_capsule, bad_plan, good_capsule, good_plan, expected = load_ends(replayer, bad, good)
     base = at_bad_commit(good_plan, bad_plan)
-    changes = facts.differences(base, bad_plan)
+    changes = variation.differences(base, bad_plan)
     candidates = [candidate(f, base) for f in changes]
     progress.say(f"{len(candidates)} candidate fact(s): {', '.join(c.key for c in candidates) or 'none'}")
     runner = Trials(replayer, expected, progress, settings.max_runs, settings.cache_reuse, settings.keep,
@@ -89,10 +89,10 @@ class FactTrials:
         chosen = [self.by_key[k] for k in keys]
         # Only the build-time facts go into the image's plan: every trial with the same
         # build-time keys then shares one image, whatever its run-time facts.
-        image_plan = facts.apply(self.base, [f for f in chosen if f.stage == "build"])
+        image_plan = variation.apply(self.base, [f for f in chosen if f.stage == "build"])
         title = f"good + {', '.join(keys)}" if keys else "good"
         chosen_set = frozenset(keys)
-        return self.trials.observe(facts.apply(self.base, chosen), image_plan,
+        return self.trials.observe(variation.apply(self.base, chosen), image_plan,
                                    end_of(chosen_set, frozenset(), self.everything), title, runs)
 
 
@@ -100,7 +100,7 @@ class FactTrials:
 
 
 def candidate(fact: Fact, base: Plan) -> Candidate:
-    before = facts.facts(base).get(fact.key)
+    before = variation.facts(base).get(fact.key)
     return Candidate(fact.key, fact.stage, fact.cost, shown(before.value if before else None), shown(fact.value))
 
 
@@ -133,14 +133,14 @@ def _counted(items: tuple[Any, ...], noun: str) -> str | None:
     return f"{len(items)} {noun}(s), #{_digest(items)}" if items else None
 
 
-# Plan fields facts.py does not model: (key, how shown, why every trial keeps the good one).
+# Plan fields variation.py does not model: (key, how shown, why every trial keeps the good one).
 _UNVARIED: tuple[tuple[str, Callable[[Plan], str | None], str], ...] = (
     ("command:argv", lambda p: shlex.join(p.argv), "not an environment fact: every trial runs the good capsule's command"),
     ("command:cwd", lambda p: p.workdir_rel, "every trial runs in the good capsule's working directory"),
-    (keys.SOURCE_COMMIT, lambda p: p.source.commit if p.source else None,
+    (factkeys.SOURCE_COMMIT, lambda p: p.source.commit if p.source else None,
      "commits are not bisected here (no --commits): every trial runs at the bad commit, "
      "or the good one when the bad capsule records none"),
-    (keys.HTTP_CALLS, lambda p: _counted(p.http_calls, "call"),
+    (factkeys.HTTP_CALLS, lambda p: _counted(p.http_calls, "call"),
      "recorded HTTP exchanges are served, not varied: every trial gets the good capsule's"),
     ("values", lambda p: _counted(p.values, "value"), "every trial replays the good capsule's clock and random values"),
     ("clock", lambda p: p.clock_start, "every trial starts the clock where the good capsule did"),
@@ -161,9 +161,9 @@ def not_varied(good_capsule: Capsule, bad_capsule: Capsule, good: Plan, bad: Pla
 
 
 # Recorded facts that reach a trial through another key: (key prefix, the key it is varied as).
-_VARIED_AS = (("platform:distro", keys.PLATFORM_BASE), ("platform:libc", keys.PLATFORM_BASE),
-              ("locale:timeZone", keys.env("TZ")), ("locale:lang", keys.env("LANG")),
-              ("locale:lc_all", keys.env("LC_ALL")), ("source:dirty", keys.SOURCE_DIFF))
+_VARIED_AS = (("platform:distro", factkeys.PLATFORM_BASE), ("platform:libc", factkeys.PLATFORM_BASE),
+              ("locale:timeZone", factkeys.env("TZ")), ("locale:lang", factkeys.env("LANG")),
+              ("locale:lc_all", factkeys.env("LC_ALL")), ("source:dirty", factkeys.SOURCE_DIFF))
 _WHY = (
     ("platform:", "every trial runs on this machine's platform and kernel"),
     ("locale:", "every trial gets the plans' locale variables (env:LANG, env:LC_*)"),

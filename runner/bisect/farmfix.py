@@ -17,7 +17,7 @@ from .walk import WalkStatus
 
 
 class FixedHere(Protocol):
-    """What the farm's result of one capsule says (farm/model.py CapsuleResult)."""
+    """What the farm's result of one capsule says (farm/records.py CapsuleResult)."""
 
     @property
     def capsule_id(self) -> str: ...

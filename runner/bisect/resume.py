@@ -31,7 +31,7 @@ from typing import Any, get_args
 from .. import __version__
 from ..build.plan import Plan
 from ..errors import ReplayError
-from ..verdict.facts import Classification, Verdict
+from ..verdict.vocabulary import Classification, Verdict
 from .trial import BisectSettings, Observation
 
 FILE_VERSION = 1

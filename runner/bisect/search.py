@@ -5,7 +5,7 @@ The search is pure: it knows candidate keys, their stage and cost, and a `test` 
 applies a subset of them to the good environment and runs it N times. It finds a 1-minimal
 failing set with ddmin (Zeller & Hildebrandt, "Simplifying and Isolating Failure-Inducing
 Input", 2002), cutting cost-aware (splits.py), on decisions that hold at the confidence
-(evidence.py): a set fails on one recorded failure and passes only once a failing set would
+(set_evidence.py): a set fails on one recorded failure and passes only once a failing set would
 rarely have run so often without it.
 
 Then the answer is confirmed before it is reported: the minimal set alone failed the recorded
@@ -27,8 +27,8 @@ from typing import Any, Literal
 
 from ..codec import encode
 from ..verdict.rate import DEFAULT_CONFIDENCE, Rate, below, percent
-from .evidence import Evidence, Keys
-from .facts import Stage
+from .set_evidence import Evidence, Keys
+from .variation import Stage
 from .rules import RATE_FIRST, Rules, Spending, rate_known
 from .splits import Cutter
 from .trial import Observation, Role, Trial, said, trial

@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from .facts import Stage
+from .variation import Stage
 
 Keys = frozenset[str]
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..capsules.model import Capsule, FrozenMap
-from ..facts.keys import normal_name
+from ..facts.factkeys import normal_name
 from .plan import Alternative, Fidelity, Lock, NodePin, Runtime, Tool
 from .sources.providers.versions import vkey
 

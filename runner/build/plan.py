@@ -1,7 +1,7 @@
 """What to build and run: the replay plan, an immutable value derived from a capsule.
 
 The plan is the single input of rendering (build time) and running (run time).
-Bisect varies it fact by fact (bisect/facts.py); nothing downstream reads the capsule.
+Bisect varies it fact by fact (bisect/variation.py); nothing downstream reads the capsule.
 It holds no host path and no supplied secret: what a build needs from the capsule or
 the user's disk is named by sha256 in the content store (content.py), so a plan
 travels as JSON (to_json / from_json) to another machine.

@@ -18,7 +18,7 @@ from ..capsules.model import Capsule, Format
 from ..capsules.opening import ContentChecks
 from ..capsules.verification import Problem
 from ..errors import CapsuleError
-from ..facts.keys import normal_name
+from ..facts.factkeys import normal_name
 from .sources.content import ContentStore, check_shipped
 from .toolplan import locks
 from .validate import Kind, check, relative_path, run_path

@@ -33,7 +33,7 @@ from .sources.providers import distros
 from .sources.providers import go as go_provider
 from .sources.providers import node as node_provider
 from .sources.providers import npmbin
-from .sources.providers.fetch import npm_tarball
+from .sources.providers.registry_http import npm_tarball
 from .sources.providers.pytools import PYTHON_TOOLS
 from ..resources import template_loader, templates_dir
 from ..textsafe import cut, escaped

@@ -30,7 +30,7 @@ name 255 bytes and a path 4,096 (Linux's NAME_MAX and PATH_MAX: longer ones fail
 ENAMETOOLONG); verify lists at most 100,000 files of a NovaFabric directory and looks at
 10,000 worker capsules inside a distributed run's parent (never at its siblings).
 
-Caps on a capsule given as a URL (fetch.py, archive.py): the download at most
+Caps on a capsule given as a URL (download.py, archive.py): the download at most
 REPLAY_CAPSULE_MAX_BYTES (64 MiB) in at most REPLAY_CAPSULE_TIMEOUT seconds in all (120),
 connecting, redirects, headers and body included; a packed NovaFabric directory unpacks to at most 256 MiB and
 10,000 entries, counted while unpacking (what is written, not what the headers say).

@@ -1,7 +1,7 @@
 """One way to open a capsule, for every command that reads one.
 
 In: what the user gave — a path (a JSON file, a NovaFabric directory or its capsule.yaml),
-an `https://` / `http://` URL (downloaded to the cache, fetch.py), or `-` (a JSON capsule
+an `https://` / `http://` URL (downloaded to the cache, download.py), or `-` (a JSON capsule
 on stdin) — and the trust keys and policy (`Trust`). Out: `Opened`, the capsule model, its
 verification, the local path read and the name to show it by: the URL as given,
 `<stdin>`, or the path. This is the one place that knows a URL or stdin was given: every
@@ -29,7 +29,7 @@ from typing import BinaryIO, NamedTuple
 from ..errors import CapsuleError, UsageError
 from ..secretrules import mask_url
 from . import detect
-from .fetch import discard, downloaded, is_url, max_bytes
+from .download import discard, downloaded, is_url, max_bytes
 from .model import Capsule
 from .novafabric import MANIFEST
 from .trust import Trust

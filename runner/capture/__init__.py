@@ -25,7 +25,7 @@ from ..verdict import signature as sig
 from ..errors import UsageError
 from . import envfacts, gitstate, packages, probes, writer
 from .notes import cache_warning, env_hint, redaction_line
-from .run import SCRUB_MARGIN, RunResult, run
+from .execute import SCRUB_MARGIN, RunResult, run
 from .scrub import Scrubber
 from .writer import CapsuleNotWritten
 

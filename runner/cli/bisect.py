@@ -1,4 +1,4 @@
-"""`replay bisect BAD --good GOOD`: which environment facts make BAD fail (the text view: report/bisect.py)."""
+"""`replay bisect BAD --good GOOD`: which environment facts make BAD fail (the text view: report/bisect_view.py)."""
 from __future__ import annotations
 
 import time
@@ -11,7 +11,7 @@ from ..bisect.fixes import FixResult, check_modes, find_fix
 from ..bisect.resume import run_context
 from ..commands.spelled import next_step
 from ..config import settings as load_settings
-from ..build.sources.providers import fetch, pypi
+from ..build.sources.providers import registry_http, pypi
 from ..build.plan import PlanOptions
 from ..replay import Progress, Replayer, ReplayOptions
 from ..pinning.pinrun import bisect_pin
@@ -25,7 +25,7 @@ from ..replay.inputs import trust as make_trust
 
 def _versions(registry: Registry, package: str) -> list[str]:
     settings = load_settings()
-    return fetch.npm_versions(settings, package) if registry == "npm" else pypi.versions(settings, package)
+    return registry_http.npm_versions(settings, package) if registry == "npm" else pypi.versions(settings, package)
 
 
 Result = BisectResult | CommitsResult | SweepResult | FixResult

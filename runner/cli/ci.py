@@ -33,7 +33,7 @@ def post(a: CiPostArgs) -> int:
 
 
 def image(a: CiImageArgs) -> int:
-    from ..ci.image import build, prepare_context, source_root
+    from ..ci.runner_image import build, prepare_context, source_root
     from ..config import Settings
 
     settings = Settings()
@@ -49,7 +49,7 @@ def image(a: CiImageArgs) -> int:
 
 
 def summary(a: CiSummaryArgs) -> int:
-    from ..ci.summary import render as render_summary
+    from ..ci.step_summary import render as render_summary
 
     text = render_summary(a.capsule, a.farm_run, a.repo)
     env_target = os.environ.get("GITHUB_STEP_SUMMARY")

@@ -108,8 +108,8 @@ def install_meter(enabled: bool) -> None:
     """Download progress for people on a terminal: none with --quiet or --json, none when
     stderr is not a terminal (CI logs would fill with redraws)."""
     meter = _download_bar if enabled and err.is_terminal else None
-    if meter is None and "runner.build.sources.providers.fetch" not in sys.modules:
+    if meter is None and "runner.build.sources.providers.registry_http" not in sys.modules:
         return  # nothing that downloads is loaded, so none holds a meter (and this command need not load it)
-    from ..build.sources.providers import fetch
+    from ..build.sources.providers import registry_http
 
-    fetch.set_meter(meter)
+    registry_http.set_meter(meter)

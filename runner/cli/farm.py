@@ -8,7 +8,7 @@ from typing import Any
 from ..commands.replayed import FarmView, History, NightRun
 from ..commands.arguments import FarmHistoryArgs, FarmReportArgs, FarmRunArgs
 from ..errors import UsageError
-from ..farm.options import FarmOptions
+from ..farm.night_options import FarmOptions
 from .console import err
 from ..replay.inputs import check_repo, parse_env, use_mirrors, write_text
 
@@ -57,7 +57,7 @@ def _options(a: FarmRunArgs, supplied: tuple[tuple[str, str], ...]) -> FarmOptio
 def run(a: FarmRunArgs) -> NightRun:
     from ..bisect.farmfix import fixes_at_ref
     from ..farm.night import run_night
-    from ..farm.progress import FarmProgress
+    from ..farm.night_progress import FarmProgress
 
     if a.find_fix and not (a.ref or a.resume):
         raise UsageError("farm run --find-fix finds the commit that fixed a capsule at --ref: give --ref COMMIT")
@@ -71,7 +71,7 @@ def run(a: FarmRunArgs) -> NightRun:
     say = lambda line: err.print(f"replay: {line}", markup=False)  # noqa: E731 (one use)
     fixes = fixes_at_ref(night.results, night.ref, a.values, say) if a.find_fix and night.ref else None
     if a.gc:  # its lines go to stderr; a removal that fails is said there, the night's exit stands
-        from ..machine.sweep import after_night
+        from ..machine.cleanup import after_night
         from .console import error_line
 
         for problem in after_night(lambda line: err.print(line, markup=False)):

@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from ..capture import Captured, CapsuleNotWritten
     from ..facts.diff import CapsuleDiff
     from ..machine.doctor import Diagnosis
-    from ..machine.sweep import GcResult
-    from ..replay.byhand import Rendered
+    from ..machine.cleanup import GcResult
+    from ..outcome.runreport import Rendered
     from ..verdict.signature import FailureSignature
 
 
@@ -37,7 +37,7 @@ class Inspected(Answer):
         return encode(self.model)
 
     def show(self, screen: Screen) -> None:
-        from ..report.inspect import show_inspect
+        from ..report.inspect_view import show_inspect
 
         show_inspect(self.model, screen.out, full=screen.full)
 
@@ -62,12 +62,12 @@ class Verified(Answer):
         return int(Exit.OK if self.ok else Exit.NEGATIVE)
 
     def data(self) -> Any:
-        from ..report.verify import verify_data
+        from ..report.verify_view import verify_data
 
         return verify_data(self.result, self.ok)
 
     def show(self, screen: Screen) -> None:
-        from ..report.verify import show_verify
+        from ..report.verify_view import show_verify
 
         show_verify(self.result, self.ok, screen.out)
 
@@ -95,7 +95,7 @@ class Compared(Answer):
         return diff_to_data(self.diff, self.a, self.b, self.carry)
 
     def show(self, screen: Screen) -> None:
-        from ..report.diff import show_diff
+        from ..report.diff_view import show_diff
 
         show_diff(self.a, self.b, self.diff, screen.out, show_all=screen.full, carry=self.carry)
 
@@ -130,7 +130,7 @@ class Signed(Answer):
                 "exit_code": self.exit_code_given, "signal": self.signal}
 
     def show(self, screen: Screen) -> None:
-        from ..report.signature import show_signature
+        from ..report.signature_view import show_signature
 
         show_signature(self.result, screen.out)
 
@@ -151,7 +151,7 @@ class RenderedAnswer(Answer):
         return self.rendered.json()
 
     def show(self, screen: Screen) -> None:
-        from ..report.render import show_rendered
+        from ..report.render_view import show_rendered
 
         show_rendered(self.rendered, screen.out, screen.err)
 
@@ -170,12 +170,12 @@ class Diagnosed(Answer):
         return self.diagnosis.exit_code
 
     def data(self) -> Any:
-        from ..report.doctor import doctor_data
+        from ..report.doctor_view import doctor_data
 
         return doctor_data(self.diagnosis)
 
     def show(self, screen: Screen) -> None:
-        from ..report.doctor import show_doctor
+        from ..report.doctor_view import show_doctor
 
         show_doctor(self.diagnosis, screen.out)
 
@@ -201,12 +201,12 @@ class Collected(Answer):
         return self.result.exit_code
 
     def data(self) -> Any:
-        from ..report.gc import gc_data
+        from ..report.gc_view import gc_data
 
         return gc_data(self.result)
 
     def show(self, screen: Screen) -> None:
-        from ..report.gc import show_gc
+        from ..report.gc_view import show_gc
         from ..textsafe import shown
 
         show_gc(self.result, screen.out)
@@ -251,12 +251,12 @@ class CaptureAnswer(Answer):
         return self.captured.result.shell_code  # the recorded command's own code: a CI step keeps its meaning
 
     def data(self) -> Any:
-        from ..report.capture import capture_data
+        from ..report.capture_view import capture_data
 
         return capture_data(self.captured)
 
     def show(self, screen: Screen) -> None:
-        from ..report.capture import closing_lines
+        from ..report.capture_view import closing_lines
 
         if not screen.quiet:
             for line in closing_lines(self.captured):

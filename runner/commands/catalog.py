@@ -39,7 +39,7 @@ RUN = Command(
            metavar="DIR", mcp=False, panel=c.AFTER),
      Param("watch", "flag", "With --workdir and --attempts 1: run again on every saved change, a verdict line "
            "each (Ctrl-C ends).", ("--watch",), False, mcp=False, panel=c.AFTER)),
-    "run:run", _REPLAY_EXITS, result="replayed:Replayed", read_only=False, long=True, mcp="replay",
+    "replaying:run", _REPLAY_EXITS, result="replayed:Replayed", read_only=False, long=True, mcp="replay",
     help="`replay CAPSULE` is `replay run CAPSULE`. The capsule is verified first (refused, exit 1, when it does "
          "not verify unless --allow-unverified), the image built (cached: a second replay builds nothing) and the "
          "command run in fresh containers with no network but the recorded HTTP calls.",
@@ -55,7 +55,7 @@ RUN = Command(
 INSPECT = Command(
     "inspect", "Show what a capsule records: format, id, command and outcome first, then every fact.",
     (c.capsule(), Param("show_all", "flag", "List every resolved package.", ("--all",), False, mcp=False)),
-    "inspect:inspect", _READ_EXITS, result="answers:Inspected", mcp="inspect", mcp_help="Reads the capsule only.",
+    "reading:inspect", _READ_EXITS, result="answers:Inspected", mcp="inspect", mcp_help="Reads the capsule only.",
     examples=("replay inspect capsule.json", "replay inspect capsule.json --all", "replay inspect capsule.json --json"))
 
 DIFF = Command(
@@ -63,7 +63,7 @@ DIFF = Command(
     (c.capsule("a", "Capsule A (e.g. the failing run).", "A"), c.capsule("b", "Capsule B (e.g. a passing run).", "B"),
      Param("show_all", "flag", "List every differing fact, not only counts.", ("--all",), False, mcp=False),
      c.REPO, c.MIRROR),
-    "diff:diff", ((0, "the same"), (1, "they differ"), (2, "bad input")), result="answers:Compared", mcp="diff",
+    "reading:diff", ((0, "the same"), (1, "they differ"), (2, "bad input")), result="answers:Compared", mcp="diff",
     help="Ends with the command to run next, carrying --repo and --mirror as given here.",
     mcp_help="Both outcomes, the differences that could change the outcome, and the command to run next. "
              "exit_code 1 when they differ (a result, not an error).",
@@ -74,7 +74,7 @@ VERIFY = Command(
     (c.capsule(), c.TRUST_KEY,
      Param("patch", "path", "twin's habit: see replay CAPSULE --patch.", ("--patch",), hidden=True, mcp=False),
      Param("ref", "text", "twin's habit: see replay CAPSULE --ref.", ("--ref",), hidden=True, mcp=False)),
-    "verify:verify", ((0, "valid"), (1, "invalid, or no valid signature from a --trust-key"), (2, "bad input")),
+    "reading:verify", ((0, "valid"), (1, "invalid, or no valid signature from a --trust-key"), (2, "bad input")),
     mcp="verify", mcp_help="exit_code 1 when it is invalid (a result, not an error).",
     examples=("replay verify capsule-dir/ --trust-key dana.pub.pem",),
     result="answers:Verified")
@@ -86,7 +86,7 @@ SIGNATURE = Command(
      Param("exit_code", "count", "The command's exit code (0-255; a signal: --signal).", ("--exit-code",),
            low=0, high=255, metavar="N"),
      Param("signal", "text", "The signal that ended it (e.g. SIGSEGV).", ("--signal",), metavar="NAME")),
-    "signature:signature", _READ_EXITS, result="answers:Signed", mcp="signature",
+    "reading:signature", _READ_EXITS, result="answers:Signed", mcp="signature",
     help="The signature is on the last line alone, so scripts can `tail -1` it.",
     examples=("npm test > test.log 2>&1; replay signature test.log --exit-code $?",))
 
@@ -101,7 +101,7 @@ RENDER = Command(
            "mounts, and for an npm lockfile that runs no install scripts an installer node).", ("--builder",),
            "classic", choices=("classic", "buildkit")),
      *c.TRUST),
-    "render:render", _READ_EXITS + ((1, "the capsule does not verify"), (3, "the environment failed")),
+    "reading:render", _READ_EXITS + ((1, "the capsule does not verify"), (3, "the environment failed")),
     mcp="render", long=True,
     mcp_help="Nothing is built. result.dockerfile is its text; result.notes what replay said about it.",
     examples=("replay render capsule.json > Dockerfile", "replay render capsule.json -o ctx/ --repo ../app.git"),
@@ -115,7 +115,7 @@ SHELL = Command(
            "`replay CAPSULE --keep` printed.", ("--kept",), metavar="ID"),
      Param("last", "flag", "Enter the newest kept attempt's state.", ("--last",), False),
      *c.BUILD, c.HTTP, *c.TRUST),
-    "shell:shell", ((0, "the shell's own exit code"), (2, "bad input"), (3, "the environment failed")),
+    "replaying:shell", ((0, "the shell's own exit code"), (2, "bad input"), (3, "the environment failed")),
     read_only=False,
     help="The recorded command is printed on entry and is in the shell's history (Up). The network is the "
          "replay's: none, or the recorded HTTP calls served by the sidecar (those that matched nothing are "
@@ -181,7 +181,7 @@ PIN = Command(
      Param("output", "path", "Write the capsule with its pin here (twin capsules): replay, bisect and fix checks "
            "of it run pinned.", ("--output", "-o"), metavar="FILE"),
      c.CONFIDENCE, c.timeout("per run"), c.MEMORY, *c.BUILD, *c.TRUST),
-    "pin:pin", ((0, "pinned"), (1, "not pinned: each axis tried, with its rate"), (2, "bad input"),
+    "replaying:pin", ((0, "pinned"), (1, "not pinned: each axis tried, with its rate"), (2, "bad input"),
                 (3, "the environment failed")),
     read_only=False, long=True, mcp="pin",
     help="Each setting is tried alone over the recorded run's own (its recorded seeds applied), in fresh "
@@ -195,7 +195,7 @@ PIN = Command(
 
 DOCTOR = Command(
     "doctor", "Check this machine: engine and versions, builder, base images, cache, registries, settings.",
-    (), "doctor:doctor", ((0, "ready (warnings allowed)"), (3, "something every replay needs is missing")),
+    (), "housekeeping:doctor", ((0, "ready (warnings allowed)"), (3, "something every replay needs is missing")),
     mcp="doctor", mcp_help="result.checks: each check, its status and the fix.",
     examples=("replay doctor", "replay doctor --json"),
     result="answers:Diagnosed")
@@ -215,7 +215,7 @@ GC = Command(
            ("--label",)),
      Param("all_users", "flag", "Also the containers other users kept (--keep): by default only yours go.",
            ("--all-users",), False)),
-    "gc:gc", ((0, "done"), (2, "bad usage"), (3, "something could not be removed")), read_only=False,
+    "housekeeping:gc", ((0, "done"), (2, "bad usage"), (3, "something could not be removed")), read_only=False,
     help="Containers, networks and iptables rules labelled `replay` whose process is no longer running here "
          "(the containers you kept with `replay --keep` among them, those older than --older-than when it is given, "
          "with the images of kept state); "

@@ -16,10 +16,10 @@ if TYPE_CHECKING:
     from ..bisect.farmfix import FoundFix
     from ..bisect.fixes import FixResult
     from ..farm.attention import Attention
-    from ..farm.model import CapsuleResult, Night
+    from ..farm.records import CapsuleResult, Night
     from ..pinning.pinsearch import PinResult
-    from ..replay.keep import Kept
-    from ..replay.report import ReplayReport
+    from ..outcome.runreport import Kept
+    from ..outcome.runreport import ReplayReport
 
 
 def _kept_line(screen: Screen, whose: str, kept: Kept | None) -> None:
@@ -88,7 +88,7 @@ class Bisected(Answer):
         return {**where, **found, "kept": encode(self.kept), "next": self.then}
 
     def show(self, screen: Screen) -> None:
-        from ..report.bisect import show
+        from ..report.bisect_view import show
 
         show(screen.out, self.bad, self.good, self.result, self.wall_s, self.then)
         _kept_line(screen, "the bad end's attempt's", self.kept)
@@ -98,8 +98,8 @@ class Bisected(Answer):
         from ..bisect.commits import Commit, CommitsResult
         from ..bisect.fixes import FixResult
         from ..bisect.search import BisectResult
-        from ..bisect.sweep import SweepResult
-        from ..replay.keep import Kept
+        from ..bisect.version_sweep import SweepResult
+        from ..outcome.runreport import Kept
 
         step = nullable(obj({"argv": array(STR), "command": STR, "why": STR}))  # the runs that would likely decide
         where = {"bad": STR, "good": STR, "kept": nullable(d.of(Kept)), "next": step}
@@ -130,20 +130,20 @@ class NightRun(Answer):
 
     def data(self) -> Any:
         from ..codec import encode
-        from ..report.farm import run_json
+        from ..report.farm_view import run_json
 
         return {**run_json(self.night), "fixes": encode(self.fixes)}
 
     def show(self, screen: Screen) -> None:
         from ..bisect.farmfix import fixes_said
-        from ..report.farm import show_run
+        from ..report.farm_view import show_run
 
         show_run(self.night, screen.out, fixes_said(self.fixes or []))
 
     @classmethod
     def schema(cls, d: Derive) -> dict[str, Any]:
         from ..bisect.farmfix import FoundFix
-        from ..farm.model import CapsuleResult
+        from ..farm.records import CapsuleResult
 
         return obj({"night": _night(), "results": array(d.of(CapsuleResult)),
                     "fixes": nullable(array(d.of(FoundFix)))})  # --find-fix
@@ -158,19 +158,19 @@ class FarmView(Answer):
         return int(Exit.OK)
 
     def data(self) -> Any:
-        from ..report.farm import report_json
+        from ..report.farm_view import report_json
 
         return report_json(self.view)
 
     def show(self, screen: Screen) -> None:
-        from ..report.farm import show_report
+        from ..report.farm_view import show_report
 
         show_report(self.view, screen.out, show_all=screen.full)
 
     @classmethod
     def schema(cls, d: Derive) -> dict[str, Any]:
         from ..farm.attention import GROUPS
-        from ..farm.model import Transition
+        from ..farm.records import Transition
 
         run = NightRun.schema(d)
         one_night = {k: v for k, v in run.items() if k in ("type", "properties", "required")}
@@ -200,12 +200,12 @@ class History(Answer):
         return int(Exit.OK if self.results else Exit.NEGATIVE)  # no night recorded for it: a negative answer
 
     def data(self) -> Any:
-        from ..report.farm import history_json
+        from ..report.farm_view import history_json
 
         return history_json((self.matched, self.results))
 
     def show(self, screen: Screen) -> None:
-        from ..report.farm import show_history
+        from ..report.farm_view import show_history
         from ..textsafe import escaped
 
         screen.out.print(escaped(self.matched), markup=False)
@@ -216,7 +216,7 @@ class History(Answer):
 
     @classmethod
     def schema(cls, d: Derive) -> dict[str, Any]:
-        from ..farm.model import CapsuleResult
+        from ..farm.records import CapsuleResult
 
         return obj({"capsule_id": nullable(STR), "path": nullable(STR), "matched": STR,
                     "nights": array(d.of(CapsuleResult))})

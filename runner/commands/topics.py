@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from .catalog import COMMANDS, FARM_RUN
 from .common import GLOBALS
 from ..units import DURATION_HELP as DURATION_FORMS
-from ..verdict.facts import FACTS, FARM_VERDICTS, UNJUDGED, VERDICTS
+from ..verdict.vocabulary import FACTS, FARM_VERDICTS, UNJUDGED, VERDICTS
 from ..config import SETTINGS
 
 

@@ -58,7 +58,7 @@ def safe_argv(args: list[str]) -> list[str]:
 
 def _looks_mistyped(word: str) -> bool:
     """A word close to a command that is no capsule (no such file, no URL): a typo, not a capsule."""
-    from ..capsules.fetch import is_url  # the capsules package, only for a word that is no command
+    from ..capsules.download import is_url  # the capsules package, only for a word that is no command
 
     if is_url(word) or "/" in word or "." in word or _exists(word):
         return False

@@ -1,7 +1,7 @@
 """Compare the environments of two capsules, fact by fact, under stable keys.
 
 A fact is one thing a recorder observed about the environment ("runtime:node",
-"env:TZ"), under the keys of facts/keys.py, the ones bisect varies.
+"env:TZ"), under the keys of facts/factkeys.py, the ones bisect varies.
 Recorded outcomes (exit code, duration, signature, outputs, ids, provenance) are
 what a replay is judged against, not environment, so they never appear here.
 
@@ -22,7 +22,7 @@ from .inspect import env_shown, http_line, not_recorded, records
 
 from . import nextstep
 from .diffrank import rank, replace_bearing
-from .keys import GROUPS, group_of, lock, pin, tool
+from .factkeys import GROUPS, group_of, lock, pin, tool
 
 
 @dataclass(frozen=True)

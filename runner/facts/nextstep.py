@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 
 from ..capsules.model import Capsule
-from .keys import SOURCE_COMMIT
+from .factkeys import SOURCE_COMMIT
 
 REPO_PLACEHOLDER = "PATH_OR_URL"
 VALUE_PLACEHOLDER = "…"

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..replay.defaults import DEFAULT_FIXED_AFTER, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
-from ..verdict.facts import REPRODUCES, VERDICTS, attention_rank, is_trouble
+from ..verdict.vocabulary import REPRODUCES, VERDICTS, attention_rank, is_trouble
 from ..verdict.rate import DEFAULT_CONFIDENCE, Rate
 from .history import DEFAULT_WINDOW, Judging, confidence_of, ref_side, recorded_side, signature_set, standings
-from .model import CapsuleResult, Mark, MarkRow, Night, Transition
+from .records import CapsuleResult, Mark, MarkRow, Night, Transition
 from .store import HistoryStore
 
 Group = Literal["changed", "newly-flaky", "still-flaky", "never-reproduced", "steady"]

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Protocol
 from ..errors import ReplayError
 from ..verdict.judge import Attempt, Expected
 from ..build.images import ImageBank
-from .model import FarmVerdict, Side
+from .records import FarmVerdict, Side
 
 if TYPE_CHECKING:
     from ..build.plan import Plan

@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from ..replay.defaults import DEFAULT_FIXED_AFTER
-from ..verdict.facts import REPRODUCES, FarmVerdict, TransitionKind, Verdict
+from ..verdict.vocabulary import REPRODUCES, FarmVerdict, TransitionKind, Verdict
 from ..verdict.rate import DEFAULT_CONFIDENCE, Rate, below
-from .model import CapsuleResult, Night, Transition
+from .records import CapsuleResult, Night, Transition
 
 DEFAULT_WINDOW = 14  # a capsule's last nights whose runs are pooled (farm report --window)
 

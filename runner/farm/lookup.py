@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..textsafe import shown as one_line
-from .model import CapsuleResult
+from .records import CapsuleResult
 from .store import SqlStore
 
 _ID_PREFIX = re.compile(r"[0-9a-f]{1,64}")

@@ -22,12 +22,12 @@ from ..errors import UsageError
 from ..replay import Progress, Replayer, ReplayOptions
 from .collect import Opening, collect
 from .executor import Executor, LocalExecutor
-from .options import FarmOptions
+from .night_options import FarmOptions
 from ..build.images import image_key
 from ..build.planner import fill_only
-from .model import Night
+from .records import Night
 from .prepare import Prepared, now, prepare, unjudged_result
-from .progress import FarmProgress
+from .night_progress import FarmProgress
 from .sides import CapsuleRunner, Stopped
 from .store import HistoryStore, NightEntry, StoreError
 

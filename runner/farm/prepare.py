@@ -14,9 +14,9 @@ from ..capsules.model import Capsule
 from ..capsules.opening import Opened, open_capsule
 from ..capsules.trust import Trust
 from ..replay import Expected, Replayer, expected_of
-from ..verdict.facts import FarmVerdict
+from ..verdict.vocabulary import FarmVerdict
 from .ids import content_id
-from .model import CapsuleResult
+from .records import CapsuleResult
 from .store import NightEntry
 from .verdict import unjudged
 

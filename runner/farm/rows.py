@@ -14,7 +14,7 @@ from typing import Any
 
 from ..textsafe import shown
 from ..verdict.rate import CONFIDENCE_RANGE, DEFAULT_CONFIDENCE, Rate
-from .model import AttemptRecord, CapsuleResult, MarkRow, Night
+from .records import AttemptRecord, CapsuleResult, MarkRow, Night
 
 
 class BadRow(Exception):

@@ -11,11 +11,11 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ..replay import Attempt
-from ..verdict.facts import FarmVerdict, Verdict
+from ..verdict.vocabulary import FarmVerdict, Verdict
 from ..verdict.rate import Rate
 from .executor import Done, Executor, ImageFailed, RemoteFailure, Work, attempt_ids, new_task_id, task_of
-from .model import AttemptRecord, CapsuleResult, Night, Side
-from .options import FarmOptions
+from .records import AttemptRecord, CapsuleResult, Night, Side
+from .night_options import FarmOptions
 from .prepare import Prepared, now, unjudged_result
 from .store import HistoryStore
 from .verdict import decide, kinds_of, ref_judgement, unjudged

@@ -27,7 +27,7 @@ from .db import postgresql as _postgresql
 from .db import sqlite as _sqlite
 from .history import transitions
 from .rows import BadRow, attempt_of, attempt_row, check_marks, night_of, options_of, result_of, result_row, texts_of
-from .model import AttemptRecord, CapsuleResult, History, MarkRow, Night
+from .records import AttemptRecord, CapsuleResult, History, MarkRow, Night
 
 
 class StoreError(ReplayError):

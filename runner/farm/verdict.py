@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 from ..errors import ReplayError
 from ..verdict.judge import Attempt, Expected, FixJudgement, judge, judge_fix
-from ..verdict.facts import Classification, Unjudged, Verdict
+from ..verdict.vocabulary import Classification, Unjudged, Verdict
 from ..verdict.rate import DEFAULT_CONFIDENCE, Rate
 from ..verdict.sampling import series_rate
-from .model import AttemptRecord
+from .records import AttemptRecord
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Hermetic network for a replay: the recorded HTTP/HTTPS calls, served by a sidecar.
 
-`HttpReplaySession` (session.py) is the entry point; `HttpReport` (report.py) is
+`HttpReplaySession` (session.py) is the entry point; `HttpReport` (served.py) is
 what it reports. The server itself lives in images/httpreplay (stdlib only). Names load
 when first used: a report's reader needs no engine.
 """
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..resources import exports
 
-_WHERE = {**{n: ".report" for n in ("Difference", "HttpReport", "ServedCall", "UnmatchedRequest", "UnrecordedHost",
+_WHERE = {**{n: ".served" for n in ("Difference", "HttpReport", "ServedCall", "UnmatchedRequest", "UnrecordedHost",
                                      "UnusedCall")},
           **{n: ".session" for n in ("ContainerSettings", "HttpReplayError", "HttpReplaySession")}}
 __all__ = [
@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .report import Difference, HttpReport, ServedCall, UnmatchedRequest, UnrecordedHost, UnusedCall
+    from .served import Difference, HttpReport, ServedCall, UnmatchedRequest, UnrecordedHost, UnusedCall
     from .session import ContainerSettings, HttpReplayError, HttpReplaySession
 
 __getattr__ = exports(__name__, _WHERE)

@@ -14,7 +14,7 @@ program's own container, which no other container can stand in for), IPv6 litera
 and hosts the capsule's policy denies (the resolver answers NXDOMAIN for those). Each
 is named before the first attempt (session.py) and listed as not served. A host whose
 every call failed with `dns` gets no address either: the resolver answers NXDOMAIN,
-exactly the recorded failure, and each lookup of it is seen (report.py).
+exactly the recorded failure, and each lookup of it is seen (served.py).
 
 On each port a host listens, unless every recorded call on that port failed to
 connect the same way: all `connect-refused` leaves the port closed (the kernel

@@ -71,7 +71,7 @@ from .addressing import (AddressPlan, AddressSpaceError, candidates, literal_sub
                          read_route_entries)
 from .ca import ReplayCA
 from .hostplan import HostPlan, calls_document, plan_hosts
-from .report import HttpReport, build_report
+from .served import HttpReport, build_report
 
 CA_TARGETS = ("/etc/ssl/certs/ca-certificates.crt", "/replay/ca.crt")
 CA_ENV = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS")

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..build.plan import Alternative, Plan
-from ..verdict.facts import REPRODUCES
+from ..verdict.vocabulary import REPRODUCES
 from ..verdict.judge import Expected
 from ..verdict.sampling import Sampling
 from .decide import Outcome, Run, replayed

@@ -6,9 +6,7 @@ import re
 import shlex
 import shutil
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..build.sources.baseimage import base_ref
 from ..build.plan import PlanOptions
@@ -23,6 +21,7 @@ from ..build.planner import make_plan
 from ..build.render import Builder, Context, render, workdir, write_context
 from ..textsafe import shell_word
 from .runenv import command_env
+from ..outcome.runreport import Rendered
 
 _TAG = "replay-by-hand"
 def by_hand_tag(plan: Plan) -> str:
@@ -48,26 +47,6 @@ def render_capsule(capsule: str, options: PlanOptions, trust: Trust, output: Pat
     _check_output(output)
     ctx = _write(plan, s, output, repo_given=repo_given, capsule=name, builder=builder)
     return _by_hand(plan, s, ctx, output, [n for n, _ in options.env_overrides], builder)
-
-
-@dataclass(frozen=True)
-class Rendered:
-    """What render answers: the Dockerfile, what replay says about it and, with -o DIR, where
-    the context is and the two lines that replay it by hand (and what those lines leave out)."""
-
-    dockerfile: str
-    builder: Builder
-    notes: tuple[str, ...] = ()
-    context: Path | None = None
-    build_line: str | None = None
-    run_line: str | None = None
-    caveat: str | None = None
-
-    def json(self) -> dict[str, Any]:
-        return {"dockerfile": self.dockerfile, "builder": self.builder,
-                "notes": [*self.notes, *([self.caveat] if self.caveat else [])],
-                "context": None if self.context is None else str(self.context), "build_line": self.build_line,
-                "run_line": self.run_line}
 
 
 # Left in every context `render -o` writes: the one proof that replacing DIR loses nothing of the user's.

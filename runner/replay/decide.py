@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ..verdict.judge import Attempt, Expected, FixJudgement, Verdict, judge, judge_fix
 from ..verdict.rate import Rate
 from ..verdict.sampling import Sampling, series_rate
-from .report import Baseline
+from ..outcome.runreport import Baseline
 
 # The stopping rule of one series: the attempts so far and the seconds they took, to the next
 # attempt's step name (None: the series is over).

@@ -16,8 +16,8 @@ from ..build.plan import Plan
 from ..build.planner import make_plan
 from ..capsules.model import Capsule
 from .decide import Outcome, Run, Until, fix_checked, replayed
-from .report import Baseline, CapsuleRef, ImageInfo, ReplayReport, Step, verification_of
-from ..httpreplay.report import HttpReport
+from ..outcome.runreport import Baseline, CapsuleRef, ImageInfo, ReplayReport, Step, verification_of
+from ..httpreplay.served import HttpReport
 from .image import BuiltImage
 from .options import ReplayOptions
 from .progress import Progress

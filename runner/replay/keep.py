@@ -15,24 +15,16 @@ import json
 import shlex
 import threading
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
 
 from ..build.plan import Plan
 from ..build.plancodec import plan_to_json
 from ..errors import ReplayError
 from ..engine import KEPT, KEPT_LABEL, PLAN_LABEL, USER_LABEL, ContainerFile, Engine, RunSpec, current_user
 from ..verdict.judge import Attempt
+from ..outcome.runreport import Kept
 
 SHORT = 12  # the id as shown, and as `replay shell --kept` takes it (any unique prefix of it works)
 SEALED = "image"  # KEPT_LABEL's value on a sealed container's image
-
-
-@dataclass(frozen=True)
-class Kept:
-    """The kept container, and the one command that enters it."""
-
-    id: str
-    command: str
 
 
 def enter_command(container: str) -> str:

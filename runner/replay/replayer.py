@@ -20,7 +20,7 @@ from ..capsules.opening import Opened, open_capsule
 from ..capsules.model import Capsule
 from ..config import Settings, settings as load_settings
 from ..engine import LABEL, Containment, Engine, EngineHolder, Mount, RunSpec
-from ..httpreplay.report import HttpReport
+from ..httpreplay.served import HttpReport
 from ..verdict import signature as sig
 from ..verdict.judge import Attempt, Expected, classify, expected_of, fingerprint
 from ..verdict.sameness import difference

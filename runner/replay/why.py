@@ -19,29 +19,17 @@ import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from ..build.plan import Fidelity
-from ..httpreplay.report import HttpReport
+from ..httpreplay.served import HttpReport
 from ..verdict.judge import Attempt, Expected, Verdict
 from ..facts.reads import Read, command_reads
 from ..facts.evidence import NOT_CANDIDATES, EnvEvidence, env_score, tools_run
+from ..outcome.runreport import Cause
 
-CauseKind = Literal["change", "http", "output", "env-value", "env-unrecorded", "package", "approximated",
-                    "randomness"]
 EXPLAINED: frozenset[Verdict] = frozenset({"not-reproduced", "different-failure", "flaky"})
-SHOWN = 5  # causes the text lists (--all: every one)
 DIRECT = 25  # a score at least this is direct evidence: a flaky run is explained by it, else by its own randomness
 _PARAM = re.compile(r"'([^'=]+)=")  # the names in the matcher's "extra ['ts=1'], missing ['ts=2']"
-
-
-@dataclass(frozen=True)
-class Cause:
-    cause: CauseKind
-    fact: str  # the fact as the fidelity table names it: "env APP_LANG", "runtime node", "http GET …"
-    evidence: str  # what replay saw: "source: homedir.go:41 reads HOME; tool: go reads HOME"
-    next: str  # the command (or step) to try next
-    score: int = 0  # the evidence's weight (docs/signature.md): higher first
 
 
 @dataclass(frozen=True)

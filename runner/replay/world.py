@@ -25,7 +25,7 @@ from ..build.pins import with_build_rows
 from ..build.plan import Fidelity, Plan
 
 if TYPE_CHECKING:
-    from ..httpreplay.report import HttpReport
+    from ..httpreplay.served import HttpReport
     from ..httpreplay.session import HttpReplaySession
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from ..verdict.facts import FACTS, Verdict
-from ..replay.report import ReplayReport
+from ..verdict.vocabulary import FACTS, Verdict
+from ..outcome.runreport import ReplayReport
 from .templates import render
 
 MARKER = "replay-ci"

@@ -24,9 +24,9 @@ from markupsafe import Markup, escape
 
 from ..errors import UsageError
 from ..resources import templates_dir
-from ..verdict.facts import FACTS, FARM_ORDER, STEADY_COLOUR, facts_of
+from ..verdict.vocabulary import FACTS, FARM_ORDER, STEADY_COLOUR, facts_of
 from ..farm.attention import GROUP_LABELS, GROUPS, Attention, Change, Row, WindowRate
-from ..farm.model import Night
+from ..farm.records import Night
 from ..farm.attention import counts as group_counts
 from .templates import add_filters, environment
 

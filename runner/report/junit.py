@@ -22,12 +22,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
-from ..verdict.facts import FACTS, JunitOutcome
-from ..farm.model import CapsuleResult, Night
+from ..verdict.vocabulary import FACTS, JunitOutcome
+from ..farm.records import CapsuleResult, Night
 
 if TYPE_CHECKING:  # the report and bisect pull in the whole replay core; the farm's JUnit needs none of it
     from ..bisect import BisectResult, CommitsResult, SweepResult
-    from ..replay.report import ReplayReport
+    from ..outcome.runreport import ReplayReport
 
     BisectOutcome = BisectResult | CommitsResult | SweepResult
 
@@ -35,7 +35,7 @@ Outcome = JunitOutcome
 
 # A reproducing failure is a red test: the bug is still there. A failure that no longer
 # comes back, or is fixed at --ref, is green with a note; a capsule that cannot be
-# replayed (or an engine that failed) is an error, never a verdict (runner/verdict/facts.py's table).
+# replayed (or an engine that failed) is an error, never a verdict (runner/verdict/vocabulary.py's table).
 OUTCOME: Mapping[str, Outcome] = {verdict: facts.junit for verdict, facts in FACTS.items()}
 MESSAGE_CHARS = 200  # one line in a check-run summary (dorny caps the whole at 65,535 bytes)
 TEXT_LINES, LINE_CHARS = 40, 500

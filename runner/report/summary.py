@@ -1,5 +1,5 @@
 """The CI replay job's summary as Markdown (templates/ci/summary.md.j2): the verdict
-sentence of each farm result and the fidelity of the capsule's plan. runner.ci.summary
+sentence of each farm result and the fidelity of the capsule's plan. runner.ci.step_summary
 gathers them; this module only writes them."""
 from __future__ import annotations
 

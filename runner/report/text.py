@@ -13,8 +13,8 @@ from typing import Any
 from ..verdict.judge import Attempt, Expected, fingerprint
 from ..build.plan import Fidelity
 from .layout import View
-from ..replay.report import ReplayReport
-from ..replay.why import SHOWN
+from ..outcome.runreport import ReplayReport
+from ..outcome.runreport import SHOWN
 
 NAME_ONLY = "set (value not recorded)"  # the planner's "recorded" for a variable recorded by name only
 SHOWN_NAMES = 8  # of those, named in the note (--all lists every one)

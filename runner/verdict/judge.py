@@ -1,7 +1,7 @@
 """Judging: what a capsule recorded, what an attempt did, and what a set of attempts says.
 
 Every command that judges a run — `replay`, bisect trials, the farm, the CI jobs — judges it
-here, in the words of the one verdict vocabulary (facts.py), so a verdict means the same
+here, in the words of the one verdict vocabulary (vocabulary.py), so a verdict means the same
 thing wherever it is read.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from . import signature as sig
-from .facts import REPRODUCES, VERDICTS, Classification, Verdict, exit_code_of
+from .vocabulary import REPRODUCES, VERDICTS, Classification, Verdict, exit_code_of
 from .recorded import CapsuleLike, xml_reports
 from .sameness import OutputDiff, same_key_lines, same_tests, stdout_difference
 from .testsets import TestSet, cut_short, failing_tests, junit_tests

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .facts import Classification
+from .vocabulary import Classification
 from .rate import DEFAULT_CONFIDENCE, Rate, below, passes_to_decide
 
 # Kinds a fix check's runs with the change count as "did not pass".

@@ -27,7 +27,7 @@ from celery import Celery, Task, signals
 from celery.exceptions import SoftTimeLimitExceeded
 from celery.utils.log import get_task_logger
 
-from .keys import DEFAULT_HEARTBEAT_S, DEFAULT_LEASE_S, KEEP_S, TaskKeys
+from .taskkeys import DEFAULT_HEARTBEAT_S, DEFAULT_LEASE_S, KEEP_S, TaskKeys
 
 TASK_NAME = "replay.work"
 QUEUE = "replay"
@@ -38,7 +38,7 @@ def make_app(broker: str, heartbeat_s: float = DEFAULT_HEARTBEAT_S, lease_s: flo
     app = Celery("replay", broker=broker, set_as_current=False)
     app.conf.update(
         task_acks_late=True, task_reject_on_worker_lost=True, worker_prefetch_multiplier=1,
-        task_ignore_result=True,  # answers go to the task's own key (keys.py), read once by the coordinator
+        task_ignore_result=True,  # answers go to the task's own key (taskkeys.py), read once by the coordinator
         task_serializer="json", accept_content=["json"], task_default_queue=QUEUE,
         broker_connection_retry_on_startup=True, worker_hijack_root_logger=False,
         worker_send_task_events=False, task_send_sent_event=False,

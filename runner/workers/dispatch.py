@@ -24,7 +24,7 @@ from ..farm.executor import Done, ImageFailed, RemoteFailure, Work
 from ..build.images import image_key
 from .app import TASK_NAME, make_app, redis_of
 from ..secretrules import mask_url
-from .keys import KEEP_S, TaskKeys, check_broker_url
+from .taskkeys import KEEP_S, TaskKeys, check_broker_url
 from .message import done_from_json, work_to_json
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from ..build.sources.content import ContentStore
 from ..build.sources.repo import ship_tree
 from ..errors import CapsuleError
 from ..farm.executor import Done, Work
-from ..farm.model import FarmVerdict
+from ..farm.records import FarmVerdict
 from ..verdict.judge import Attempt, Expected
 from ..build.plan import Plan, content_refs
 from ..build.plancodec import plan_from_json, plan_to_json

@@ -17,7 +17,7 @@ def serve(broker: str, concurrency: int, heartbeat: float, lease: float, name: s
     from .app import QUEUE, make_app
     from .dispatch import BrokerUnavailable
     from ..secretrules import mask_url
-    from .keys import check_broker_url
+    from .taskkeys import check_broker_url
 
     if lease <= heartbeat:
         raise UsageError(f"--lease {lease} must be longer than --heartbeat {heartbeat}")

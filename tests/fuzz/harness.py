@@ -90,7 +90,7 @@ def judge_line(name: str, path: Path, line: str) -> None:
 def _inspect(capsule: Capsule) -> None:
     from rich.console import Console
 
-    from runner.report.inspect import section_view
+    from runner.report.inspect_view import section_view
     from runner.report.layout import View
 
     view = View(Console(file=strict_stream(), width=140, highlight=False, soft_wrap=True, emoji=False))
@@ -151,11 +151,11 @@ def offline_registries() -> Iterator[None]:
         raise AssertionError("the fuzz run reached for the network")
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("runner.build.sources.providers.fetch._get", no_network)
+        mp.setattr("runner.build.sources.providers.registry_http._get", no_network)
         mp.setattr("runner.build.sources.providers.pypi.versions", lambda s, name: py.get(name, []))
         mp.setattr("runner.build.sources.providers.node._official_sha256", lambda s, v: None)
-        mp.setattr("runner.build.sources.providers.fetch.npm_version_doc", lambda reg, name, v: {} if v in npm.get(name, ()) else None)
-        mp.setattr("runner.build.sources.providers.fetch.npm_packument", lambda reg, name: {"versions": {v: {} for v in npm.get(name, ())}})
+        mp.setattr("runner.build.sources.providers.registry_http.npm_version_doc", lambda reg, name, v: {} if v in npm.get(name, ()) else None)
+        mp.setattr("runner.build.sources.providers.registry_http.npm_packument", lambda reg, name: {"versions": {v: {} for v in npm.get(name, ())}})
         mp.setattr("runner.engine.DockerEngine.__init__", no_network)
         mp.setenv("REPLAY_CA_CERTS", "none")
         yield

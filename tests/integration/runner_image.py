@@ -14,7 +14,7 @@ SOCKET = "/var/run/docker.sock"
 
 @functools.lru_cache(maxsize=1)  # once per session, whichever module asks first
 def runner_image() -> str:
-    from runner.ci.image import build
+    from runner.ci.runner_image import build
 
     return build(DockerEngine(), Settings(), TAG)
 

@@ -3,7 +3,7 @@
 
 Each answers 401 to any request without the credentials, serves a marker package of its own
 (a version of its own each run: an image layer cached from an earlier run would fetch nothing),
-and forwards everything else to the real registry through runner.build.sources.providers.fetch.get (which
+and forwards everything else to the real registry through runner.build.sources.providers.registry_http.get (which
 trusts the proxy's CA), so a build can install its package managers through it too.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from runner.build.sources.providers.fetch import get
+from runner.build.sources.providers.registry_http import get
 
 # The build containers reach the host on the default bridge's gateway, not on 127.0.0.1.
 GATEWAY = "172.17.0.1"

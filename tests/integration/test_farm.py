@@ -201,7 +201,7 @@ def test_a_flaky_command_is_flaky_with_a_rate_and_only_it_gets_more_attempts(
     assert (rc, coin["verdict"], steady["verdict"]) == (0, "flaky", "reproduced")
     assert 10 <= len(coin["attempts"]) <= 20 and len(steady["attempts"]) == 10
     # more only while the first ten leave the rate undecided (the one stopping rule), as the coin fell
-    from runner.farm.options import FarmOptions
+    from runner.farm.night_options import FarmOptions
 
     first = [a["classification"] for a in sorted(coin["attempts"], key=lambda a: a["index"])[:10]]
     sampling = FarmOptions(attempts=10, max_attempts=20).sampling

@@ -16,7 +16,7 @@ from lxml import html as lxml_html
 
 from runner.farm.attention import Attention
 from runner.report.html import write_site
-from runner.verdict.facts import FACTS, STEADY_COLOUR
+from runner.verdict.vocabulary import FACTS, STEADY_COLOUR
 from tests.services import browse
 from tests.support.reports import sample_history, view_of
 from tests.support.reports import HOSTILE

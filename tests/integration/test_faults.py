@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from runner.engine.protocol import OWNER_LABEL
-from runner.build.sources.providers.fetch import get
+from runner.build.sources.providers.registry_http import get
 
 from tests.services import dribble, http_server, wait_until
 

@@ -1,4 +1,4 @@
-"""The runner image (the top-level Dockerfile, built by runner.ci.image with replay's CA
+"""The runner image (the top-level Dockerfile, built by runner.ci.runner_image with replay's CA
 certificates): `replay` inside it drives the host's engine through the mounted socket, and
 everything reaches the replayed containers through the engine — a twin capsule and a
 CodeInstances instance (the HTTP sidecar, its CA, the clock) both reproduce."""
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.ci.image import CA_DIR, prepare_context, source_root
+from runner.ci.runner_image import CA_DIR, prepare_context, source_root
 from runner.engine import DockerEngine, Mount
 
 from tests.integration.runner_image import run_in_image

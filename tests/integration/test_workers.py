@@ -269,7 +269,7 @@ def test_a_delivery_whose_answer_exists_or_whose_holder_lives_is_skipped_with_a_
     import redis
 
     from runner.workers.app import TASK_NAME, make_app
-    from runner.workers.keys import TaskKeys
+    from runner.workers.taskkeys import TaskKeys
 
     answered, held = uuid.uuid4().hex, uuid.uuid4().hex
     r = redis.Redis.from_url(redis_url)

@@ -14,7 +14,7 @@ from lxml import etree
 
 from runner.build.plan import Fidelity
 from runner.farm.attention import Attention, build, mark_of
-from runner.farm.model import AttemptRecord, CapsuleResult, FarmVerdict, History, Night, Rate
+from runner.farm.records import AttemptRecord, CapsuleResult, FarmVerdict, History, Night, Rate
 from runner.replay.defaults import DEFAULT_TIMEOUT_S
 from runner.report import CapsuleRef, ImageInfo, ReplayReport, Step, Verification
 from runner.verdict.judge import Attempt, Expected

@@ -30,7 +30,7 @@ def offline_registry(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
     monkeypatch.setattr("runner.engine.DockerEngine.__init__", no_engine)
     monkeypatch.setattr("runner.build.sources.providers.node._official_sha256", lambda settings, version: None)
-    monkeypatch.setattr("runner.build.sources.providers.fetch.npm_packument", packument)
+    monkeypatch.setattr("runner.build.sources.providers.registry_http.npm_packument", packument)
     monkeypatch.setattr("runner.build.render.node_provider.fetch", tarball("node.tgz"))
     monkeypatch.setattr("runner.build.render.npm_tarball", tarball("npm.tgz"))
     monkeypatch.setenv("REPLAY_CACHE", str(tmp_path / "cache"))

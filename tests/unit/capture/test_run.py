@@ -5,7 +5,7 @@ import io
 import sys
 
 from runner.verdict import signature as sig
-from runner.capture.run import KEEP_BYTES, run
+from runner.capture.execute import KEEP_BYTES, run
 
 
 def streams() -> tuple[io.BytesIO, io.BytesIO]:

@@ -114,7 +114,7 @@ def test_durations_read_back() -> None:
 
 def test_timeout_15m_is_900_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
     """The value the command hands the replayer, not only the parser's."""
-    from runner.cli import run as run_cli
+    from runner.cli import replaying as run_cli
 
     seen: list[float] = []
 
@@ -137,7 +137,7 @@ def test_a_bad_duration_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], c
 
 
 def test_quiet_prints_no_progress(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from runner.cli import run as run_cli
+    from runner.cli import replaying as run_cli
 
     def fake_replay(path: Path, options: object, progress: object, trust_keys: object = ()) -> object:
         progress.say("building")  # type: ignore[attr-defined]

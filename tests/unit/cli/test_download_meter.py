@@ -10,7 +10,7 @@ import pytest
 
 from runner.cli import console
 from runner.config import Settings
-from runner.build.sources.providers import fetch
+from runner.build.sources.providers import registry_http
 from tests.services import static_server
 
 
@@ -22,7 +22,7 @@ def server(tmp_path: Path) -> Iterator[tuple[str, bytes]]:
         with static_server(tmp_path) as base:
             yield f"{base}/node.tgz", body
     finally:
-        fetch.set_meter(None)
+        registry_http.set_meter(None)
 
 
 def test_a_download_is_metered(server: tuple[str, bytes], tmp_path: Path) -> None:
@@ -35,9 +35,9 @@ def test_a_download_is_metered(server: tuple[str, bytes], tmp_path: Path) -> Non
         yield lambda n: got.__setitem__(0, got[0] + n)
         seen.append((name, total, got[0]))
 
-    fetch.set_meter(meter)
+    registry_http.set_meter(meter)
     s = Settings(cache_dir=tmp_path / "cache")
-    path = fetch.cached_download(s, url, f"sha256:{hashlib.sha256(body).hexdigest()}", "node.tgz")
+    path = registry_http.cached_download(s, url, f"sha256:{hashlib.sha256(body).hexdigest()}", "node.tgz")
     assert path.read_bytes() == body
     assert seen == [("node.tgz", len(body), len(body))]
 
@@ -49,8 +49,8 @@ def test_the_cli_installs_a_meter_only_for_people(monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr(type(console.err), "is_terminal", property(lambda self: True))
     main(["signature", "--exit-code", "1", "/dev/null", *args])
-    assert (fetch._meter is not None) == wanted
-    fetch.set_meter(None)
+    assert (registry_http._meter is not None) == wanted
+    registry_http.set_meter(None)
 
 
 def test_the_bar_draws_on_stderr_and_goes_away(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -144,7 +144,7 @@ def test_a_command_loads_its_own_module_only() -> None:
 
     code = ("import sys; from runner.cli.main import main; main(['farm', 'report', '--db', sys.argv[1]]); "
             "print(sorted(m for m in sys.modules if m.startswith(('runner.build.planner', 'runner.engine', "
-            "'runner.bisect', 'runner.cli.bisect', 'runner.cli.run'))))")
+            "'runner.bisect', 'runner.cli.bisect', 'runner.cli.replaying'))))")
     done = subprocess.run([sys.executable, "-c", code, "/nonexistent/farm.sqlite"], capture_output=True, text=True)
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr
 

@@ -14,7 +14,7 @@ from tests.examples import TZ_CAPSULE
 
 @pytest.fixture
 def seen(monkeypatch: pytest.MonkeyPatch) -> list[ReplayOptions]:
-    from runner.cli import run as run_cli
+    from runner.cli import replaying as run_cli
 
     got: list[ReplayOptions] = []
 

@@ -9,7 +9,7 @@ from rich.console import Console
 
 from runner.capsules.model import Capsule, Command, EnvFact, Failure, Format, FrozenMap, Provenance, Resolved
 from runner.facts.diff import diff_capsules
-from runner.report.diff import show_diff
+from runner.report.diff_view import show_diff
 
 
 def capsule(path: str, home: str, rust: bool, mode: str, marked: str, failed: bool) -> Capsule:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from runner.farm.model import AttemptRecord, CapsuleResult, Night
+from runner.farm.records import AttemptRecord, CapsuleResult, Night
 
 
 def night(nid: str, started: str, finished: str | None = "x", **kw: Any) -> Night:

@@ -8,10 +8,10 @@ import random
 from collections.abc import Sequence
 
 from runner.farm.history import transitions
-from runner.farm.model import AttemptRecord, CapsuleResult, Night
-from runner.farm.options import FarmOptions
+from runner.farm.records import AttemptRecord, CapsuleResult, Night
+from runner.farm.night_options import FarmOptions
 from runner.farm.verdict import decide
-from runner.verdict.facts import Classification
+from runner.verdict.vocabulary import Classification
 from runner.verdict.judge import Expected
 
 EXPECTED = Expected(True, 1, None, "exit1:aaaa")

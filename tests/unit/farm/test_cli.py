@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from runner.cli.main import main
-from runner.farm.model import Rate
+from runner.farm.records import Rate
 from runner.farm.store import NightEntry, SqlStore
 
 from tests.unit.farm.records import attempt, night, result
@@ -173,7 +173,7 @@ def test_without_an_engine_run_is_one_line_exit_3_and_records_no_night(
 
 def test_a_night_keeps_the_names_of_env_values_never_the_values_and_resume_asks_for_them_again(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from runner.farm.options import FarmOptions
+    from runner.farm.night_options import FarmOptions
 
     options = FarmOptions(supplied=("API_TOKEN",))
     assert options.stored()["supplied"] == ("API_TOKEN",)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from runner.cli.main import main
-from runner.farm.model import Rate
+from runner.farm.records import Rate
 from runner.farm.store import NightEntry, SqlStore
 
 from tests.envelope import envelope_of

@@ -19,7 +19,7 @@ from runner.config import Settings
 from runner.build.sources.content import ContentStore
 from runner.errors import CapsuleError, SourceUnavailable
 from runner.farm.executor import Done, ImageFailed, RemoteFailure, Work, attempt_ids, task_of
-from runner.farm.options import FarmOptions
+from runner.farm.night_options import FarmOptions
 from runner.farm.prepare import Prepared
 from runner.farm.sides import CapsuleRunner
 from runner.farm.store import NightEntry, SqlStore

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from runner.farm import schema
-from runner.farm.model import Rate
+from runner.farm.records import Rate
 from runner.farm.store import NightEntry, SqlStore, StoreError, connect
 
 from tests.unit.farm.records import attempt, night, result

@@ -11,7 +11,7 @@ import pytest
 
 from runner.farm.attention import build, mark_of
 from runner.farm.history import Judging, standings, transitions
-from runner.farm.model import CapsuleResult, Night, Rate
+from runner.farm.records import CapsuleResult, Night, Rate
 
 from tests.unit.farm.records import night, result
 

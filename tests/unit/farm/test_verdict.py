@@ -10,7 +10,7 @@ from runner.errors import (BuildFailed, CapsuleError, CapsuleRefused, EngineUnav
 from runner.build.sources.repo import RemoteFailed
 from runner.engine.buildlog import build_failure
 from runner.errors import Exit
-from runner.farm.options import FarmOptions
+from runner.farm.night_options import FarmOptions
 from runner.farm.verdict import decide, kinds_of, ref_judgement, unjudged
 from runner.replay import Expected
 from runner.verdict.rate import Rate

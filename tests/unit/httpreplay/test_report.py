@@ -6,7 +6,7 @@ import json
 from runner.capsules.model import FrozenMap, HttpCall, HttpError, HttpRequest, HttpResponse
 from runner.codec import encode
 from runner.httpreplay.hostplan import HostPlan, plan_hosts
-from runner.httpreplay.report import build_report
+from runner.httpreplay.served import build_report
 
 
 def calls() -> list[HttpCall]:

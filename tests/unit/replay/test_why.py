@@ -8,7 +8,7 @@ import pytest
 
 from runner.build.plan import Fidelity, PlanOptions
 from runner.engine import RunResult, RunSpec
-from runner.httpreplay.report import Difference, HttpReport, UnmatchedRequest, UnusedCall
+from runner.httpreplay.served import Difference, HttpReport, UnmatchedRequest, UnusedCall
 from runner.replay import Progress, ReplayOptions, replay_capsule
 from runner.facts.reads import Read, scan
 from runner.replay.why import likeliest

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from runner.codec import DecodeError
-from runner.httpreplay.report import Difference, HttpReport, ServedCall, UnmatchedRequest, UnusedCall
+from runner.httpreplay.served import Difference, HttpReport, ServedCall, UnmatchedRequest, UnusedCall
 from runner.verdict.judge import Attempt, Expected
 from runner.build.plan import Drift, Fidelity
 from runner.report import CapsuleRef, ImageInfo, ReplayReport, Step, Verification, from_json, to_json

@@ -9,9 +9,9 @@ from lxml import html as lxml_html
 from rich.console import Console
 
 from runner.farm.attention import Attention, build, mark_of
-from runner.farm.model import Night
-from runner.farm.progress import FarmProgress
-from runner.report.farm import show_report, show_run
+from runner.farm.records import Night
+from runner.farm.night_progress import FarmProgress
+from runner.report.farm_view import show_report, show_run
 from runner.report.html import render_site
 from tests.unit.farm.records import night, result
 

@@ -17,8 +17,8 @@ from runner.errors import UsageError
 from runner.report import html as farm_html
 from runner.farm.attention import Attention, replay_command
 from runner.report.html import page_name, render_site, write_site
-from runner.farm.model import History, Night
-from runner.verdict.facts import FACTS
+from runner.farm.records import History, Night
+from runner.verdict.vocabulary import FACTS
 
 from tests.support.reports import HOSTILE, result
 from tests.support.reports import NIGHTS, OPTIONS, sample_history, view_of

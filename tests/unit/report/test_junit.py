@@ -14,7 +14,7 @@ from runner.bisect.commits import Commit
 from runner.bisect.search import Status
 from runner.verdict.judge import Verdict
 from runner.report.junit import OUTCOME, bisect_junit, farm_junit, replay_junit
-from runner.farm.model import FarmVerdict, Night, Rate
+from runner.farm.records import FarmVerdict, Night, Rate
 from runner.replay import Attempt, Expected
 from runner.report import ReplayReport
 from tests.support.reports import (HOSTILE, KEY, NIGHT, OTHER, REPRO, SIG, cases, every_verdict,

@@ -37,7 +37,7 @@ def test_the_summary_counts_the_facts_as_the_replay_did() -> None:
     """'12 of 15 recorded facts' in the CI summary where replay said '13 of 17' (issue 31): both read
     the one fidelity table (replay/world.replay_fidelity)."""
     from runner.build.plan import PlanOptions
-    from runner.ci.summary import fidelity
+    from runner.ci.step_summary import fidelity
     from runner.engine import RunResult, RunSpec
     from runner.replay import Progress, ReplayOptions, replay_capsule
     from tests.examples import BUNDLE, TZ_CAPSULE

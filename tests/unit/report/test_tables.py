@@ -9,10 +9,10 @@ import re
 import pytest
 from rich.console import Console
 
-import runner.cli.doctor as doctor_cli
+import runner.cli.housekeeping as doctor_cli
 from runner.cli.main import main
 from runner.machine.doctor import Check, Diagnosis
-from runner.report.farm import show_history, show_report, show_run
+from runner.report.farm_view import show_history, show_report, show_run
 from runner.report.layout import View
 from runner.config import Origin
 from tests.examples import NOVA, TWIN

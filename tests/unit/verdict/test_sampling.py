@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from runner.verdict.facts import Classification
+from runner.verdict.vocabulary import Classification
 from runner.verdict.rate import Rate
 from runner.verdict.sampling import Sampling, change_rate, series_rate
 

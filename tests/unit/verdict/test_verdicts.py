@@ -1,4 +1,4 @@
-"""runner/verdict/facts.py: one vocabulary (owned by runner.verdict.judge), one table of per-verdict facts."""
+"""runner/verdict/vocabulary.py: one vocabulary (owned by runner.verdict.judge), one table of per-verdict facts."""
 from __future__ import annotations
 
 import ast
@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import get_args
 
 from runner.verdict import judge as outcome
-from runner.verdict import facts as verdicts
-from runner.farm import model
+from runner.verdict import vocabulary as verdicts
+from runner.farm import records
 from runner.report import junit
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -19,7 +19,7 @@ def test_the_vocabulary_is_outcomes_not_a_copy() -> None:
     assert verdicts.Classification is outcome.Classification
     assert set(verdicts.FARM_VERDICTS) == set(outcome.VERDICTS) | {"broken", "infra-error"}
     assert get_args(verdicts.FarmVerdict) == (verdicts.Verdict, verdicts.Unjudged)  # a union of the two
-    assert model.FarmVerdict is verdicts.FarmVerdict
+    assert records.FarmVerdict is verdicts.FarmVerdict
 
 
 def test_one_fact_row_per_state_read_by_the_writers() -> None:

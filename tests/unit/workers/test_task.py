@@ -18,7 +18,7 @@ from runner.errors import BuildFailed
 from runner.farm.executor import Work, attempt_ids
 from runner.verdict.judge import expected_of
 from runner.secretrules import mask_url
-from runner.workers.keys import check_broker_url
+from runner.workers.taskkeys import check_broker_url
 from runner.workers.message import done_from_json, work_to_json
 from runner.workers.task import WorkerRuntime, container_name, task_label
 from tests.unit.fake_engine import FakeEngine

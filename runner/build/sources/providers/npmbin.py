@@ -14,7 +14,7 @@ from pathlib import Path
 from ....config import Settings
 from ....errors import SourceUnavailable
 from ...plan import BaseImage, Fidelity, Runtime
-from .fetch import npm_has, npm_tarball, npm_versions
+from .registry_http import npm_has, npm_tarball, npm_versions
 from .versions import nearest
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ....config import Settings
 from ....errors import SourceUnavailable
-from . import fetch
+from . import registry_http
 
 _ACCEPT = "application/vnd.pypi.simple.v1+json"
 
@@ -44,7 +44,7 @@ def project(index: str, name: str) -> Project:
     """One project's page of the Simple index, as JSON."""
     url = f"{index.rstrip('/')}/{_normalise(name)}/"
     try:
-        doc = json.loads(fetch.get(url, timeout=60, accept=_ACCEPT))
+        doc = json.loads(registry_http.get(url, timeout=60, accept=_ACCEPT))
     except SourceUnavailable as exc:
         if "HTTP 404" in str(exc):
             raise SourceUnavailable(f"the Python package index has no project {name}", "capsule") from exc
@@ -82,5 +82,5 @@ def wheel(settings: Settings, name: str, version: str, platform_tag: str) -> Pat
     prefix = f"{_normalise(name).replace('-', '_')}-{version}-"
     for f in project(settings.pypi_index, name).files:
         if f.filename.startswith(prefix) and f.filename.endswith(".whl") and platform_tag in f.filename:
-            return fetch.cached_download(settings, f.url, f"sha256:{f.sha256}", f.filename)
+            return registry_http.cached_download(settings, f.url, f"sha256:{f.sha256}", f.filename)
     raise SourceUnavailable(f"the Python package index has no {platform_tag} wheel of {name} {version}", "capsule")

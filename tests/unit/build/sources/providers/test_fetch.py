@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from runner.errors import SourceUnavailable
-from runner.build.sources.providers import fetch
+from runner.build.sources.providers import registry_http
 from tests.services import dribble, http_server
 
 
@@ -34,15 +34,15 @@ def dribbling() -> Iterator[str]:
 
 
 def test_an_answer_that_never_ends_is_given_up_and_remembered(dribbling: str) -> None:
-    fetch._STALLED.clear()
+    registry_http._STALLED.clear()
     started = time.monotonic()
     with pytest.raises(SourceUnavailable, match="did not end within 5 s") as caught:
-        fetch.get(dribbling + "/left-pad", timeout=0.5)  # the whole answer: 10 x 0.5 s
+        registry_http.get(dribbling + "/left-pad", timeout=0.5)  # the whole answer: 10 x 0.5 s
     assert 4.5 < time.monotonic() - started < 60
     assert dribbling in caught.value.message
     with pytest.raises(SourceUnavailable, match="stalled earlier"):  # asked again: at once
-        fetch.get(dribbling + "/is-number", timeout=0.5)
-    fetch._STALLED.clear()
+        registry_http.get(dribbling + "/is-number", timeout=0.5)
+    registry_http._STALLED.clear()
 
 
 def test_an_answer_cut_off_before_its_length_is_not_taken(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -56,7 +56,7 @@ def test_an_answer_cut_off_before_its_length_is_not_taken(monkeypatch: pytest.Mo
         def log_message(self, *args: Any) -> None:
             pass
 
-    monkeypatch.setattr(fetch._get.retry, "wait", lambda rs: 0)  # type: ignore[attr-defined]
+    monkeypatch.setattr(registry_http._get.retry, "wait", lambda rs: 0)  # type: ignore[attr-defined]
     with http_server(Short) as url:
         with pytest.raises(SourceUnavailable, match=r"cut off \(14 of 100 bytes\)"):
-            fetch.get(url + "/left-pad", timeout=5)
+            registry_http.get(url + "/left-pad", timeout=5)

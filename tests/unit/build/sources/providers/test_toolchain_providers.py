@@ -32,7 +32,7 @@ def index(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         return json.dumps(docs[name]).encode()
 
     pypi.project.cache_clear()
-    monkeypatch.setattr("runner.build.sources.providers.fetch.get", get)
+    monkeypatch.setattr("runner.build.sources.providers.registry_http.get", get)
     return docs
 
 

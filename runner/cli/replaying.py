@@ -1,16 +1,21 @@
-"""`replay CAPSULE` (= `replay run CAPSULE`): rebuild, rerun, judge."""
+"""The commands that rebuild a capsule's world: `replay CAPSULE` (= `replay run CAPSULE`: rebuild,
+rerun, judge), `replay shell CAPSULE` (or --kept ID, --last: an interactive shell in the replay's
+world) and `replay pin CAPSULE` (the use case: pinning/pinrun.py; the text: report/pinned.py)."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..commands.replayed import Replayed
-from ..commands.arguments import RunArgs
+from ..commands.arguments import PinArgs, RunArgs, ShellArgs
+from ..commands.replayed import Pinned, Replayed
 from ..errors import UsageError
+from ..pinning.pinrun import pin_command
 from ..replay import Progress, ReplayOptions, replay_capsule
-from ..report import ReplayReport
 from ..replay import inputs as o
 from ..replay.interactive import interactive
+from ..replay.shell import open_shell
 from ..replay.workdir import checked
+from ..report import ReplayReport
+from ..textsafe import escaped
 from .console import err, out
 
 
@@ -42,3 +47,17 @@ def run(a: RunArgs) -> Replayed | int:
 
         o.write_text(a.junit, replay_junit(report))
     return Replayed(report, workdir)
+
+
+def shell(a: ShellArgs) -> int:
+    if sum((a.capsule is not None, a.kept is not None, a.last)) != 1:
+        raise UsageError("replay shell takes one of CAPSULE, --kept ID or --last")
+    trust = o.trust(a.values)
+    plan_opts = o.plan_options(a.values)
+    options = ReplayOptions(plan=plan_opts, secret_env=plan_opts.env_overrides, trust=trust)
+    return open_shell(a.capsule, options, Progress(err, quiet=a.quiet),
+                      lambda line: err.print(f"replay: {escaped(line)}", markup=False), kept=a.kept, last=a.last)
+
+
+def pin(a: PinArgs) -> Pinned:
+    return Pinned(pin_command(a.values, err, quiet=a.quiet or a.json))

@@ -13,7 +13,7 @@ from ..bisect import (BisectResult, Chance, CommitsResult, SweepResult, Trial, W
                       summary, totals)
 from ..bisect.fixes import FixResult
 from ..facts.inspect import printable
-from ..verdict.facts import FACTS
+from ..verdict.vocabulary import FACTS
 from ..verdict.rate import Rate
 from .layout import Cell, Styled, View
 

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..codec import encode
-from ..verdict.facts import FARM_ORDER, facts_of
+from ..verdict.vocabulary import FARM_ORDER, facts_of
 from ..farm.attention import GROUP_LABELS, GROUPS, Attention, Row
 from ..farm.attention import counts as counts_by_group
-from ..farm.model import CapsuleResult, Night
+from ..farm.records import CapsuleResult, Night
 from ..textsafe import escaped
 from .layout import Styled, View
 

@@ -2,7 +2,7 @@
 
 A fact is one key of a plan (an env variable, the base image, a runtime version,
 a package-manager version, a lockfile, a pinned dependency, the diff) with its value,
-under the keys of facts/keys.py (the ones `diff` lists). Each
+under the keys of facts/factkeys.py (the ones `diff` lists). Each
 kind says whether it applies at build time (a variant image) or run time (only
 the `docker run` changes), how costly it is, and how to put a value into a plan.
 Bisect is a search over sets of fact keys (reprotest's VARIATIONS, as data).
@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..facts import keys
+from ..facts import factkeys
 from ..capsules.model import FrozenMap
 from ..build.plan import Lock, Plan
 
@@ -75,7 +75,7 @@ _NODE_MANAGERS = ("npm", "pnpm", "yarn")
 
 
 def _locks(plan: Plan) -> dict[str, Lock]:
-    return {keys.lock(lk.manager): lk for lk in (plan.lock, plan.python_lock) if lk is not None}
+    return {factkeys.lock(lk.manager): lk for lk in (plan.lock, plan.python_lock) if lk is not None}
 
 
 def _lock_apply(plan: Plan, key: str, value: Any) -> Plan:
@@ -91,13 +91,13 @@ KINDS: tuple[FactKind, ...] = (
              _map_apply("node_pins", "pin:node:")),
     FactKind("pin:python:", "build", 20, lambda p: {f"pin:python:{k}": v for k, v in p.python_pins.items()},
              _map_apply("python_pins", "pin:python:")),
-    FactKind(keys.SOURCE_DIFF, "build", 10, lambda p: {keys.SOURCE_DIFF: p.source.diff} if p.source else {},
+    FactKind(factkeys.SOURCE_DIFF, "build", 10, lambda p: {factkeys.SOURCE_DIFF: p.source.diff} if p.source else {},
              _source_diff_apply),
     FactKind("lock:", "build", 40, _locks, _lock_apply),
     FactKind("tool:", "build", 30, lambda p: {f"tool:{t.name}": t for t in p.tools}, _tuple_apply("tools", "tool:")),
     FactKind("runtime:", "build", 50, lambda p: {f"runtime:{r.name}": r for r in p.runtimes},
              _tuple_apply("runtimes", "runtime:")),
-    FactKind(keys.PLATFORM_BASE, "build", 100, lambda p: {keys.PLATFORM_BASE: p.base},
+    FactKind(factkeys.PLATFORM_BASE, "build", 100, lambda p: {factkeys.PLATFORM_BASE: p.base},
              lambda p, k, v: dataclasses.replace(p, base=v)),
 )
 

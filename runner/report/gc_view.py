@@ -7,7 +7,7 @@ from rich.console import Console
 
 from ..codec import encode
 from ..machine.disk import Sweep
-from ..machine.sweep import GcResult
+from ..machine.cleanup import GcResult
 from ..units import format_size
 
 

@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from ..textsafe import escaped
-from .model import CapsuleResult
+from .records import CapsuleResult
 
 
 class FarmProgress:

@@ -21,8 +21,8 @@ from ..build.plan import Plan, Runtime, Tool
 from ..build.sources.providers import go, node, npmbin
 from ..build.sources.providers.pytools import PYTHON_TOOLS
 from ..build.sources.providers.versions import is_release, vkey
-from . import facts
-from .facts import Fact
+from . import variation
+from .variation import Fact
 from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, end_of, load_ends, said
 from .walk import Walk, candidates_said, chance_said, walk
 
@@ -120,7 +120,7 @@ def bisect_sweep(replayer: ReplayerLike, bad: Path, good: Path, key: str, settin
     key, _, chosen = _copy_of(key)
     source = offer(key)
     fact = _difference(key, good_plan, bad_plan)
-    g, b, make = swept_copy(key, facts.facts(good_plan)[key].value, fact.value, chosen, source.make)
+    g, b, make = swept_copy(key, variation.facts(good_plan)[key].value, fact.value, chosen, source.make)
     if not vkey(g) or not vkey(b):
         raise UsageError(f"--sweep {key} has no version order between {g!r} and {b!r}")
     line = between(g, b, versions(source.registry, source.package))
@@ -129,7 +129,7 @@ def bisect_sweep(replayer: ReplayerLike, bad: Path, good: Path, key: str, settin
     def plan_of(version: str) -> Plan:
         if version == g:
             return good_plan
-        return facts.apply(good_plan, [dataclasses.replace(fact, value=make(version))])
+        return variation.apply(good_plan, [dataclasses.replace(fact, value=make(version))])
 
     name = key.split(":")[-1]
     trials = Trials(replayer, expected.along_history(), progress, settings.max_runs, keep=settings.keep)
@@ -140,7 +140,7 @@ def bisect_sweep(replayer: ReplayerLike, bad: Path, good: Path, key: str, settin
 
     result = walk(g, line, test, settings.jobs, settings.rules)
     notes = _sweep_notes(key, name, source, result, good_plan, bad_plan)
-    copies = _versions(facts.facts(good_plan)[key].value)
+    copies = _versions(variation.facts(good_plan)[key].value)
     if len(copies) > 1:
         notes.append(f"{name} is installed {len(copies)} times: the copy at {g} is swept, the others "
                      f"({', '.join(v for v in copies if v != g)}) are held as the good capsule records them")
@@ -200,11 +200,11 @@ def _distance(a: str, b: str) -> tuple[int, ...]:
 
 
 def _difference(key: str, good: Plan, bad: Plan) -> Fact:
-    changes = {f.key: f for f in facts.differences(good, bad)}
+    changes = {f.key: f for f in variation.differences(good, bad)}
     if key not in changes:
         differing = ", ".join(changes) or "none"
         raise UsageError(f"--sweep {key} is not among the differences between the two capsules (differing: {differing})")
-    if changes[key].value is None or key not in facts.facts(good):
+    if changes[key].value is None or key not in variation.facts(good):
         raise UsageError(f"--sweep {key} is absent from one capsule, so there is no range of versions to sweep")
     return changes[key]
 

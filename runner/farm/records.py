@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
-from ..verdict.facts import FarmVerdict, TransitionKind, Verdict
+from ..verdict.vocabulary import FarmVerdict, TransitionKind, Verdict
 from ..verdict.rate import Rate
 
 __all__ = ["AttemptRecord", "CapsuleResult", "FarmVerdict", "History", "Mark", "Night", "Rate", "Transition"]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from ..replay.byhand import Rendered
+from ..outcome.runreport import Rendered
 from ..textsafe import escaped
 
 

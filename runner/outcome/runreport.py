@@ -3,14 +3,56 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
 
 from ..capsules.verification import VerifyResult
-from ..httpreplay.report import HttpReport
+from ..httpreplay.served import HttpReport
 from ..verdict.judge import Attempt, Expected, FixJudgement, Verdict, exit_code_of, explain
 from ..verdict.rate import DEFAULT_CONFIDENCE, Rate
 from ..build.plan import Drift, Fidelity
-from .keep import Kept
-from .why import Cause
+from ..build.render import Builder
+
+CauseKind = Literal["change", "http", "output", "env-value", "env-unrecorded", "package", "approximated",
+                    "randomness"]
+SHOWN = 5  # causes the text lists (--all: every one)
+
+
+@dataclass(frozen=True)
+class Kept:
+    """The kept container, and the one command that enters it."""
+
+    id: str
+    command: str
+
+
+@dataclass(frozen=True)
+class Cause:
+    cause: CauseKind
+    fact: str  # the fact as the fidelity table names it: "env APP_LANG", "runtime node", "http GET …"
+    evidence: str  # what replay saw: "source: homedir.go:41 reads HOME; tool: go reads HOME"
+    next: str  # the command (or step) to try next
+    score: int = 0  # the evidence's weight (docs/signature.md): higher first
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """What render answers: the Dockerfile, what replay says about it and, with -o DIR, where
+    the context is and the two lines that replay it by hand (and what those lines leave out)."""
+
+    dockerfile: str
+    builder: Builder
+    notes: tuple[str, ...] = ()
+    context: Path | None = None
+    build_line: str | None = None
+    run_line: str | None = None
+    caveat: str | None = None
+
+    def json(self) -> dict[str, Any]:
+        return {"dockerfile": self.dockerfile, "builder": self.builder,
+                "notes": [*self.notes, *([self.caveat] if self.caveat else [])],
+                "context": None if self.context is None else str(self.context), "build_line": self.build_line,
+                "run_line": self.run_line}
 
 
 @dataclass(frozen=True)

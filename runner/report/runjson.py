@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..codec import DecodeError, decode, encode
-from ..replay.report import ReplayReport
+from ..outcome.runreport import ReplayReport
 
 SCHEMA = "replay.report/1"
 
