@@ -1,8 +1,8 @@
 """The image service: every image replay, bisect, the farm and the workers run on comes from
 here. One identity (build/images.image_key: plans that give the same image), one build-once
 cache (build/images.ImageBank, constructed only here) whose lock also covers two plans that
-render one context (one tag), and the tool-cache volumes attempts share (toolcache.GoCache).
-The Replayer (the runner of attempts) asks it for images; it never builds one itself."""
+render one context (one tag) and the HTTP sidecar's image, and the tool-cache volumes attempts
+share (toolcache.GoCache). The Replayer (the runner of attempts) asks it for images; it never builds one itself."""
 from __future__ import annotations
 
 import dataclasses
@@ -12,9 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..build.images import ImageBank, Made
-from ..build.plan import Plan
+from ..build.plan import BaseImage, Plan
 from ..build.render import Context, write_context
-from ..build.sources.baseimage import ensure_base
+from ..build.sources.baseimage import ensure_base, sidecar_base_ref
 from ..config import Settings
 from ..engine import LABEL, Engine
 from ..facts.reads import scan
@@ -64,6 +64,16 @@ class ImageService:
     def built(self) -> int:
         """Of those, images really built here (not already in the engine)."""
         return self._bank.built
+
+    def sidecar(self, base: BaseImage, say: Callable[[str], None]) -> tuple[str, str]:
+        """The HTTP replay server's image for a plan's base (its base, its tag): built once per content
+        (httpreplay/session.ensure_image), under the same lock when parallel trials ask together."""
+        from ..httpreplay.session import ensure_image
+
+        engine = self._engine()
+        base_ref = sidecar_base_ref(engine, self.settings, base, say)
+        with self._tag_lock(f"httpreplay:{base_ref}"):
+            return base_ref, ensure_image(engine, self.settings, base_ref, self.label, say)
 
     def _make(self, plan: Plan) -> BuiltImage:
         engine = self._engine()

@@ -119,7 +119,7 @@ class Replayer:
                            cap_drop=("ALL",), cap_add=KEPT_CAPS)
 
     def world(self, plan: Plan) -> World:
-        return World(self.engine, self.settings, plan, self.label, self.progress.say)
+        return World(self.engine, self.settings, plan, self.label, self.progress.say, self.images.sidecar)
 
     def attempts(self, plan: Plan, image: BuiltImage, expected: Expected | None, until: int | Until,
                  label_steps: bool = True, mounts: tuple[Mount, ...] = (),

@@ -55,3 +55,16 @@ def test_a_second_plan_of_the_same_image_builds_nothing_whoever_asks(tmp_path: P
     assert made == [image_key(first)] and not by_this_call and farm is not None and not farm.built
     assert image.ref == farm.ref == "replay:1" and (replayer.images.images, replayer.images.built) == (1, 1)
     assert dataclasses.replace(replayer.image(second), build_s=0.0) == BuiltImage("replay:1", False, 0.0)
+
+
+def test_the_http_sidecar_image_comes_from_the_service_once(tmp_path: Path) -> None:
+    from runner.build.sources.baseimage import base_ref
+
+    plan = make_plan(read_capsule(py_twin(tmp_path / "a.json", "print(1)", "1\n", 0)), Settings())
+    engine = FakeEngine(images=[base_ref(Settings(), plan.base)])
+    replayer = Replayer(ReplayOptions(), Progress(quiet=True), Settings(), engine)
+    world = replayer.world(plan)
+    first = world.sidecar(plan.base, lambda s: None)
+    assert first == replayer.images.sidecar(plan.base, lambda s: None)  # a second world's ask: nothing built
+    assert first[0] == base_ref(Settings(), plan.base) and engine.builds == [first[1]]
+    assert first[1].startswith(f"{Settings().image_repo}-httpreplay:")
