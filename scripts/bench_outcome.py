@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from runner.replay.replayer import attempt_of  # noqa: E402
+from runner.verdict.attempted import attempt_of  # noqa: E402
 from runner.verdict import signature as sig  # noqa: E402
 from runner.verdict.judge import Attempt, Classification, Expected, expected_of  # noqa: E402
 

@@ -24,7 +24,7 @@ from ..capsules.model import Capsule
 from ..errors import BuildFailed, BuildTimedOut, SourceUnavailable, UsageError
 from ..verdict.judge import Attempt, Classification, Expected, Verdict, trial_verdict
 from ..engine import Mount
-from ..build.images import ImageBank, image_key
+from ..build.images import image_key
 from ..build.plan import Plan
 from ..replay import BuiltImage
 from ..verdict.rate import DEFAULT_CONFIDENCE
@@ -42,6 +42,8 @@ class ReplayerLike(Protocol):
     def load(self, path: Path) -> tuple[Capsule, Plan]: ...
     def expected(self, capsule: Capsule) -> Expected: ...
     def image(self, plan: Plan) -> BuiltImage: ...
+    # the plan's image as made, and whether this call made it (the image service's, imageservice.py)
+    def fetch(self, plan: Plan) -> tuple[BuiltImage, bool]: ...
     # judged against `expected` on what the program printed (the attempt returned is scrubbed of secrets)
     # keep: the attempt may be kept (--keep: the bad end's)
     def attempt(self, plan: Plan, image: BuiltImage, expected: Expected | None = None, *,
@@ -153,8 +155,6 @@ class Trials:
                  most: int | None = None, cache_reuse: bool = False, keep: bool = False,
                  log: OutcomeLog | None = None) -> None:
         self.replayer, self.expected, self.progress = replayer, expected, progress
-        # each trial's image once (build/images.py): a variant that cannot be built is not tried again
-        self.images: ImageBank[BuiltImage] = ImageBank(replayer.image)
         self.most = most  # the run budget (progress only)
         self.runs = 0
         self._count = threading.Lock()
@@ -179,7 +179,7 @@ class Trials:
 
     def _observe(self, plan: Plan, image_plan: Plan, end: End, title: str, runs: int) -> Observation:
         try:
-            image, first = self.images.fetch(image_plan)
+            image, first = self.replayer.fetch(image_plan)  # once per image: a variant that cannot be built is not tried again
         except (BuildFailed, SourceUnavailable) as e:
             if end is not None or isinstance(e, BuildTimedOut):
                 # an end that cannot be built: nothing to compare with; a build that hit

@@ -3,7 +3,7 @@
 A night decides *what* to run (which capsule, which side, how many attempts, each
 attempt recorded in the history before it starts and when it ends); an executor
 decides *where*. `LocalExecutor` is the farm as it always was: images built once in
-this process (the ImageBank), attempts on this machine's engine, one at a time per
+this process (the image service, replay/imageservice.py), attempts on this machine's engine, one at a time per
 thread. `runner.workers.CeleryExecutor` sends the same unit of work as a Celery task
 to `replay worker` processes on other Docker hosts and returns the same records, so
 the history cannot tell the two apart.
@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..errors import ReplayError
 from ..verdict.judge import Attempt, Expected
-from ..build.images import ImageBank
 from .records import FarmVerdict, Side
 
 if TYPE_CHECKING:
     from ..build.plan import Plan
     from ..replay import BuiltImage, Replayer
+    from ..replay.imageservice import ImageService
 
 
 @dataclass(frozen=True)
@@ -117,7 +117,7 @@ class LocalExecutor:
     resumable = False  # an attempt a kill cut short has no outcome and never counts
     together = False  # parallel threads start on different images first
 
-    def __init__(self, replayer: Replayer, bank: ImageBank[BuiltImage]) -> None:
+    def __init__(self, replayer: Replayer, bank: ImageService) -> None:
         self.replayer, self.bank = replayer, bank
         self._digests: dict[str, str | None] = {}
         self._lock = threading.Lock()

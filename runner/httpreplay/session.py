@@ -168,9 +168,11 @@ def uses_java(argv: Sequence[str], runtimes: Sequence[str]) -> bool:
 class HttpReplaySession:
     def __init__(self, engine: Any, settings: Settings, calls: Sequence[HttpCall], label: str, base_ref: str,
                  denied_hosts: Sequence[str] = (), say: Callable[[str], None] = lambda s: None,
-                 ignore: Sequence[str] = (), java: bool = False) -> None:
-        """`ignore`: names left out of matching (--http-ignore); `java`: the command may run Java."""
+                 ignore: Sequence[str] = (), java: bool = False, image: str = "") -> None:
+        """`ignore`: names left out of matching (--http-ignore); `java`: the command may run Java;
+        `image`: the sidecar's image as the image service made it (replay/imageservice.py), else made here."""
         self.engine, self.settings, self.label, self.base_ref, self.say = engine, settings, label, base_ref, say
+        self.image = image
         self.calls = tuple(calls)
         self.denied_hosts, self.ignore = tuple(denied_hosts), tuple(ignore)
         self.plan: HostPlan = plan_hosts(self.calls, denied_hosts)
@@ -204,7 +206,7 @@ class HttpReplaySession:
         self._close()
 
     def _open(self) -> None:
-        image = ensure_image(self.engine, self.settings, self.base_ref, self.label, self.say)
+        image = self.image or ensure_image(self.engine, self.settings, self.base_ref, self.label, self.say)
         self.addresses = self._create_network()
         self._warn_unservable()
         self._make_inputs(self.addresses)

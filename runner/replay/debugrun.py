@@ -16,7 +16,8 @@ from . import image as images
 from .debugport import POLL_S, DebugPort, debugger_listens, relay_argv, require_relay, thread
 from .options import ReplayOptions
 from .progress import Progress
-from .replayer import Replayer, attempt_of
+from ..verdict.attempted import attempt_of
+from .replayer import Replayer
 
 
 @dataclass(frozen=True)

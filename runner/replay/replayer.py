@@ -1,45 +1,36 @@
-"""The replayer: build the image of a plan, run attempts in its world, judge them.
+"""The replayer: the runner of attempts. It asks the image service (imageservice.py) for a
+plan's image, runs attempts in the plan's world, and hands each result to verdict/attempted.py.
 
-Replayer is the one object the CLI, bisect and the farm drive; its image() and
-attempt() are thread-safe so independent trials can run in parallel.
+Its image() and attempt() are thread-safe so independent trials can run in parallel.
 """
 from __future__ import annotations
 
 import dataclasses
-import posixpath
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
-from .. import secretrules
-from ..build.sources.baseimage import ensure_base
 from ..capsules.opening import Opened, open_capsule
 from ..capsules.model import Capsule
 from ..config import Settings, settings as load_settings
 from ..engine import LABEL, Containment, Engine, EngineHolder, Mount, RunSpec
 from ..httpreplay.served import HttpReport
-from ..verdict import signature as sig
-from ..verdict.judge import Attempt, Expected, classify, expected_of, fingerprint
-from ..verdict.sameness import difference
-from ..verdict.testsets import TestSet, cut_short, failing_tests, junit_tests
+from ..verdict.attempted import attempt_of, redacted, report_paths, scrub
+from ..verdict.judge import Attempt, Expected, expected_of
 from ..build.plan import Plan
-from ..build.images import ImageBank
 from ..build.planner import make_plan
-from ..build.render import Context, workdir, write_context
-from . import image as images
+from ..build.render import workdir
 from .decide import Until
 from .deferred import signals_deferred
 from .image import BuiltImage
+from .imageservice import ImageService
 from .keep import Keeper, keep_labels, secrets_at_run_time
 from .options import ReplayOptions
 from .progress import Progress
-from ..facts.reads import scan
 from .runenv import command_env
-from .slots import context_slot, stamp
-from .toolcache import GoCache
 from .workdir import same_repository, workdir_mounts
 from .world import AttemptSettings, World
 
@@ -68,14 +59,8 @@ class Replayer:
         # --keep: the attempt whose container stays (sealed: no --env value in its config or logs)
         self.keeper = Keeper(lambda: self.engine, tuple(n for n, _ in options.secret_env),
                              f"{self.settings.image_repo}:kept-{self.label}", self.progress.say)
-        self._locks: dict[str, threading.Lock] = {}
-        self._lock = threading.Lock()
-        # Go's build cache: one volume per toolchain on the machine, for every attempt (toolcache.py)
-        self.go_cache = GoCache(lambda: self.engine, options.share_tool_cache, self.progress.step)
-        # each distinct image once (build/images.py); a worker's engine may lose one: it is checked again
-        self.images: ImageBank[BuiltImage] = ImageBank(
-            self._make_image, still_there=(lambda i: self.engine.image_exists(i.ref)) if options.recheck_images
-            else None)
+        # every image, once, and the tool caches attempts share (imageservice.py)
+        self.images = ImageService(lambda: self.engine, self.settings, options, self.progress, self.label)
 
     @property
     def engine(self) -> Engine:
@@ -108,39 +93,9 @@ class Replayer:
         """Build (or reuse) the image of this plan; a plan that shares its image (build/images.py) builds nothing."""
         return self.images.get(plan)
 
-    def _make_image(self, plan: Plan) -> BuiltImage:
-        with self.progress.step(f"resolve base {plan.base.suite}"):
-            ensure_base(self.engine, self.settings, plan.base, self.progress.say)
-        with context_slot(self.settings.cache_dir / "contexts") as ctx_dir:
-            with self.progress.step("fetch runtimes, package managers and source"):
-                ctx = write_context(plan, self.settings, ctx_dir,
-                                    "buildkit" if self.engine.builder_name == "buildkit" else "classic")
-            digest = images.context_digest(ctx_dir, stamp)  # and each file's mtime from its content
-            tag = f"{self.settings.image_repo}:{plan.capsule_id[:12].lower()}-{digest[:12]}"
-            reads = scan(ctx_dir / "src")  # while the context is here: it is emptied after the build
-            with self._tag_lock(tag):
-                return dataclasses.replace(self._image_of(plan, ctx_dir, ctx, tag), reads=reads)
-
-    def _image_of(self, plan: Plan, ctx_dir: Path, ctx: Context, tag: str) -> BuiltImage:
-        engine = self.engine
-        start = time.monotonic()
-        built, steps_run = False, 0
-        if not engine.image_exists(tag):
-            with self.progress.step(f"build image ({engine.builder_name})"):
-                labels = {LABEL: "image", "replay.capsule": plan.capsule_id}
-                steps_run = images.build(engine, ctx_dir, tag, labels, self.progress.say, self.options.verbose,
-                                         self.settings.build_timeout_s)
-            built = True
-        else:
-            self.progress.say(f"image {tag} is cached: nothing to build")
-        facts = images.image_facts(engine, self.settings, tag, self.label)
-        return BuiltImage(tag, built, time.monotonic() - start, ctx, facts.drift, steps_run, facts.libc_version,
-                          facts.unpinned, warm=facts.warm)
-
-    def _tag_lock(self, tag: str) -> threading.Lock:
-        """Two plans of different images may still render one context (one tag): built once too."""
-        with self._lock:
-            return self._locks.setdefault(tag, threading.Lock())
+    def fetch(self, plan: Plan) -> tuple[BuiltImage, bool]:
+        """The plan's image as it was made, and whether this call made it."""
+        return self.images.fetch(plan)
 
     def run_spec(self, plan: Plan, image: BuiltImage, world: AttemptSettings = AttemptSettings(),
                  keep: bool | None = None) -> RunSpec:
@@ -165,7 +120,7 @@ class Replayer:
                            cap_drop=("ALL",), cap_add=KEPT_CAPS)
 
     def world(self, plan: Plan) -> World:
-        return World(self.engine, self.settings, plan, self.label, self.progress.say)
+        return World(self.engine, self.settings, plan, self.label, self.progress.say, self.images.sidecar)
 
     def attempts(self, plan: Plan, image: BuiltImage, expected: Expected | None, until: int | Until,
                  label_steps: bool = True, mounts: tuple[Mount, ...] = (),
@@ -176,7 +131,7 @@ class Replayer:
         check's two series); `mounts` besides (bisect's shared test-tool cache); `keep` whether they may be
         kept (None: as --keep says). Go's build cache is shared besides (toolcache.GoCache)."""
         out: list[Attempt] = []
-        go = self.go_cache.shared(plan, image.ref)
+        go = self.images.go_cache.shared(plan, image.ref)
         plan, mounts = go.apply(plan), (*go.mounts, *mounts)
         next_step = until if callable(until) else _exactly(until)
         with self.entered(plan, label_steps) as world:
@@ -231,26 +186,6 @@ class Replayer:
             self._engine.cleanup(self.label, (kept,) if kept else ())
 
 
-SUPPLIED = secretrules.SUPPLIED
-
-
-def redacted(att: Attempt, secrets: Sequence[str]) -> Attempt:
-    """An attempt as reported: a value supplied with --env never shows, even when the program
-    printed it, and neither does what twin's secret rules catch (judged before, on what it
-    really printed)."""
-    stdout = att.stdout
-    for s in secrets:
-        stdout = stdout.replace(s.encode(), SUPPLIED.encode())
-    return dataclasses.replace(att, output_tail=scrub(att.output_tail, secrets),
-                               key_lines=tuple(scrub(k, secrets) for k in att.key_lines),
-                               stdout=secretrules.scrub_bytes(stdout) if stdout else stdout,
-                               tests=tuple(dataclasses.replace(t, failed=tuple(scrub(i, secrets) for i in t.failed))
-                                           for t in att.tests),
-                               differs=att.differs and dataclasses.replace(
-                                   att.differs, recorded=att.differs.recorded and scrub(att.differs.recorded, secrets),
-                                   here=att.differs.here and scrub(att.differs.here, secrets)))
-
-
 LINE_HOLD = 4096  # the most of an unended line -v holds back (a progress bar, a one-line dump)
 
 
@@ -277,52 +212,3 @@ def whole_lines(say: Callable[[str], None], keep: int = 0) -> Callable[[bytes], 
         if done:
             say(done.decode("utf-8", "replace").rstrip())
     return feed
-
-
-def scrub(text: str, secrets: Sequence[str]) -> str:
-    """Supplied values first (by value), then the rules (by shape)."""
-    for s in secrets:
-        text = text.replace(s, SUPPLIED)
-    return secretrules.scrub(text)
-
-
-def report_paths(workdir: str | None, reports: Sequence[str]) -> tuple[str, ...]:
-    """Where in the attempt's container the JUnit reports the recorded run wrote are (capsule
-    values, relative to its working directory): those that stay inside the working directory."""
-    if not workdir:
-        return ()
-    paths = (posixpath.normpath(posixpath.join(workdir, p)) for p in reports if p and "\0" not in p)
-    return tuple(dict.fromkeys(p for p in paths if p.startswith(workdir.rstrip("/") + "/")))
-
-
-def attempt_of(output: bytes, stdout: bytes, exit_code: int | None, signal: str | None, duration_s: float,
-               timed_out: bool, expected: Expected | None, reports: Sequence[bytes] = ()) -> Attempt:
-    """An attempt as judged: its signature, the failed tests its output names (and the JUnit
-    `reports` it wrote, those of Expected.reports read back from its container), where its
-    output differs from the recorded one, and its classification."""
-    text = output.decode("utf-8", "replace")
-    # Docker reports a signal as 128+n; that is the recorded way only when a signal was recorded.
-    by_signal = signal if (expected is None or expected.signal) else None
-    code = None if by_signal else exit_code
-    window = sig.output_tail(text)
-    fs = sig.of_window(window, code, by_signal)
-    tail = sig.last_lines(text, window)
-    # Judged against a capsule, the failed tests decide only where twin's signature differs, and
-    # only the frameworks it names: an exact reproduction costs what it did (scripts/bench_outcome.py).
-    tests: tuple[TestSet, ...] = junit_tests(reports) if reports else ()
-    if expected is None:
-        tests = (*failing_tests(window), *tests)
-    elif expected.tests and fs.signature != expected.signature:
-        tests = (*failing_tests(window, {t.framework for t in expected.tests}), *tests)
-    att = Attempt(code, by_signal, fs.signature, fs.key_lines, duration_s, timed_out, stdout, tail, tests=tests,
-                  tests_cut=bool(tests) and cut_short(window))
-    if expected is None:
-        return att
-    kind = classify(expected, att)
-    att = dataclasses.replace(att, matched=fingerprint(expected, dataclasses.replace(att, classification=kind)))
-    # where the output differs: why a pass did not come back, or what a reproduced failure
-    # printed otherwise (a failure of another kind shows both sides' key lines already)
-    differs = difference(expected.failed, expected.key_lines, fs.key_lines, expected.stdout, stdout) \
-        if not expected.failed or kind == "recorded" else None
-    return dataclasses.replace(att, classification=kind, differs=differs) if differs else \
-        dataclasses.replace(att, classification=kind)

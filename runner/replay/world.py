@@ -22,7 +22,7 @@ from ..config import Settings
 from .deferred import signals_deferred
 from ..engine import ContainerFile, Engine, Mount
 from ..build.pins import with_build_rows
-from ..build.plan import Fidelity, Plan
+from ..build.plan import BaseImage, Fidelity, Plan
 
 if TYPE_CHECKING:
     from ..httpreplay.served import HttpReport
@@ -41,10 +41,14 @@ class AttemptSettings:
     files: tuple[ContainerFile, ...] = ()  # uploaded through the engine: no host path (replay may run in a container)
 
 
+Sidecar = Callable[[BaseImage, Callable[[str], None]], tuple[str, str]]  # (its base, its image): the image service's
+
+
 class World:
     def __init__(self, engine: Engine, settings: Settings, plan: Plan, label: str,
-                 say: Callable[[str], None]) -> None:
+                 say: Callable[[str], None], sidecar: Sidecar) -> None:
         self.engine, self.settings, self.plan, self.label, self.say = engine, settings, plan, label, say
+        self.sidecar = sidecar
         self._stack = ExitStack()
         self._session: HttpReplaySession | None = None
         self._env: tuple[tuple[str, str], ...] = ()
@@ -82,11 +86,10 @@ class World:
         return self._session.report() if self._session is not None else None
 
     def _http_session(self) -> HttpReplaySession:
-        from ..build.sources.baseimage import sidecar_base_ref
         from ..httpreplay.session import HttpReplaySession, uses_java
 
-        return HttpReplaySession(self.engine, self.settings, self.plan.http_calls, self.label,
-                                 sidecar_base_ref(self.engine, self.settings, self.plan.base, self.say),
+        base_ref, image = self.sidecar(self.plan.base, self.say)
+        return HttpReplaySession(self.engine, self.settings, self.plan.http_calls, self.label, base_ref, image=image,
                                  denied_hosts=self.plan.denied_hosts,
                                  say=self.say, ignore=self.plan.http_ignore,
                                  java=uses_java(self.plan.argv, [r.name for r in self.plan.runtimes]))

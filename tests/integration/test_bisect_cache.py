@@ -103,7 +103,7 @@ def test_a_pytest_trial_never_runs_only_what_the_trial_before_it_failed(engine: 
             (other_plan, None, "fails test_region"), (bad_plan, None, "fails test_mode"))]
         assert seen == ["reproduced", "not-reproduced", "different-failure", "reproduced"]
         # the bytecode is shared: the trials' volume holds the suite's, as pytest rewrote it, and no run state
-        image, made = trials.images.fetch(bad_plan)  # built above: not again
+        image, made = replayer.fetch(bad_plan)  # built above: not again
         assert not made
         assert trials.tool_cache is not None
         (volume,) = trials.tool_cache.mounts(image.ref, None, bad_plan)[0].mounts

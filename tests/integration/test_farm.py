@@ -305,21 +305,21 @@ def test_sigterm_during_an_attempt_stops_at_once_leaves_nothing_and_resume_finis
 def test_an_infrastructure_failure_is_exit_3_and_never_stops_the_others(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     from runner.errors import SourceUnavailable
-    from runner.replay import Replayer
+    from runner.replay.imageservice import ImageService
 
     caps = tmp_path / "caps"
     write_instance(caps / "hello.json", ["python3", "-c", "print('hello')"], "hello\n")
     shutil.copytree(SEALED, caps / "sealed")
-    real_image = Replayer._make_image  # what the image bank calls to make an image
+    real_image = ImageService._make  # what the image service's build-once cache calls to make an image
 
-    def registry_down(self: Replayer, plan: Any) -> Any:  # fault injection: the package index answers 503
+    def registry_down(self: ImageService, plan: Any) -> Any:  # fault injection: the package index answers 503
         if plan.inputs:
             raise SourceUnavailable("https://pypi.org/simple/six/: HTTP 503")
         return real_image(self, plan)
 
     db = tmp_path / "farm.sqlite"
     with monkeypatch.context() as mp:
-        mp.setattr(Replayer, "_make_image", registry_down)
+        mp.setattr(ImageService, "_make", registry_down)
         rc, night = farm(capsys, "run", caps, "--db", db)
     results = by_name(night)
     assert (rc, results["hello.json"]["verdict"], results["sealed"]["verdict"]) == (3, "reproduced", "infra-error")

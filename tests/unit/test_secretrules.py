@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from runner.verdict.judge import Attempt, Expected
-from runner.replay.replayer import SUPPLIED, attempt_of, redacted
+from runner.verdict.attempted import SUPPLIED, attempt_of, redacted
 from runner.secretrules import (
     a_source, looks_random, mask_url, mask_urls, option_secret, scrub, scrub_bytes, secret_name, url_secrets,
 )

@@ -15,6 +15,7 @@ from runner.engine import Mount
 from runner.errors import BuildFailed, CapsuleError
 from runner.build.plan import BaseImage, Plan, Runtime, Source, Tool
 from runner.verdict.judge import classify
+from runner.build.images import ImageBank
 from runner.replay import Attempt, BuiltImage, Expected, expected_of
 
 RECORDED = "exit1:0aee0834ac9c4d2d"
@@ -69,6 +70,10 @@ class RuleReplayer:
         self.tries: Counter[str] = Counter()
         self.lock = threading.Lock()
         self.closed = False
+        self._bank: ImageBank[BuiltImage] = ImageBank(self.image)  # the image service's build-once, as Replayer.fetch
+
+    def fetch(self, p: Plan) -> tuple[BuiltImage, bool]:
+        return self._bank.fetch(p)
 
     def load(self, path: Path) -> tuple[Capsule, Plan]:
         if str(path) not in self.capsules:

@@ -150,7 +150,7 @@ def test_body_data_decodes_text_and_base64() -> None:
 
 def test_the_reports_read_back_stay_inside_the_working_directory() -> None:
     """Report paths are capsule values: joined to the working directory, kept only inside it."""
-    from runner.replay.replayer import report_paths
+    from runner.verdict.attempted import report_paths
 
     assert report_paths("/work/repo", ("reports/junit.xml", "./a/../b.xml", "../../etc/shadow", "/etc/passwd",
                                        "x\0y.xml", "", "reports/junit.xml")) == (

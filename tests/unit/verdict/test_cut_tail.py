@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from runner.capsules.model import Capsule, Command, Failure, Format, Provenance
-from runner.replay.replayer import attempt_of
+from runner.verdict.attempted import attempt_of
 from runner.verdict import signature as sig
 from runner.verdict.judge import Expected, expected_of
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from runner.capsules.model import Artifact, Body, Capsule, Command, Failure, Format, Provenance
-from runner.replay.replayer import attempt_of
+from runner.verdict.attempted import attempt_of
 from runner.verdict import signature as sig
 from runner.verdict.judge import Attempt, Expected, classify, expected_of
 from runner.verdict.sameness import OutputDiff

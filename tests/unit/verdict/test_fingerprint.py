@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.console import Console
 
 from runner.capsules.model import Capsule, Command, Failure, Format, Provenance
-from runner.replay.replayer import attempt_of
+from runner.verdict.attempted import attempt_of
 from runner.verdict import signature as sig
 from runner.verdict.judge import Attempt, Expected, expected_of, explain, fingerprint
 
