@@ -121,8 +121,10 @@ def exercise(path: Path, original: Capsule) -> Outcome:
     return outcome
 
 
-def run_cli(args: list[str]) -> tuple[int, str, str, float]:
-    """``replay ARGS`` in-process: exit code, stdout, stderr, seconds."""
+def run_cli(args: list[str], command_output: bool = False) -> tuple[int, str, str, float]:
+    """``replay ARGS`` in-process: exit code, stdout, stderr, seconds. `command_output`: stdout is a
+    recorded command's own bytes (`replay capture` passes them through as they come), not replay's
+    text, so it need not be UTF-8; stderr, replay's, still must."""
     from runner.cli.main import main
 
     out, err = strict_stream(), strict_stream()
@@ -130,12 +132,12 @@ def run_cli(args: list[str]) -> tuple[int, str, str, float]:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         rc = main(args)
     took = time.perf_counter() - start
-    return rc, _value(out), _value(err), took
+    return rc, _value(out, "replace" if command_output else "strict"), _value(err), took
 
 
-def _value(stream: io.TextIOWrapper) -> str:
+def _value(stream: io.TextIOWrapper, errors: str = "strict") -> str:
     stream.flush()
-    return stream.buffer.getvalue().decode("utf-8")  # type: ignore[attr-defined]
+    return stream.buffer.getvalue().decode("utf-8", errors)  # type: ignore[attr-defined]
 
 
 @contextlib.contextmanager

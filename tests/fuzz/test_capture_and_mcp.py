@@ -82,7 +82,7 @@ def _capture(repo: Path, include: list[str], value: str, output: bytes, lines: l
         os.chdir(repo)
         for name in saved:
             os.environ[name] = value
-        rc, _, err, took = run_cli(args)
+        rc, _, err, took = run_cli(args, command_output=True)
     finally:
         os.chdir(cwd)
         for name, old in saved.items():

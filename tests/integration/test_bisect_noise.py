@@ -92,6 +92,9 @@ class Scheduled:
     def image(self, plan: Plan) -> BuiltImage:
         return self.replayer.image(plan)
 
+    def fetch(self, plan: Plan) -> tuple[BuiltImage, bool]:
+        return self.replayer.fetch(plan)
+
     def attempt(self, plan: Plan, image: BuiltImage, expected: Expected | None = None, *,
                 mounts: tuple[Mount, ...] = ()) -> Attempt:
         return self.replayer.attempt(plan, image, expected, mounts=(*mounts, self.mount))
