@@ -15,19 +15,32 @@ SETTINGS = Settings(pypi_index="https://index.example/simple", npm_registry="htt
 SHA = "a" * 64
 
 
-def twin(tmp_path: Path, argv: list[str], **fields: Any) -> Plan:
-    data = {"twin": 1, "createdAt": "2026-11-27T14:03:11.482Z", "generator": "twin 0.1.0",
-            "command": {"argv": argv, "cwd": ".", "exitCode": 0, "signal": None, "durationMs": 1, "outcome": "pass",
-                        "failure": None},
-            "os": {"platform": "linux", "arch": "x64", "release": "6.1", "distro": "debian", "distroVersion": "12",
-                   "libc": "glibc", "libcVersion": "2.36"},
-            "runtimes": {}, "tools": {}, "packageManagers": [], "resolved": {}, "repo": None, "env": {},
-            "locale": {"timeZone": None, "locale": "en-US"},
-            "redaction": {"rulesVersion": 1, "valuesIncluded": [], "hashedValues": False, "scrubbed": {}}}
+def twin_doc(argv: list[str], output: str | None = None, **fields: Any) -> dict[str, Any]:
+    """A twin capsule's JSON: a passing run, or (with `output`) a failing one whose tail it is."""
+    command: dict[str, Any] = {"argv": argv, "cwd": ".", "exitCode": 0, "signal": None, "durationMs": 1,
+                               "outcome": "pass", "failure": None}
+    if output is not None:
+        command.update(exitCode=1, outcome="fail",
+                       failure={"signature": "1:0000000000000000", "keyLines": [], "outputTail": output})
+    data: dict[str, Any] = {
+        "twin": 1, "createdAt": "2026-11-27T14:03:11.482Z", "generator": "twin 0.1.0", "command": command,
+        "os": {"platform": "linux", "arch": "x64", "release": "6.1", "distro": "debian", "distroVersion": "12",
+               "libc": "glibc", "libcVersion": "2.36"},
+        "runtimes": {}, "tools": {}, "packageManagers": [], "resolved": {}, "repo": None, "env": {},
+        "locale": {"timeZone": None, "locale": "en-US"},
+        "redaction": {"rulesVersion": 1, "valuesIncluded": [], "hashedValues": False, "scrubbed": {}}}
     data.update(fields)
+    return data
+
+
+def written(tmp_path: Path, data: dict[str, Any]) -> Path:
     path = tmp_path / "capsule.json"
     path.write_text(json.dumps(data))
-    return make_plan(read_capsule(path), SETTINGS)
+    return path
+
+
+def twin(tmp_path: Path, argv: list[str], **fields: Any) -> Plan:
+    return make_plan(read_capsule(written(tmp_path, twin_doc(argv, **fields))), SETTINGS)
 
 
 def pm(name: str, ecosystem: str, version: str | None, lockfile: str | None) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 fidelity table, and left out with --no-seeds; a capsule's pin is applied and checked."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -14,26 +13,15 @@ from runner.build.images import image_key
 from runner.capsules import read_capsule
 from runner.capsules.model import FrozenMap
 from runner.errors import CapsuleError
-from tests.support.planning import SETTINGS
+from tests.support.planning import SETTINGS, twin_doc, written
 
 HYPOTHESIS_OUT = ("E   AssertionError: 77\nYou can reproduce this failure by adding @seed(123456789) to this test, or "
                   "by running pytest with --hypothesis-seed=123456789.\nFAILED test_h.py::test_h - AssertionError\n")
 
 
 def planned(tmp_path: Path, argv: list[str], output: str = "", seeds: bool = True, **fields: Any) -> Plan:
-    data: dict[str, Any] = {
-        "twin": 1, "createdAt": "2026-11-27T14:03:11.482Z", "generator": "twin 0.1.0",
-        "command": {"argv": argv, "cwd": ".", "exitCode": 1, "signal": None, "durationMs": 1, "outcome": "fail",
-                    "failure": {"signature": "1:0000000000000000", "keyLines": [], "outputTail": output}},
-        "os": {"platform": "linux", "arch": "x64", "release": "6.1", "distro": "debian", "distroVersion": "12",
-               "libc": "glibc", "libcVersion": "2.36"},
-        "runtimes": {}, "tools": {}, "packageManagers": [], "resolved": {}, "repo": None, "env": {},
-        "locale": {"timeZone": None, "locale": "en-US"},
-        "redaction": {"rulesVersion": 1, "valuesIncluded": [], "hashedValues": False, "scrubbed": {}}}
-    data.update(fields)
-    path = tmp_path / "capsule.json"
-    path.write_text(json.dumps(data))
-    return make_plan(read_capsule(path), SETTINGS, PlanOptions(seeds=seeds))
+    capsule = read_capsule(written(tmp_path, twin_doc(argv, output, **fields)))
+    return make_plan(capsule, SETTINGS, PlanOptions(seeds=seeds))
 
 
 def seed_rows(plan: Plan) -> list[tuple[str, str, str, str]]:

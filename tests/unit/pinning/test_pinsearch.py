@@ -2,7 +2,6 @@
 setting that fails every run is the pin, each axis's pooled rate when none does, the budget."""
 from __future__ import annotations
 
-import json
 import random
 import threading
 from pathlib import Path
@@ -14,23 +13,11 @@ from runner.capsules import read_capsule
 from runner.capsules.model import Capsule
 from runner.pinning.axes import candidates, exposed
 from runner.pinning.pinsearch import Search, axis_rates, command_line, search
-from tests.support.planning import SETTINGS
+from tests.support.planning import SETTINGS, twin_doc, written
 
 
 def capsule_of(tmp_path: Path, argv: list[str], output: str, **fields: Any) -> tuple[Capsule, Plan]:
-    data: dict[str, Any] = {
-        "twin": 1, "createdAt": "2026-11-27T14:03:11.482Z", "generator": "twin 0.1.0",
-        "command": {"argv": argv, "cwd": ".", "exitCode": 1, "signal": None, "durationMs": 1, "outcome": "fail",
-                    "failure": {"signature": "1:0000000000000000", "keyLines": [], "outputTail": output}},
-        "os": {"platform": "linux", "arch": "x64", "release": "6.1", "distro": "debian", "distroVersion": "12",
-               "libc": "glibc", "libcVersion": "2.36"},
-        "runtimes": {}, "tools": {}, "packageManagers": [], "resolved": {}, "repo": None, "env": {},
-        "locale": {"timeZone": None, "locale": "en-US"},
-        "redaction": {"rulesVersion": 1, "valuesIncluded": [], "hashedValues": False, "scrubbed": {}}}
-    data.update(fields)
-    path = tmp_path / "capsule.json"
-    path.write_text(json.dumps(data))
-    capsule = read_capsule(path)
+    capsule = read_capsule(written(tmp_path, twin_doc(argv, output, **fields)))
     return capsule, make_plan(capsule, SETTINGS, PlanOptions(seeds=False))
 
 
