@@ -92,7 +92,10 @@ def _title(c: Capsule) -> str:
 def _capsule_id(c: Capsule) -> str:
     if c.provenance.capsule_id:
         return c.provenance.capsule_id.replace("sha256:", "")[:26]
-    return hashlib.sha256(repr(c.command).encode()).hexdigest()[:16]
+    text = repr(c.command)
+    if c.command.cached_by is None:  # as before the field existed: a capsule keeps its id (the farm's history key)
+        text = text.removesuffix(", cached_by=None)") + ")"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _inputs(c: Capsule, store: ContentStore) -> tuple[InputFile, ...]:

@@ -38,7 +38,7 @@ def test_the_context_carries_the_ca_certificates_and_the_base(tmp_path: Path) ->
     assert (ctx / CA_DIR / "replay-ca-00.crt").read_bytes() == ca.read_bytes()
     dockerfile = (ctx / "Dockerfile").read_text()
     assert "ARG BASE=replay-base/debian:bookworm\n" in dockerfile and "update-ca-certificates" in dockerfile
-    assert not (ctx / "tests").exists() and (ctx / "runner" / "cli" / "run.py").is_file()
+    assert not (ctx / "tests").exists() and (ctx / "runner" / "cli" / "replaying.py").is_file()
 
 
 def test_a_twin_capsule_reproduces_from_inside_the_runner_image(engine: DockerEngine, label: str) -> None:

@@ -204,3 +204,14 @@ def test_calls_the_replay_cannot_serve_are_rows_of_the_plan_and_ignored_names_ar
 
     with pytest.raises(UsageError, match="--http-ignore 'a b'"):
         make_plan(read_capsule(path), SETTINGS, PlanOptions(http_ignore=("a b",)))
+
+
+def test_a_capsule_keeps_its_id_when_the_model_gains_a_field() -> None:
+    """The farm's history is keyed by a capsule's id: a twin capsule without an id of its own keeps
+    the one it had (the bundled example's since the first night), whatever fields the model gains."""
+    from runner.build.planner import make_plan
+    from runner.capsules import read_capsule
+    from tests.examples import TZ_CAPSULE
+    from tests.support.planning import SETTINGS
+
+    assert make_plan(read_capsule(TZ_CAPSULE), SETTINGS).capsule_id == "d0f03b168058c2b0"
