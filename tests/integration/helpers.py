@@ -52,6 +52,18 @@ def git_repo(path: Path, files: Mapping[str, str]) -> str:
     return git(path, "rev-parse", "HEAD").strip()
 
 
+def git_history(path: Path, commits: Sequence[tuple[Mapping[str, str], str]]) -> list[str]:
+    """A repository of these commits ((files written, subject) each, the first the root); their ids."""
+    shas = [git_repo(path, commits[0][0])]
+    for files, subject in commits[1:]:
+        for name, text in files.items():
+            (path / name).write_text(text)
+        git(path, "add", "-A")
+        git(path, "commit", "-q", "-m", subject)
+        shas.append(git(path, "rev-parse", "HEAD").strip())
+    return shas
+
+
 def clone_tz_clock(dest: Path) -> Path:
     git(dest.parent, "clone", "-q", str(TZ_CLOCK / "repo.bundle"), str(dest))
     return dest

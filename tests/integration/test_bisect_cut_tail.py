@@ -14,7 +14,7 @@ import pytest
 
 from runner.verdict import signature as sig
 from tests.integration.bisecting import bisect_at, passed
-from tests.integration.helpers import env_facts, git, git_repo, repo_fact, twin_capsule, write_json
+from tests.integration.helpers import env_facts, git_history, repo_fact, twin_capsule, write_json
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]  # a handful of node containers
 
@@ -44,14 +44,7 @@ def wide(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="module")
 def history(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     path = tmp_path_factory.mktemp("fmt") / "repo"
-    shas = [git_repo(path, COMMITS[0][0])]
-    for files, subject in COMMITS[1:]:
-        for name, text in files.items():
-            (path / name).write_text(text)
-        git(path, "add", "-A")
-        git(path, "commit", "-q", "-m", subject)
-        shas.append(git(path, "rev-parse", "HEAD").strip())
-    return path, shas
+    return path, git_history(path, COMMITS)
 
 
 def capsule(repo: Path, commit: str, exit_code: int) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import pytest
 from runner.cli.main import main
 
 from tests.envelope import result_of
-from tests.integration.helpers import env_facts, git, git_repo, write_json
+from tests.integration.helpers import env_facts, git_history, write_json
 from tests.integration.bisecting import python_capsule, record_failure
 
 pytestmark = pytest.mark.integration
@@ -36,14 +36,7 @@ COMMITS = [({"check.py": CHECK_PY.format(rounding="up")}, "init"),
 @pytest.fixture(scope="module")
 def fixed_history(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     path = tmp_path_factory.mktemp("fixed-clock") / "repo"
-    shas = [git_repo(path, COMMITS[0][0])]
-    for files, subject in COMMITS[1:]:
-        for name, text in files.items():
-            (path / name).write_text(text)
-        git(path, "add", "-A")
-        git(path, "commit", "-q", "-m", subject)
-        shas.append(git(path, "rev-parse", "HEAD").strip())
-    return path, shas
+    return path, git_history(path, COMMITS)
 
 
 def fix_bisect(capsys: pytest.CaptureFixture[str], capsule: Path, repo: Path, fixed_at: str) -> tuple[int, dict[str, Any]]:

@@ -14,7 +14,7 @@ import pytest
 from runner.bisect.rules import RATE_FIRST
 from runner.cli.main import main
 
-from tests.integration.helpers import env_facts, git, git_repo, write_json
+from tests.integration.helpers import env_facts, git_history, git_repo, write_json
 from tests.integration.bisecting import SIX_PY, bisect_at as bisect, passed, python_capsule, record_failure
 
 pytestmark = pytest.mark.integration
@@ -50,14 +50,7 @@ def wide(monkeypatch: pytest.MonkeyPatch) -> None:
 def history(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     """A repository of five commits (fixed dates: stable commits, so cached images)."""
     path = tmp_path_factory.mktemp("clock") / "repo"
-    shas = [git_repo(path, COMMITS[0][0])]
-    for files, subject in COMMITS[1:]:
-        for name, text in files.items():
-            (path / name).write_text(text)
-        git(path, "add", "-A")
-        git(path, "commit", "-q", "-m", subject)
-        shas.append(git(path, "rev-parse", "HEAD").strip())
-    return path, shas
+    return path, git_history(path, COMMITS)
 
 
 def commit_pair(dest: Path, repo: Path, good: str, bad: str, bad_env: dict[str, Any]) -> tuple[Path, Path]:
