@@ -152,9 +152,10 @@ def test_the_env_file_is_read_by_a_posix_sh_without_perl_argv_and_values_exact(t
 
     from runner.engine import ContainerFile
     from runner.replay.keep import SECRETS_FILE, secrets_at_run_time
+    from tests.services import missing
 
     if not os.path.exists(shell[0]):
-        pytest.skip(f"{shell[0]} is not on this machine")
+        missing(f"needs {shell[0]} (Debian: apt-get install -y busybox; scripts/setup installs it)")
     bin_dir = tmp_path / "bin"  # rm only: no perl
     bin_dir.mkdir()
     os.symlink(shutil.which("rm") or "/bin/rm", bin_dir / "rm")
