@@ -167,7 +167,7 @@ class _Search:
         if left <= 0:
             raise _Spent
         share = max(1, left // max(1, len(subsets)))
-        self.run([(s, self.evidence.needed(s, level, share, sure)) for s in subsets])
+        self.run(spread([(s, self.evidence.needed(s, level, share, sure)) for s in subsets], self.jobs))
 
     def settle(self, subsets: Sequence[Keys], level: float, sure: bool = False) -> None:
         """Runs until every subset is decided at `level`."""
@@ -240,6 +240,21 @@ class _Search:
             t = self.evidence.tally(minimal - {key})
             out.append(Removal(key, t.runs, t.failed, round(self.evidence.luck(minimal - {key}, sure=True), 4)))
         return tuple(out)
+
+
+def spread(batch: Sequence[tuple[Keys, int]], jobs: int) -> list[tuple[Keys, int]]:
+    """A batch's runs over the jobs it leaves idle: a set that needs several runs to pass (a removal's
+    confirmation, a decision on a flaky failure) gets them side by side, in up to as many trials as jobs are
+    free, each stopping at a recorded failure as one trial would. Runs a single worker runs too: only a
+    recorded failure in one would have spared another's."""
+    out = list(batch)
+    while out and len(out) < jobs:
+        most = max(range(len(out)), key=lambda i: out[i][1])
+        keys, runs = out[most]
+        if runs < 2:
+            break
+        out[most:most + 1] = [(keys, runs - runs // 2), (keys, runs // 2)]
+    return out
 
 
 def search(candidates: Sequence[Candidate], test: TestFn, *, jobs: int = 1, rules: Rules = Rules(),

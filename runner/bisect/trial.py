@@ -45,9 +45,10 @@ class ReplayerLike(Protocol):
     # the plan's image as made, and whether this call made it (the image service's, imageservice.py)
     def fetch(self, plan: Plan) -> tuple[BuiltImage, bool]: ...
     # judged against `expected` on what the program printed (the attempt returned is scrubbed of secrets)
-    # keep: the attempt may be kept (--keep: the bad end's)
+    # keep: the attempt may be kept (--keep: the bad end's); fill_go False: a trial between the ends, whose
+    # image fills Go's shared build cache only when no image has (toolcache.GoCache)
     def attempt(self, plan: Plan, image: BuiltImage, expected: Expected | None = None, *,
-                mounts: tuple[Mount, ...] = (), keep: bool | None = None) -> Attempt: ...
+                mounts: tuple[Mount, ...] = (), keep: bool | None = None, fill_go: bool = True) -> Attempt: ...
 
 
 class ProgressLike(Protocol):
@@ -191,7 +192,7 @@ class Trials:
         ran = itertools.count()
         with self.progress.step(f"trial: {title}"):
             obs = runs_of(lambda: self.once(plan, image, on_later if next(ran) else on_first,
-                                            self.keep and end == "bad"), runs)
+                                            self.keep and end == "bad", end is not None), runs)
         self._said(title, obs)
         if self.tool_cache is not None and end is not None:
             wanted = "reproduced" if end == "bad" else "not-reproduced"
@@ -208,9 +209,11 @@ class Trials:
         runs = f"{len(obs.attempts)} runs" if len(obs.attempts) > 1 else "1 run"
         self.progress.say(f"{title}: {obs.verdict} ({runs}; {n}{budget} in all)")
 
-    def once(self, plan: Plan, image: BuiltImage, cache: Shared = NONE, keep: bool = False) -> Run:
+    def once(self, plan: Plan, image: BuiltImage, cache: Shared = NONE, keep: bool = False,
+             fill_go: bool = True) -> Run:
         kept: dict[str, bool] = {"keep": True} if keep else {}
-        attempt = self.replayer.attempt(cache.apply(plan), image, self.expected, mounts=cache.mounts, **kept)
+        attempt = self.replayer.attempt(cache.apply(plan), image, self.expected, mounts=cache.mounts, fill_go=fill_go,
+                                        **kept)
         return Run(attempt.classification, attempt.signature, attempt.duration_s)
 
     def close(self) -> list[str]:

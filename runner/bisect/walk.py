@@ -110,9 +110,23 @@ class _Walker:
             if spent or self.spending.left() <= 0 or \
                     (not self.line.failed[n] and self.runs[n] >= self.rules.give_up_after()):
                 break
-            # after its first failure, the runs still wanted go together (--jobs)
-            self.run([n] * (min(self.jobs, RATE_FIRST - self.line.failed[n]) if self.line.failed[n] else 1))
+            # after its first failure, the runs still wanted go together (--jobs), and beside them the search's
+            # first run: -j 1 runs it next whatever they show (a bad end's failure moves no item's odds)
+            want = min(self.jobs, RATE_FIRST - self.line.failed[n]) if self.line.failed[n] else 1
+            self.run([n] * want + (self.first_search() if self.line.failed[n] and want < self.jobs else []))
         return self.line.failed[n] > 0
+
+    def first_search(self) -> list[int]:
+        """The search's first run, where a run beside the bad end's is free (a spare job, the budget left): the
+        one -j 1 picks once the bad end's run beside it failed (a pass there makes the failure flaky, and -j 1
+        would then search with every job too)."""
+        if self.spending.left() < 2 or self.n < 2:
+            return []
+        self.line.record(self.n, True)
+        try:
+            return pick(self.line.belief(), 1, self.skipped | self.capped() | {self.n})
+        finally:
+            self.line.failed[self.n] -= 1
 
     def capped(self) -> set[int]:
         most = self.rules.per_trial

@@ -124,14 +124,16 @@ class Replayer:
 
     def attempts(self, plan: Plan, image: BuiltImage, expected: Expected | None, until: int | Until,
                  label_steps: bool = True, mounts: tuple[Mount, ...] = (),
-                 side: str = "", keep: bool | None = None) -> tuple[list[Attempt], HttpReport | None]:
+                 side: str = "", keep: bool | None = None,
+                 fill_go: bool = True) -> tuple[list[Attempt], HttpReport | None]:
         """Attempts in fresh containers, in the plan's whole hermetic world (HTTP, clock, values):
         `until` a count (exactly that many), or the stopping rule that names each next attempt's
         step (saying why it runs) and ends the series with None; `side` prefixes the steps (a fix
         check's two series); `mounts` besides (bisect's shared test-tool cache); `keep` whether they may be
-        kept (None: as --keep says). Go's build cache is shared besides (toolcache.GoCache)."""
+        kept (None: as --keep says). Go's build cache is shared besides (toolcache.GoCache; `fill_go` False:
+        filled from this image only when no image filled it yet, a bisect's commit between its ends)."""
         out: list[Attempt] = []
-        go = self.images.go_cache.shared(plan, image.ref)
+        go = self.images.go_cache.shared(plan, image.ref, every_image=fill_go)
         plan, mounts = go.apply(plan), (*go.mounts, *mounts)
         next_step = until if callable(until) else _exactly(until)
         with self.entered(plan, label_steps) as world:
@@ -159,9 +161,10 @@ class Replayer:
                     world.__exit__(None, None, None)
 
     def attempt(self, plan: Plan, image: BuiltImage, expected: Expected | None = None,
-                mounts: tuple[Mount, ...] = (), keep: bool | None = None) -> Attempt:
+                mounts: tuple[Mount, ...] = (), keep: bool | None = None, fill_go: bool = True) -> Attempt:
         """One attempt in a fresh container, in the plan's whole hermetic world."""
-        return self.attempts(plan, image, expected, 1, label_steps=False, mounts=mounts, keep=keep)[0][0]
+        return self.attempts(plan, image, expected, 1, label_steps=False, mounts=mounts, keep=keep,
+                             fill_go=fill_go)[0][0]
 
     def run_one(self, expected: Expected | None, spec: RunSpec) -> Attempt:
         secrets = [v for _, v in self.options.secret_env if len(v) >= 4]

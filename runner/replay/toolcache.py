@@ -191,8 +191,12 @@ class GoCache:
         self._seeding: dict[tuple[str, str], threading.Lock] = {}
         self._seeded: set[tuple[str, str]] = set()
 
-    def shared(self, plan: Plan, image_ref: str) -> Shared:
-        """What an attempt of this plan on this image gets: the volume (filled), GOCACHE and GOFLAGS."""
+    def shared(self, plan: Plan, image_ref: str, every_image: bool = True) -> Shared:
+        """What an attempt of this plan on this image gets: the volume (filled), GOCACHE and GOFLAGS.
+        `every_image` False (a bisect's commit between its ends): filled from this image only when no image
+        filled the volume in this process yet; else the attempt compiles what its commit changed into the
+        volume, as `git bisect` on a developer's cache does, and its reruns find it there (a fill costs a
+        container's start, the change's compile is often less)."""
         go = plan.runtime("go")
         if go is None:
             return NONE
@@ -200,8 +204,13 @@ class GoCache:
         if not self._share:
             return Shared((), tuple(_env(plan, GO, target)[1:]))  # GOFLAGS only: the image's (or recorded) GOCACHE
         volume = _safe(f"replay-gocache-go{go.version}")
-        self._fill(volume, image_ref)
+        if every_image or not self._filled(volume):
+            self._fill(volume, image_ref)
         return Shared((Mount(volume, target, read_only=False, volume=True),), tuple(_env(plan, GO, target)))
+
+    def _filled(self, volume: str) -> bool:
+        with self._lock:
+            return any(v == volume for v, _ in self._seeded)
 
     def _fill(self, volume: str, image_ref: str) -> None:
         key = (volume, image_ref)

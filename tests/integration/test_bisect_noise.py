@@ -96,8 +96,8 @@ class Scheduled:
         return self.replayer.fetch(plan)
 
     def attempt(self, plan: Plan, image: BuiltImage, expected: Expected | None = None, *,
-                mounts: tuple[Mount, ...] = ()) -> Attempt:
-        return self.replayer.attempt(plan, image, expected, mounts=(*mounts, self.mount))
+                mounts: tuple[Mount, ...] = (), fill_go: bool = True) -> Attempt:
+        return self.replayer.attempt(plan, image, expected, mounts=(*mounts, self.mount), fill_go=fill_go)
 
     def close(self) -> None:
         self.replayer.close()

@@ -67,6 +67,7 @@ class RuleReplayer:
         self.ran: list[Plan] = []
         self.mounts: list[tuple[Mount, ...]] = []
         self.keep_asked: list[bool | None] = []  # each attempt's keep (--keep: the bad end's may be kept)
+        self.fill_go: list[bool] = []  # each attempt's fill_go (a trial between the ends: False)
         self.tries: Counter[str] = Counter()
         self.lock = threading.Lock()
         self.closed = False
@@ -91,9 +92,10 @@ class RuleReplayer:
         return BuiltImage(f"img{len(self.built)}", True, 2.0)
 
     def attempt(self, p: Plan, image: BuiltImage, expected: Expected | None = None, *,
-                mounts: tuple[Mount, ...] = (), keep: bool | None = None) -> Attempt:
+                mounts: tuple[Mount, ...] = (), keep: bool | None = None, fill_go: bool = True) -> Attempt:
         with self.lock:
             self.ran.append(p)
+            self.fill_go.append(fill_go)
             self.keep_asked.append(keep)
             self.mounts.append(mounts)
             self.tries[repr(p)] += 1

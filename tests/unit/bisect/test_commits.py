@@ -122,6 +122,23 @@ def test_runs_go_together_only_where_a_single_worker_would_run_them_too(n: int, 
         assert cost[2][0] == cost[1][0] and cost[2][1] < cost[1][1], (first, cost)
 
 
+def test_the_bad_ends_second_run_goes_beside_the_searchs_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    items = [f"v{i}" for i in range(17)]
+    batches: list[list[int]] = []
+    run = _Walker.run
+
+    def logged(self: _Walker, positions: list[int]) -> None:
+        batches.append(list(positions))
+        run(self, positions)
+
+    monkeypatch.setattr(_Walker, "run", logged)
+    walk(items[0], items[1:], from_(5, items), 1)
+    alone, batches[:] = list(batches), []
+    walk(items[0], items[1:], from_(5, items), 2)
+    assert alone[:3] == [[0, 16], [16], [alone[2][0]]]  # -j 1: the ends, the bad end again, then the search
+    assert batches[:2] == [[0, 16], [16, alone[2][0]]]  # -j 2: the bad end again and that same first search run
+
+
 def test_an_item_failing_another_way_is_skipped_and_the_answer_names_both() -> None:
     items = ["g", "a", "b", "c", "d", "bad"]
     verdicts = {"g": "not-reproduced", "a": "not-reproduced", "b": "different-failure", "c": "reproduced",

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 import pytest
 
 from runner.bisect.rules import Rules
-from runner.bisect.search import BisectResult, Candidate, result_data, search
+from runner.bisect.search import BisectResult, Candidate, result_data, search, spread
 from runner.bisect.splits import SINGLETONS_UP_TO
 from runner.bisect.trial import Observation, Trial
 from runner.verdict.judge import trial_verdict
@@ -430,3 +430,21 @@ def test_result_data_is_json_ready() -> None:
     assert data["variant_builds"] >= 1
     assert data["confidence"] >= 0.95 and data["target"] == 0.95
     assert data["rate"]["failed"] >= 1 and data["removals"][0]["key"] == "pin:node:b01"
+
+
+def test_a_sets_runs_go_side_by_side_on_the_jobs_a_batch_leaves_idle() -> None:
+    one, two = frozenset({"env:R0"}), frozenset({"env:R1"})
+    assert spread([(one, 3)], 2) == [(one, 2), (one, 1)]  # a confirmation's three passes: two trials together
+    assert spread([(one, 3), (two, 1)], 2) == [(one, 3), (two, 1)]  # no job idle
+    assert spread([(one, 5), (two, 2)], 4) == [(one, 2), (one, 1), (one, 2), (two, 2)]  # the most runs split first
+    assert spread([(one, 1)], 2) == [(one, 1)]  # one run: nothing to spread
+
+
+def test_the_confirmations_runs_go_together_with_two_jobs() -> None:
+    fake = Fake({"env:R2"})
+    alone, together = (search(candidates(run=4), fake, jobs=j) for j in (1, 2))
+    assert alone.minimal == together.minimal == ("env:R2",)
+    runs = [sum(len(t.attempts) for t in r.trials if t.role == "good end") for r in (alone, together)]
+    assert runs[0] == runs[1] > 2  # as many runs of the good end (its confirmation) ...
+    good = [t for t in together.trials if t.role == "good end"]
+    assert len(good) > len([t for t in alone.trials if t.role == "good end"])  # ... in more trials, side by side

@@ -1,4 +1,5 @@
-"""Trials: with --keep, only the bad end's attempts may be kept (replay/keep.py chooses which one stays)."""
+"""Trials: with --keep, only the bad end's attempts may be kept (replay/keep.py chooses which one stays); only
+the ends' images fill Go's shared build cache."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,3 +25,12 @@ def test_without_keep_nothing_is_asked() -> None:
     fake = FakeReplayer(tz_rule())
     bisect_capsules(fake, Path("bad.json"), Path("good.json"), BisectSettings(), FakeProgress())
     assert set(fake.keep_asked) == {None}
+
+
+def test_only_the_ends_fill_gos_cache_from_their_image() -> None:
+    fake = FakeReplayer(tz_rule())
+    bisect_capsules(fake, Path("bad.json"), Path("good.json"), BisectSettings(), FakeProgress())
+    filled = {(tz_of(p), node_of(p)) for p, fill in zip(fake.ran, fake.fill_go) if fill}
+    between = {(tz_of(p), node_of(p)) for p, fill in zip(fake.ran, fake.fill_go) if not fill}
+    assert (tz_of(BAD), node_of(BAD)) in filled and between  # the bad end fills; the sets between do not
+    assert (tz_of(BAD), node_of(BAD)) not in between

@@ -58,6 +58,17 @@ def test_go_shares_one_build_cache_per_toolchain_but_never_its_test_results() ->
     assert env["GOFLAGS"] == EnvSetting("set", "-mod=vendor -count=1")  # the recorded flags kept, results not reused
 
 
+def test_a_bisects_commit_between_the_ends_fills_only_a_volume_no_image_filled_yet() -> None:
+    p = with_runtime("go", "1.22.10")
+    engine = FakeEngine()
+    cache = GoCache(lambda: engine)
+    first = cache.shared(p, "img:between", every_image=False)  # nothing filled it yet: this image does
+    cache.shared(p, "img:end")
+    later = cache.shared(p, "img:other", every_image=False)  # the ends' fills and the trials' compiles serve it
+    assert [r.image for r in engine.runs] == ["img:between", "img:end"]
+    assert first.mounts == later.mounts and later.env == first.env  # type: ignore[attr-defined]
+
+
 def test_without_sharing_each_attempt_has_its_images_cache_and_still_no_test_result() -> None:
     p = with_runtime("go", "1.22.10")
     engine, (got,) = go_shared(p, "img:a", share=False)
