@@ -31,6 +31,7 @@ from .set_evidence import Evidence, Keys
 from .variation import Stage
 from .rules import RATE_FIRST, Rules, Spending, rate_known
 from .splits import Cutter
+from ..verdict.judge import trial_verdict
 from .trial import Observation, Role, Trial, said, trial
 
 Status = Literal["found", "baseline fails", "not-reproduced", "no culprit", "undecided"]
@@ -136,7 +137,7 @@ class _Search:
         roles: list[Role] = [role] * len(batch) if isinstance(role, str) else list(role)
         roles = [ends.get(s, r) if r == "search" else r for (s, _), r in zip(batch, roles)]  # type: ignore[misc]
         seen = list(self.pool.map(lambda b: self.test(self.keys(b[0]), b[1]), batch))
-        for (subset, _), obs, r in zip(batch, seen, roles):
+        for (subset, _), obs, r in together(batch, seen, roles):
             self.trials.append(trial(len(self.trials) + 1, r, obs, keys=self.keys(subset),
                                      image_keys=self.keys(self.image_keys(subset))))
             self.evidence.tally(subset).add(obs)
@@ -254,6 +255,24 @@ def spread(batch: Sequence[tuple[Keys, int]], jobs: int) -> list[tuple[Keys, int
         if runs < 2:
             break
         out[most:most + 1] = [(keys, runs - runs // 2), (keys, runs // 2)]
+    return out
+
+
+def together(batch: Sequence[tuple[Keys, int]], seen: Sequence[Observation],
+             roles: Sequence[Role]) -> list[tuple[tuple[Keys, int], Observation, Role]]:
+    """A batch's outcomes, those of one set's runs spread side by side (spread) as one trial: one visit, as a
+    single worker makes it."""
+    out: list[tuple[tuple[Keys, int], Observation, Role]] = []
+    for b, obs, role in zip(batch, seen, roles):
+        if out and out[-1][0][0] == b[0] and out[-1][2] == role:
+            (keys, runs), was, _ = out[-1]
+            kinds = (*was.attempts, *obs.attempts)
+            decided = was if was.verdict == trial_verdict(kinds) else obs
+            out[-1] = ((keys, runs + b[1]), replace(was, verdict=trial_verdict(kinds), signature=decided.signature,
+                                                    built=was.built or obs.built, build_s=was.build_s + obs.build_s,
+                                                    run_s=was.run_s + obs.run_s, attempts=kinds), role)
+        else:
+            out.append((b, obs, role))
     return out
 
 

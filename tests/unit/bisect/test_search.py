@@ -11,7 +11,7 @@ from collections.abc import Iterable
 import pytest
 
 from runner.bisect.rules import Rules
-from runner.bisect.search import BisectResult, Candidate, result_data, search, spread
+from runner.bisect.search import BisectResult, Candidate, result_data, search, spread, together
 from runner.bisect.splits import SINGLETONS_UP_TO
 from runner.bisect.trial import Observation, Trial
 from runner.verdict.judge import trial_verdict
@@ -441,10 +441,22 @@ def test_a_sets_runs_go_side_by_side_on_the_jobs_a_batch_leaves_idle() -> None:
 
 
 def test_the_confirmations_runs_go_together_with_two_jobs() -> None:
-    fake = Fake({"env:R2"})
-    alone, together = (search(candidates(run=4), fake, jobs=j) for j in (1, 2))
+    fakes = Fake({"env:R2"}), Fake({"env:R2"})
+    alone, together = (search(candidates(run=4), fake, jobs=j) for j, fake in zip((1, 2), fakes))
     assert alone.minimal == together.minimal == ("env:R2",)
+    assert [f.calls.count(frozenset()) for f in fakes] == [2, 3]  # the confirmation: two calls side by side
     runs = [sum(len(t.attempts) for t in r.trials if t.role == "good end") for r in (alone, together)]
     assert runs[0] == runs[1] > 2  # as many runs of the good end (its confirmation) ...
-    good = [t for t in together.trials if t.role == "good end"]
-    assert len(good) > len([t for t in alone.trials if t.role == "good end"])  # ... in more trials, side by side
+    good = [[t for t in r.trials if t.role == "good end"] for r in (alone, together)]
+    assert len(good[0]) == len(good[1]) == 2  # ... in as many trials: one set's runs side by side are one
+
+
+def test_runs_side_by_side_of_one_set_are_one_trial() -> None:
+    one = frozenset({"env:R0"})
+    passed, failed = Observation("not-reproduced", attempts=("pass",), run_s=1.0), \
+        Observation("reproduced", "exit1:x", attempts=("pass", "recorded"), run_s=2.0)
+    ((b, obs, role),) = together([(one, 1), (one, 2)], [passed, failed], ["search", "search"])
+    assert (b, role) == ((one, 3), "search")
+    assert (obs.verdict, obs.signature, obs.attempts, obs.run_s) == ("reproduced", "exit1:x", ("pass", "pass",
+                                                                                                "recorded"), 3.0)
+    assert len(together([(one, 1), (one, 1)], [passed, passed], ["good end", "search"])) == 2
