@@ -1,5 +1,6 @@
 """Which plans share an image, and each image built once: the one image key and the one
-build-once cache that replay, the farm, bisect and the workers use.
+build-once cache that replay, the farm, bisect and the workers use (a built image's tag is its
+context's digest: engine/builders.context_digest).
 
 A plan field that reaches only `docker run` (env, TZ, argv, the network, recorded HTTP calls,
 clock and random values) or only the report (title, fidelity rows, notes) is declared so where

@@ -8,6 +8,7 @@ docker SDK's classic builder.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -15,7 +16,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -317,3 +318,24 @@ def _refuse_credentials(context: Path) -> None:
             raise BuildFailed(f"{variable} holds credentials, and the classic builder cannot keep them out of "
                               f"the image (it has no build secrets): use BuildKit (REPLAY_BUILDER=buildkit), "
                               f"or a registry without credentials")
+
+
+def context_digest(ctx: Path, on_file: Callable[[Path, bytes], None] | None = None, salt: str = "",
+                   skip: Collection[str] = ()) -> str:
+    """A build context's content: what an image is made of, and so its tag (a replay's image, and the HTTP
+    replay's sidecar with its base as `salt`): the one identity of a built image, as build/images.image_key is
+    the one of the plans that share it. `skip`: folder names left out (the sidecar's __pycache__); `on_file` gets
+    each regular file with its sha256 (slots.stamp: one read of every file)."""
+    h = hashlib.sha256(salt.encode())
+    for p in sorted(ctx.rglob("*")):
+        if skip and any(part in skip for part in p.relative_to(ctx).parts):
+            continue
+        rel = p.relative_to(ctx).as_posix().encode()
+        if p.is_symlink():
+            h.update(b"L" + rel + str(p.readlink()).encode())
+        elif p.is_file():
+            digest = hashlib.sha256(p.read_bytes()).digest()
+            h.update(b"F" + rel + digest + bytes([p.stat().st_mode & 0o111 != 0]))
+            if on_file is not None:
+                on_file(p, digest)
+    return h.hexdigest()

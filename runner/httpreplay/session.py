@@ -49,7 +49,6 @@ a container (the runner image) or against a remote DOCKER_HOST.
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 import shutil
 import subprocess
@@ -62,6 +61,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from ..engine.builders import context_digest
 from ..capsules.model import HttpCall
 from ..config import Settings
 from ..engine import LABEL, Containment, ContainerFile, RunSpec
@@ -103,11 +103,9 @@ class ContainerSettings:
     dns: tuple[str, ...] = ()  # the sidecar: the replay network's resolver
 
 
-def context_digest(context: Path, base_ref: str) -> str:
-    h = hashlib.sha256(base_ref.encode())
-    for f in sorted(p for p in context.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        h.update(f.relative_to(context).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
-    return h.hexdigest()[:16]
+def sidecar_digest(context: Path, base_ref: str) -> str:
+    """The sidecar image's tag: its context's content (build/images.context_digest) on its base."""
+    return context_digest(context, salt=base_ref, skip=("__pycache__",))[:16]
 
 
 def ensure_image(engine: Any, settings: Settings, base_ref: str, label: str,
@@ -116,7 +114,7 @@ def ensure_image(engine: Any, settings: Settings, base_ref: str, label: str,
     if not _REF.match(base_ref):
         raise HttpReplayError(f"base image reference {base_ref!r} is not a valid image name")
     context = images_dir() / "httpreplay"
-    tag = f"{settings.image_repo}-httpreplay:{context_digest(context, base_ref)}"
+    tag = f"{settings.image_repo}-httpreplay:{sidecar_digest(context, base_ref)}"
     if engine.image_exists(tag):
         return tag
     say(f"building the replay server image {tag} (once)")

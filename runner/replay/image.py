@@ -2,7 +2,6 @@
 for what it really holds (glibc, drifted packages)."""
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 import uuid
@@ -138,19 +137,3 @@ def _record_use(settings: Settings, tag: str, image_id: str) -> None:
         ledger.record(settings.cache_dir, tag, image_id)
     except (sqlite3.Error, OSError):
         pass  # a ledger that cannot be written must not fail the replay; gc then goes by the image's age
-
-
-def context_digest(ctx: Path, on_file: Callable[[Path, bytes], None] | None = None) -> str:
-    """The build context's content: what the image is made of (its tag is derived from it).
-    `on_file` gets each regular file with its sha256 (slots.stamp: one read of every file)."""
-    h = hashlib.sha256()
-    for p in sorted(ctx.rglob("*")):
-        rel = p.relative_to(ctx).as_posix().encode()
-        if p.is_symlink():
-            h.update(b"L" + rel + str(p.readlink()).encode())
-        elif p.is_file():
-            digest = hashlib.sha256(p.read_bytes()).digest()
-            h.update(b"F" + rel + digest + bytes([p.stat().st_mode & 0o111 != 0]))
-            if on_file is not None:
-                on_file(p, digest)
-    return h.hexdigest()

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..build.images import ImageBank, Made
+from ..engine.builders import context_digest
 from ..build.plan import BaseImage, Plan
 from ..build.render import Context, write_context
 from ..build.sources.baseimage import ensure_base, sidecar_base_ref
@@ -83,7 +84,7 @@ class ImageService:
             with self.progress.step("fetch runtimes, package managers and source"):
                 ctx = write_context(plan, self.settings, ctx_dir,
                                     "buildkit" if engine.builder_name == "buildkit" else "classic")
-            digest = images.context_digest(ctx_dir, stamp)  # and each file's mtime from its content
+            digest = context_digest(ctx_dir, stamp)  # and each file's mtime from its content
             tag = f"{self.settings.image_repo}:{plan.capsule_id[:12].lower()}-{digest[:12]}"
             reads = scan(ctx_dir / "src")  # while the context is here: it is emptied after the build
             with self._tag_lock(tag):

@@ -13,7 +13,7 @@ from runner.config import Settings
 from runner.engine import BuildEvent, RunSpec
 from runner.httpreplay import session as sess
 from runner.errors import SubnetTaken
-from runner.httpreplay.session import HttpReplayError, HttpReplaySession, context_digest, ensure_image
+from runner.httpreplay.session import HttpReplayError, HttpReplaySession, ensure_image, sidecar_digest
 
 
 class FakeEngine:
@@ -166,7 +166,7 @@ def test_image_is_built_once_per_content_with_the_base_as_arg_default(tmp_path: 
     engine = FakeEngine(have_image=False)
     tag = ensure_image(engine, Settings(), "replay-base/debian:trixie", "rid")
     ((built_tag, dockerfile, labels),) = engine.built
-    assert built_tag == tag and tag.endswith(context_digest(sess.images_dir() / "httpreplay", "replay-base/debian:trixie"))
+    assert built_tag == tag and tag.endswith(sidecar_digest(sess.images_dir() / "httpreplay", "replay-base/debian:trixie"))
     assert "ARG BASE=replay-base/debian:trixie\n" in dockerfile and labels["replay"] == "rid"
     assert ensure_image(FakeEngine(have_image=True), Settings(), "replay-base/debian:trixie", "rid") == tag
     other = ensure_image(FakeEngine(have_image=True), Settings(), "replay-base/debian:bookworm", "rid")

@@ -33,6 +33,9 @@ def test_one_identity_one_build_once_cache_one_constructor() -> None:
     assert _uses(r"\bImageService\(") == {"replay/replayer.py"}  # the service: made by the runner only
     assert _uses(r"def image_key\(") == {"build/images.py"}  # one identity of an image
     assert _uses(r"\bGoCache\(") == {"replay/imageservice.py"}  # the tool-cache volumes: the service's
+    # one identity of a built image, its tag: its context's digest, for a replay's images and the HTTP sidecar's
+    assert _uses(r"def context_digest\(") == {"engine/builders.py"}
+    assert _uses(r"(?<!def )\bcontext_digest\(") == {"replay/imageservice.py", "httpreplay/session.py"}
 
 
 def test_a_second_plan_of_the_same_image_builds_nothing_whoever_asks(tmp_path: Path,

@@ -29,7 +29,7 @@ def test_a_file_s_mtime_comes_from_its_content(tmp_path: Path) -> None:
     """BuildKit re-sends a context file by stat alone: equal stat must mean equal content."""
     import hashlib
 
-    from runner.replay.image import context_digest
+    from runner.engine.builders import context_digest
     from runner.replay.slots import stamp
 
     a, b, c = (tmp_path / n for n in ("a", "b", "c"))
