@@ -206,8 +206,8 @@ GC = Command(
      Param("older_than", "duration", f"Only what is older than this ({DURATION_HELP}): the containers --keep kept "
            "(default: every one), and with --images the images (default 14d).", ("--older-than",),
            metavar="DURATION", low=0),
-     Param("cache", "flag", "Also shrink the download cache and replay's BuildKit cache mounts, least recently used "
-           "first.", ("--cache",), False),
+     Param("cache", "flag", "Also shrink the download cache, replay's BuildKit cache mounts and the machine's "
+           "tool-cache volumes (Go's build cache), least recently used first.", ("--cache",), False),
      Param("max_size", "text", "With --cache: what may stay (e.g. 20G, 500M; default 20G).", ("--max-size",),
            metavar="SIZE"),
      Param("dry_run", "flag", "List what would be removed, with sizes; remove nothing.", ("--dry-run",), False),
@@ -220,7 +220,8 @@ GC = Command(
          "(the containers you kept with `replay --keep` among them, those older than --older-than when it is given, "
          "with the images of kept state); "
          "with --images, replay's own images not used within the age and held by no running replay; with "
-         "--cache, download-cache entries and replay's BuildKit cache mounts down to the max size. Never "
+         "--cache, download-cache entries, replay's BuildKit cache mounts and tool-cache volumes no container "
+         "mounts down to the max size. Never "
          "anything replay did not make.",
     examples=("replay gc --dry-run", "replay gc --label farm-20261201T020000Z-4f2a1c"),
     result="answers:Collected")

@@ -52,6 +52,17 @@ class CacheRecord:
     last_used: float
 
 
+@dataclass(frozen=True)
+class VolumeRecord:
+    """An engine volume (`docker system df -v`)."""
+
+    name: str
+    size: int  # bytes (0: the engine does not say)
+    mounted: int  # containers that mount it
+    created: float
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
 @runtime_checkable
 class Inventory(Protocol):
     def labelled(self, label: str) -> list[Resource]: ...  # containers and networks: "key" or "key=value"
@@ -61,6 +72,8 @@ class Inventory(Protocol):
     def remove_image(self, ref: str) -> None: ...
     def build_cache(self) -> list[CacheRecord]: ...  # none when the engine keeps no BuildKit cache
     def prune_build_cache(self, record_id: str) -> None: ...
+    def volumes(self, label: str) -> list[VolumeRecord]: ...  # "key=value"
+    def remove_volume(self, name: str) -> bool: ...  # False: a container took it into use meanwhile
 
 
 def timestamp(raw: Any) -> float:
@@ -139,6 +152,27 @@ class DockerInventory:
     @typed
     def prune_build_cache(self, record_id: str) -> None:
         self.client.api.prune_builds(filters={"id": [record_id]}, all=True)
+
+    @typed
+    def volumes(self, label: str) -> list[VolumeRecord]:
+        key, _, value = label.partition("=")
+        records = retrying(sdk_call)(self.client.df).get("Volumes") or []
+        return [VolumeRecord(str(v.get("Name")), max(0, int((v.get("UsageData") or {}).get("Size") or 0)),
+                             max(0, int((v.get("UsageData") or {}).get("RefCount") or 0)),
+                             timestamp(v.get("CreatedAt")), dict(v.get("Labels") or {}))
+                for v in records if (v.get("Labels") or {}).get(key) == value]
+
+    @typed
+    def remove_volume(self, name: str) -> bool:
+        import docker.errors
+
+        try:
+            self.client.api.remove_volume(name)
+        except docker.errors.APIError as exc:
+            if exc.status_code == 409:  # in use: a replay mounted it since the sweep
+                return False
+            raise
+        return True
 
 
 def _container(attrs: Mapping[str, Any]) -> Resource:

@@ -5,10 +5,11 @@ tag of anyone else), not used within the age (the usage ledger's last use, else 
 image's creation), held by no live replay (a ledger lease) and used by no container (of
 any kind, running or stopped). Each is checked again just before it goes.
 
-Cache: the download cache's entries (REPLAY_CACHE/downloads/<key>) and the BuildKit cache
-mounts replay can name as its own (their id is one of REPLAY_BUILD_CACHE's), least
-recently used first, until what is left fits the max size; an entry used in the last hour
-stays (a build may be reading it). A cache mount whose id the engine does not show is
+Cache: the download cache's entries (REPLAY_CACHE/downloads/<key>), the BuildKit cache
+mounts replay can name as its own (their id is one of REPLAY_BUILD_CACHE's) and the
+machine's tool-cache volumes no container mounts (Go's build cache), least recently used
+first, until what is left fits the max size; an entry used in the last hour stays (a build
+may be reading it). A cache mount whose id the engine does not show is
 never touched: the engine's own prune command is printed, with why.
 """
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ..engine.inventory import CacheRecord, Inventory
 from ..units import format_size
 
 IMAGE_LABEL = f"{LABEL}=image"  # what replay's image builds carry (replay/replayer.py)
+TOOL_CACHE_LABEL = f"{LABEL}=toolcache"  # the machine's tool-cache volumes (replay/toolcache.MACHINE)
 GRACE_S = 3600.0  # a cache entry used this recently may be read by a build running now
 ENGINE_PRUNE = "docker builder prune --filter type=exec.cachemount"
 _MOUNT_ID = re.compile(r'with id "([^"]+)"')
@@ -36,9 +38,9 @@ _MOUNT_ID = re.compile(r'with id "([^"]+)"')
 
 @dataclass(frozen=True)
 class Item:
-    kind: str  # image | download | cache-mount
-    name: str  # the image's tags, the entry's path in the cache, the mount's id
-    ref: str  # what removal names: the image id, the entry's directory, the build-cache record id
+    kind: str  # image | download | cache-mount | tool-cache
+    name: str  # the image's tags, the entry's path in the cache, the mount's id, the volume's name
+    ref: str  # what removal names: the image id, the entry's directory, the build-cache record id, the volume
     size: int  # bytes (an image's own size: layers it shares with others stay)
     last_used: str | None  # RFC 3339 (UTC)
     why: str  # why it goes, or why it stays
@@ -125,7 +127,8 @@ def caches(engine: Inventory, s: Settings, max_size: int, own_ids: set[str], now
     """Least recently used first, until the rest fits `max_size`; `own_ids`: replay's cache mount ids."""
     now = time.time() if now is None else now
     mounts, notes = cache_mounts(engine, own_ids)
-    pool = sorted(download_entries(s) + mounts, key=lambda e: e[1])
+    volumes, mounted = tool_caches(engine, s)
+    pool = sorted(download_entries(s) + mounts + volumes, key=lambda e: e[1])
     total = sum(i.size for i, _ in pool)
     removed, kept = [], []
     for item, used in pool:
@@ -138,7 +141,23 @@ def caches(engine: Inventory, s: Settings, max_size: int, own_ids: set[str], now
                                   f"{format_size(total)}, more than {format_size(max_size)}"))
         total -= item.size
     notes.insert(0, f"cache: {format_size(total)} left of {format_size(max_size)} allowed")
-    return _sweep(removed, kept, notes)
+    return _sweep(removed, [*kept, *mounted], notes)
+
+
+def tool_caches(engine: Inventory, s: Settings) -> tuple[list[tuple[Item, float]], list[Item]]:
+    """The machine's tool-cache volumes (Go's build cache, replay/toolcache.py) by their last use (the
+    ledger's, else their creation), and those a container mounts now (kept: in use). Removing one costs the
+    next replay of that toolchain a fill from its image, never a cold compile (the image holds its own)."""
+    used = ledger.volumes_used(s.cache_dir)
+    pool, mounted = [], []
+    for v in engine.volumes(TOOL_CACHE_LABEL):
+        last = used.get(v.name, v.created)
+        item = Item("tool-cache", v.name, v.name, v.size, _iso(last), "")
+        if v.mounted:
+            mounted.append(_why(item, f"mounted by {v.mounted} container(s)"))
+        else:
+            pool.append((item, last))
+    return pool, mounted
 
 
 def download_entries(s: Settings) -> list[tuple[Item, float]]:
@@ -196,6 +215,9 @@ def remove(engine: Inventory, s: Settings, items: Iterable[Item]) -> list[str]:
                 _remove_image(engine, s, item)
             elif item.kind == "download":
                 shutil.rmtree(Path(item.ref))
+            elif item.kind == "tool-cache":
+                if not engine.remove_volume(item.ref):
+                    raise InUse(f"kept: a replay mounted it meanwhile ({item.name})")
             else:
                 engine.prune_build_cache(item.ref)
         except InUse:

@@ -1,4 +1,5 @@
-"""The image usage ledger: which replay image was used when, and by which live process.
+"""The image usage ledger: which replay image was used when, and by which live process (and when
+each tool-cache volume was last handed to an attempt).
 
 Every replay, bisect, farm night and worker records each image it resolves (built or
 found cached) here, in the cache directory (`usage.sqlite`): the image's last use, and a
@@ -21,6 +22,7 @@ from pathlib import Path
 FILE = "usage.sqlite"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS images (image_id TEXT PRIMARY KEY, tag TEXT NOT NULL, last_used REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS volumes (name TEXT PRIMARY KEY, last_used REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS leases (image_id TEXT NOT NULL, owner TEXT NOT NULL, since REAL NOT NULL,
                                    PRIMARY KEY (image_id, owner));
 """
@@ -47,6 +49,22 @@ def record(cache_dir: Path, tag: str, image_id: str, now: float | None = None) -
         conn.execute("INSERT INTO images VALUES (?, ?, ?) ON CONFLICT (image_id) DO UPDATE SET "
                      "tag = excluded.tag, last_used = max(last_used, excluded.last_used)", (image_id, tag, at))
         conn.execute("INSERT OR REPLACE INTO leases VALUES (?, ?, ?)", (image_id, owner(), at))
+
+
+def record_volume(cache_dir: Path, name: str, now: float | None = None) -> None:
+    """A tool-cache volume (replay/toolcache.py) was handed to an attempt now: `gc --cache` goes by it."""
+    at = time.time() if now is None else now
+    with _db(cache_dir) as conn:
+        conn.execute("INSERT INTO volumes VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET "
+                     "last_used = max(last_used, excluded.last_used)", (name, at))
+
+
+def volumes_used(cache_dir: Path) -> dict[str, float]:
+    """Tool-cache volume -> when an attempt was last handed it."""
+    if not (cache_dir / FILE).exists():
+        return {}
+    with _db(cache_dir) as conn:
+        return {str(n): float(t) for n, t in conn.execute("SELECT name, last_used FROM volumes")}
 
 
 @dataclass(frozen=True)

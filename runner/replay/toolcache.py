@@ -185,8 +185,10 @@ class GoCache:
     container has none, and the shared volume is never asked for one."""
 
     def __init__(self, engine: Callable[[], Engine], share: bool = True,
-                 step: Callable[[str], AbstractContextManager[object]] = lambda _: nullcontext()) -> None:
-        self._engine, self._share, self._step = engine, share, step
+                 step: Callable[[str], AbstractContextManager[object]] = lambda _: nullcontext(),
+                 used: Callable[[str], None] = lambda _: None) -> None:
+        """`used`: told each volume handed to an attempt (the usage ledger: `replay gc --cache` goes by it)."""
+        self._engine, self._share, self._step, self._used = engine, share, step, used
         self._lock = threading.Lock()
         self._seeding: dict[tuple[str, str], threading.Lock] = {}
         self._seeded: set[tuple[str, str]] = set()
@@ -206,6 +208,7 @@ class GoCache:
         volume = _safe(f"replay-gocache-go{go.version}")
         if every_image or not self._filled(volume):
             self._fill(volume, image_ref)
+        self._used(volume)
         return Shared((Mount(volume, target, read_only=False, volume=True),), tuple(_env(plan, GO, target)))
 
     def _filled(self, volume: str) -> bool:

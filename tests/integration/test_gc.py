@@ -166,6 +166,8 @@ def test_gc_cache_removes_the_least_recently_used_downloads_down_to_the_size(
         engine: DockerEngine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     import time
 
+    from runner.machine import disk
+
     monkeypatch.setenv("REPLAY_CACHE", str(tmp_path))
     now = time.time()
     entries = {"a-oldest": 40 * DAY, "b-old": 20 * DAY, "c-recent": 2 * DAY, "d-now": 60.0}
@@ -174,6 +176,7 @@ def test_gc_cache_removes_the_least_recently_used_downloads_down_to_the_size(
         f.parent.mkdir(parents=True)
         f.write_bytes(b"x" * 100_000)
         os.utime(f, (now - age, now - age))
+    monkeypatch.setattr(disk, "TOOL_CACHE_LABEL", f"{LABEL}=toolcache-none")  # the machine's volumes stay out
     assert main(["gc", "--cache", "--max-size", "250K", "--dry-run", "--json", "--label", "gc-none"]) == 0
     swept = result_of(capsys.readouterr().out)["cache"]
     assert [i["name"] for i in swept["removed"]] == ["downloads/a-oldest", "downloads/b-old"]
@@ -188,6 +191,42 @@ def test_gc_cache_removes_the_least_recently_used_downloads_down_to_the_size(
     assert main(["gc", "--cache", "--max-size", "0", "--label", "gc-none"]) == 0  # the one in use stays
     assert "kept download downloads/d-now" in capsys.readouterr().out
     assert sorted(p.name for p in (tmp_path / "downloads").iterdir()) == ["d-now"]
+
+
+def test_gc_cache_removes_tool_cache_volumes_by_last_use_never_a_mounted_one(
+        engine: DockerEngine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import time
+
+    from runner.engine.inventory import DockerInventory
+    from runner.machine import disk, ledger
+
+    c, tag = engine.client, uuid.uuid4().hex[:10]
+    label = f"toolcache-test-{tag}"  # this test's volumes only: the machine's own stay out of the sweep
+    monkeypatch.setattr(disk, "TOOL_CACHE_LABEL", f"{LABEL}={label}")
+    monkeypatch.setenv("REPLAY_CACHE", str(tmp_path))
+    old, mounted = (c.volumes.create(f"replay-gocache-{name}-{tag}", labels={LABEL: label}) for name in ("old", "used"))
+    holder = None
+    try:  # something in each (an empty volume takes no room: the size left would hold it)
+        for v in (old, mounted):
+            c.containers.run("replay-base/debian:bookworm", ["sh", "-c", "head -c 100000 /dev/zero > /cache/x"],
+                             remove=True, labels={LABEL: f"gc-{tag}"}, volumes={v.name: {"bind": "/cache", "mode": "rw"}})
+        holder = c.containers.run("replay-base/debian:bookworm", ["sleep", "600"], detach=True,
+                                  labels={LABEL: f"gc-{tag}"}, volumes={mounted.name: {"bind": "/cache", "mode": "rw"}})
+        ledger.record_volume(tmp_path, old.name, time.time() - 30 * DAY)  # last handed to an attempt a month ago
+        assert main(["gc", "--cache", "--max-size", "0", "--dry-run", "--json", "--label", "gc-none"]) == 0
+        swept = result_of(capsys.readouterr().out)["cache"]
+        assert [(i["kind"], i["name"]) for i in swept["removed"]] == [("tool-cache", old.name)]
+        assert {(i["name"], i["why"]) for i in swept["kept"] if i["kind"] == "tool-cache"} == \
+            {(mounted.name, "mounted by 1 container(s)")}
+        assert main(["gc", "--cache", "--max-size", "0", "--label", "gc-none"]) == 0
+        assert f"removed tool-cache {old.name}" in capsys.readouterr().out
+        assert {v.name for v in c.volumes.list(filters={"label": f"{LABEL}={label}"})} == {mounted.name}
+        assert DockerInventory(c).remove_volume(mounted.name) is False  # the engine's refusal: in use, it stays
+    finally:
+        if holder is not None:
+            holder.remove(force=True)
+        for v in c.volumes.list(filters={"label": f"{LABEL}={label}"}):
+            v.remove(force=True)
 
 
 @pytest.mark.parametrize("args, says", [

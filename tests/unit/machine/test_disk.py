@@ -9,9 +9,9 @@ import socket
 from pathlib import Path
 
 from runner.config import Settings
-from runner.engine.inventory import CacheRecord, ImageRecord, Inventory, Kind, Resource
+from runner.engine.inventory import CacheRecord, ImageRecord, Inventory, Kind, Resource, VolumeRecord
 from runner.machine import disk as gcdisk
-from runner.machine import gc
+from runner.machine import gc, ledger
 
 NOW = 1_800_000_000.0
 DAY = 86400.0
@@ -19,8 +19,9 @@ DAY = 86400.0
 
 class FakeInventory:
     def __init__(self, cache: list[CacheRecord] = (), images: list[ImageRecord] = (),  # type: ignore[assignment]
-                 resources: list[Resource] = (), containers: list[Resource] = ()) -> None:  # type: ignore[assignment]
-        self.cache, self._images = list(cache), list(images)
+                 resources: list[Resource] = (), containers: list[Resource] = (),  # type: ignore[assignment]
+                 volumes: list[VolumeRecord] = (), taken: tuple[str, ...] = ()) -> None:  # type: ignore[assignment]
+        self.cache, self._images, self._volumes, self.taken = list(cache), list(images), list(volumes), taken
         self.resources, self._containers = list(resources), list(containers)
         self.pruned: list[str] = []
         self.removed: list[tuple[str, str]] = []
@@ -46,6 +47,16 @@ class FakeInventory:
 
     def prune_build_cache(self, record_id: str) -> None:
         self.pruned.append(record_id)
+
+    def volumes(self, label: str) -> list[VolumeRecord]:
+        key, _, value = label.partition("=")
+        return [v for v in self._volumes if v.labels.get(key) == value]
+
+    def remove_volume(self, name: str) -> bool:
+        if name in self.taken:  # mounted between the sweep and its removal
+            return False
+        self.removed.append(("volume", name))
+        return True
 
 
 def mount(rid: str, desc: str, size: int, days_ago: float, in_use: bool = False) -> CacheRecord:
@@ -113,3 +124,22 @@ def test_leftovers_are_what_a_gone_replay_made(tmp_path: Path) -> None:
         + gc.leftovers(engine, "r4")
     assert [(f.kind, f.name) for f in found] == [("container", "c-gone"), ("container", "c-old")]
     assert gc.remove(engine, found) == [] and engine.removed == [("container", "c-gone"), ("container", "c-old")]
+
+
+def volume(name: str, size: int, days_ago: float, mounted: int = 0, value: str = "toolcache") -> VolumeRecord:
+    return VolumeRecord(name, size, mounted, NOW - days_ago * DAY, {"replay": value})
+
+
+def test_tool_cache_volumes_go_by_their_last_use_and_never_while_mounted(tmp_path: Path) -> None:
+    engine = FakeInventory(volumes=[volume("replay-gocache-go1.21.0", 500, 40), volume("replay-gocache-go1.22.10", 500, 40),
+                                    volume("replay-gocache-go1.23.9", 500, 50, mounted=1),
+                                    volume("someone-elses", 900, 90, value="image")])
+    s = Settings(cache_dir=tmp_path)
+    ledger.record_volume(tmp_path, "replay-gocache-go1.22.10", NOW - 1 * DAY)  # handed to an attempt yesterday
+    sweep = gcdisk.caches(engine, s, 600, set(), now=NOW)
+    assert [(i.kind, i.name) for i in sweep.removed] == [("tool-cache", "replay-gocache-go1.21.0")]  # by the ledger
+    assert [(i.name, i.why) for i in sweep.kept] == [("replay-gocache-go1.23.9", "mounted by 1 container(s)")]
+    assert gcdisk.remove(engine, s, sweep.removed) == [] and engine.removed == [("volume", "replay-gocache-go1.21.0")]
+    raced = FakeInventory(volumes=[volume("replay-gocache-go1.21.0", 500, 40)], taken=("replay-gocache-go1.21.0",))
+    assert gcdisk.remove(raced, s, gcdisk.caches(raced, s, 0, set(), now=NOW).removed) == []  # taken since: it stays
+    assert raced.removed == []

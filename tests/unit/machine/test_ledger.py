@@ -37,3 +37,10 @@ def test_concurrent_replays_each_record_every_use(tmp_path: Path) -> None:
                               env={**os.environ, "PYTHONPATH": str(ROOT)}) for n in range(4)]
     assert [p.wait(120) for p in procs] == [0] * 4
     assert len(ledger.usage(tmp_path).last_used) == 160
+
+
+def test_a_tool_cache_volumes_last_use_is_its_latest(tmp_path: Path) -> None:
+    assert ledger.volumes_used(tmp_path) == {}
+    ledger.record_volume(tmp_path, "replay-gocache-go1.22.10", 200.0)
+    ledger.record_volume(tmp_path, "replay-gocache-go1.22.10", 100.0)  # an older report does not move it back
+    assert ledger.volumes_used(tmp_path) == {"replay-gocache-go1.22.10": 200.0}

@@ -69,6 +69,15 @@ def test_a_bisects_commit_between_the_ends_fills_only_a_volume_no_image_filled_y
     assert first.mounts == later.mounts and later.env == first.env  # type: ignore[attr-defined]
 
 
+def test_each_volume_handed_out_is_told_to_the_usage_ledger() -> None:
+    told: list[str] = []
+    cache = GoCache(lambda: FakeEngine(), used=told.append)
+    cache.shared(with_runtime("go", "1.22.10"), "img:a")
+    cache.shared(with_runtime("go", "1.23.9"), "img:b")
+    GoCache(lambda: FakeEngine(), share=False, used=told.append).shared(with_runtime("go", "1.22.10"), "img:a")
+    assert told == ["replay-gocache-go1.22.10", "replay-gocache-go1.23.9"]  # none without a volume
+
+
 def test_without_sharing_each_attempt_has_its_images_cache_and_still_no_test_result() -> None:
     p = with_runtime("go", "1.22.10")
     engine, (got,) = go_shared(p, "img:a", share=False)
