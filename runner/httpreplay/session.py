@@ -104,7 +104,7 @@ class ContainerSettings:
 
 
 def sidecar_digest(context: Path, base_ref: str) -> str:
-    """The sidecar image's tag: its context's content (build/images.context_digest) on its base."""
+    """The sidecar image's tag: its context's content (engine/builders.context_digest) on its base."""
     return context_digest(context, salt=base_ref, skip=("__pycache__",))[:16]
 
 
