@@ -127,7 +127,6 @@ def fill_history(store: Any, paths: list[Path], nights: int, seed: int = 22) -> 
     from runner.farm.ids import content_id
     from runner.farm.records import AttemptRecord, CapsuleResult, Night, Rate
     from runner.farm.store import NightEntry
-    from runner.verdict.rate import wilson
 
     from runner.capsules import read_capsule
     from runner.verdict.judge import expected_of
@@ -151,7 +150,7 @@ def fill_history(store: Any, paths: list[Path], nights: int, seed: int = 22) -> 
             atts: tuple[AttemptRecord, ...] = ()
             rate: Rate | None = None
             if k is not None:
-                rate = wilson(k, 3)
+                rate = Rate.of(k, 3)
                 atts = tuple(AttemptRecord(f"{nid}-{i}-{j}", nid, cid, "recorded", j, "finished", start, start, 1, None,
                                            sig, "recorded" if j <= k else "pass", 0.2)
                              for j in range(1, 4))

@@ -26,6 +26,7 @@ is one once its runs lie above that stretch's (_failing_every_run).
 """
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -144,6 +145,13 @@ Away = Literal["fixed", "passing"]
 
 def standings(nights: Sequence[NightRuns], judging: Judging = Judging()) -> list[Standing]:
     """Night by night (oldest first), the state a capsule stands in, judged on its pooled runs."""
+    return list(_standings(tuple(nights), judging))
+
+
+@functools.lru_cache(maxsize=8192)
+def _standings(nights: tuple[NightRuns, ...], judging: Judging) -> tuple[Standing, ...]:
+    """standings, once per distinct history: a farm's capsules mostly share theirs (every night 3 of 3), and a
+    report judges each capsule twice (its row, its transition)."""
     out: list[Standing] = []
     state: FarmVerdict | None = None
     pooled: list[tuple[int, int]] = []  # the runs of its nights since runs last moved it, oldest first
@@ -175,7 +183,7 @@ def standings(nights: Sequence[NightRuns], judging: Judging = Judging()) -> list
                 away = None
             out.append(Standing(verdict))
         state, held = verdict, 0
-    return out
+    return tuple(out)
 
 
 def _failing_every_run(pooled: Sequence[tuple[int, int]], away: Away | None, judging: Judging) -> FarmVerdict:
@@ -184,8 +192,7 @@ def _failing_every_run(pooled: Sequence[tuple[int, int]], away: Away | None, jud
     failure's: after a fix, such a night is a regression (reproduced); where it was passing since
     first seen, it is one when its runs lie above the passing stretch's at the held confidence
     (after 0/3 once, 3/3 reads as one flaky rate; after 0/30, as a failure that came)."""
-    window = _pool(pooled[-judging.window:], judging.confidence)
-    if window.failed == window.runs or away == "fixed":
+    if away == "fixed" or all(k == n for k, n in pooled[-judging.window:]):  # every run failed: no bound needed
         return "reproduced"
     if away is None:
         return "flaky"
@@ -197,10 +204,16 @@ def signature_set(p: Prior) -> frozenset[str]:
     """A night's signatures: the stored set (a mark keeps it as JSON), else its one signature."""
     kept = p.signatures
     if isinstance(kept, str):
-        kept = tuple(json.loads(kept))
+        kept = _stored(kept)
     if kept:
         return frozenset(kept)
     return frozenset((p.signature,)) if p.signature else frozenset()
+
+
+@functools.lru_cache(maxsize=4096)
+def _stored(text: str) -> tuple[str, ...]:
+    """A mark's signatures as stored (JSON): read once per distinct text (a farm's nights repeat them)."""
+    return tuple(json.loads(text))
 
 
 def transitions(nights: Sequence[Night], fixed_after: int = DEFAULT_FIXED_AFTER,
