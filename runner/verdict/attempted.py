@@ -74,11 +74,9 @@ def attempt_of(output: bytes, stdout: bytes, exit_code: int | None, signal: str 
                   tests_cut=bool(tests) and cut_short(window))
     if expected is None:
         return att
-    kind = classify(expected, att)
-    att = dataclasses.replace(att, matched=fingerprint(expected, dataclasses.replace(att, classification=kind)))
+    judged = dataclasses.replace(att, classification=classify(expected, att))
     # where the output differs: why a pass did not come back, or what a reproduced failure
     # printed otherwise (a failure of another kind shows both sides' key lines already)
     differs = difference(expected.failed, expected.key_lines, fs.key_lines, expected.stdout, stdout) \
-        if not expected.failed or kind == "recorded" else None
-    return dataclasses.replace(att, classification=kind, differs=differs) if differs else \
-        dataclasses.replace(att, classification=kind)
+        if not expected.failed or judged.classification == "recorded" else None
+    return dataclasses.replace(judged, matched=fingerprint(expected, judged), differs=differs)
