@@ -29,7 +29,7 @@ from typing import Any, Literal
 from ..replay.defaults import DEFAULT_FIXED_AFTER, DEFAULT_MEMORY, DEFAULT_TIMEOUT_S
 from ..verdict.vocabulary import REPRODUCES, VERDICTS, attention_rank, is_trouble
 from ..verdict.rate import DEFAULT_CONFIDENCE, Rate
-from .history import DEFAULT_WINDOW, Judging, confidence_of, ref_side, recorded_side, signature_set, standings
+from .history import DEFAULT_WINDOW, Judging, confidence_of, ref_side, recorded_side, standings, unseen
 from .records import CapsuleResult, Mark, MarkRow, Night, Transition
 from .store import HistoryStore
 
@@ -212,8 +212,8 @@ def _group(seen: Sequence[tuple[int, MarkRow]], steps: Sequence[str], in_last: b
     prev = Mark._make(seen[-2][1]) if len(seen) > 1 else None
     if prev is None or was != now or (m.ref_verdict == "fixed" and prev.ref_verdict != "fixed"):
         return "changed"
-    known = frozenset().union(*(signature_set(Mark._make(p)) for _, p in seen[:-1]))
-    if now == m.verdict and m.verdict in ("reproduced", "different-failure") and signature_set(m) - known:
+    if now == m.verdict and m.verdict in ("reproduced", "different-failure") and \
+            unseen(m, [Mark._make(p) for _, p in seen[:-1]]):
         return "changed"  # the same verdict, a failure never seen before
     return "steady"
 

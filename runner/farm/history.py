@@ -210,6 +210,17 @@ def signature_set(p: Prior) -> frozenset[str]:
     return frozenset((p.signature,)) if p.signature else frozenset()
 
 
+def unseen(p: Prior, earlier: Sequence[Prior]) -> bool:
+    """Whether a night's failure holds a signature none of the earlier nights had (news), looked for
+    from the newest back: a steady capsule's last night had them all."""
+    missing = set(signature_set(p))
+    for before in reversed(earlier):
+        if not missing:
+            break
+        missing -= signature_set(before)
+    return bool(missing)
+
+
 @functools.lru_cache(maxsize=4096)
 def _stored(text: str) -> tuple[str, ...]:
     """A mark's signatures as stored (JSON): read once per distinct text (a farm's nights repeat them)."""
@@ -257,8 +268,7 @@ def recorded_side(prior: Sequence[Prior], new: CapsuleResult, judging: Judging =
     steps = standings([night_runs(p) for p in prior] + [night_runs(new)], judging)
     was, now = steps[-2].state, steps[-1].state
     if was == now:
-        known = frozenset().union(*(signature_set(p) for p in prior))
-        if _failing(now) and _failing(new.verdict) and signature_set(new) - known:
+        if _failing(now) and _failing(new.verdict) and unseen(new, prior):
             return Transition(new.capsule_id, new.path, "signature-changed", was, now,
                               f"signature {prior[-1].signature or 'none'} -> {new.signature or 'none'}")
         return None

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from runner.farm.attention import build, mark_of
-from runner.farm.history import Judging, standings, transitions
+from runner.farm.history import Judging, standings, transitions, unseen
 from runner.farm.records import CapsuleResult, Night, Rate
 
 from tests.unit.farm.records import night, result
@@ -151,3 +151,14 @@ def test_only_passes_while_reproducing_make_a_night_that_failed_every_run_flaky(
     # confidence held per night of the window; after 0/27 it is a failure that came
     assert states([n, r]) == [n, f] and states([n] * 8 + [r]) == [n] * 8 + [f]
     assert states([n] * 9 + [r]) == [n] * 9 + [r]
+
+
+def test_a_signature_is_news_only_when_no_earlier_night_had_it() -> None:
+    def at(sigs: tuple[str, ...]) -> CapsuleResult:
+        return result("n", "c", "reproduced", signature=sigs[0], signatures=sigs)
+
+    earlier = [at(("A",)), at(("B", "C")), at(("A",)), at(("A",))]
+    assert not unseen(at(("B",)), earlier)  # seen three nights back: not news
+    assert not unseen(at(("A", "C")), earlier)
+    assert unseen(at(("A", "D")), earlier)  # D never was
+    assert unseen(at(("B",)), []) and not unseen(result("n", "c", "not-reproduced"), earlier)
