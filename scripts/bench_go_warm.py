@@ -210,10 +210,11 @@ def build_all(bad: Path, repo: Path, shas: list[str]) -> None:
     from runner.bisect.commits import at_commit
     from runner.build.plan import PlanOptions
     from runner.replay import Progress, Replayer, ReplayOptions
+    from runner.replay.loading import Loader
 
     replayer = Replayer(ReplayOptions(plan=PlanOptions(repo=str(repo))), Progress(quiet=True))
     try:
-        _, plan = replayer.load(bad)
+        _, plan = Loader(replayer.options).load(bad)
         for sha in shas:
             replayer.image(at_commit(plan, sha))
     finally:

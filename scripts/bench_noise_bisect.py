@@ -85,7 +85,7 @@ def commits_bisect(seed: int, rate: float, confidence: float, jobs: int = 1,
         return "recorded" if sha != good and order[sha] >= culprit and rng.random() < rate else "pass"
 
     fake = FakeReplayer(plan(commit=good), plan(commit=line[-1]), outcome)
-    result = bisect_commits(fake, Path("bad.json"), Path("good.json"),
+    result = bisect_commits(fake, fake, Path("bad.json"), Path("good.json"),
                             BisectSettings(None, jobs, False, confidence), FakeProgress(),
                             lambda source, g: [(sha, "s") for sha in line])
     return result.found, result.walk.first_failing == line[culprit], len(fake.ran), len(fake.built)
@@ -107,7 +107,7 @@ def fix_bisect(seed: int, rate: float, confidence: float) -> tuple[bool, bool, i
         return "recorded" if order[commit_of(p)] <= fixing and rng.random() < rate else "pass"
 
     fake = FakeReplayer(plan(commit=recorded), plan(commit=recorded), outcome)
-    result = find_fix(fake, Path("bad.json"), line[-1], BisectSettings(None, 1, False, confidence), FakeProgress(),
+    result = find_fix(fake, fake, Path("bad.json"), line[-1], BisectSettings(None, 1, False, confidence), FakeProgress(),
                       lambda source, g: [(sha, "s") for sha in line])
     right = result.fixing is not None and result.fixing.sha == line[fixing]
     return result.found, right, len(fake.ran), len(fake.built)
@@ -174,7 +174,7 @@ def facts_bisect(seed: int, rate: float, confidence: float) -> tuple[bool, bool,
         return (1, te.RECORDED) if behind and rng.random() < rate else (0, "exit0:0000000000000000")
 
     fake = te.FakeReplayer(rule, good_plan=good, bad_plan=bad)
-    result = bisect_capsules(fake, Path("bad.json"), Path("good.json"), BisectSettings(None, 1, False, confidence),
+    result = bisect_capsules(fake, fake, Path("bad.json"), Path("good.json"), BisectSettings(None, 1, False, confidence),
                              FakeProgress())
     return result.found, result.minimal == ("env:TZ",), len(fake.ran), len(fake.built)
 

@@ -60,7 +60,7 @@ def commits_bisect(seed: int, rate: float, pin: dict[str, str]) -> tuple[bool, b
     if pin:
         ends = [pinned(p, pin, "bench")[0] for p in ends]
     fake = FakeReplayer(ends[0], ends[1], outcome)
-    result = bisect_commits(fake, Path("bad.json"), Path("good.json"), BisectSettings(None, 1, False, 0.95),
+    result = bisect_commits(fake, fake, Path("bad.json"), Path("good.json"), BisectSettings(None, 1, False, 0.95),
                             FakeProgress(), lambda source, g: [(sha, "s") for sha in line])
     return result.found, result.walk.first_failing == line[culprit], len(fake.ran)
 

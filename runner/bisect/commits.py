@@ -17,7 +17,7 @@ from ..errors import UsageError
 from ..build.plan import Plan, Source
 from ..verdict.testsets import CUT_TAIL_NOTE
 from .resume import log_for
-from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, end_of, load_ends, said
+from .trial import BisectSettings, LoaderLike, Observation, ProgressLike, ReplayerLike, Trials, end_of, load_ends, said
 from .walk import Walk, walk
 
 
@@ -53,9 +53,9 @@ def commits_data(result: CommitsResult) -> dict[str, Any]:
     return data
 
 
-def bisect_commits(replayer: ReplayerLike, bad: Path, good: Path, settings: BisectSettings,
+def bisect_commits(loader: LoaderLike, replayer: ReplayerLike, bad: Path, good: Path, settings: BisectSettings,
                    progress: ProgressLike, history: History) -> CommitsResult:
-    _, bad_plan, _, good_plan, expected = load_ends(replayer, bad, good)
+    _, bad_plan, _, good_plan, expected = load_ends(loader, bad, good)
     g, b = commit_of(good, good_plan), commit_of(bad, bad_plan)
     if g == b:
         raise UsageError(f"{bad}: both capsules are at commit {b[:12]}: no commits to bisect (drop --commits)")

@@ -28,14 +28,14 @@ from . import variation
 from .variation import Fact
 from .search import BisectResult, Candidate, NotVaried, search, with_context
 from .resume import log_for
-from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, end_of, load_ends
+from .trial import BisectSettings, LoaderLike, Observation, ProgressLike, ReplayerLike, Trials, end_of, load_ends
 
 SHOWN_MAX = 120  # a cell, not a dump: long values (a diff, a secret-looking blob) are cut
 
 
-def bisect_capsules(replayer: ReplayerLike, bad: Path, good: Path, settings: BisectSettings,
+def bisect_capsules(loader: LoaderLike, replayer: ReplayerLike, bad: Path, good: Path, settings: BisectSettings,
                     progress: ProgressLike) -> BisectResult:
-    bad_capsule, bad_plan, good_capsule, good_plan, expected = load_ends(replayer, bad, good)
+    bad_capsule, bad_plan, good_capsule, good_plan, expected = load_ends(loader, bad, good)
     base = at_bad_commit(good_plan, bad_plan)
     changes = variation.differences(base, bad_plan)
     candidates = [candidate(f, base) for f in changes]

@@ -46,6 +46,7 @@ def fixes_at_ref(results: Iterable[FixedHere], ref: str, values: Mapping[str, An
     from ..build.plan import PlanOptions
     from ..replay import Progress, Replayer, ReplayOptions
     from ..replay.inputs import parse_env, trust
+    from ..replay.loading import Loader
 
     supplied = parse_env(values.get("env") or [])
     timeout = {"timeout": values["timeout"]} if values.get("timeout") else {}
@@ -57,7 +58,7 @@ def fixes_at_ref(results: Iterable[FixedHere], ref: str, values: Mapping[str, An
         say(f"{r.path}: fixed at {ref[:12]}; finding the commit that fixed it")
         replayer = Replayer(options, Progress(None))
         try:
-            result = find_fix(replayer, Path(r.path), ref, settings, Progress(None), git_history)
+            result = find_fix(Loader(options), replayer, Path(r.path), ref, settings, Progress(None), git_history)
             why = result.walk.notes[-1] if not result.found and result.walk.notes else ""
             found.append(FoundFix(r.capsule_id, r.path, result.walk.status, result.fixing, result.walk.confidence,
                                   why))

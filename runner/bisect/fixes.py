@@ -23,7 +23,8 @@ from ..errors import UsageError
 from ..build.validate import is_valid
 from .commits import Commit, History, at_commit, commit_of
 from .resume import log_for
-from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, end_of
+from ..verdict.judge import expected_of
+from .trial import BisectSettings, LoaderLike, Observation, ProgressLike, ReplayerLike, Trials, end_of
 from .walk import Chance, Walk, walk
 
 FIX_MONOTONIC = "fix bisection assumes the fix, once in, stays in (monotonic), as git bisect does"
@@ -54,14 +55,14 @@ def fix_data(result: FixResult) -> dict[str, Any]:
     return data
 
 
-def find_fix(replayer: ReplayerLike, capsule: Path, fixed_at: str, settings: BisectSettings,
+def find_fix(loader: LoaderLike, replayer: ReplayerLike, capsule: Path, fixed_at: str, settings: BisectSettings,
              progress: ProgressLike, history: History) -> FixResult:
     """The first commit after `capsule`'s where its recorded failure is gone, up to `fixed_at`
     (a commit id, full or abbreviated)."""
     if not is_valid("commit", fixed_at):
         raise UsageError(f"--fixed-at {fixed_at[:80]!r}: not a commit id (7 to 64 hex digits)")
-    loaded, plan = replayer.load(capsule)
-    expected = replayer.expected(loaded)
+    loaded, plan = loader.load(capsule)
+    expected = expected_of(loaded)
     if not expected.failed:
         raise UsageError(f"{capsule}: the capsule recorded a pass; a fix is looked for of a recorded failure")
     expected = expected.along_history()  # some of the recorded failed tests failing: not fixed yet

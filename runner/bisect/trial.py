@@ -22,7 +22,7 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from ..capsules.model import Capsule
 from ..errors import BuildFailed, BuildTimedOut, SourceUnavailable, UsageError
-from ..verdict.judge import Attempt, Classification, Expected, Verdict, trial_verdict
+from ..verdict.judge import Attempt, Classification, Expected, Verdict, expected_of, trial_verdict
 from ..engine import Mount
 from ..build.images import image_key
 from ..build.plan import Plan
@@ -38,9 +38,15 @@ K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
 
-class ReplayerLike(Protocol):
+class LoaderLike(Protocol):
+    """Opening and planning a capsule (replay/loading.py)."""
+
     def load(self, path: Path) -> tuple[Capsule, Plan]: ...
-    def expected(self, capsule: Capsule) -> Expected: ...
+
+
+class ReplayerLike(Protocol):
+    """The runner of attempts (replay/replayer.py), with its image service's images."""
+
     def image(self, plan: Plan) -> BuiltImage: ...
     # the plan's image as made, and whether this call made it (the image service's, imageservice.py)
     def fetch(self, plan: Plan) -> tuple[BuiltImage, bool]: ...
@@ -248,14 +254,14 @@ def check_ends(bad: Path, bad_expected: Expected, good: Path, good_expected: Exp
         raise UsageError(f"{good}: the good capsule (--good) recorded a failure; GOOD must be a run that passed")
 
 
-def load_ends(replayer: ReplayerLike, bad: Path, good: Path) -> tuple[Capsule, Plan, Capsule, Plan, Expected]:
+def load_ends(loader: LoaderLike, bad: Path, good: Path) -> tuple[Capsule, Plan, Capsule, Plan, Expected]:
     """Both ends read and planned once (together: planning asks the registries), checked the
     right way round."""
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="bisect-load") as pool:
-        loading = pool.submit(replayer.load, bad), pool.submit(replayer.load, good)
+        loading = pool.submit(loader.load, bad), pool.submit(loader.load, good)
         (bad_capsule, bad_plan), (good_capsule, good_plan) = (f.result() for f in loading)
-    expected = replayer.expected(bad_capsule)
-    check_ends(bad, expected, good, replayer.expected(good_capsule))
+    expected = expected_of(bad_capsule)
+    check_ends(bad, expected, good, expected_of(good_capsule))
     return bad_capsule, bad_plan, good_capsule, good_plan, expected
 
 

@@ -23,7 +23,7 @@ from ..build.sources.providers.pytools import PYTHON_TOOLS
 from ..build.sources.providers.versions import is_release, vkey
 from . import variation
 from .variation import Fact
-from .trial import BisectSettings, Observation, ProgressLike, ReplayerLike, Trials, end_of, load_ends, said
+from .trial import BisectSettings, LoaderLike, Observation, ProgressLike, ReplayerLike, Trials, end_of, load_ends, said
 from .walk import Walk, candidates_said, chance_said, walk
 
 Registry = Literal["npm", "pypi"]
@@ -114,9 +114,9 @@ def between(good: str, bad: str, offered: Iterable[str]) -> tuple[str, ...]:
     return (*sorted(inner, key=lambda v: (vkey(v), v), reverse=b < g), bad)
 
 
-def bisect_sweep(replayer: ReplayerLike, bad: Path, good: Path, key: str, settings: BisectSettings,
+def bisect_sweep(loader: LoaderLike, replayer: ReplayerLike, bad: Path, good: Path, key: str, settings: BisectSettings,
                  progress: ProgressLike, versions: Versions) -> SweepResult:
-    _, bad_plan, _, good_plan, expected = load_ends(replayer, bad, good)
+    _, bad_plan, _, good_plan, expected = load_ends(loader, bad, good)
     key, _, chosen = _copy_of(key)
     source = offer(key)
     fact = _difference(key, good_plan, bad_plan)

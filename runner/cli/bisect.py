@@ -21,6 +21,7 @@ from ..commands.replayed import Bisected
 from ..commands.arguments import BisectArgs
 from ..replay.inputs import check_repo, parse_env, use_mirrors, write_text
 from ..replay.inputs import trust as make_trust
+from ..replay.loading import Loader
 
 
 def _versions(registry: Registry, package: str) -> list[str]:
@@ -31,15 +32,15 @@ def _versions(registry: Registry, package: str) -> list[str]:
 Result = BisectResult | CommitsResult | SweepResult | FixResult
 
 
-def _bisect(replayer: Replayer, bad: Path, good: Path | None, settings: BisectSettings, progress: Progress,
+def _bisect(loader: Loader, replayer: Replayer, bad: Path, good: Path | None, settings: BisectSettings, progress: Progress,
             commits: bool, sweep: str | None, fixed_at: str | None = None) -> Result:
     if good is None:  # check_modes: --fixed-at was given
-        return find_fix(replayer, bad, fixed_at or "", settings, progress, git_history)
+        return find_fix(loader, replayer, bad, fixed_at or "", settings, progress, git_history)
     if commits:
-        return bisect_commits(replayer, bad, good, settings, progress, git_history)
+        return bisect_commits(loader, replayer, bad, good, settings, progress, git_history)
     if sweep is not None:
-        return bisect_sweep(replayer, bad, good, sweep, settings, progress, _versions)
-    return bisect_capsules(replayer, bad, good, settings, progress)
+        return bisect_sweep(loader, replayer, bad, good, sweep, settings, progress, _versions)
+    return bisect_capsules(loader, replayer, bad, good, settings, progress)
 
 
 def bisect(a: BisectArgs) -> Bisected:
@@ -53,15 +54,15 @@ def bisect(a: BisectArgs) -> Bisected:
     plan_opts = PlanOptions(repo=a.repo, env_overrides=supplied, salt=a.salt, http_ignore=tuple(a.http_ignore),
                             fill_only=fill_only_of((Path(a.bad), *([good] if good else [])), trust, supplied),
                             pin_settings=bisect_pin(a.values, trust, progress))
-    replayer = Replayer(ReplayOptions(timeout=a.timeout, verbose=a.verbose, plan=plan_opts,
-                                      secret_env=plan_opts.env_overrides, trust=trust,
-                                      share_tool_cache=not a.no_cache_reuse), progress)
+    options = ReplayOptions(timeout=a.timeout, verbose=a.verbose, plan=plan_opts, secret_env=plan_opts.env_overrides,
+                            trust=trust, share_tool_cache=not a.no_cache_reuse)
+    replayer = Replayer(options, progress)
     start = time.monotonic()
     try:
         outcomes = load_settings().cache_dir / "bisect-trials"
         settings = BisectSettings(a.attempts, a.jobs or cores(), not a.no_cache_reuse, a.confidence, a.max_runs,
                                   a.budget, a.keep, outcomes, a.resume, run_context(outcomes, supplied, a.timeout))
-        result = _bisect(replayer, Path(a.bad), good, settings, progress, a.commits, a.sweep, a.fixed_at)
+        result = _bisect(Loader(options), replayer, Path(a.bad), good, settings, progress, a.commits, a.sweep, a.fixed_at)
     finally:
         replayer.close()
     then = None if isinstance(result, BisectResult) else next_step(a.values, BISECT, result.walk)

@@ -20,6 +20,8 @@ from ..errors import CapsuleError, UsageError
 from ..replay import Progress, Replayer, ReplayOptions
 from ..replay import inputs as o
 from ..replay.inputs import write_text
+from ..replay.loading import Loader
+from ..verdict.judge import expected_of
 from ..verdict.rate import Rate
 from .axes import candidates
 from .pinsearch import PinResult, Search, axis_rates, command_line, search
@@ -72,17 +74,18 @@ def bisect_pin(v: Mapping[str, Any], trust: Trust, progress: Progress) -> Frozen
 def pin_capsule(given: Path | str, replayer: Replayer, how: Search, progress: Progress, cores: int,
                 output: Path | None = None, seeds: bool = True) -> PinResult:
     start = time.monotonic()
+    loader = Loader(replayer.options, replayer.settings)
     with progress.step("verify capsule"):
-        opened = replayer.open(given)
+        opened = loader.open(given)
     with progress.step("plan"), opened.naming():
         capsule = dataclasses.replace(opened.capsule, pin=None)  # a pin is searched for afresh
-        _, base = replayer.plan(capsule)
+        _, base = loader.plan(capsule)
     if not capsule.failed:
         raise UsageError(f"{opened.name}: the capsule records a pass: there is no failure to pin")
     if output is not None and capsule.provenance.format.value != "twin":
         raise UsageError(f"-o {output}: a pin is written into twin capsules only (this one is "
                          f"{capsule.provenance.format.value})")
-    expected = replayer.expected(capsule)
+    expected = expected_of(capsule)
     image = replayer.image(base)
     cands = candidates(capsule, base, cores, seeds)
     progress.say(f"trying {len(cands)} settings on {len({c.axis for c in cands})} axes, {how.pin_runs} runs to pin")

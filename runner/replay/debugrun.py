@@ -10,13 +10,14 @@ from pathlib import Path
 from ..build.render import pip_trusted_host
 from ..secretrules import mask_url
 from ..engine import LABEL, Engine
-from ..verdict.judge import Attempt
+from ..verdict.judge import Attempt, expected_of
 from . import debugger as dbg
 from . import image as images
 from .debugport import POLL_S, DebugPort, debugger_listens, relay_argv, require_relay, thread
 from .options import ReplayOptions
 from .progress import Progress
 from ..verdict.attempted import attempt_of
+from .loading import Loader
 from .replayer import Replayer
 
 
@@ -39,12 +40,13 @@ def debug_capsule(given: Path | str, options: ReplayOptions, progress: Progress,
     """Plan, build, then run the command once under its debugger; `say` gets the attach text once
     the debugger listens. `engine`: the one to use (the configured one when None)."""
     replayer = Replayer(options, progress, engine=engine)
+    loader = Loader(options, replayer.settings)
     listener: DebugPort | None = None
     try:
         with progress.step("verify capsule"):
-            opened = replayer.open(given)
+            opened = loader.open(given)
         with progress.step("plan"), opened.naming():
-            capsule, plan = replayer.plan(opened.capsule)
+            capsule, plan = loader.plan(opened.capsule)
         runtime = dbg.debugged(plan.argv, 0).runtime  # a command with no debugger here stops before any build
         port, inside = dbg.port_of(runtime, port), dbg.DEFAULT_PORTS[runtime]
         name = f"replay-debuggee-{replayer.label}"
@@ -60,7 +62,7 @@ def debug_capsule(given: Path | str, options: ReplayOptions, progress: Progress,
         with progress.step(f"add the {debugging.runtime} debugger (an image of its own)"):
             ref = _debug_image(replayer, image.ref, debugging.runtime, delve, plan.base.suite)
         require_relay(replayer.engine, ref, replayer.label)
-        expected = replayer.expected(capsule)
+        expected = expected_of(capsule)
         with replayer.entered(plan, label_steps=False) as world:
             spec = dbg.debuggee_spec(replayer.run_spec(plan, image, world.attempt()), debugging, ref, name)
             ended = threading.Event()

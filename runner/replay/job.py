@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..engine import Engine
 from ..build.sources.repo import NoRemote, RemoteFailed
-from ..verdict.judge import Attempt, Expected
+from ..verdict.judge import Attempt, Expected, expected_of
 from ..verdict.testsets import CUT_TAIL_NOTE
 from ..build.plan import Plan
 from ..build.planner import make_plan
@@ -21,6 +21,7 @@ from ..httpreplay.served import HttpReport
 from .image import BuiltImage
 from .options import ReplayOptions
 from .progress import Progress
+from .loading import Loader
 from .replayer import Replayer
 from .alternatives import try_alternatives
 from .why import Change, likeliest
@@ -33,14 +34,15 @@ def replay_capsule(given: Path | str, options: ReplayOptions, progress: Progress
     """`given`: a path, a URL or `-`; opened under `options.trust` (refused, exit 1, when it does
     not verify unless the policy allows it)."""
     replayer = Replayer(options, progress, engine=engine)
+    loader = Loader(options, replayer.settings)
     name = str(given)
     try:
         with progress.step("verify capsule"):
-            opened = replayer.open(given)
+            opened = loader.open(given)
         name, verified = opened.name, opened.verified
         with progress.step("plan"), opened.naming():
-            capsule, plan = replayer.plan(opened.capsule)
-        expected = replayer.expected(capsule)
+            capsule, plan = loader.plan(opened.capsule)
+        expected = expected_of(capsule)
         run = _Series(replayer, plan, expected)
         before = _before(replayer, capsule, plan, expected)
         tried, unpinned = None, ""

@@ -1,5 +1,6 @@
 """The replayer: the runner of attempts. It asks the image service (imageservice.py) for a
-plan's image, runs attempts in the plan's world, and hands each result to verdict/attempted.py.
+plan's image, runs attempts in the plan's world, and hands each result to verdict/attempted.py;
+opening and planning a capsule is the loader's (loading.py), before it.
 
 Its image() and attempt() are thread-safe so independent trials can run in parallel.
 """
@@ -11,17 +12,13 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from pathlib import Path
 
-from ..capsules.opening import Opened, open_capsule
-from ..capsules.model import Capsule
 from ..config import Settings, settings as load_settings
 from ..engine import LABEL, Containment, Engine, EngineHolder, Mount, RunSpec
 from ..httpreplay.served import HttpReport
 from ..verdict.attempted import attempt_of, redacted, report_paths, scrub
-from ..verdict.judge import Attempt, Expected, expected_of
+from ..verdict.judge import Attempt, Expected
 from ..build.plan import Plan
-from ..build.planner import make_plan
 from ..build.render import workdir
 from .decide import Until
 from .deferred import signals_deferred
@@ -31,7 +28,7 @@ from .keep import Keeper, keep_labels, secrets_at_run_time
 from .options import ReplayOptions
 from .progress import Progress
 from .runenv import command_env
-from .workdir import same_repository, workdir_mounts
+from .workdir import workdir_mounts
 from .world import AttemptSettings, World
 
 
@@ -65,29 +62,6 @@ class Replayer:
     @property
     def engine(self) -> Engine:
         return self._engine.get()
-
-    def open(self, given: Path | str) -> Opened:
-        """The capsule, opened under this replay's trust policy (refused when it does not verify)."""
-        return open_capsule(given, self.options.trust)
-
-    def load(self, given: Path | str) -> tuple[Capsule, Plan]:
-        """Opened and planned; errors about its files name the capsule as given."""
-        opened = self.open(given)
-        with opened.naming():
-            return self.plan(opened.capsule)
-
-    def plan(self, capsule: Capsule) -> tuple[Capsule, Plan]:
-        """--workdir DIR without --repo: DIR's own git gives the recorded commit, which DIR must hold."""
-        options = self.options.plan
-        if self.options.workdir is not None and options.repo is None and capsule.repo and capsule.repo.commit:
-            options = dataclasses.replace(options, repo=self.options.workdir)
-        plan = make_plan(capsule, self.settings, options)
-        if self.options.workdir is not None:
-            same_repository(self.options.workdir, plan.source.commit if plan.source else None)
-        return capsule, plan
-
-    def expected(self, capsule: Capsule) -> Expected:
-        return expected_of(capsule)
 
     def image(self, plan: Plan) -> BuiltImage:
         """Build (or reuse) the image of this plan; a plan that shares its image (build/images.py) builds nothing."""

@@ -24,6 +24,7 @@ from ..errors import CapsuleError, UsageError
 from .image import BuiltImage
 from .options import ReplayOptions
 from .progress import Progress
+from .loading import Loader
 from .replayer import Replayer
 
 HISTORY = "/tmp/.replay_history"  # HISTFILE: the recorded command, one Up away
@@ -36,7 +37,7 @@ def open_shell(capsule: str | None, options: ReplayOptions, progress: Progress, 
     replayer = Replayer(options, progress, engine=engine)
     try:
         if capsule is not None:
-            _, plan = replayer.load(capsule)  # refused (exit 1) when it does not verify, unless allowed
+            _, plan = Loader(options, replayer.settings).load(capsule)  # refused (exit 1) when it does not verify, unless allowed
             return _bash(replayer, plan, replayer.image(plan), say)
         if not last:
             _checked_id(kept)  # bad input is said before the engine is asked

@@ -13,10 +13,11 @@ from pathlib import Path
 
 from ..build.plan import Plan
 from ..engine import Engine
-from ..verdict.judge import Attempt, Expected
+from ..verdict.judge import Attempt, Expected, expected_of
 from .image import BuiltImage
 from .options import ReplayOptions
 from .progress import Progress
+from .loading import Loader
 from .replayer import Replayer
 from .workdir import SKIPPED
 
@@ -79,8 +80,8 @@ def watch(given: Path | str, options: ReplayOptions, progress: Progress, say: Ca
     directory = Path(options.workdir)
     replayer = Replayer(options, progress, engine=engine)
     try:
-        capsule, plan = replayer.load(given)
-        expected = replayer.expected(capsule)
+        capsule, plan = Loader(options, replayer.settings).load(given)
+        expected = expected_of(capsule)
         image = replayer.image(plan)
         say(f"watching {directory}: each saved change runs the command again (Ctrl-C ends)")
         saves = changes(directory, stop, snapshot(directory))  # a change saved during a run counts too

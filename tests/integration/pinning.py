@@ -11,6 +11,7 @@ from runner.replay.toolcache import ToolCache
 from runner.build.plan import PlanOptions
 from runner.build.seeding import with_setting
 from runner.replay import Progress, Replayer, ReplayOptions
+from runner.replay.loading import Loader
 from tests.integration.helpers import ROOT, git_repo, repo_fact, twin_capsule, write_json
 
 CASES = ROOT / "tests" / "cases" / "pin"
@@ -29,7 +30,7 @@ def record(path: Path, data: dict[str, Any], repo: Path, **setting: str) -> Path
     write_json(path, data)
     replayer = Replayer(ReplayOptions(plan=PlanOptions(repo=str(repo), seeds=False)), Progress())
     try:
-        _, plan = replayer.load(path)
+        _, plan = Loader(replayer.options).load(path)
         for name, value in setting.items():
             plan, _ = with_setting(plan, name, value)
         image = replayer.image(plan)

@@ -19,7 +19,8 @@ import pytest
 
 from runner.build.plan import PlanOptions
 from runner.bisect.trial import Trials
-from runner.replay import Progress, Replayer, ReplayOptions
+from runner.replay import Progress, Replayer, ReplayOptions, expected_of
+from runner.replay.loading import Loader
 from tests.integration.helpers import ROOT, env_facts, git_repo, repo_fact, twin_capsule, write_json
 from tests.integration.bisecting import bisect_at as bisect, passed, record_failure
 
@@ -96,8 +97,8 @@ def test_a_pytest_trial_never_runs_only_what_the_trial_before_it_failed(engine: 
     other = write_json(tmp_path / "other.json", passed(pytest_capsule(repo, commit, 0, "lite", "eu")))
     replayer = Replayer(ReplayOptions(plan=PlanOptions(repo=str(repo))), Progress())
     try:
-        (bad_capsule, bad_plan), (_, good_plan), (_, other_plan) = (replayer.load(p) for p in (bad, good, other))
-        trials = Trials(replayer, replayer.expected(bad_capsule), Progress(), cache_reuse=True)
+        (bad_capsule, bad_plan), (_, good_plan), (_, other_plan) = (Loader(replayer.options).load(p) for p in (bad, good, other))
+        trials = Trials(replayer, expected_of(bad_capsule), Progress(), cache_reuse=True)
         seen = [trials.observe(plan, bad_plan, end, title).verdict for plan, end, title in (
             (bad_plan, "bad", "bad end"), (good_plan, "good", "good end"),
             (other_plan, None, "fails test_region"), (bad_plan, None, "fails test_mode"))]

@@ -83,12 +83,6 @@ class Scheduled:
     def __init__(self, replayer: Replayer, schedule: Path) -> None:
         self.replayer, self.mount = replayer, Mount(str(schedule), SCHEDULE, read_only=False)
 
-    def load(self, path: Path) -> Any:
-        return self.replayer.load(path)
-
-    def expected(self, capsule: Any) -> Expected:
-        return self.replayer.expected(capsule)
-
     def image(self, plan: Plan) -> BuiltImage:
         return self.replayer.image(plan)
 

@@ -15,6 +15,7 @@ from runner.build.sources.baseimage import DEFAULT, ensure_base
 from runner.config import Settings
 from runner.engine import ContainerFile, DockerEngine, RunSpec
 from runner.replay import BuiltImage, Progress, Replayer, ReplayOptions
+from runner.replay.loading import Loader
 
 pytestmark = pytest.mark.integration
 CASE = Path(__file__).parents[1] / "cases/codeinstances/errors-and-binary/capsule.json"  # records a random value
@@ -60,7 +61,7 @@ def test_get_file_reads_what_a_running_container_writes(engine: DockerEngine, ba
 def test_recorded_random_values_reach_the_attempt_read_only(engine: DockerEngine, base: str, label: str) -> None:
     replayer = Replayer(ReplayOptions(label=label, timeout=60), Progress(), engine=engine)
     try:
-        _, plan = replayer.load(CASE)
+        _, plan = Loader(replayer.options, replayer.settings).load(CASE)
         plan = dataclasses.replace(plan, network="none", http_calls=())  # only the values matter here
         with replayer.world(plan) as world:
             spec = replayer.run_spec(plan, BuiltImage(base, False, 0.0), world.attempt())

@@ -16,7 +16,8 @@ import pytest
 
 from runner.build.plan import PlanOptions
 from runner.cli.main import main
-from runner.replay import Progress, Replayer, ReplayOptions
+from runner.replay import Progress, Replayer, ReplayOptions, expected_of
+from runner.replay.loading import Loader
 from tests.integration.helpers import ROOT, env_facts, git_repo, repo_fact, twin_capsule, write_json
 from tests.integration.bisecting import passed, record_failure
 
@@ -48,8 +49,9 @@ def test_a_failing_go_test_fails_on_every_attempt_with_a_warm_cache(engine: Any,
     bad, good, repo = day_capsules(tmp_path)
     replayer = Replayer(ReplayOptions(plan=PlanOptions(repo=str(repo))), Progress())
     try:
-        (bad_capsule, bad_plan), (_, good_plan) = replayer.load(bad), replayer.load(good)
-        expected = replayer.expected(bad_capsule)
+        loader = Loader(replayer.options)
+        (bad_capsule, bad_plan), (_, good_plan) = loader.load(bad), loader.load(good)
+        expected = expected_of(bad_capsule)
         image = replayer.image(bad_plan)
         assert replayer.image(good_plan).ref == image.ref  # TZ reaches the run only: one image, one cache
         # the pass under UTC first: without -count=1 Go would cache it, and answer the New York runs with it

@@ -16,7 +16,7 @@ from runner.errors import BuildFailed, CapsuleError
 from runner.build.plan import BaseImage, Plan, Runtime, Source, Tool
 from runner.verdict.judge import classify
 from runner.build.images import ImageBank
-from runner.replay import Attempt, BuiltImage, Expected, expected_of
+from runner.replay import Attempt, BuiltImage, Expected
 
 RECORDED = "exit1:0aee0834ac9c4d2d"
 OTHER = "exit2:1111111111111111"
@@ -80,9 +80,6 @@ class RuleReplayer:
         if str(path) not in self.capsules:
             raise CapsuleError(path, "no such file")
         return self.capsules[str(path)]
-
-    def expected(self, c: Capsule) -> Expected:
-        return expected_of(c)
 
     def image(self, p: Plan) -> BuiltImage:
         with self.lock:

@@ -64,7 +64,7 @@ def test_totals_count_trials_attempts_and_builds() -> None:
 
 def test_the_ends_fill_one_tool_cache_per_image_that_later_trials_share() -> None:
     fake = FakeReplayer(fails_when(lambda p: tz_of(p) == NEW_YORK))
-    result = bisect_capsules(fake, Path("bad.json"), Path("good.json"), BisectSettings(None, 1, True), FakeProgress())
+    result = bisect_capsules(fake, fake, Path("bad.json"), Path("good.json"), BisectSettings(None, 1, True), FakeProgress())
     assert result.minimal == ("env:TZ",)
     roles = [t.role for t in result.trials for _ in t.attempts]
     searched = [m for m, role in zip(fake.mounts, roles) if role == "search"]
@@ -89,7 +89,7 @@ def test_the_ends_fill_one_tool_cache_per_image_that_later_trials_share() -> Non
 def test_only_an_ends_first_attempt_fills_the_cache() -> None:
     # New York fails the recorded way only on every second run: the bad end needs two attempts
     fake = FakeReplayer(lambda p, n: (1, RECORDED) if tz_of(p) == NEW_YORK and n % 2 == 0 else PASS)
-    result = bisect_capsules(fake, Path("bad.json"), Path("good.json"), BisectSettings(None, 1, True), FakeProgress())
+    result = bisect_capsules(fake, fake, Path("bad.json"), Path("good.json"), BisectSettings(None, 1, True), FakeProgress())
     bad_end = [t.attempts for t in result.trials if t.role == "bad end"]
     assert bad_end[:2] == [("pass",), ("recorded",)]
     assert fake.mounts[1] and fake.mounts[2] == ()  # its second attempt ran from a cold cache, not the first's

@@ -260,7 +260,7 @@ def session(fake: FakeReplayer, jobs: int = 1) -> tuple[CommitsResult, list[tupl
         asked.append((source, good))
         return HISTORY
 
-    result = run_commits(fake, Path("bad.json"), Path("good.json"), BisectSettings(None, jobs), FakeProgress(), history)
+    result = run_commits(fake, fake, Path("bad.json"), Path("good.json"), BisectSettings(None, jobs), FakeProgress(), history)
     return result, asked
 
 
@@ -324,6 +324,7 @@ def wide(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def use(monkeypatch: pytest.MonkeyPatch, fake: FakeReplayer) -> None:
     monkeypatch.setattr(cli, "Replayer", lambda options, progress: fake)
+    monkeypatch.setattr(cli, "Loader", lambda options: fake)  # the fake loads the capsules too
     monkeypatch.setattr(cli, "git_history", lambda source, good: HISTORY)
 
 

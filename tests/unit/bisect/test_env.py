@@ -187,7 +187,7 @@ def test_jobs_give_the_same_answer() -> None:
 def test_missing_capsule_is_a_capsule_error() -> None:
     fake = FakeReplayer(fails_when(lambda p: True))
     with pytest.raises(CapsuleError, match="nope.json"):
-        bisect_capsules(fake, Path("nope.json"), Path("good.json"), BisectSettings(), FakeProgress())
+        bisect_capsules(fake, fake, Path("nope.json"), Path("good.json"), BisectSettings(), FakeProgress())
 
 
 @pytest.mark.parametrize(("value", "text"), [

@@ -40,7 +40,7 @@ def fixed_from(sha: str, rate: float = 1.0, seed: int = 0) -> Any:
 
 
 def fix(fake: FakeReplayer, fixed_at: str = LINE[-1], **settings: Any) -> FixResult:
-    return find_fix(fake, Path("bad.json"), fixed_at, BisectSettings(**settings), FakeProgress(), history)
+    return find_fix(fake, fake, Path("bad.json"), fixed_at, BisectSettings(**settings), FakeProgress(), history)
 
 
 @pytest.mark.parametrize("fixing", range(len(LINE)))
@@ -94,6 +94,7 @@ def wide(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def use(monkeypatch: pytest.MonkeyPatch, fake: FakeReplayer) -> None:
     monkeypatch.setattr(cli, "Replayer", lambda *a, **k: fake)
+    monkeypatch.setattr(cli, "Loader", lambda options: fake)  # the fake loads the capsules too
     monkeypatch.setattr(cli, "git_history", history)
 
 

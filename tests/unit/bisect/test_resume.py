@@ -44,6 +44,7 @@ def cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 
 def use(monkeypatch: pytest.MonkeyPatch, fake: FakeReplayer) -> None:
     monkeypatch.setattr(cli, "Replayer", lambda options, progress: fake)
+    monkeypatch.setattr(cli, "Loader", lambda options: fake)  # the fake loads the capsules too
     monkeypatch.setattr(cli, "fill_only_of", lambda paths, trust, supplied: frozenset())  # no capsule files here
     monkeypatch.setattr(cli, "git_history", lambda source, good: [(sha, f"change {i}") for i, sha in enumerate(LINE)])
 

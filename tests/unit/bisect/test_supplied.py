@@ -99,7 +99,7 @@ def test_bisect_finds_a_variable_recorded_by_name_only(tmp_path: Path) -> None:
         return (1, recorded) if plan.env.get("TTY_COMPATIBLE") == EnvSetting("supplied") else (0, "exit0:x")
 
     fake = RuleReplayer(capsules, rule)
-    result = bisect_capsules(fake, Path("bad.json"), Path("good.json"), BisectSettings(), FakeProgress())
+    result = bisect_capsules(fake, fake, Path("bad.json"), Path("good.json"), BisectSettings(), FakeProgress())
     assert (result.status, result.minimal) == ("found", ("env:TTY_COMPATIBLE",))
     candidate = next(c for c in result.candidates if c.key == "env:TTY_COMPATIBLE")
     assert (candidate.good, candidate.bad) == (None, "(supplied)")

@@ -67,7 +67,7 @@ def sweep(fake: FakeReplayer, key: str, offered: list[str], jobs: int = 1) -> tu
         asked.append((registry, package))
         return offered
 
-    result = bisect_sweep(fake, Path("bad.json"), Path("good.json"), key, BisectSettings(None, jobs), FakeProgress(),
+    result = bisect_sweep(fake, fake, Path("bad.json"), Path("good.json"), key, BisectSettings(None, jobs), FakeProgress(),
                           versions)
     return result, asked
 
@@ -145,6 +145,7 @@ def test_a_pin_absent_from_one_end_has_no_range() -> None:
 def use(monkeypatch: pytest.MonkeyPatch, fake: FakeReplayer, offered: list[str]) -> None:
     monkeypatch.setenv("COLUMNS", "300")
     monkeypatch.setattr(cli, "Replayer", lambda options, progress: fake)
+    monkeypatch.setattr(cli, "Loader", lambda options: fake)  # the fake loads the capsules too
     monkeypatch.setattr(cli, "_versions", lambda registry, package: offered)
 
 

@@ -13,7 +13,7 @@ from tests.unit.bisect.world import BAD, FakeReplayer, node_of, tz_of, tz_rule
 
 def test_keep_asks_to_keep_the_bad_ends_attempts_only() -> None:
     fake = FakeReplayer(tz_rule())
-    result = bisect_capsules(fake, Path("bad.json"), Path("good.json"), BisectSettings(keep=True), FakeProgress())
+    result = bisect_capsules(fake, fake, Path("bad.json"), Path("good.json"), BisectSettings(keep=True), FakeProgress())
     assert result.status == "found"
     kept = {repr(p) for p, keep in zip(fake.ran, fake.keep_asked) if keep}
     (bad_end,) = kept  # one plan, every fact of the bad capsule: the bad end's
@@ -23,13 +23,13 @@ def test_keep_asks_to_keep_the_bad_ends_attempts_only() -> None:
 
 def test_without_keep_nothing_is_asked() -> None:
     fake = FakeReplayer(tz_rule())
-    bisect_capsules(fake, Path("bad.json"), Path("good.json"), BisectSettings(), FakeProgress())
+    bisect_capsules(fake, fake, Path("bad.json"), Path("good.json"), BisectSettings(), FakeProgress())
     assert set(fake.keep_asked) == {None}
 
 
 def test_only_the_ends_fill_gos_cache_from_their_image() -> None:
     fake = FakeReplayer(tz_rule())
-    bisect_capsules(fake, Path("bad.json"), Path("good.json"), BisectSettings(), FakeProgress())
+    bisect_capsules(fake, fake, Path("bad.json"), Path("good.json"), BisectSettings(), FakeProgress())
     filled = {(tz_of(p), node_of(p)) for p, fill in zip(fake.ran, fake.fill_go) if fill}
     between = {(tz_of(p), node_of(p)) for p, fill in zip(fake.ran, fake.fill_go) if not fill}
     assert (tz_of(BAD), node_of(BAD)) in filled and between  # the bad end fills; the sets between do not

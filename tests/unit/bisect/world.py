@@ -74,7 +74,7 @@ class FakeReplayer(RuleReplayer):
 
 
 def run(fake: FakeReplayer, attempts: int | None = None, jobs: int = 1):  # type: ignore[no-untyped-def]
-    return bisect_capsules(fake, Path("bad.json"), Path("good.json"), BisectSettings(attempts, jobs), FakeProgress())
+    return bisect_capsules(fake, fake, Path("bad.json"), Path("good.json"), BisectSettings(attempts, jobs), FakeProgress())
 
 
 def tz_rule() -> Rule:
@@ -92,4 +92,6 @@ def use(monkeypatch: pytest.MonkeyPatch, fake: FakeReplayer) -> list[ReplayOptio
         return fake
 
     monkeypatch.setattr(cli, "Replayer", make)
+
+    monkeypatch.setattr(cli, "Loader", lambda options: fake)  # the fake loads the capsules too
     return seen

@@ -18,7 +18,7 @@ from tests.unit.bisect.world import FakeReplayer, fails_when, tz_of
 def test_each_trial_says_its_result_and_the_runs_spent() -> None:
     progress = FakeProgress()
     fake = FakeReplayer(fails_when(lambda p: tz_of(p) == "America/New_York"))
-    result = bisect_capsules(fake, Path("bad.json"), Path("good.json"), BisectSettings(None, 1, max_runs=50), progress)
+    result = bisect_capsules(fake, fake, Path("bad.json"), Path("good.json"), BisectSettings(None, 1, max_runs=50), progress)
     lines = [s for s in progress.said if re.search(r"\(\d+ runs?; \d+ of at most 50 in all\)$", s)]
     assert len(lines) == len(result.trials)
     assert lines[0] == "good: not-reproduced (1 run; 1 of at most 50 in all)"
@@ -32,8 +32,8 @@ def test_bisect_takes_env_as_replay_does(monkeypatch: pytest.MonkeyPatch) -> Non
 
     seen: list[Any] = []
 
-    def fake(replayer: Any, *args: Any) -> Any:
-        seen.append(replayer.options)
+    def fake(loader: Any, *args: Any) -> Any:
+        seen.append(loader.options)  # the loader's options: the replayer's too
         raise KeyboardInterrupt
 
     monkeypatch.setattr(bisect_cli, "_bisect", fake)
@@ -53,7 +53,7 @@ def test_bisect_takes_its_confidence_and_budgets(monkeypatch: pytest.MonkeyPatch
 
     seen: list[Any] = []
 
-    def fake(replayer: Any, bad: Any, good: Any, settings: Any, *args: Any) -> Any:
+    def fake(loader: Any, replayer: Any, bad: Any, good: Any, settings: Any, *args: Any) -> Any:
         seen.append(settings)
         raise KeyboardInterrupt
 

@@ -151,20 +151,18 @@ def test_the_diff_shown_is_filtered_for_the_terminal(tmp_path: Path) -> None:
 @pytest.mark.usefixtures("offline_registry")
 def test_without_repo_dirs_own_git_gives_the_recorded_commit(tmp_path: Path) -> None:
     from runner.build.plan import PlanOptions
-    from runner.replay import Progress, ReplayOptions
-    from runner.replay.replayer import Replayer
+    from runner.replay import ReplayOptions
+    from runner.replay.loading import Loader
     from tests.examples import BUNDLE, TZ_CAPSULE
-    from tests.unit.fake_engine import FakeEngine
 
     checkout = tmp_path / "checkout"
     subprocess.run(["git", "clone", "-q", str(BUNDLE), str(checkout)], check=True, capture_output=True)
-    replayer = Replayer(ReplayOptions(workdir=str(checkout), plan=PlanOptions()), Progress(), engine=FakeEngine())
-    _, plan = replayer.load(TZ_CAPSULE)
+    _, plan = Loader(ReplayOptions(workdir=str(checkout), plan=PlanOptions())).load(TZ_CAPSULE)
     assert plan.source is not None and plan.source.remote == str(checkout) and plan.source.remote_from_user
     other = tmp_path / "other"
     git_repo(other, {"a.txt": "x\n"})
     with pytest.raises(UsageError, match="does not hold the recorded commit"):
-        Replayer(ReplayOptions(workdir=str(other), plan=PlanOptions()), Progress(), engine=FakeEngine()).load(TZ_CAPSULE)
+        Loader(ReplayOptions(workdir=str(other), plan=PlanOptions())).load(TZ_CAPSULE)
 
 
 def test_a_directory_this_user_cannot_list_is_refused_naming_it(tmp_path: Path,
