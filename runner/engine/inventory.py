@@ -92,6 +92,7 @@ class DockerInventory:
 
     def __init__(self, client: Any) -> None:
         self.client = client
+        self._df: dict[str, Any] | None = None
 
     @classmethod
     def connect(cls, timeout_s: int = 10) -> DockerInventory:
@@ -142,7 +143,7 @@ class DockerInventory:
     @typed
     def build_cache(self) -> list[CacheRecord]:
         try:
-            records = self.client.df().get("BuildCache") or []
+            records = self._usage().get("BuildCache") or []
         except Exception:  # noqa: BLE001 - an engine without BuildKit's cache: nothing to list
             return []
         return [CacheRecord(str(r.get("ID")), str(r.get("Type") or ""), str(r.get("Description") or ""),
@@ -153,10 +154,17 @@ class DockerInventory:
     def prune_build_cache(self, record_id: str) -> None:
         self.client.api.prune_builds(filters={"id": [record_id]}, all=True)
 
+    def _usage(self) -> dict[str, Any]:
+        """The engine's disk usage (`docker system df -v`: it sizes every layer, cache record and volume),
+        asked once per inventory: a gc's cache sweep reads its build cache and its volumes from one answer."""
+        if self._df is None:
+            self._df = dict(retrying(sdk_call)(self.client.df))
+        return self._df
+
     @typed
     def volumes(self, label: str) -> list[VolumeRecord]:
         key, _, value = label.partition("=")
-        records = retrying(sdk_call)(self.client.df).get("Volumes") or []
+        records = self._usage().get("Volumes") or []
         return [VolumeRecord(str(v.get("Name")), max(0, int((v.get("UsageData") or {}).get("Size") or 0)),
                              max(0, int((v.get("UsageData") or {}).get("RefCount") or 0)),
                              timestamp(v.get("CreatedAt")), dict(v.get("Labels") or {}))

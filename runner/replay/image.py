@@ -129,11 +129,23 @@ def _warm_steps(text: str) -> dict[str, str]:
 
 def _record_use(settings: Settings, tag: str, image_id: str) -> None:
     """The usage ledger (`replay gc --images`): every replay, bisect, night and worker passes here."""
-    import sqlite3
-
     from ..machine import ledger
 
+    _quietly(lambda: ledger.record(settings.cache_dir, tag, image_id))
+
+
+def record_volume_use(settings: Settings, volume: str) -> None:
+    """The usage ledger's record of a tool-cache volume handed to an attempt (`replay gc --cache`)."""
+    from ..machine import ledger
+
+    _quietly(lambda: ledger.record_volume(settings.cache_dir, volume))
+
+
+def _quietly(write: Callable[[], None]) -> None:
+    """A ledger that cannot be written must not fail the replay; gc then goes by the image's or volume's age."""
+    import sqlite3
+
     try:
-        ledger.record(settings.cache_dir, tag, image_id)
+        write()
     except (sqlite3.Error, OSError):
-        pass  # a ledger that cannot be written must not fail the replay; gc then goes by the image's age
+        pass

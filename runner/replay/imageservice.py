@@ -36,7 +36,7 @@ class ImageService:
         self._lock = threading.Lock()
         # Go's build cache: one volume per toolchain on the machine, for every attempt (toolcache.py)
         self.go_cache = GoCache(engine, options.share_tool_cache, progress.step,
-                                lambda volume: _volume_used(settings, volume))
+                                lambda volume: images.record_volume_use(settings, volume))
         # each distinct image once; a worker's engine may lose one: it is checked again
         self._bank: ImageBank[BuiltImage] = ImageBank(
             self._make, still_there=(lambda i: engine().image_exists(i.ref)) if options.recheck_images else None)
@@ -112,15 +112,3 @@ class ImageService:
         with self._lock:
             return self._locks.setdefault(tag, threading.Lock())
 
-
-def _volume_used(settings: Settings, volume: str) -> None:
-    """The usage ledger's record of a tool-cache volume (`replay gc --cache`); one that cannot be written must
-    not fail the replay (gc then goes by the volume's creation)."""
-    import sqlite3
-
-    from ..machine import ledger
-
-    try:
-        ledger.record_volume(settings.cache_dir, volume)
-    except (sqlite3.Error, OSError):
-        pass
